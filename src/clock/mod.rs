@@ -1,0 +1,1 @@
+//! The clock model: time controls, software clocks and flag fall (FIDE Article 6).

@@ -1,0 +1,1 @@
+//! The HTTP server: live events, PGN and the arbiter API.

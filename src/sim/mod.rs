@@ -1,0 +1,1 @@
+//! Simulation: virtual boards and models of human hands.

@@ -1,0 +1,1 @@
+//! The crash-proof journal (SQLite) of received bytes and emitted events.

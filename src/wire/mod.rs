@@ -1,0 +1,1 @@
+//! Board wire protocols: byte decoders and encoders, no I/O.
