@@ -124,10 +124,12 @@ fn san_tokens(movetext: &str) -> (Vec<String>, String) {
     let mut sans = Vec::new();
     let mut result = "*".to_string();
     for token in cleaned.split_whitespace() {
-        let token = token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-        match token {
+        if matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
+            result = token.to_string();
+            continue;
+        }
+        match token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.') {
             "" => {}
-            "1-0" | "0-1" | "1/2-1/2" | "*" => result = token.to_string(),
             t if t.starts_with('$') => {}
             t => sans.push(t.to_string()),
         }
