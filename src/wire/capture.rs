@@ -97,7 +97,7 @@ fn read_timestamped(text: &str) -> Result<Vec<CaptureChunk>, CaptureError> {
 }
 
 fn parse_hex(field: &str, out: &mut Vec<u8>) -> Result<(), ()> {
-    if field.len() % 2 != 0 || !field.is_ascii() {
+    if !field.len().is_multiple_of(2) || !field.is_ascii() {
         return Err(());
     }
     for pair in field.as_bytes().chunks(2) {
