@@ -1,1 +1,3 @@
 //! Simulation: virtual boards and models of human hands.
+
+pub mod hands;
