@@ -1,1 +1,4 @@
 //! Simulation: virtual boards and models of human hands.
+
+pub mod pty;
+pub mod virtual_board;
