@@ -28,6 +28,12 @@ impl Decoder {
         );
     }
 
+    /// Bytes of memory held for a partly received message; never more than
+    /// [`super::MAX_FRAME_LEN`].
+    pub fn memory_bytes(&self) -> usize {
+        self.framer.memory_bytes()
+    }
+
     /// Bytes dropped so far because they did not belong to a well-framed message.
     pub fn skipped_bytes(&self) -> u64 {
         self.framer.skipped()

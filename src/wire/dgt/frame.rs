@@ -20,17 +20,32 @@ pub(crate) fn push_header(out: &mut Vec<u8>, id: u8, total_len: usize) {
 /// Resynchronisation: a byte with the MSB set always starts a new frame (data bytes never have
 /// it), so a partial frame is abandoned as soon as one arrives; a header whose length the
 /// caller's `accepts` rejects is dropped whole (its three bytes cannot start a frame).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Framer {
     frame: Vec<u8>,
     expected: usize,
     skipped: u64,
 }
 
+impl Default for Framer {
+    fn default() -> Self {
+        Framer {
+            frame: Vec::with_capacity(HEADER_LEN),
+            expected: 0,
+            skipped: 0,
+        }
+    }
+}
+
 impl Framer {
     /// Bytes dropped so far (garbage and abandoned partial frames).
     pub(crate) fn skipped(&self) -> u64 {
         self.skipped
+    }
+
+    /// Bytes of memory held for the frame being assembled (at most [`MAX_FRAME_LEN`]).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.frame.capacity()
     }
 
     /// Feeds `bytes`; calls `emit` with each complete frame (header included).
@@ -78,6 +93,7 @@ impl Framer {
                     self.frame.clear();
                 } else {
                     self.expected = total;
+                    self.frame.reserve_exact(total - HEADER_LEN);
                 }
             }
         }
