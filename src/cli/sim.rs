@@ -8,7 +8,9 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::board::orientation::Orientation;
+use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
+use crate::sim::hands::{Noise, simulate_game};
 
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
@@ -35,6 +37,13 @@ pub struct SimArgs {
     /// Time control of the clock, minutes+increment seconds.
     #[arg(long, default_value = "5+5")]
     pub clock: String,
+    /// Play the game with a model of human hands (scan effects, slides, adjustments, …)
+    /// instead of one careful lift and place per move.
+    #[arg(long, value_enum)]
+    pub hands: Option<Noise>,
+    /// Seed of the hand model.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Exit when the game has been played instead of waiting for Ctrl-C.
     #[arg(long)]
     pub exit_when_done: bool,
@@ -62,8 +71,27 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
         return Err(format!("--speed {} must be a positive number", args.speed));
     }
     let (base_ms, increment_ms) = parse_time_control(&args.clock)?;
-    let (start, moves) = read_game(&args.pgn, args.game)?;
-    let script = lift_place(&start, &moves, Pace::default());
+    let record = read_record(&args.pgn, args.game)?;
+    let (start, moves) = game_moves(&record)
+        .map_err(|e| format!("{} game {}: {e}", args.pgn.display(), args.game))?;
+    let script = match args.hands {
+        None => lift_place(&start, &moves, Pace::default()),
+        Some(noise) => {
+            let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
+            let sim = simulate_game(
+                record.start_fen.as_deref(),
+                record.chess960,
+                &uci,
+                Some(&record.result),
+                noise,
+                args.seed,
+            );
+            if let Some(e) = sim.error {
+                return Err(format!("{} game {}: {e}", args.pgn.display(), args.game));
+            }
+            sim.observations
+        }
+    };
     let port = match args.port {
         Some(p) => p,
         None => {
@@ -95,12 +123,28 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     );
     tokio::select! {
         () = board.finished() => eprintln!("game played"),
-        _ = tokio::signal::ctrl_c() => return Ok(()),
+        () = stop_requested() => return Ok(()),
     }
     if !args.exit_when_done {
-        let _ = tokio::signal::ctrl_c().await;
+        stop_requested().await;
     }
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM: the board is dropped on return, which removes its port path.
+async fn stop_requested() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
 
 /// Parses "minutes+seconds" (e.g. `5+5`, `90+30`) into base and increment milliseconds.
@@ -117,18 +161,24 @@ fn parse_time_control(text: &str) -> Result<(u64, u64), String> {
 
 /// Reads game number `index` (1-based) of a PGN file: its start position and its moves.
 pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String> {
+    let record = read_record(path, index)?;
+    game_moves(&record).map_err(|e| format!("{} game {index}: {e}", path.display()))
+}
+
+fn read_record(path: &Path, index: usize) -> Result<GameRecord, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let games = read_games_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let count = games.len();
-    let game = games
-        .into_iter()
-        .nth(index.wrapping_sub(1))
-        .ok_or_else(|| {
-            format!(
-                "{}: game {index} asked, but the file holds {count} game(s)",
-                path.display()
-            )
-        })?;
+    games.into_iter().nth(index.wrapping_sub(1)).ok_or_else(|| {
+        format!(
+            "{}: game {index} asked, but the file holds {count} game(s)",
+            path.display()
+        )
+    })
+}
+
+/// The start position and moves of a game record.
+fn game_moves(game: &GameRecord) -> Result<(Chess, Vec<Move>), String> {
     let mode = if game.chess960 {
         CastlingMode::Chess960
     } else {
@@ -140,7 +190,7 @@ pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String
             .parse::<Fen>()
             .map_err(|e| e.to_string())
             .and_then(|f| f.into_position(mode).map_err(|e| e.to_string()))
-            .map_err(|e| format!("{} game {index}: FEN {fen:?}: {e}", path.display()))?,
+            .map_err(|e| format!("FEN {fen:?}: {e}"))?,
     };
     let mut position = start.clone();
     let mut moves = Vec::with_capacity(game.moves.len());
@@ -150,13 +200,7 @@ pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String
             .parse::<UciMove>()
             .ok()
             .and_then(|u| u.to_move(&position).ok())
-            .ok_or_else(|| {
-                format!(
-                    "{} game {index}: move {} cannot be played",
-                    path.display(),
-                    recorded.san
-                )
-            })?;
+            .ok_or_else(|| format!("move {} cannot be played", recorded.san))?;
         position.play_unchecked(m);
         moves.push(m);
     }
