@@ -146,7 +146,8 @@ pub(crate) fn field_name(field: u8) -> String {
     format!("{file}{rank}")
 }
 
-/// Total frame length accepted for a message id (without MSB): `None` = any length.
+/// Whether a frame of `total` bytes (header included) is plausible for message `id` (without
+/// the MSB): fixed lengths for fixed layouts, anything up to [`MAX_FRAME_LEN`] otherwise.
 pub(crate) fn accepts_length(id: u8, total: usize) -> bool {
     let fixed = match id {
         id::BOARD_DUMP => 67,
