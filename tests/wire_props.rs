@@ -99,19 +99,8 @@ fn message(big: usize) -> impl Strategy<Value = Message> {
         (0u8..0x80, 0u8..0x80).prop_map(|(major, minor)| Message::Version { major, minor }),
         (0u8..0x80, 0u8..0x80).prop_map(|(major, minor)| Message::HardwareVersion { major, minor }),
         ascii(big).prop_map(Message::Trademark),
-        prop::collection::vec(0u8..0x80, 9).prop_map(|d| {
-            Message::BatteryStatus(BatteryStatus {
-                charge_percent: d[0],
-                time_left_hours: d[1],
-                time_left_minutes: d[2],
-                on_hours: d[3],
-                on_minutes: d[4],
-                standby_days: d[5],
-                standby_hours: d[6],
-                standby_minutes: d[7],
-                status: d[8],
-            })
-        }),
+        prop::array::uniform9(0u8..0x80)
+            .prop_map(|d| Message::BatteryStatus(BatteryStatus::from_bytes(d))),
         (0u16..1 << 14).prop_map(Message::BusAddress),
         prop::collection::vec(eeprom_record(), 0..big).prop_map(Message::EepromMoves),
         (
