@@ -1,0 +1,142 @@
+//! The end of a game: automatic ends (Articles 5 and 9.6) and the result signals used on
+//! electronic boards (both kings on the centre squares).
+
+use shakmaty::{Bitboard, Board, Chess, Color, Position, Rank, Square};
+
+use crate::rules::Game;
+
+/// How a game ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// PGN result token.
+    pub result: &'static str,
+    /// Why, for people.
+    pub reason: String,
+}
+
+/// The automatic end of the game after its last move, if any: checkmate, stalemate, dead
+/// position (insufficient material), fivefold repetition, 75-move rule.
+pub fn automatic_end(game: &Game) -> Option<Ending> {
+    let pos = game.position();
+    let winner = |c: Color| if c == Color::White { "1-0" } else { "0-1" };
+    if pos.is_checkmate() {
+        return Some(Ending {
+            result: winner(!pos.turn()),
+            reason: "checkmate".to_string(),
+        });
+    }
+    let draw = |reason: &str| {
+        Some(Ending {
+            result: "1/2-1/2",
+            reason: reason.to_string(),
+        })
+    };
+    if pos.is_stalemate() {
+        return draw("stalemate");
+    }
+    if pos.is_insufficient_material() {
+        return draw("dead position");
+    }
+    if repetitions(game) >= 5 {
+        return draw("fivefold repetition");
+    }
+    if pos.halfmoves() >= 150 {
+        return draw("75-move rule");
+    }
+    None
+}
+
+/// How often the current position has occurred (9.2.2: same pieces, same player to move,
+/// same castling rights, same legal en passant capture).
+fn repetitions(game: &Game) -> usize {
+    let now = game.position();
+    let same = |p: &Chess| {
+        p.board() == now.board()
+            && p.turn() == now.turn()
+            && p.castles().castling_rights() == now.castles().castling_rights()
+            && p.legal_ep_square() == now.legal_ep_square()
+    };
+    let span = now.halfmoves() as usize;
+    let positions = game.positions();
+    let from = positions.len().saturating_sub(span + 1);
+    positions[from..].iter().filter(|p| same(p)).count()
+}
+
+/// The four centre squares on which both kings signal a result.
+pub const CENTRE: Bitboard = Bitboard::CENTER;
+
+/// Both kings on the centre squares: both light = 1-0, both dark = 0-1, one each = draw.
+pub fn result_signal(board: &Board) -> Option<Ending> {
+    let white = board.by_piece(Color::White.king());
+    let black = board.by_piece(Color::Black.king());
+    if white.count() != 1 || black.count() != 1 {
+        return None;
+    }
+    let (Some(w), Some(b)) = (white.first(), black.first()) else {
+        return None;
+    };
+    if !CENTRE.contains(w) || !CENTRE.contains(b) {
+        return None;
+    }
+    Some(match (w.is_light(), b.is_light()) {
+        (true, true) => Ending {
+            result: "1-0",
+            reason: "result signal: kings on light centre squares".to_string(),
+        },
+        (false, false) => Ending {
+            result: "0-1",
+            reason: "result signal: kings on dark centre squares".to_string(),
+        },
+        _ => Ending {
+            result: "1/2-1/2",
+            reason: "result signal: kings on centre squares of both colours".to_string(),
+        },
+    })
+}
+
+/// Why a board cannot be a position of a game (3.10.3), if it cannot.
+pub fn illegal_position(board: &Board) -> Option<String> {
+    for color in [Color::White, Color::Black] {
+        if board.by_piece(color.king()).count() != 1 {
+            return Some(format!("{color} has not exactly one king"));
+        }
+    }
+    let back = Bitboard::from_rank(Rank::First) | Bitboard::from_rank(Rank::Eighth);
+    if let Some(sq) = (board.pawns() & back).first() {
+        return Some(format!("a pawn stands on {sq}, on its first or last rank"));
+    }
+    let in_check = |color: Color| {
+        board
+            .king_of(color)
+            .is_some_and(|k: Square| board.attacks_to(k, !color, board.occupied()).any())
+    };
+    if in_check(Color::White) && in_check(Color::Black) {
+        return Some("both kings are in check".to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kings_on_light_centre_squares_mean_white_won() {
+        let board: Board = "8/8/8/3k4/4K3/8/8/8".parse().unwrap();
+        assert_eq!(result_signal(&board).unwrap().result, "1-0");
+        let board: Board = "8/8/8/4k3/3K4/8/8/8".parse().unwrap();
+        assert_eq!(result_signal(&board).unwrap().result, "0-1");
+        let board: Board = "8/8/8/3kK3/8/8/8/8".parse().unwrap();
+        assert_eq!(result_signal(&board).unwrap().result, "1/2-1/2");
+        assert!(result_signal(&Board::new()).is_none());
+    }
+
+    #[test]
+    fn scholars_mate_ends_the_game() {
+        let mut g = Game::standard();
+        for m in ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"] {
+            g.play_uci(m).unwrap();
+        }
+        assert_eq!(automatic_end(&g).unwrap().result, "1-0");
+    }
+}

@@ -1,0 +1,322 @@
+//! Which legal moves explain what stands on the board: one move (the common case, a few
+//! hundred nanoseconds) or the shortest sequence of moves when updates were missed.
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
+
+use super::physical::board_diff;
+
+/// What the search compares positions with: the sensed board and its evidence.
+#[derive(Debug, Clone, Copy)]
+pub struct Sensed<'a> {
+    /// The board as sensed.
+    pub board: &'a Board,
+    /// False on occupancy-only boards.
+    pub identifies: bool,
+    /// Squares placed on since the last recorded move (capture evidence on occupancy-only
+    /// boards).
+    pub placed: Bitboard,
+}
+
+/// The outcome of a search for move sequences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Explanation {
+    /// No sequence within the depth explains the board.
+    None,
+    /// Exactly one shortest sequence.
+    Unique(Vec<Move>),
+    /// Several shortest sequences (at most a few are kept).
+    Ambiguous(Vec<Vec<Move>>),
+}
+
+/// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
+const NODE_BUDGET: usize = 20_000;
+/// Sequences kept when several explain the board.
+const KEEP: usize = 4;
+
+impl Sensed<'_> {
+    /// Squares where `board` differs from the sensed board.
+    pub fn diff(&self, board: &Board) -> Bitboard {
+        board_diff(self.board, board, self.identifies)
+    }
+
+    /// True when the sensed board is exactly `pos` reached by `m` (on occupancy-only boards
+    /// a capture also needs a placement seen on the capture square).
+    fn shows(&self, after: &Chess, m: Move) -> bool {
+        if !self.diff(after.board()).is_empty() {
+            return false;
+        }
+        self.identifies
+            || !matches!(
+                m,
+                Move::Normal {
+                    capture: Some(_),
+                    ..
+                }
+            )
+            || self.placed.contains(m.to())
+    }
+
+    /// Every single legal move from `pos` that leaves exactly the sensed board.
+    pub fn single_moves(&self, pos: &Chess) -> Vec<(Move, Chess)> {
+        let d = self.diff(pos.board());
+        let mut found = Vec::new();
+        if d.is_empty() || d.count() > 4 {
+            return found;
+        }
+        for m in pos.legal_moves() {
+            if !touches(m, d) {
+                continue;
+            }
+            if let Some(quick) = quick_changed(m, pos.turn(), self.identifies)
+                && quick != d
+            {
+                continue;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            if self.shows(&after, m) {
+                found.push((m, after));
+            }
+        }
+        found
+    }
+
+    /// True when the sensed board could be a move from `pos` still being made: every
+    /// differing square is one the move changes and holds either nothing yet or what the
+    /// move puts there (a pawn on the promotion square counts as an unfinished promotion).
+    pub fn in_progress(&self, pos: &Chess) -> bool {
+        let d = self.diff(pos.board());
+        if d.is_empty() {
+            return true;
+        }
+        if d.count() > 4 {
+            return false;
+        }
+        pos.legal_moves()
+            .into_iter()
+            .any(|m| self.partly_made(pos, m, d))
+    }
+
+    fn partly_made(&self, pos: &Chess, m: Move, d: Bitboard) -> bool {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let changed = board_diff(pos.board(), after.board(), true) | squares_of(m);
+        if !d.is_subset(changed) {
+            return false;
+        }
+        d.into_iter().all(|sq| match self.board.piece_at(sq) {
+            None => true,
+            Some(_) if !self.identifies => after.board().piece_at(sq).is_some(),
+            Some(p) => {
+                after.board().piece_at(sq) == Some(p)
+                    || (m.is_promotion() && sq == m.to() && p == pos.turn().pawn())
+            }
+        })
+    }
+
+    /// The promotion the sensed board shows unfinished: the pawn of the side to move stands
+    /// on the last rank, and the board is otherwise the position after that promotion.
+    pub fn unfinished_promotion(&self, pos: &Chess) -> Option<Move> {
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 2 {
+            return None;
+        }
+        let pawn = pos.turn().pawn();
+        pos.legal_moves().into_iter().find(|&m| {
+            if m.promotion() != Some(Role::Queen) {
+                return false;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let mut board = after.board().clone();
+            board.set_piece_at(m.to(), pawn);
+            board_diff(self.board, &board, self.identifies).is_empty()
+        })
+    }
+
+    /// The shortest sequences of 2 to `max_depth` legal moves from `start` that leave the
+    /// sensed board.
+    pub fn sequences(&self, start: &Chess, max_depth: usize) -> Explanation {
+        if !self.feasible(start) {
+            return Explanation::None;
+        }
+        let mut budget = NODE_BUDGET;
+        for depth in 2..=max_depth {
+            let mut found = Vec::new();
+            let mut path = Vec::with_capacity(depth);
+            self.search(start, depth, &mut path, &mut found, &mut budget);
+            if budget == 0 {
+                return Explanation::None;
+            }
+            match found.len() {
+                0 => continue,
+                1 => return Explanation::Unique(found.remove(0)),
+                _ => return Explanation::Ambiguous(found),
+            }
+        }
+        Explanation::None
+    }
+
+    fn search(
+        &self,
+        pos: &Chess,
+        depth: usize,
+        path: &mut Vec<Move>,
+        found: &mut Vec<Vec<Move>>,
+        budget: &mut usize,
+    ) {
+        if found.len() >= KEEP || *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 4 * depth {
+            return;
+        }
+        if depth == 1 {
+            for (m, _) in self.single_moves(pos) {
+                let mut seq = path.clone();
+                seq.push(m);
+                if found.len() < KEEP {
+                    found.push(seq);
+                }
+            }
+            return;
+        }
+        for m in pos.legal_moves() {
+            if !touches(m, d) {
+                continue;
+            }
+            let mut next = pos.clone();
+            next.play_unchecked(m);
+            if !self.feasible(&next) {
+                continue;
+            }
+            path.push(m);
+            self.search(&next, depth - 1, path, found, budget);
+            path.pop();
+        }
+    }
+
+    /// Whether the sensed material can be reached from `pos` by captures and promotions.
+    fn feasible(&self, pos: &Chess) -> bool {
+        let have = pos.board();
+        let want = self.board;
+        if !self.identifies {
+            return want.occupied().count() <= have.occupied().count();
+        }
+        [Color::White, Color::Black].into_iter().all(|c| {
+            let h = have.material_side(c);
+            let w = want.material_side(c);
+            if w.king != h.king || w.pawn > h.pawn {
+                return false;
+            }
+            let promotions = usize::from(h.pawn - w.pawn);
+            let extra: usize = [
+                (w.knight, h.knight),
+                (w.bishop, h.bishop),
+                (w.rook, h.rook),
+                (w.queen, h.queen),
+            ]
+            .into_iter()
+            .map(|(w, h)| usize::from(w.saturating_sub(h)))
+            .sum();
+            extra <= promotions
+        })
+    }
+}
+
+/// True when the move starts (or, for castling, involves the rook) on a differing square.
+fn touches(m: Move, d: Bitboard) -> bool {
+    match m {
+        Move::Castle { king, rook } => d.contains(king) || d.contains(rook),
+        _ => m.from().is_some_and(|f| d.contains(f)),
+    }
+}
+
+/// The squares a move touches: origin, destination, en passant victim, castling squares.
+pub fn squares_of(m: Move) -> Bitboard {
+    match m {
+        Move::Normal { from, to, .. } => Bitboard::from(from) | Bitboard::from(to),
+        Move::EnPassant { from, to } => {
+            Bitboard::from(from) | Bitboard::from(to) | Bitboard::from(ep_victim(from, to))
+        }
+        Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+        Move::Put { to, .. } => Bitboard::from(to),
+    }
+}
+
+/// The square of the pawn taken en passant.
+pub fn ep_victim(from: Square, to: Square) -> Square {
+    Square::from_coords(to.file(), from.rank())
+}
+
+/// The changed squares of a move, without playing it, when that is cheap to know.
+fn quick_changed(m: Move, _turn: Color, identifies: bool) -> Option<Bitboard> {
+    match m {
+        Move::Normal {
+            from, to, capture, ..
+        } => Some(if capture.is_some() && !identifies {
+            Bitboard::from(from)
+        } else {
+            Bitboard::from(from) | Bitboard::from(to)
+        }),
+        Move::EnPassant { .. } => Some(squares_of(m)),
+        Move::Castle { .. } | Move::Put { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::uci::UciMove;
+
+    fn after(ucis: &[&str]) -> Chess {
+        let mut pos = Chess::default();
+        for u in ucis {
+            let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+        }
+        pos
+    }
+
+    #[test]
+    fn one_move_is_found_and_two_orders_are_ambiguous() {
+        let start = Chess::default();
+        let target = after(&["e2e4"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        assert_eq!(s.single_moves(&start).len(), 1);
+        let target = after(&["e2e4", "d7d5", "e4d5"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        assert_eq!(
+            s.sequences(&start, 4),
+            Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
+        );
+        let target = after(&["e2e4", "e7e5", "d2d4"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        assert!(matches!(s.sequences(&start, 4), Explanation::Ambiguous(v) if v.len() == 2));
+    }
+
+    fn after_moves(ucis: &[&str]) -> Vec<Move> {
+        let mut pos = Chess::default();
+        ucis.iter()
+            .map(|u| {
+                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+}
