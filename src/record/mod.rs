@@ -3,8 +3,14 @@
 //! [`GameRecord`] is what every output (replay, the recorder's files, the server) writes.
 
 pub mod arbiter;
+pub mod pgn;
+pub mod scoresheet;
+
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, EnPassantMode};
 
 use crate::board::Millis;
+use crate::rules::{Game, GameError};
 
 /// One move of a recorded game, with what is known about its timing and any comments.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -39,3 +45,66 @@ pub struct GameRecord {
     /// PGN result token (`1-0`, `0-1`, `1/2-1/2`, `*`).
     pub result: String,
 }
+
+impl GameRecord {
+    /// The record of a game as played so far: moves with SAN and UCI, the start FEN when the
+    /// start is not the standard one, the Chess960 flag; no tags, result `*`.
+    pub fn from_game(game: &Game) -> GameRecord {
+        let chess960 = game.castling_mode() == CastlingMode::Chess960;
+        let start_fen = Fen::from_position(game.start(), EnPassantMode::Legal).to_string();
+        let standard = !chess960 && start_fen == STANDARD_START_FEN;
+        GameRecord {
+            start_fen: (!standard).then_some(start_fen),
+            chess960,
+            moves: game
+                .moves()
+                .iter()
+                .map(|m| RecordedMove {
+                    san: m.san.clone(),
+                    uci: m.uci.clone(),
+                    ..RecordedMove::default()
+                })
+                .collect(),
+            result: "*".to_string(),
+            ..GameRecord::default()
+        }
+    }
+
+    /// Rebuilds the game by replaying every move (by UCI when it is given, else by SAN or
+    /// scoresheet notation).
+    pub fn to_game(&self) -> Result<Game, ReplayError> {
+        let mut game = match &self.start_fen {
+            Some(fen) => Game::from_fen(fen, self.chess960),
+            None if self.chess960 => Game::from_fen(STANDARD_START_FEN, true),
+            None => Ok(Game::standard()),
+        }
+        .map_err(|source| ReplayError { ply: 0, source })?;
+        for (i, mv) in self.moves.iter().enumerate() {
+            let played = if mv.uci.is_empty() {
+                scoresheet::parse_move(game.position(), &mv.san)
+                    .map_err(|e| GameError::IllegalMove {
+                        mv: format!("{} ({e})", mv.san),
+                        fen: game.fen(),
+                    })
+                    .and_then(|m| game.play(m).map(|_| ()))
+            } else {
+                game.play_uci(&mv.uci).map(|_| ())
+            };
+            played.map_err(|source| ReplayError { ply: i + 1, source })?;
+        }
+        Ok(game)
+    }
+}
+
+/// A record whose moves cannot be replayed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ply {ply}: {source}")]
+pub struct ReplayError {
+    /// The ply (from 1) that failed; 0 for the start position.
+    pub ply: usize,
+    /// What failed.
+    pub source: GameError,
+}
+
+/// FEN of the standard start position.
+pub const STANDARD_START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";

@@ -1,7 +1,11 @@
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+
+use super::outcome::{EndReason, GameEnd, GameResult};
+use super::unwinnable::{self, Budget};
 
 /// Why a game could not be created or a move could not be played.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,16 +45,14 @@ pub struct Game {
     mode: CastlingMode,
     positions: Vec<Chess>,
     moves: Vec<PlayedMove>,
+    /// Zobrist hash of each position (legal en passant only), to find repetitions quickly.
+    keys: Vec<u64>,
 }
 
 impl Game {
     /// A game from the standard start position.
     pub fn standard() -> Game {
-        Game {
-            mode: CastlingMode::Standard,
-            positions: vec![Chess::default()],
-            moves: Vec::new(),
-        }
+        Game::from_position(Chess::default(), CastlingMode::Standard)
     }
 
     /// A game from a FEN (X-FEN or Shredder-FEN castling rights accepted when `chess960`).
@@ -68,11 +70,17 @@ impl Game {
         let pos: Chess = parsed
             .into_position(mode)
             .map_err(|e| invalid(format!("{e}")))?;
-        Ok(Game {
+        Ok(Game::from_position(pos, mode))
+    }
+
+    /// A game from a position already built.
+    pub fn from_position(start: Chess, mode: CastlingMode) -> Game {
+        Game {
             mode,
-            positions: vec![pos],
+            keys: vec![repetition_key(&start)],
+            positions: vec![start],
             moves: Vec::new(),
-        })
+        }
     }
 
     /// The castling mode (Chess960 or standard) used for UCI and FEN.
@@ -124,6 +132,7 @@ impl Game {
         let mut next = pos.clone();
         let san = SanPlus::from_move_and_play_unchecked(&mut next, mv).to_string();
         let uci = UciMove::from_move(mv, self.mode).to_string();
+        self.keys.push(repetition_key(&next));
         self.positions.push(next);
         self.moves.push(PlayedMove { mv, san, uci });
         Ok(self.moves.last().expect("just pushed"))
@@ -144,7 +153,95 @@ impl Game {
     pub fn truncate(&mut self, plies: usize) {
         self.moves.truncate(plies);
         self.positions.truncate(plies + 1);
+        self.keys.truncate(plies + 1);
     }
+
+    /// Plays a move given in SAN (PGN style, `+`/`#` optional).
+    pub fn play_san(&mut self, san: &str) -> Result<&PlayedMove, GameError> {
+        let mv = self.parse_san(san)?;
+        self.play(mv)
+    }
+
+    /// The legal move a SAN text stands for in the current position.
+    pub fn parse_san(&self, san: &str) -> Result<Move, GameError> {
+        let illegal = || GameError::IllegalMove {
+            mv: san.to_string(),
+            fen: self.fen(),
+        };
+        let parsed = SanPlus::from_ascii(san.trim().as_bytes()).map_err(|_| illegal())?;
+        parsed.san.to_move(self.position()).map_err(|_| illegal())
+    }
+
+    /// The plies (indices into [`Game::positions`]) at which the position after `ply` plies
+    /// occurred, in the sense of 9.2.2, up to and including `ply`, in increasing order.
+    pub fn occurrences(&self, ply: usize) -> Vec<usize> {
+        match self.positions.get(ply) {
+            Some(target) => self.earlier_occurrences(target, self.keys[ply], ply),
+            None => Vec::new(),
+        }
+    }
+
+    /// The recorded plies `<= ply` whose position equals `target`, the position at `ply`
+    /// (9.2.2). Only plies since the last pawn move or capture can match.
+    pub(super) fn earlier_occurrences(&self, target: &Chess, key: u64, ply: usize) -> Vec<usize> {
+        let first = ply.saturating_sub(target.halfmoves() as usize);
+        let mut found: Vec<usize> = (first..=ply)
+            .rev()
+            .step_by(2)
+            .filter(|&j| {
+                self.keys.get(j) == Some(&key) && same_position(&self.positions[j], target)
+            })
+            .collect();
+        found.reverse();
+        found
+    }
+
+    /// What ends the game by itself after the last move, if anything: checkmate (5.1.1),
+    /// stalemate (5.2.1), the 75-move rule (9.6.2; a mate on the last move stands), fivefold
+    /// repetition (9.6.1) and dead position (5.2.2).
+    ///
+    /// Cheap on ordinary positions: the unwinnability analysis runs only where the static
+    /// filter says a dead position is possible, and then within `budget`; an undetermined
+    /// analysis does not end the game.
+    pub fn automatic_end(&self, budget: &Budget) -> Option<GameEnd> {
+        let pos = self.position();
+        let legal = pos.legal_moves();
+        if legal.is_empty() {
+            return Some(if pos.is_check() {
+                GameEnd {
+                    result: GameResult::win_for(!pos.turn()),
+                    reason: EndReason::Checkmate,
+                }
+            } else {
+                GameEnd::draw(EndReason::Stalemate)
+            });
+        }
+        if pos.halfmoves() >= 150 {
+            return Some(GameEnd::draw(EndReason::SeventyFiveMoveRule));
+        }
+        if self.occurrences(self.plies()).len() >= 5 {
+            return Some(GameEnd::draw(EndReason::FivefoldRepetition));
+        }
+        let dead = pos.is_insufficient_material()
+            || ((legal.len() <= unwinnable::FEW_MOVES || unwinnable::dead_position_possible(pos))
+                && unwinnable::is_dead(pos, budget) == Some(true));
+        dead.then(|| GameEnd::draw(EndReason::DeadPosition))
+    }
+}
+
+/// Hash of a position for repetition: pieces, side to move, castling rights and an en passant
+/// square only when the capture is legal (9.2.2).
+pub(super) fn repetition_key(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// The same position in the sense of 9.2.2: same player to move, same pieces on the same
+/// squares, same possible moves (castling rights, a legal en passant capture).
+pub fn same_position(a: &Chess, b: &Chess) -> bool {
+    a.turn() == b.turn()
+        && a.board() == b.board()
+        && a.castles().castling_rights() == b.castles().castling_rights()
+        && a.legal_ep_square() == b.legal_ep_square()
 }
 
 #[cfg(test)]

@@ -1,0 +1,1 @@
+//! `touchmove bench sse`: many SSE spectators on loopback.
