@@ -9,7 +9,7 @@ use super::start::{SetUp, Start, StartRules};
 use super::touch::{self, Lift};
 use super::{Alert, Event, Severity};
 use crate::board::{ColorName, Millis, Observation, ObservationKind};
-use crate::rules::Game;
+use crate::rules::{Budget, Game};
 
 /// How the machine reads the board and the Laws it applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct MachineConfig {
     pub press_grace_ms: Millis,
     /// Moves that may still be revised when no clock press confirmed them.
     pub revisable_plies: usize,
+    /// How much unwinnability analysis may be spent after a move to find a dead position
+    /// (5.2.2). The default is deterministic (no wall clock in the core).
+    pub dead_position_budget: Budget,
 }
 
 impl Default for MachineConfig {
@@ -48,6 +51,7 @@ impl Default for MachineConfig {
             max_reconstruction_plies: 4,
             press_grace_ms: 400,
             revisable_plies: 2,
+            dead_position_budget: Budget::deterministic(),
         }
     }
 }
@@ -777,7 +781,7 @@ impl Machine {
         self.physical.clear_placed();
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
         self.settle(window.max(self.settled));
-        if let Some(end) = ending::automatic_end(&self.game) {
+        if let Some(end) = ending::automatic_end(&self.game, &self.config.dead_position_budget) {
             self.finish(end, t, out);
         }
     }
