@@ -514,12 +514,20 @@ impl Machine {
             }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
+                let undecided = matches!(doubt, Some(Doubt::Sequences(_)));
                 if let Some(doubt) = doubt {
                     self.raise_doubt(doubt, t, out);
                 }
                 if self.phase == Phase::Playing {
                     let d = self.sensed().diff(self.game.position().board());
-                    self.set_held(if d.is_empty() { None } else { self.held }, t, out);
+                    let held = if d.is_empty() {
+                        None
+                    } else if undecided {
+                        Some(d)
+                    } else {
+                        self.held
+                    };
+                    self.set_held(held, t, out);
                 }
             }
             Reading::Unexplained { in_progress } => {
@@ -910,6 +918,8 @@ impl Machine {
             self.count_illegal(by, t, out);
             if self.phase == Phase::Playing && self.game.position().turn() != by {
                 self.complete(by, t, out);
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
             }
             return;
         }

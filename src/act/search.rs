@@ -120,13 +120,14 @@ impl Sensed<'_> {
     /// True when `extra` is one empty square on which the lifted piece of `m` stands for a
     /// moment: a piece slid across the board, or a capturer on its way to its victim.
     fn on_its_way(&self, pos: &Chess, m: Move, extra: Bitboard) -> bool {
-        let (Move::Normal { from, .. } | Move::EnPassant { from, .. }) = m else {
+        let (Move::Normal { from, to, .. } | Move::EnPassant { from, to }) = m else {
             return false;
         };
         let Some(x) = extra.first() else {
             return false;
         };
         extra.count() == 1
+            && shakmaty::attacks::between(from, to).contains(x)
             && pos.board().piece_at(x).is_none()
             && self.board.piece_at(from).is_none()
             && (!self.identifies || self.board.piece_at(x) == pos.board().piece_at(from))
@@ -166,7 +167,7 @@ impl Sensed<'_> {
             let mut path = Vec::with_capacity(depth);
             let mut walk = Walk {
                 seen,
-                unseen_allowed: 1,
+                unseen: Bitboard::EMPTY,
                 path: &mut path,
                 found: &mut found,
                 budget: &mut budget,
@@ -195,7 +196,7 @@ impl Sensed<'_> {
         }
         if depth == 1 {
             for (m, _) in self.single_moves(pos) {
-                if walk.unseen(m) <= walk.unseen_allowed && walk.found.len() < KEEP {
+                if walk.allows(m).is_some() && walk.found.len() < KEEP {
                     let mut seq = walk.path.clone();
                     seq.push(m);
                     walk.found.push(seq);
@@ -204,19 +205,18 @@ impl Sensed<'_> {
             return;
         }
         for m in pos.legal_moves() {
-            let unseen = walk.unseen(m);
-            if !touches(m, d) || unseen > walk.unseen_allowed {
+            let Some(unseen) = walk.allows(m).filter(|_| touches(m, d)) else {
                 continue;
-            }
+            };
             let mut next = pos.clone();
             next.play_unchecked(m);
             if !self.feasible(&next) {
                 continue;
             }
             walk.path.push(m);
-            walk.unseen_allowed -= unseen;
+            let before = std::mem::replace(&mut walk.unseen, unseen);
             self.search(&next, depth - 1, walk);
-            walk.unseen_allowed += unseen;
+            walk.unseen = before;
             walk.path.pop();
         }
     }
@@ -252,20 +252,22 @@ impl Sensed<'_> {
 /// The state of one reconstruction search.
 struct Walk<'a> {
     seen: Bitboard,
-    unseen_allowed: usize,
+    unseen: Bitboard,
     path: &'a mut Vec<Move>,
     found: &'a mut Vec<Vec<Move>>,
     budget: &'a mut usize,
 }
 
 impl Walk<'_> {
-    /// How many of the move's origin and destination squares the board never reported.
-    fn unseen(&self, m: Move) -> usize {
+    /// The squares never reported on that the sequence would use with `m` added, if that
+    /// is at most one square (one missed update).
+    fn allows(&self, m: Move) -> Option<Bitboard> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
             _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
         };
-        (ends & !self.seen).count()
+        let unseen = self.unseen | (ends & !self.seen);
+        (unseen.count() <= 1).then_some(unseen)
     }
 }
 
