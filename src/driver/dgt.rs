@@ -207,8 +207,11 @@ struct Link {
 impl Link {
     async fn run(mut self) {
         loop {
+            // Before the first handshake every problem is the user's to fix; afterwards the
+            // device may be coming back (udev still setting permissions, a Bluetooth link
+            // being rebound), so everything is retried until `give_up_after`.
             let problem = match serial::open(&self.config.port) {
-                Err(e) if !self.connected_once || !e.may_come_back() => {
+                Err(e) if !self.connected_once => {
                     self.fail(e.to_string()).await;
                     return;
                 }
@@ -522,7 +525,11 @@ impl<'a> Session<'a> {
             Request::Shutdown => Err(End::Stop),
             Request::Send(cmd) => {
                 let frame = cmd.encode();
-                if matches!(cmd, Command::Clock(_)) {
+                if matches!(cmd, Command::Clock(_)) && self.held.is_some() {
+                    // Still in the handshake: sent by `restart` once connected.
+                    self.link.pacer.push_waiting(frame);
+                    Ok(())
+                } else if matches!(cmd, Command::Clock(_)) {
                     let now = self.link.now_ms();
                     match self.link.pacer.push(frame, now) {
                         Some(action) => self.clock_action(action).await,
