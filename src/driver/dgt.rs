@@ -80,7 +80,7 @@ impl Default for LinkConfig {
             clock_ack_timeout: Duration::from_secs(2),
             clock_max_resends: 2,
             reconnect_initial: Duration::from_millis(250),
-            reconnect_max: Duration::from_secs(5),
+            reconnect_max: Duration::from_secs(2),
             give_up_after: None,
             update_mode: UpdateMode::Nice,
         }
