@@ -115,6 +115,7 @@ enum Control {
     Unplug(oneshot::Sender<io::Result<()>>),
     Replug(oneshot::Sender<io::Result<()>>),
     Silence(bool),
+    Unread(oneshot::Sender<usize>),
 }
 
 /// A running virtual board and the handle that controls it. Dropping it stops the board and
@@ -189,6 +190,31 @@ impl VirtualBoard {
     /// talk again.
     pub fn set_silent(&self, silent: bool) {
         let _ = self.control.send(Control::Silence(silent));
+    }
+
+    /// Waits (at most `limit`) until the host has read everything the board wrote; true when
+    /// it has. Unplugged, there is nothing left to read.
+    pub async fn drained(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        // Two empty readings in a row: bytes just written may not be counted at once.
+        let mut empty_readings = 0;
+        loop {
+            let (tx, rx) = oneshot::channel();
+            if self.control.send(Control::Unread(tx)).is_err() {
+                return true;
+            }
+            match rx.await {
+                Ok(0) | Err(_) => empty_readings += 1,
+                Ok(_) => empty_readings = 0,
+            }
+            if empty_readings >= 2 {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Waits until the whole script has been played.
@@ -509,6 +535,10 @@ impl BoardTask {
                 let _ = reply.send(result);
             }
             Control::Silence(silent) => self.silent = silent,
+            Control::Unread(reply) => {
+                let unread = self.pty.as_ref().map_or(Ok(0), Pty::unread);
+                let _ = reply.send(unread.unwrap_or(0));
+            }
         }
     }
 
