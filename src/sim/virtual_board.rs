@@ -69,6 +69,9 @@ pub struct VirtualBoardConfig {
     pub clock_version: (u8, u8),
     /// Five-digit serial number.
     pub serial: String,
+    /// Keep every message written and command received, for [`VirtualBoard::emitted`] and
+    /// [`VirtualBoard::commands`] (tests). Off by default: a long demo would grow without end.
+    pub log_traffic: bool,
 }
 
 impl VirtualBoardConfig {
@@ -89,6 +92,7 @@ impl VirtualBoardConfig {
             version: (1, 2),
             clock_version: (2, 0),
             serial: "01025".to_string(),
+            log_traffic: false,
         }
     }
 }
@@ -233,12 +237,14 @@ impl VirtualBoard {
         lock(&self.shared).fields
     }
 
-    /// Every message written to the pseudo-terminal so far, in order.
+    /// Every message written to the pseudo-terminal so far, in order (empty unless
+    /// [`VirtualBoardConfig::log_traffic`]).
     pub fn emitted(&self) -> Vec<Emitted> {
         lock(&self.shared).emitted.clone()
     }
 
-    /// Every command received from the host so far, in order.
+    /// Every command received from the host so far, in order (empty unless
+    /// [`VirtualBoardConfig::log_traffic`]).
     pub fn commands(&self) -> Vec<Command> {
         lock(&self.shared).commands.clone()
     }
@@ -560,7 +566,9 @@ impl BoardTask {
         let mut commands = Vec::new();
         self.decoder.push(bytes, &mut commands);
         for command in commands {
-            lock(&self.shared).commands.push(command.clone());
+            if self.config.log_traffic {
+                lock(&self.shared).commands.push(command.clone());
+            }
             self.on_command(command).await;
         }
     }
@@ -728,6 +736,9 @@ impl BoardTask {
                 tracing::debug!("virtual board: nobody reads the port; message dropped");
                 return;
             }
+        }
+        if !self.config.log_traffic {
+            return;
         }
         lock(&self.shared).emitted.push(Emitted {
             session: self.session,
