@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
@@ -125,6 +126,8 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
         () = board.finished() => eprintln!("game played"),
         () = stop_requested() => return Ok(()),
     }
+    // Let a connected host read the last messages before the port goes away.
+    board.drained(Duration::from_secs(2)).await;
     if !args.exit_when_done {
         stop_requested().await;
     }
