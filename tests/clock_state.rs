@@ -161,6 +161,20 @@ fn arbiter_correction_is_kept_apart_from_the_board_reading() {
 }
 
 #[test]
+fn the_running_side_is_inferred_from_readings_without_it() {
+    let mut state = ClockState::new(TimeControl::parse("60").unwrap());
+    state.apply(&start(0));
+    state.apply(&clock(60_000, 60_000, 0));
+    state.apply(&clock(59_000, 60_000, 1_000));
+    // White's time keeps running between readings; Black's does not.
+    assert_eq!(state.remaining(3_000, White).unwrap().clock_ms, 57_000);
+    assert_eq!(state.remaining(3_000, Black).unwrap().clock_ms, 60_000);
+    state.apply(&clock(59_000, 59_000, 5_000));
+    assert_eq!(state.remaining(6_000, Black).unwrap().clock_ms, 58_000);
+    assert_eq!(state.remaining(6_000, White).unwrap().clock_ms, 59_000);
+}
+
+#[test]
 fn board_flag_is_the_side_showing_zero_after_corrections() {
     let mut state = ClockState::new(TimeControl::parse("60").unwrap());
     state.apply(&start(0));

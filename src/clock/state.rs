@@ -114,7 +114,17 @@ impl ClockState {
                 t_ms,
                 ..
             } => {
-                let running = self.board.and_then(|b| b.running);
+                let running = self.board.and_then(|b| {
+                    // A reading without "who runs": the side whose time went down runs.
+                    let (white, black) = (b.remaining.white, b.remaining.black);
+                    if *white_ms < white && *black_ms == black {
+                        Some(Color::White)
+                    } else if *black_ms < black && *white_ms == white {
+                        Some(Color::Black)
+                    } else {
+                        b.running
+                    }
+                });
                 self.board_reading(*t_ms, *white_ms, *black_ms, running);
             }
             Event::Result { t_ms, .. } => self.software.pause(*t_ms),
