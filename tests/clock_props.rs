@@ -136,7 +136,30 @@ proptest! {
     }
 
     #[test]
-    fn parsing_never_panics(text in "[0-9/+:.*db?-]{0,20}") {
-        let _ = TimeControl::parse(&text);
+    fn any_text_parses_or_is_refused_without_panic(
+        text in "[0-9/+:.*db?-]{0,40}",
+        spent in prop::collection::vec(0u64..u64::MAX / 4, 0..6),
+    ) {
+        if let Ok(control) = TimeControl::parse(&text) {
+            // Huge times saturate instead of overflowing.
+            let _ = control.category();
+            let mut clock = SoftwareClock::new(control);
+            let mut t = 0u64;
+            clock.start(t, Color::White);
+            let mut side = Color::White;
+            for s in spent {
+                t = t.saturating_add(s);
+                clock.press(t, side);
+                let _ = (clock.remaining(t, side), clock.flag(t));
+                side = !side;
+            }
+        }
+    }
+
+    #[test]
+    fn huge_periods_saturate(a in 1u64..18_000_000_000_000_000, b in 1u64..18_000_000_000_000_000) {
+        let text = format!("1/{a}+{a}:{b}+{b}");
+        let control = TimeControl::parse(&text).unwrap();
+        prop_assert!(control.nominal_ms().unwrap() >= a.saturating_mul(1000));
     }
 }

@@ -128,7 +128,7 @@ impl SoftwareClock {
         self.charge(t_ms);
         let spent_ms = self.running.map_or(0, |t| t.spent);
         let flag_fell = self.flag.is_some_and(|(side, _)| side == by);
-        let move_number = self.moves_made[by] + 1;
+        let move_number = self.moves_made[by].saturating_add(1);
         self.moves_made[by] = move_number;
         let entered_period = if self.is_limited() && !flag_fell {
             self.add_move_bonus(by, move_number, spent_ms)
@@ -212,7 +212,7 @@ impl SoftwareClock {
         };
         let moves = current.moves;
         self.remaining[by] = self.remaining[by].saturating_add(bonus);
-        let (next, next_period) = self.control.period_of_move(move_number + 1)?;
+        let (next, next_period) = self.control.period_of_move(move_number.saturating_add(1))?;
         let ended = next != period || ends_repeating_period(moves, move_number, &self.control);
         if !ended {
             return None;
@@ -236,7 +236,7 @@ impl SoftwareClock {
 
     fn current_bonus(&self, side: Color) -> Bonus {
         self.control
-            .period_of_move(self.moves_made[side] + 1)
+            .period_of_move(self.moves_made[side].saturating_add(1))
             .map_or(Bonus::None, |(_, p)| p.bonus)
     }
 
