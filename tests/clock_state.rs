@@ -224,3 +224,15 @@ fn flag_fall_is_a_loss_unless_the_opponent_cannot_mate() {
     let verdict = state.judge_flag(10_000, &blocked).unwrap();
     assert!(verdict.is_draw(), "{}", verdict.reason());
 }
+
+#[test]
+fn a_move_far_beyond_the_game_is_ignored() {
+    let mut state = ClockState::new(TimeControl::parse("60").unwrap());
+    state.apply(&start(0));
+    state.apply(&mv(1, 1_000));
+    state.apply(&mv(3_000_000_000, 2_000));
+    assert_eq!(state.move_times().len(), 1);
+    state.apply(&mv(3, 3_000));
+    assert_eq!(state.move_times().len(), 3);
+    assert_eq!(state.move_time(2), Some(MoveTime::default()));
+}

@@ -10,6 +10,9 @@ use crate::act::Event;
 use crate::board::{ClockReading, Millis};
 use crate::rules::{Budget, Game};
 
+/// Most plies a move event may skip ahead (plies between get no time).
+const MAX_PLY_GAP: usize = 64;
+
 /// The clock of one game.
 ///
 /// Until the first reading from an electronic clock arrives, times come from a
@@ -256,6 +259,10 @@ impl ClockState {
             time.corrected_ms = Some(remaining.corrected_ms);
         }
         let index = ply.saturating_sub(1) as usize;
+        if index > self.moves.len() + MAX_PLY_GAP {
+            // Not a move of this game (the machine numbers plies without gaps).
+            return;
+        }
         self.moves.truncate(index);
         self.moves.resize(index, MoveTime::default());
         self.moves.push(time);
