@@ -116,7 +116,11 @@ fn describe(tty_dir: &Path, name: &str) -> Option<PortInfo> {
 fn has_hardware(tty_dir: &Path) -> bool {
     let nonzero = |file: &str| {
         read_trimmed(&tty_dir.join(file))
-            .map(|v| !v.trim_start_matches("0x").trim_start_matches('0').is_empty())
+            .map(|v| {
+                !v.trim_start_matches("0x")
+                    .trim_start_matches('0')
+                    .is_empty()
+            })
             .unwrap_or(false)
     };
     nonzero("port") || nonzero("iomem_base")

@@ -201,7 +201,10 @@ pub fn judge(sim: &SimulatedGame, run: &Run) -> Verdict {
 }
 
 fn judge_alerts(sim: &SimulatedGame, run: &Run, v: &mut Verdict) {
-    let irregular = sim.injected.iter().any(|i| i.expected != ExpectedAlert::None);
+    let irregular = sim
+        .injected
+        .iter()
+        .any(|i| i.expected != ExpectedAlert::None);
     if !irregular {
         v.false_alarms = run
             .events
@@ -231,7 +234,8 @@ fn judge_alerts(sim: &SimulatedGame, run: &Run, v: &mut Verdict) {
         if raised {
             v.required_alerts_raised += 1;
         } else {
-            v.missed_alerts.push(format!("{article} at ply {}", inj.ply));
+            v.missed_alerts
+                .push(format!("{article} at ply {}", inj.ply));
         }
     }
 }
