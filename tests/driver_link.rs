@@ -8,25 +8,23 @@ use std::time::Duration;
 use driver_common::*;
 use shakmaty::{Chess, Position};
 use tokio::time::{Instant, sleep, timeout};
+use touchmove::board::dgt::fields_from_board;
+use touchmove::board::orientation::Orientation;
 use touchmove::driver::dgt::{LinkEvent, spawn_link};
-use touchmove::sim::virtual_board::{VirtualBoard, field_of, piece_code};
+use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::wire::dgt::{ClockMessage, Message};
 
 const LIMIT: Duration = Duration::from_secs(10);
 
 /// The final position of the fixture game as DGT fields.
-fn final_fields(rotated: bool) -> [u8; 64] {
+fn final_fields(orientation: Orientation) -> [u8; 64] {
     let (start, moves) =
         touchmove::cli::sim::read_game(std::path::Path::new(GAME), 1).expect("fixture");
     let mut pos: Chess = start;
     for m in &moves {
         pos.play_unchecked(*m);
     }
-    let mut fields = [0u8; 64];
-    for (square, piece) in pos.board().clone() {
-        fields[field_of(square, rotated)] = piece_code(piece);
-    }
-    fields
+    fields_from_board(pos.board(), orientation)
 }
 
 #[tokio::test]
@@ -63,8 +61,11 @@ async fn handshake_then_whole_game_arrives_in_order() {
     // Every observation of the script that changes a square is one field update.
     let updates = decoded.field_updates();
     assert!(updates.len() > 180, "{}", updates.len());
-    assert_eq!(board_after(&decoded.messages), Some(final_fields(false)));
-    assert_eq!(board.fields(), final_fields(false));
+    assert_eq!(
+        board_after(&decoded.messages),
+        Some(final_fields(Orientation::Normal))
+    );
+    assert_eq!(board.fields(), final_fields(Orientation::Normal));
     // Clock readings went through too: at least one per clock press (98 plies).
     let clocks = decoded
         .messages
@@ -80,7 +81,7 @@ async fn handshake_then_whole_game_arrives_in_order() {
 async fn rotated_board_sends_mirrored_fields() {
     let (_dir, dir) = temp_dir();
     let mut config = board_config(&dir, 400.0);
-    config.rotated = true;
+    config.orientation = Orientation::Rotated;
     let board = VirtualBoard::spawn(config).expect("virtual board");
     let (link, mut events) = spawn_link(fast_link(board.path()), Instant::now());
     expect_connected(&mut events, LIMIT).await;
@@ -97,7 +98,10 @@ async fn rotated_board_sends_mirrored_fields() {
     }
     // The first lift of 1. e4 is field 52 (e2) normally, 63 - 52 = 11 when rotated.
     assert_eq!(decoded.field_updates()[0], (11, 0));
-    assert_eq!(board_after(&decoded.messages), Some(final_fields(true)));
+    assert_eq!(
+        board_after(&decoded.messages),
+        Some(final_fields(Orientation::Rotated))
+    );
     link.shutdown();
 }
 
@@ -174,7 +178,10 @@ async fn unplug_replug_reconnects_resyncs_and_loses_nothing_after() {
     // Every field update after the reconnection arrived, in order, and the resync dump plus
     // those updates is the final position.
     assert_eq!(second.field_updates(), expected);
-    assert_eq!(board_after(&second.messages), Some(final_fields(false)));
+    assert_eq!(
+        board_after(&second.messages),
+        Some(final_fields(Orientation::Normal))
+    );
     // The dump showed the moves made while unplugged.
     let dump = second.messages.iter().find_map(|m| match m {
         Message::BoardDump(f) => Some(*f),

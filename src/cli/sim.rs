@@ -1,12 +1,16 @@
 //! `touchmove sim`: a virtual DGT board on a pseudo-terminal playing a game from a PGN file.
 
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use pgn_reader::{RawTag, Reader, SanPlus, Visitor};
 use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Move, Position};
+
+use crate::board::orientation::Orientation;
+use crate::record::GameRecord;
+use crate::record::pgn::read_games_bytes;
+use crate::sim::hands::{Noise, simulate_game};
 
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
@@ -33,6 +37,13 @@ pub struct SimArgs {
     /// Time control of the clock, minutes+increment seconds.
     #[arg(long, default_value = "5+5")]
     pub clock: String,
+    /// Play the game with a model of human hands (scan effects, slides, adjustments, …)
+    /// instead of one careful lift and place per move.
+    #[arg(long, value_enum)]
+    pub hands: Option<Noise>,
+    /// Seed of the hand model.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Exit when the game has been played instead of waiting for Ctrl-C.
     #[arg(long)]
     pub exit_when_done: bool,
@@ -60,8 +71,27 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
         return Err(format!("--speed {} must be a positive number", args.speed));
     }
     let (base_ms, increment_ms) = parse_time_control(&args.clock)?;
-    let (start, moves) = read_game(&args.pgn, args.game)?;
-    let script = lift_place(&start, &moves, Pace::default());
+    let record = read_record(&args.pgn, args.game)?;
+    let (start, moves) = game_moves(&record)
+        .map_err(|e| format!("{} game {}: {e}", args.pgn.display(), args.game))?;
+    let script = match args.hands {
+        None => lift_place(&start, &moves, Pace::default()),
+        Some(noise) => {
+            let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
+            let sim = simulate_game(
+                record.start_fen.as_deref(),
+                record.chess960,
+                &uci,
+                Some(&record.result),
+                noise,
+                args.seed,
+            );
+            if let Some(e) = sim.error {
+                return Err(format!("{} game {}: {e}", args.pgn.display(), args.game));
+            }
+            sim.observations
+        }
+    };
     let port = match args.port {
         Some(p) => p,
         None => {
@@ -73,7 +103,9 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     };
     let mut config = VirtualBoardConfig::new(&port, script);
     config.speed = args.speed;
-    config.rotated = args.rotated;
+    if args.rotated {
+        config.orientation = Orientation::Rotated;
+    }
     config.base_time_ms = base_ms;
     config.increment_ms = increment_ms;
     config.initial = start.board().clone();
@@ -91,12 +123,28 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     );
     tokio::select! {
         () = board.finished() => eprintln!("game played"),
-        _ = tokio::signal::ctrl_c() => return Ok(()),
+        () = stop_requested() => return Ok(()),
     }
     if !args.exit_when_done {
-        let _ = tokio::signal::ctrl_c().await;
+        stop_requested().await;
     }
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM: the board is dropped on return, which removes its port path.
+async fn stop_requested() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
 
 /// Parses "minutes+seconds" (e.g. `5+5`, `90+30`) into base and increment milliseconds.
@@ -111,113 +159,52 @@ fn parse_time_control(text: &str) -> Result<(u64, u64), String> {
     Ok(((minutes * 60_000.0) as u64, increment * 1000))
 }
 
-/// Reads game number `index` (1-based) of a PGN file: its start position (the `FEN` tag, or
-/// the standard position) and its moves.
+/// Reads game number `index` (1-based) of a PGN file: its start position and its moves.
 pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut reader = Reader::new(file);
-    let mut visitor = GameMoves;
-    let mut number = 0;
-    loop {
-        let game = reader
-            .read_game(&mut visitor)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        let Some(game) = game else {
-            return Err(format!(
-                "{}: game {index} asked, but the file holds {number} game(s)",
-                path.display()
-            ));
-        };
-        number += 1;
-        if number == index {
-            return game.map_err(|e| format!("{} game {index}: {e}", path.display()));
-        }
-    }
+    let record = read_record(path, index)?;
+    game_moves(&record).map_err(|e| format!("{} game {index}: {e}", path.display()))
 }
 
-struct GameMoves;
-
-struct Movetext {
-    position: Chess,
-    start: Chess,
-    moves: Vec<Move>,
-    error: Option<String>,
+fn read_record(path: &Path, index: usize) -> Result<GameRecord, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let games = read_games_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let count = games.len();
+    games.into_iter().nth(index.wrapping_sub(1)).ok_or_else(|| {
+        format!(
+            "{}: game {index} asked, but the file holds {count} game(s)",
+            path.display()
+        )
+    })
 }
 
-impl Visitor for GameMoves {
-    type Tags = Option<String>;
-    type Movetext = Movetext;
-    type Output = Result<(Chess, Vec<Move>), String>;
-
-    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
-        ControlFlow::Continue(None)
+/// The start position and moves of a game record.
+fn game_moves(game: &GameRecord) -> Result<(Chess, Vec<Move>), String> {
+    let mode = if game.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    let start: Chess = match &game.start_fen {
+        None => Chess::default(),
+        Some(fen) => fen
+            .parse::<Fen>()
+            .map_err(|e| e.to_string())
+            .and_then(|f| f.into_position(mode).map_err(|e| e.to_string()))
+            .map_err(|e| format!("FEN {fen:?}: {e}"))?,
+    };
+    let mut position = start.clone();
+    let mut moves = Vec::with_capacity(game.moves.len());
+    for recorded in &game.moves {
+        let m = recorded
+            .uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&position).ok())
+            .ok_or_else(|| format!("move {} cannot be played", recorded.san))?;
+        position.play_unchecked(m);
+        moves.push(m);
     }
-
-    fn tag(
-        &mut self,
-        fen: &mut Self::Tags,
-        name: &[u8],
-        value: RawTag<'_>,
-    ) -> ControlFlow<Self::Output> {
-        if name == b"FEN" {
-            *fen = Some(value.decode_utf8_lossy().into_owned());
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, fen: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
-        let start = match fen {
-            None => Chess::default(),
-            Some(fen) => {
-                let parsed = fen
-                    .parse::<Fen>()
-                    .map_err(|e| format!("FEN tag {fen:?}: {e}"))
-                    .and_then(|f| {
-                        f.into_position(CastlingMode::Chess960)
-                            .map_err(|e| format!("FEN tag {fen:?}: {e}"))
-                    });
-                match parsed {
-                    Ok(p) => p,
-                    Err(e) => return ControlFlow::Break(Err(e)),
-                }
-            }
-        };
-        ControlFlow::Continue(Movetext {
-            position: start.clone(),
-            start,
-            moves: Vec::new(),
-            error: None,
-        })
-    }
-
-    fn san(&mut self, text: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
-        if text.error.is_some() {
-            return ControlFlow::Continue(());
-        }
-        match san_plus.san.to_move(&text.position) {
-            Ok(m) => {
-                text.position.play_unchecked(m);
-                text.moves.push(m);
-            }
-            Err(e) => {
-                let ply = text.moves.len();
-                text.error = Some(format!(
-                    "move {}{} {san_plus} is not legal ({e})",
-                    ply / 2 + 1,
-                    if ply % 2 == 0 { "." } else { "..." }
-                ));
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn end_game(&mut self, text: Self::Movetext) -> Self::Output {
-        match text.error {
-            Some(e) => Err(e),
-            None => Ok((text.start, text.moves)),
-        }
-    }
+    Ok((start, moves))
 }
 
 #[cfg(test)]
@@ -239,14 +226,15 @@ mod tests {
         let pgn = dir.path().join("g.pgn");
         std::fs::write(
             &pgn,
-            "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 2. Ke3 *\n",
+            "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n",
         )
         .expect("write");
-        let (_, moves) = read_game(&pgn, 1).expect("game 1");
-        assert_eq!(moves.len(), 3);
-        let e = read_game(&pgn, 2).expect_err("illegal");
-        assert!(e.contains("2. Ke3"), "{e}");
+        let (_, moves) = read_game(&pgn, 2).expect("game 2");
+        assert_eq!(moves.len(), 2);
         let e = read_game(&pgn, 3).expect_err("missing");
         assert!(e.contains("holds 2 game(s)"), "{e}");
+        std::fs::write(&pgn, "[Event \"b\"]\n\n1. d4 d5\n2. Ke3 *\n").expect("write");
+        let e = read_game(&pgn, 1).expect_err("illegal");
+        assert!(e.contains("Ke3") && e.contains("line 4"), "{e}");
     }
 }

@@ -17,10 +17,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use shakmaty::{Board, Color, Piece, Role, Square};
+use shakmaty::{Board, Color, Square};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
+use crate::board::dgt::{code_from_piece, fields_from_board};
+use crate::board::orientation::Orientation;
 use crate::board::{Observation, ObservationKind};
 use crate::sim::pty::{Pty, StablePath};
 use crate::wire::dgt::{
@@ -47,8 +49,8 @@ pub struct VirtualBoardConfig {
     pub script: Vec<Observation>,
     /// Speed factor: 1.0 plays in real time, 10.0 ten times faster.
     pub speed: f64,
-    /// Present the board turned round (White sitting at the connector end).
-    pub rotated: bool,
+    /// How the board lies: `Rotated` presents it turned round (White at the connector end).
+    pub orientation: Orientation,
     /// The pieces on the board before the script starts.
     pub initial: Board,
     /// Each player's time at the start, in milliseconds.
@@ -77,7 +79,7 @@ impl VirtualBoardConfig {
             path: path.into(),
             script,
             speed: 1.0,
-            rotated: false,
+            orientation: Orientation::Normal,
             initial: Board::new(),
             base_time_ms: 5 * 60 * 1000,
             increment_ms: 5000,
@@ -135,10 +137,7 @@ impl VirtualBoard {
         let (control, control_rx) = mpsc::unbounded_channel();
         let (finished_tx, finished) = watch::channel(config.script.is_empty());
         let path = config.path.clone();
-        let mut fields = [0u8; 64];
-        for (square, piece) in config.initial.clone() {
-            fields[field_of(square, config.rotated)] = piece_code(piece);
-        }
+        let fields = fields_from_board(&config.initial, config.orientation);
         let shared = Arc::new(Mutex::new(Shared {
             fields,
             emitted: Vec::new(),
@@ -235,29 +234,6 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The DGT field number of a square (0 = a8 … 63 = h1 with the connector on White's left;
-/// every number mirrored when the board is turned round).
-pub fn field_of(square: Square, rotated: bool) -> usize {
-    let normal = (7 - usize::from(square.rank())) * 8 + usize::from(square.file());
-    if rotated { 63 - normal } else { normal }
-}
-
-/// The DGT piece code of a piece.
-pub fn piece_code(piece: Piece) -> u8 {
-    let white = match piece.role {
-        Role::Pawn => 1,
-        Role::Rook => 2,
-        Role::Knight => 3,
-        Role::Bishop => 4,
-        Role::King => 5,
-        Role::Queen => 6,
-    };
-    match piece.color {
-        Color::White => white,
-        Color::Black => white + 6,
-    }
 }
 
 /// The board's reporting mode.
@@ -638,7 +614,7 @@ impl BoardTask {
         let game_ms = self.game_ms().max(observation.t_ms);
         match observation.kind {
             ObservationKind::Emptied(square) => {
-                let field = field_of(square, self.config.rotated);
+                let field = self.field(square);
                 if self.fields[field] != 0 {
                     self.last_lifted = Some(self.fields[field]);
                 }
@@ -646,17 +622,13 @@ impl BoardTask {
             }
             ObservationKind::Placed(square, piece) => {
                 let code = piece
-                    .map(piece_code)
+                    .map(code_from_piece)
                     .or(self.last_lifted)
-                    .unwrap_or(piece_code(Color::White.pawn()));
-                self.set_field(field_of(square, self.config.rotated), code)
-                    .await;
+                    .unwrap_or(code_from_piece(Color::White.pawn()));
+                self.set_field(self.field(square), code).await;
             }
             ObservationKind::Snapshot(snapshot) => {
-                let mut fields = [0u8; 64];
-                for (square, piece) in snapshot.board {
-                    fields[field_of(square, self.config.rotated)] = piece_code(piece);
-                }
+                let fields = fields_from_board(&snapshot.board, self.config.orientation);
                 for (field, code) in fields.into_iter().enumerate() {
                     self.set_field(field, code).await;
                 }
@@ -672,6 +644,10 @@ impl BoardTask {
             self.send_clock(true).await;
             let _ = self.finished.send(true);
         }
+    }
+
+    fn field(&self, square: Square) -> usize {
+        usize::from(self.config.orientation.square_to_field(square))
     }
 
     async fn set_field(&mut self, field: usize, code: u8) {

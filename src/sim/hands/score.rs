@@ -285,3 +285,333 @@ fn judge_latency(sim: &SimulatedGame, record: &[(String, usize)], v: &mut Verdic
         }
     }
 }
+
+/// The seed of game `index` (1-based) of a benchmark run with `seed`, so that one game can
+/// be simulated again on its own.
+pub fn game_seed(seed: u64, index: usize) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index as u64
+}
+
+/// Median, 99th percentile and maximum of a sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Spread {
+    /// The median.
+    pub median: i64,
+    /// The 99th percentile.
+    pub p99: i64,
+    /// The largest value.
+    pub max: i64,
+}
+
+impl Spread {
+    /// The spread of `values` (all zero when empty).
+    pub fn of(values: &mut [i64]) -> Spread {
+        if values.is_empty() {
+            return Spread::default();
+        }
+        values.sort_unstable();
+        let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+        Spread {
+            median: at(0.5),
+            p99: at(0.99),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// One game that was not recorded exactly.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Failure {
+    /// 1-based index of the game in the PGN file.
+    pub game: usize,
+    /// The simulation seed of that game ([`game_seed`]).
+    pub seed: u64,
+    /// First divergent ply, if the recorded moves diverge (not just stop early).
+    pub first_divergence: Option<usize>,
+    /// True when that divergence was silent.
+    pub silent: bool,
+    /// Plies recorded and plies in the game.
+    pub recorded_plies: usize,
+    /// Plies of the game.
+    pub plies: usize,
+    /// The game's move and the recorded move at the divergence (or at the end of the
+    /// shorter record).
+    pub expected: Option<String>,
+    /// What was recorded there.
+    pub recorded: Option<String>,
+    /// Expected and recorded result when they differ.
+    pub result: Option<(Option<String>, Option<String>)>,
+    /// Number of warning/critical alerts in the game.
+    pub alerts: usize,
+}
+
+/// Totals over many games.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    /// Games simulated and recognised.
+    pub games: usize,
+    /// Plies in those games.
+    pub plies: usize,
+    /// Observations fed to the recogniser.
+    pub observations: usize,
+    /// Games recorded exactly (moves and result).
+    pub exact_games: usize,
+    /// Silently wrong moves (see the module documentation).
+    pub silently_wrong_moves: usize,
+    /// Games with a silent divergence.
+    pub silently_wrong_games: usize,
+    /// Games whose recorded moves diverge from the game (alerted or not).
+    pub diverged_games: usize,
+    /// Games whose final result differs from the expected one.
+    pub wrong_results: usize,
+    /// Games with at least one warning/critical alert or held board.
+    pub games_with_alerts: usize,
+    /// Games not recorded exactly and without any warning/critical alert.
+    pub non_exact_without_alert: usize,
+    /// Events emitted.
+    pub events: usize,
+    /// Warning/critical alerts and held board states.
+    pub alerts: usize,
+    /// Info alerts.
+    pub info_alerts: usize,
+    /// Revision events.
+    pub revisions: usize,
+    /// Games with warning/critical alerts although nothing irregular was injected.
+    pub false_alarm_games: usize,
+    /// Articles of those alerts, with counts.
+    pub false_alarm_articles: std::collections::BTreeMap<String, usize>,
+    /// Injected irregularities that require an alert.
+    pub required_alerts: usize,
+    /// Of those, alerted in time.
+    pub required_alerts_raised: usize,
+    /// Required articles without an alert, with counts.
+    pub missed_alerts: std::collections::BTreeMap<String, usize>,
+    /// Injected irregularities by kind.
+    pub injected: std::collections::BTreeMap<String, usize>,
+    /// Games the simulator could not play to the end (illegal or unreadable input).
+    pub simulation_errors: usize,
+    /// The first non-exact games, silent ones first.
+    pub failures: Vec<Failure>,
+    #[serde(skip)]
+    ns: Vec<i64>,
+    #[serde(skip)]
+    latency_observations: Vec<i64>,
+    #[serde(skip)]
+    latency_ms: Vec<i64>,
+}
+
+impl Summary {
+    /// Adds one game's verdict.
+    pub fn add(&mut self, index: usize, seed: u64, sim: &SimulatedGame, run: &Run, v: &Verdict) {
+        self.games += 1;
+        self.plies += v.plies;
+        self.observations += sim.observations.len();
+        self.exact_games += usize::from(v.exact);
+        self.silently_wrong_moves += v.silently_wrong_moves;
+        self.silently_wrong_games += usize::from(v.silent);
+        self.diverged_games += usize::from(v.first_divergence.is_some());
+        self.wrong_results += usize::from(!v.result_ok);
+        self.games_with_alerts += usize::from(v.alerts > 0);
+        self.non_exact_without_alert += usize::from(!v.exact && v.alerts == 0);
+        self.events += v.events;
+        self.alerts += v.alerts;
+        self.info_alerts += v.info_alerts;
+        self.revisions += v.revisions;
+        self.false_alarm_games += usize::from(!v.false_alarms.is_empty());
+        for a in &v.false_alarms {
+            *self.false_alarm_articles.entry(a.clone()).or_default() += 1;
+        }
+        self.required_alerts += v.required_alerts;
+        self.required_alerts_raised += v.required_alerts_raised;
+        for m in &v.missed_alerts {
+            let article = m.split(' ').next().unwrap_or_default().to_string();
+            *self.missed_alerts.entry(article).or_default() += 1;
+        }
+        for i in &sim.injected {
+            let kind = serde_json::to_value(i.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            *self.injected.entry(kind).or_default() += 1;
+        }
+        self.simulation_errors += usize::from(sim.error.is_some());
+        self.ns
+            .extend(run.ns_per_observation.iter().map(|n| (*n).min(i64::MAX as u64) as i64));
+        self.latency_observations
+            .extend_from_slice(&v.latency_observations);
+        self.latency_ms.extend_from_slice(&v.latency_ms);
+        if !v.exact {
+            let at = v
+                .first_divergence
+                .unwrap_or(v.recorded.len().min(v.plies) + 1)
+                .saturating_sub(1);
+            self.failures.push(Failure {
+                game: index,
+                seed,
+                first_divergence: v.first_divergence,
+                silent: v.silent,
+                recorded_plies: v.recorded.len(),
+                plies: v.plies,
+                expected: sim.moves_uci.get(at).cloned(),
+                recorded: v.recorded.get(at).cloned(),
+                result: (!v.result_ok).then(|| (sim.expected_result.clone(), v.result.clone())),
+                alerts: v.alerts,
+            });
+        }
+    }
+
+    /// Share of exact games in percent.
+    pub fn exact_percent(&self) -> f64 {
+        if self.games == 0 {
+            0.0
+        } else {
+            100.0 * self.exact_games as f64 / self.games as f64
+        }
+    }
+
+    /// Nanoseconds per observation.
+    pub fn ns_per_observation(&mut self) -> Spread {
+        Spread::of(&mut self.ns)
+    }
+
+    /// Emission latency in observations after the completing observation.
+    pub fn latency_observations(&mut self) -> Spread {
+        Spread::of(&mut self.latency_observations)
+    }
+
+    /// Emission latency in simulated milliseconds after the completing observation.
+    pub fn latency_ms(&mut self) -> Spread {
+        Spread::of(&mut self.latency_ms)
+    }
+
+    /// Keeps the first `n` failures, silent ones first.
+    pub fn keep_failures(&mut self, n: usize) {
+        self.failures.sort_by_key(|f| (!f.silent, f.game));
+        self.failures.truncate(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::act::Alert;
+    use crate::board::ColorName;
+    use crate::sim::hands::{Noise, simulate_game};
+
+    fn mv(ply: u32, uci: &str) -> Event {
+        Event::Move {
+            ply,
+            uci: uci.to_string(),
+            san: String::new(),
+            t_ms: 0,
+            side: ColorName::White,
+            fen: String::new(),
+        }
+    }
+
+    fn alert(severity: Severity) -> Event {
+        Event::Alert(Alert {
+            article: "7.4".into(),
+            side: None,
+            ply: 1,
+            t_ms: 0,
+            evidence_ms: Vec::new(),
+            squares: Vec::new(),
+            severity,
+            message: String::new(),
+        })
+    }
+
+    fn sim() -> SimulatedGame {
+        let moves: Vec<String> = ["e2e4", "e7e5", "g1f3"].iter().map(|s| s.to_string()).collect();
+        simulate_game(None, false, &moves, None, Noise::Clean, 4)
+    }
+
+    /// Emits each true move at the last observation that reports one of its squares.
+    fn honest(sim: &SimulatedGame) -> Vec<(usize, Event)> {
+        let n = sim.observations.len();
+        vec![
+            (n / 3, mv(1, "e2e4")),
+            (2 * n / 3, mv(2, "e7e5")),
+            (n - 1, mv(3, "g1f3")),
+        ]
+    }
+
+    #[test]
+    fn exact_game_and_latency() {
+        let sim = sim();
+        let run = Run {
+            events: honest(&sim),
+            ns_per_observation: vec![1; sim.observations.len()],
+        };
+        let v = judge(&sim, &run);
+        assert!(v.exact, "{v:?}");
+        assert_eq!(v.first_divergence, None);
+        assert_eq!(v.latency_observations.len(), 3);
+    }
+
+    #[test]
+    fn wrong_move_is_silent_unless_alerted_in_time() {
+        let sim = sim();
+        let n = sim.observations.len();
+        let mut events = honest(&sim);
+        events[1] = (2 * n / 3, mv(2, "e7e6"));
+        let silent = judge(&sim, &Run { events: events.clone(), ..Run::default() });
+        assert_eq!(silent.first_divergence, Some(2));
+        assert!(silent.silent);
+        assert_eq!(silent.silently_wrong_moves, 1);
+
+        let mut warned = events.clone();
+        warned.insert(1, (2 * n / 3, alert(Severity::Warning)));
+        let v = judge(&sim, &Run { events: warned, ..Run::default() });
+        assert!(!v.silent && !v.exact);
+
+        let mut info_only = events.clone();
+        info_only.insert(1, (2 * n / 3, alert(Severity::Info)));
+        assert!(judge(&sim, &Run { events: info_only, ..Run::default() }).silent);
+
+        let mut late = events;
+        late.push((n - 1, alert(Severity::Critical)));
+        assert!(judge(&sim, &Run { events: late, ..Run::default() }).silent);
+    }
+
+    #[test]
+    fn revised_moves_leave_the_record() {
+        let sim = sim();
+        let n = sim.observations.len();
+        let mut events = honest(&sim);
+        events.insert(1, (n / 2, mv(2, "e7e6")));
+        events.insert(
+            2,
+            (
+                n / 2 + 1,
+                Event::Revision {
+                    ply: 2,
+                    withdrawn: vec!["e7e6".into()],
+                    t_ms: 0,
+                },
+            ),
+        );
+        let v = judge(&sim, &Run { events, ..Run::default() });
+        assert!(v.exact, "{v:?}");
+        assert_eq!(v.revisions, 1);
+    }
+
+    #[test]
+    fn a_move_after_the_end_is_wrong() {
+        let sim = sim();
+        let n = sim.observations.len();
+        let mut events = honest(&sim);
+        events.push((n - 1, mv(4, "e8e7")));
+        let v = judge(&sim, &Run { events, ..Run::default() });
+        assert_eq!(v.first_divergence, Some(4));
+        assert!(v.silent);
+    }
+
+    #[test]
+    fn spread_takes_percentiles() {
+        let mut v: Vec<i64> = (1..=100).rev().collect();
+        let s = Spread::of(&mut v);
+        assert_eq!((s.median, s.p99, s.max), (51, 99, 100));
+    }
+}
