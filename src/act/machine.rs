@@ -112,13 +112,14 @@ pub struct Machine {
     illegal_moves: [u32; 2],
     last_press: Option<Color>,
     clock_in_use: bool,
-    pending_press: Option<(Color, Millis)>,
+    pending_press: Option<Press>,
     completion: Option<Completion>,
     open_claims: Vec<(u32, Color)>,
     last_clock: Option<(u64, u64)>,
     wrong_setup: Vec<Square>,
     two_hands_ply: Option<u32>,
     last_place: Option<(Square, Millis)>,
+    signalled: Option<&'static str>,
 }
 
 impl Machine {
@@ -159,6 +160,7 @@ impl Machine {
             wrong_setup: Vec::new(),
             two_hands_ply: None,
             last_place: None,
+            signalled: None,
         }
     }
 
@@ -273,18 +275,14 @@ impl Machine {
     /// follow is judged once the grace period is over. Call it from a timer when the board is
     /// silent; [`Machine::observe`] calls it itself.
     pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
-        if let Some((by, pressed)) = self.pending_press
-            && now >= pressed.saturating_add(self.config.press_grace_ms)
+        if let Some(press) = self.pending_press
+            && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
         {
             self.pending_press = None;
-            if self.phase == Phase::Playing {
+            if self.phase == Phase::Playing && !self.try_complete(press, out) {
                 let n = self.game.plies();
-                if self.game.position().turn() != by {
-                    if n > self.completed {
-                        self.complete(by, pressed, out);
-                    }
-                } else {
-                    self.judge_press(by, pressed, out);
+                if press.ply == n + 1 && self.game.position().turn() == press.by {
+                    self.judge_press(press.by, press.t_ms, out);
                 }
             }
         }
@@ -299,7 +297,7 @@ impl Machine {
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
     pub fn next_deadline(&self) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
-        let press = self.pending_press.map(|(_, t)| t.saturating_add(grace));
+        let press = self.pending_press.map(|p| p.t_ms.saturating_add(grace));
         let settle = self.completion.map(|c| c.pressed.saturating_add(grace));
         match (press, settle) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -435,7 +433,18 @@ impl Machine {
 
     fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
         match self.phase {
-            Phase::Waiting | Phase::Ended => self.look_for_start(t, out),
+            Phase::Ended => {
+                // The arbiter may still be moving the kings: the signal that stands counts.
+                if let Some(before) = self.signalled
+                    && let Some(signal) = ending::result_signal(self.physical.board())
+                    && signal.result != before
+                {
+                    self.signalled = Some(signal.result);
+                    self.finish(signal, t, out);
+                }
+                self.look_for_start(t, out);
+            }
+            Phase::Waiting => self.look_for_start(t, out),
             Phase::Playing => {
                 if let Some(signal) = ending::result_signal(self.physical.board()) {
                     self.result_signal(signal, t, out);
@@ -495,15 +504,25 @@ impl Machine {
 
     fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
         self.read_and_adopt(t, out);
-        if let Some((by, pressed)) = self.pending_press
+        if let Some(press) = self.pending_press
             && self.phase == Phase::Playing
-            && self.game.position().turn() != by
-            && self.game.plies() > self.completed
             && self.sensed().diff(self.game.position().board()).is_empty()
+            && self.try_complete(press, out)
         {
             self.pending_press = None;
-            self.complete(by, pressed, out);
         }
+    }
+
+    /// Completes the ply a press was for, if the game now holds that ply by the presser.
+    fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
+        let ply = press.ply;
+        let by_presser = ply >= 1
+            && ply <= self.game.plies()
+            && self.game.positions()[ply - 1].turn() == press.by;
+        if by_presser && ply > self.completed {
+            self.complete(press.by, press.t_ms, ply, out);
+        }
+        by_presser
     }
 
     fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
@@ -675,7 +694,7 @@ impl Machine {
         {
             let plies = self.game.plies();
             if plies > self.completed && self.game.position().turn() != c.by {
-                self.complete(c.by, c.pressed, out);
+                self.complete(c.by, c.pressed, plies, out);
             }
         }
     }
@@ -828,6 +847,7 @@ impl Machine {
         if keep < n {
             self.adopt(keep, &[], t, out);
         }
+        self.signalled = Some(signal.result);
         self.finish(signal, t, out);
     }
 
@@ -845,10 +865,14 @@ impl Machine {
         if by != to_move {
             if n > 0 && n > self.completed {
                 if board_is_game {
-                    self.complete(by, t, out);
+                    self.complete(by, t, n, out);
                 } else {
                     // The board may report the last placement after the press.
-                    self.pending_press = Some((by, t));
+                    self.pending_press = Some(Press {
+                        by,
+                        t_ms: t,
+                        ply: n,
+                    });
                 }
             }
         } else if n == 0 && self.last_press.is_none() && board_is_game {
@@ -857,13 +881,16 @@ impl Machine {
             // A repeated press of the same lever.
         } else {
             // Judged after the grace period: the move's board updates may still come.
-            self.pending_press = Some((by, t));
+            self.pending_press = Some(Press {
+                by,
+                t_ms: t,
+                ply: n + 1,
+            });
         }
         self.last_press = Some(by);
     }
 
-    fn complete(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
+    fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
         out.push(Event::MoveCompleted {
             ply: ply_number(n),
             side: by.into(),
@@ -917,7 +944,8 @@ impl Machine {
             out.push(Event::Alert(a));
             self.count_illegal(by, t, out);
             if self.phase == Phase::Playing && self.game.position().turn() != by {
-                self.complete(by, t, out);
+                let n = self.game.plies();
+                self.complete(by, t, n, out);
                 let d = self.sensed().diff(self.game.position().board());
                 self.set_held(d.any().then_some(d), t, out);
             }
@@ -980,6 +1008,14 @@ impl Machine {
         a.message = format!("7.5.5: {proposal}. The arbiter decides.");
         out.push(Event::Alert(a));
     }
+}
+
+/// A clock press waiting for the board: `ply` is the ply it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Press {
+    by: Color,
+    t_ms: Millis,
+    ply: usize,
 }
 
 /// A clock press that completed a move, still within its grace period.
