@@ -2,6 +2,28 @@
 //!
 //! The machine is deterministic: observations (with their receive times) in, [`Event`]s out.
 //! Its events are the contract with the recorder, the store and the server.
+//!
+//! How it reads the board: after every observation the sensed board is compared with the
+//! game position. If it is the position after one legal move, that move is recorded at once
+//! (no settle delay). If it is explained by a different move from a position whose move was
+//! not yet confirmed by a clock press (a slide that continued, a rook-first castling), the
+//! unconfirmed moves are withdrawn with [`Event::Revision`] and replaced. If updates were
+//! missed, the shortest sequence of legal moves that explains the board is reconstructed;
+//! when several explain it, only their common part is recorded and an alert says where the
+//! doubt is. A board that no legal continuation explains and that is not a move being made
+//! holds the game ([`Event::BoardState`]) until it is restored (7.4, 7.6). Lifts are the
+//! touches a sensor board can see: they are judged under 4.3 and 4.4 when the move is made.
+
+mod ending;
+mod machine;
+mod physical;
+pub mod scenario;
+mod search;
+mod start;
+mod touch;
+
+pub use machine::{Machine, MachineConfig, Phase};
+pub use physical::{InFlight, PhysicalBoard};
 
 use serde::{Deserialize, Serialize};
 

@@ -5,6 +5,9 @@
 //! observation are already in game coordinates (a1 = White's queen-side rook corner): the
 //! orientation mapping happens before observations reach the act-of-moving machine.
 
+pub mod dgt;
+pub mod orientation;
+
 use serde::{Deserialize, Serialize};
 use shakmaty::{Board, Color, Piece, Square};
 

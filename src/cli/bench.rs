@@ -1,16 +1,318 @@
 //! `touchmove bench`: benchmarks that print JSON figures.
+//!
+//! `bench recognition` plays every game of a PGN file through the hand simulator
+//! ([`crate::sim::hands`]) and the act-of-moving machine, and reports how many games were
+//! recorded exactly, how many moves were silently wrong, the alerts, the cost per
+//! observation and the emission latency. The definitions are those of
+//! [`crate::sim::hands::score`].
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::act::{Event, Machine, MachineConfig};
+use crate::board::Observation;
+use crate::sim::hands::pgn_games::{PgnGame, read_games};
+use crate::sim::hands::score::{self, Summary, game_seed};
+use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
 
 /// `touchmove bench` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum BenchCommand {
-    /// Act-of-moving recognition on simulated hands.
-    Recognition {},
+    /// Act-of-moving recognition on simulated hands: plays every game of a PGN file through
+    /// the hand simulator and the machine, prints JSON figures.
+    Recognition(RecognitionArgs),
+    /// Live-view load: N SSE spectators on loopback; prints latency, memory per client and
+    /// whether every client received every event.
+    Sse(SseArgs),
+    /// Boards per recorder process: virtual boards at blitz pace, latency from the completing
+    /// byte to the PGN file rewritten, memory per board (one JSON line per board count).
+    Boards(BoardsArgs),
+}
+
+/// Arguments of `touchmove bench sse`.
+#[derive(Debug, clap::Args)]
+pub struct SseArgs {
+    /// Number of SSE clients.
+    #[arg(long, default_value_t = 1000)]
+    pub clients: usize,
+    /// Events to publish.
+    #[arg(long, default_value_t = 200)]
+    pub events: u64,
+    /// Milliseconds between events.
+    #[arg(long, default_value_t = 100)]
+    pub interval_ms: u64,
+    /// Internal: be the server process the clients connect to.
+    #[arg(long, hide = true)]
+    pub serve_only: bool,
+}
+
+/// Arguments of `touchmove bench boards`.
+#[derive(Debug, clap::Args)]
+pub struct BoardsArgs {
+    /// Numbers of boards to try, e.g. 4,16,64.
+    #[arg(long, value_delimiter = ',', default_value = "4,16,64")]
+    pub boards: Vec<usize>,
+    /// Seconds of play per board count.
+    #[arg(long, default_value_t = 20)]
+    pub seconds: u64,
+    /// Thinking time before each move, in milliseconds (blitz: about 2000).
+    #[arg(long, default_value_t = 2000)]
+    pub think_ms: u64,
+}
+
+/// Arguments of `touchmove bench recognition`.
+#[derive(Debug, clap::Args)]
+pub struct RecognitionArgs {
+    /// PGN file whose games are played.
+    #[arg(long)]
+    pub pgn: PathBuf,
+    /// Seed of the simulation (game `i` uses a seed derived from it and `i`).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How much trouble the hands and the board make.
+    #[arg(long, value_enum, default_value_t = Noise::Realistic)]
+    pub noise: Noise,
+    /// Play only the first N games.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Play only game number N (1-based), to reproduce a failure.
+    #[arg(long)]
+    pub game: Option<usize>,
+    /// With --game: print every observation and event as JSON lines instead of figures.
+    #[arg(long, requires = "game")]
+    pub trace: bool,
+    /// How many non-exact games to list in the output.
+    #[arg(long, default_value_t = 10)]
+    pub show: usize,
 }
 
 /// Runs a benchmark.
-pub fn run(_cmd: BenchCommand) -> ExitCode {
-    eprintln!("touchmove bench: not built yet");
-    ExitCode::FAILURE
+pub fn run(cmd: BenchCommand) -> ExitCode {
+    match cmd {
+        BenchCommand::Recognition(args) => recognition(&args),
+        BenchCommand::Sse(args) => sse(&args),
+        BenchCommand::Boards(args) => {
+            match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("touchmove bench boards: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn recognition(args: &RecognitionArgs) -> ExitCode {
+    let text = match std::fs::read(&args.pgn) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "touchmove bench recognition: cannot read {}: {e}",
+                args.pgn.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let games = match read_games(&text) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!(
+                "touchmove bench recognition: {} is not readable PGN: {e}",
+                args.pgn.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let selected: Vec<&PgnGame> = games
+        .iter()
+        .filter(|g| args.game.is_none_or(|n| g.index == n))
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    if selected.is_empty() {
+        eprintln!(
+            "touchmove bench recognition: no game to play in {} (it has {} games)",
+            args.pgn.display(),
+            games.len()
+        );
+        return ExitCode::FAILURE;
+    }
+    if args.trace {
+        for g in &selected {
+            trace(g, args);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let started = std::time::Instant::now();
+    let mut summary = recognise_all(&selected, args.noise, args.seed);
+    let elapsed = started.elapsed();
+    summary.keep_failures(args.show);
+    let report = json!({
+        "pgn": args.pgn.display().to_string(),
+        "seed": args.seed,
+        "noise": args.noise.name(),
+        "games": summary.games,
+        "plies": summary.plies,
+        "observations": summary.observations,
+        "exact_games": summary.exact_games,
+        "exact_percent": (summary.exact_percent() * 100.0).round() / 100.0,
+        "silently_wrong_moves": summary.silently_wrong_moves,
+        "silently_wrong_games": summary.silently_wrong_games,
+        "diverged_games": summary.diverged_games,
+        "wrong_results": summary.wrong_results,
+        "games_with_alerts": summary.games_with_alerts,
+        "non_exact_without_alert": summary.non_exact_without_alert,
+        "events": summary.events,
+        "alerts": summary.alerts,
+        "info_alerts": summary.info_alerts,
+        "revisions": summary.revisions,
+        "false_alarm_games": summary.false_alarm_games,
+        "false_alarm_articles": summary.false_alarm_articles,
+        "required_alerts": summary.required_alerts,
+        "required_alerts_raised": summary.required_alerts_raised,
+        "missed_alerts": summary.missed_alerts,
+        "ns_per_observation": summary.ns_per_observation(),
+        "latency_observations": summary.latency_observations(),
+        "latency_ms": summary.latency_ms(),
+        "injected": summary.injected,
+        "simulation_errors": summary.simulation_errors,
+        "wall_seconds": (elapsed.as_secs_f64() * 100.0).round() / 100.0,
+        "failures": summary.failures,
+    });
+    match serde_json::to_string_pretty(&report) {
+        Ok(s) => {
+            println!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("touchmove bench recognition: cannot write the report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A fresh act-of-moving machine for a simulated game, configured as an arbiter would for
+/// that game (start position, Chess960, blitz); everything else default.
+pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(&Observation, &mut Vec<Event>) + use<> {
+    let config = MachineConfig {
+        start_fen: sim.start_fen.clone(),
+        chess960: sim.chess960,
+        blitz: sim.model.blitz,
+        ..MachineConfig::default()
+    };
+    let mut machine = Machine::new(config);
+    move |obs, out| machine.observe(obs, out)
+}
+
+/// Simulates and recognises every game, adding each verdict to a summary.
+pub fn recognise_all(games: &[&PgnGame], noise: Noise, seed: u64) -> Summary {
+    let mut summary = Summary::default();
+    for g in games {
+        let s = game_seed(seed, g.index);
+        let sim = simulate_game(
+            g.fen.as_deref(),
+            g.chess960,
+            &g.moves_uci,
+            g.result.as_deref(),
+            noise,
+            s,
+        );
+        let run = score::run(&sim, recogniser(&sim));
+        let verdict = score::judge(&sim, &run);
+        summary.add(g.index, s, &sim, &run, &verdict);
+    }
+    summary
+}
+
+/// Prints one game's observations, events and verdict as JSON lines.
+fn trace(g: &PgnGame, args: &RecognitionArgs) {
+    let s = game_seed(args.seed, g.index);
+    let sim = simulate_game(
+        g.fen.as_deref(),
+        g.chess960,
+        &g.moves_uci,
+        g.result.as_deref(),
+        args.noise,
+        s,
+    );
+    let run = score::run(&sim, recogniser(&sim));
+    let mut events = run.events.iter().peekable();
+    for (i, obs) in sim.observations.iter().enumerate() {
+        println!(
+            "{}",
+            json!({"obs": i, "t_ms": obs.t_ms, "what": describe(obs)})
+        );
+        while let Some((_, e)) = events.next_if(|(k, _)| *k == i) {
+            println!("{}", serde_json::to_string(e).unwrap_or_default());
+        }
+    }
+    for inj in &sim.injected {
+        println!(
+            "{}",
+            json!({"injected": inj, "start_of_ply_ms": sim.ply_start_ms.get(inj.ply.saturating_sub(1) as usize)})
+        );
+    }
+    let v = score::judge(&sim, &run);
+    println!(
+        "{}",
+        json!({
+            "game": g.index, "seed": s, "exact": v.exact,
+            "first_divergence": v.first_divergence, "silent": v.silent,
+            "expected": sim.moves_uci, "recorded": v.recorded,
+            "expected_result": sim.expected_result, "result": v.result,
+            "model": sim.model,
+        })
+    );
+}
+
+fn describe(obs: &Observation) -> String {
+    use crate::board::ObservationKind as K;
+    match &obs.kind {
+        K::Emptied(sq) => format!("{sq}-"),
+        K::Placed(sq, Some(p)) => format!("{sq}={}", p.char()),
+        K::Placed(sq, None) => format!("{sq}=?"),
+        K::Snapshot(s) => format!("snapshot {}", s.board),
+        K::ClockPressed { by } => format!("press {by}"),
+        K::ClockTimes(c) => format!("clock {} {}", c.white_ms, c.black_ms),
+    }
+}
+
+fn sse(args: &SseArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("touchmove bench sse: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = if args.serve_only {
+        runtime
+            .block_on(crate::server::bench::serve_only())
+            .map(|()| None)
+    } else {
+        runtime
+            .block_on(crate::server::bench::run(crate::server::bench::SseBench {
+                clients: args.clients,
+                events: args.events,
+                interval: std::time::Duration::from_millis(args.interval_ms),
+            }))
+            .map(Some)
+    };
+    match outcome {
+        Ok(Some(report)) => {
+            println!("{}", json!(report));
+            if report.clients_with_gaps == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Ok(None) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("touchmove bench sse: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

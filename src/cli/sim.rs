@@ -1,13 +1,256 @@
-//! `touchmove sim`.
+//! `touchmove sim`: a virtual DGT board on a pseudo-terminal playing a game from a PGN file.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, Move, Position};
+
+use crate::board::orientation::Orientation;
+use crate::record::GameRecord;
+use crate::record::pgn::read_games_bytes;
+use crate::sim::hands::{Noise, simulate_game};
+
+use crate::sim::virtual_board::timeline::{Pace, lift_place};
+use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
 
 /// Arguments of `touchmove sim`.
 #[derive(Debug, clap::Args)]
-pub struct SimArgs {}
+pub struct SimArgs {
+    /// PGN file holding the game to play.
+    #[arg(long)]
+    pub pgn: PathBuf,
+    /// Which game of the file to play (1 = the first).
+    #[arg(long, default_value_t = 1)]
+    pub game: usize,
+    /// Speed factor: 1 plays in real time (2 s per move), 10 ten times faster.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Present the board turned round (White at the connector end).
+    #[arg(long)]
+    pub rotated: bool,
+    /// Port path to create (a symbolic link to the pseudo-terminal); default
+    /// `$TMPDIR/touchmove-sim-<pid>/dgt0`.
+    #[arg(long)]
+    pub port: Option<PathBuf>,
+    /// Time control of the clock, minutes+increment seconds.
+    #[arg(long, default_value = "5+5")]
+    pub clock: String,
+    /// Play the game with a model of human hands (scan effects, slides, adjustments, …)
+    /// instead of one careful lift and place per move.
+    #[arg(long, value_enum)]
+    pub hands: Option<Noise>,
+    /// Seed of the hand model.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Exit when the game has been played instead of waiting for Ctrl-C.
+    #[arg(long)]
+    pub exit_when_done: bool,
+}
 
 /// Runs `touchmove sim`.
-pub fn run(_args: SimArgs) -> ExitCode {
-    eprintln!("touchmove sim: not built yet");
-    ExitCode::FAILURE
+pub fn run(args: SimArgs) -> ExitCode {
+    match tokio::runtime::Runtime::new() {
+        Ok(rt) => match rt.block_on(simulate(args)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("touchmove sim: {message}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            eprintln!("touchmove sim: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn simulate(args: SimArgs) -> Result<(), String> {
+    if !(args.speed > 0.0 && args.speed.is_finite()) {
+        return Err(format!("--speed {} must be a positive number", args.speed));
+    }
+    let (base_ms, increment_ms) = parse_time_control(&args.clock)?;
+    let record = read_record(&args.pgn, args.game)?;
+    let (start, moves) = game_moves(&record)
+        .map_err(|e| format!("{} game {}: {e}", args.pgn.display(), args.game))?;
+    let script = match args.hands {
+        None => lift_place(&start, &moves, Pace::default()),
+        Some(noise) => {
+            let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
+            let sim = simulate_game(
+                record.start_fen.as_deref(),
+                record.chess960,
+                &uci,
+                Some(&record.result),
+                noise,
+                args.seed,
+            );
+            if let Some(e) = sim.error {
+                return Err(format!("{} game {}: {e}", args.pgn.display(), args.game));
+            }
+            sim.observations
+        }
+    };
+    let (port, own_dir) = match args.port.clone() {
+        Some(p) => (p, None),
+        None => {
+            let dir = std::env::temp_dir().join(format!("touchmove-sim-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            (dir.join("dgt0"), Some(dir))
+        }
+    };
+    let mut config = VirtualBoardConfig::new(&port, script);
+    config.speed = args.speed;
+    if args.rotated {
+        config.orientation = Orientation::Rotated;
+    }
+    config.base_time_ms = base_ms;
+    config.increment_ms = increment_ms;
+    config.initial = start.board().clone();
+    let result = play(config, moves.len(), args.exit_when_done).await;
+    if let Some(dir) = own_dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+/// Runs the board until the game is played (and then until Ctrl-C unless `exit_when_done`).
+async fn play(
+    config: VirtualBoardConfig,
+    plies: usize,
+    exit_when_done: bool,
+) -> Result<(), String> {
+    let port = config.path.clone();
+    let board = VirtualBoard::spawn(config)
+        .map_err(|e| format!("cannot open a pseudo-terminal at {}: {e}", port.display()))?;
+    let target = std::fs::read_link(&port)
+        .map(|t| t.display().to_string())
+        .unwrap_or_default();
+    println!("{}", port.display());
+    eprintln!(
+        "virtual DGT board on {} (-> {target}): {plies} moves, waiting for a host to set an \
+         update mode; Ctrl-C stops",
+        port.display()
+    );
+    tokio::select! {
+        () = board.finished() => eprintln!("game played"),
+        () = stop_requested() => return Ok(()),
+    }
+    // Let a connected host read the last messages before the port goes away.
+    board.drained(Duration::from_secs(2)).await;
+    if !exit_when_done {
+        stop_requested().await;
+    }
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM: the board is dropped on return, which removes its port path.
+async fn stop_requested() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Parses "minutes+seconds" (e.g. `5+5`, `90+30`) into base and increment milliseconds.
+fn parse_time_control(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("--clock {text:?}: expected minutes+increment seconds, e.g. 5+5");
+    let (minutes, increment) = text.split_once('+').ok_or_else(bad)?;
+    let minutes: f64 = minutes.trim().parse().map_err(|_| bad())?;
+    let increment: u64 = increment.trim().parse().map_err(|_| bad())?;
+    if !(minutes > 0.0 && minutes <= 600.0) {
+        return Err(bad());
+    }
+    Ok(((minutes * 60_000.0) as u64, increment * 1000))
+}
+
+/// Reads game number `index` (1-based) of a PGN file: its start position and its moves.
+pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String> {
+    let record = read_record(path, index)?;
+    game_moves(&record).map_err(|e| format!("{} game {index}: {e}", path.display()))
+}
+
+fn read_record(path: &Path, index: usize) -> Result<GameRecord, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let games = read_games_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let count = games.len();
+    games.into_iter().nth(index.wrapping_sub(1)).ok_or_else(|| {
+        format!(
+            "{}: game {index} asked, but the file holds {count} game(s)",
+            path.display()
+        )
+    })
+}
+
+/// The start position and moves of a game record.
+fn game_moves(game: &GameRecord) -> Result<(Chess, Vec<Move>), String> {
+    let mode = if game.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    let start: Chess = match &game.start_fen {
+        None => Chess::default(),
+        Some(fen) => fen
+            .parse::<Fen>()
+            .map_err(|e| e.to_string())
+            .and_then(|f| f.into_position(mode).map_err(|e| e.to_string()))
+            .map_err(|e| format!("FEN {fen:?}: {e}"))?,
+    };
+    let mut position = start.clone();
+    let mut moves = Vec::with_capacity(game.moves.len());
+    for recorded in &game.moves {
+        let m = recorded
+            .uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&position).ok())
+            .ok_or_else(|| format!("move {} cannot be played", recorded.san))?;
+        position.play_unchecked(m);
+        moves.push(m);
+    }
+    Ok((start, moves))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_control_parses_and_rejects() {
+        assert_eq!(parse_time_control("5+5"), Ok((300_000, 5000)));
+        assert_eq!(parse_time_control("90+30"), Ok((5_400_000, 30_000)));
+        assert!(parse_time_control("5").is_err());
+        assert!(parse_time_control("x+1").is_err());
+        assert!(parse_time_control("0+1").is_err());
+    }
+
+    #[test]
+    fn reads_the_asked_game_and_names_an_illegal_move() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pgn = dir.path().join("g.pgn");
+        std::fs::write(
+            &pgn,
+            "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n",
+        )
+        .expect("write");
+        let (_, moves) = read_game(&pgn, 2).expect("game 2");
+        assert_eq!(moves.len(), 2);
+        let e = read_game(&pgn, 3).expect_err("missing");
+        assert!(e.contains("holds 2 game(s)"), "{e}");
+        std::fs::write(&pgn, "[Event \"b\"]\n\n1. d4 d5\n2. Ke3 *\n").expect("write");
+        let e = read_game(&pgn, 1).expect_err("illegal");
+        assert!(e.contains("Ke3") && e.contains("line 4"), "{e}");
+    }
 }

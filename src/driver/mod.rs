@@ -1,1 +1,12 @@
 //! Serial drivers (tokio): they own the ports and feed received bytes to the core.
+//!
+//! [`dgt`] is the link to one DGT board (handshake, watchdog, reconnection, clock command
+//! pacing); [`bus`] polls a chain of tournament boards on one port; [`ports`] finds serial
+//! ports; [`serial`] opens them with errors that name the fix.
+
+pub mod backoff;
+pub mod bus;
+pub mod clock_pacing;
+pub mod dgt;
+pub mod ports;
+pub mod serial;

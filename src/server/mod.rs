@@ -1,1 +1,203 @@
-//! The HTTP server: live events, PGN and the arbiter API.
+//! The HTTP server: live events (SSE), the JSON API, PGN at stable URLs, the spectator and
+//! arbiter pages, and the arbiter API behind a bearer token.
+//!
+//! ```text
+//! recorder ──publish──► Feed ──SSE──► spectators, arbiter page
+//!                         └──► JSON API, /round/N/games.pgn, /round/N/game/K.pgn
+//! arbiter page ──POST /api/arbiter/action (Bearer token)──► ArbiterSink ──► recorder
+//! ```
+//!
+//! Routes:
+//! - `GET /`, `/round/N`: spectator grid; `/round/N/game/K`: game view; `/arbiter`.
+//! - `GET /api/rounds`, `/api/round/N`, `/api/round/N/game/K`, `/api/round/N/alerts`:
+//!   JSON state.
+//! - `GET /api/events?after=ID[&round=N[&board=K]]`: the logged events after an id.
+//! - `GET /api/stream`, `/api/round/N/stream`, `/api/round/N/game/K/stream`: SSE; a new
+//!   client gets a `snapshot` event and then deltas, a client sending `Last-Event-ID` gets
+//!   exactly the events it missed.
+//! - `GET /round/N/games.pgn`, `/round/N/game/K.pgn`: PGN with `ETag`/`Last-Modified`.
+//! - `GET /api/arbiter/session`, `POST /api/arbiter/action`: arbiter API,
+//!   `Authorization: Bearer TOKEN` only (no cookies, so a cross-site page cannot use it).
+
+pub mod bench;
+pub mod feed;
+pub mod lichess;
+pub mod token;
+
+mod api;
+mod assets;
+mod http_date;
+mod pgn;
+mod stream;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::record::arbiter::ArbiterRequest;
+pub use feed::{Feed, GameInfo};
+
+/// Where the server sends arbiter actions: the recorder applies and journals each one and
+/// answers with a message for the arbiter or an error.
+pub type ArbiterSink = mpsc::Sender<(ArbiterRequest, oneshot::Sender<Result<String, String>>)>;
+
+/// Largest request body accepted (arbiter actions are small JSON objects).
+const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// How long shutdown waits for open connections to close.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The listening socket could not be opened.
+    #[error(
+        "cannot listen on {addr}: {source} (is another touchmove or web server using it? \
+         choose another address with --listen)"
+    )]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// The arbiter token is empty.
+    #[error("the arbiter token is empty; generate one with server::token::generate")]
+    EmptyToken,
+}
+
+/// State shared by every request handler.
+#[derive(Debug)]
+struct AppState {
+    feed: Arc<Feed>,
+    arbiter: Option<ArbiterSink>,
+    token: String,
+    shutdown: watch::Receiver<bool>,
+}
+
+type Shared = Arc<AppState>;
+
+/// A running server. Dropping it leaves the server running; call
+/// [`shutdown`](ServerHandle::shutdown) to stop it.
+#[derive(Debug)]
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<io::Result<()>>,
+}
+
+impl ServerHandle {
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops accepting connections, ends every event stream and waits (a few seconds at
+    /// most) for open requests to finish.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let mut task = self.task;
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+/// Starts the server on `addr` (port 0 picks a free port) serving `feed`, forwarding arbiter
+/// actions to `arbiter` (without a sink the arbiter API answers 503), and accepting `token`
+/// as the arbiter's bearer token.
+pub async fn serve(
+    addr: SocketAddr,
+    feed: Arc<Feed>,
+    arbiter: Option<ArbiterSink>,
+    token: String,
+) -> Result<ServerHandle, ServerError> {
+    if token.trim().is_empty() {
+        return Err(ServerError::EmptyToken);
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServerError::Bind { addr, source })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| ServerError::Bind { addr, source })?;
+    let (stop, shutdown) = watch::channel(false);
+    let state = Arc::new(AppState {
+        feed,
+        arbiter,
+        token,
+        shutdown: shutdown.clone(),
+    });
+    let app = router(state);
+    let mut signal = shutdown;
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = signal.wait_for(|stop| *stop).await;
+            })
+            .await
+    });
+    Ok(ServerHandle {
+        local_addr,
+        stop,
+        task,
+    })
+}
+
+fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/", get(assets::spectator_page))
+        .route("/round/{round}", get(assets::spectator_page))
+        .route("/round/{round}/game/{board}", get(pgn::game_page_or_pgn))
+        .route("/round/{round}/games.pgn", get(pgn::round_pgn))
+        .route("/arbiter", get(assets::arbiter_page))
+        .route("/assets/{name}", get(assets::asset))
+        .route("/api/rounds", get(api::rounds))
+        .route("/api/round/{round}", get(api::round))
+        .route("/api/round/{round}/game/{board}", get(api::game))
+        .route("/api/round/{round}/alerts", get(api::alerts))
+        .route("/api/events", get(api::events))
+        .route("/api/stream", get(stream::all))
+        .route("/api/round/{round}/stream", get(stream::round))
+        .route("/api/round/{round}/game/{board}/stream", get(stream::game))
+        .route("/api/arbiter/session", get(api::arbiter_session))
+        .route("/api/arbiter/action", post(api::arbiter_action))
+        .fallback(api::not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::map_response(security_headers))
+        .with_state(state)
+}
+
+/// Headers on every response: the pages load only our own embedded assets and cannot be
+/// framed, so injected markup could neither run scripts nor be clickjacked.
+async fn security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
+             connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
+}

@@ -1,1 +1,5 @@
 //! Simulation: virtual boards and models of human hands.
+
+pub mod hands;
+pub mod pty;
+pub mod virtual_board;

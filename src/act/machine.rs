@@ -1,0 +1,1066 @@
+//! The act-of-moving machine: observations in, moves and alerts out.
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
+
+use super::ending::{self, Ending};
+use super::physical::PhysicalBoard;
+use super::search::{Explanation, Sensed};
+use super::start::{SetUp, Start, StartRules};
+use super::touch::{self, Lift};
+use super::{Alert, Event, Severity};
+use crate::board::{ColorName, Millis, Observation, ObservationKind};
+use crate::rules::{Budget, Game};
+
+/// How the machine reads the board and the Laws it applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineConfig {
+    /// The board tells pieces apart (DGT). False for occupancy-only boards: promotions are
+    /// then assumed to a queen and raised for the arbiter.
+    pub identifies_pieces: bool,
+    /// Two lifts or placements closer than this, on squares two or more files or ranks
+    /// apart, raise a suspected 7.5.4 (two hands).
+    pub two_hands_threshold_ms: Millis,
+    /// Blitz (Appendix B): 7.5.5 time penalties are 1 minute instead of 2.
+    pub blitz: bool,
+    /// A set-up for a FEN game: the game starts when this position stands, instead of the
+    /// standard start.
+    pub start_fen: Option<String>,
+    /// Any of the 960 Chess960 starts begins a game (off by default: a standard set-up with
+    /// king and queen swapped is then a wrong set-up, not a Chess960 game).
+    pub chess960: bool,
+    /// Longest sequence of moves reconstructed when board updates were missed.
+    pub max_reconstruction_plies: usize,
+    /// A clock press that arrives while a move is still being made is judged this long
+    /// after the press (the board may report the last placement after the press).
+    pub press_grace_ms: Millis,
+    /// Moves that may still be revised when no clock press confirmed them.
+    pub revisable_plies: usize,
+    /// How much unwinnability analysis may be spent after a move to find a dead position
+    /// (5.2.2). The default is deterministic (no wall clock in the core).
+    pub dead_position_budget: Budget,
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig {
+            identifies_pieces: true,
+            two_hands_threshold_ms: 150,
+            blitz: false,
+            start_fen: None,
+            chess960: false,
+            max_reconstruction_plies: 4,
+            press_grace_ms: 400,
+            revisable_plies: 2,
+            dead_position_budget: Budget::deterministic(),
+        }
+    }
+}
+
+/// Where the machine is in the life of a game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No game yet: waiting for a start position.
+    Waiting,
+    /// A game is being played.
+    Playing,
+    /// The game ended; waiting for a new start position.
+    Ended,
+}
+
+/// What the board shows, relative to the game.
+enum Reading {
+    /// Exactly the game position.
+    Current,
+    /// The game from ply `from` on is `moves` (a revision when `from` is before the end).
+    Adopt {
+        from: usize,
+        moves: Vec<Move>,
+        doubt: Option<Doubt>,
+    },
+    /// Nothing explains it; `in_progress` when it may be a move still being made.
+    Unexplained { in_progress: bool },
+}
+
+/// Why an adopted move is not certain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Doubt {
+    /// Several sequences explain the board; only their common part was adopted.
+    Sequences(Vec<Vec<Move>>),
+    /// An occupancy-only board cannot show which piece a pawn became.
+    PromotionPiece,
+}
+
+/// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
+/// collect events.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    config: MachineConfig,
+    starts: StartRules,
+    physical: PhysicalBoard,
+    rotated: bool,
+    phase: Phase,
+    game: Game,
+    chess960: bool,
+    settled: usize,
+    completed: usize,
+    turn_start: Vec<Millis>,
+    reached_at: Vec<Millis>,
+    last_seen: [Option<Millis>; 64],
+    lifts: Vec<Lift>,
+    held: Option<Bitboard>,
+    doubt: Option<Doubt>,
+    illegal_moves: [u32; 2],
+    last_press: Option<Color>,
+    clock_in_use: bool,
+    pending_press: Option<Press>,
+    completion: Option<Completion>,
+    open_claims: Vec<(u32, Color)>,
+    last_clock: Option<(u64, u64)>,
+    wrong_setup: Vec<Square>,
+    two_hands_ply: Option<u32>,
+    last_place: Option<(Square, Millis)>,
+    signalled: Option<&'static str>,
+}
+
+impl Machine {
+    /// A machine waiting for a start position.
+    pub fn new(config: MachineConfig) -> Machine {
+        let expected = config
+            .start_fen
+            .as_deref()
+            .and_then(|fen| Game::from_fen(fen, config.chess960).ok());
+        let starts = StartRules {
+            expected,
+            chess960: config.chess960,
+            identifies: config.identifies_pieces,
+        };
+        Machine {
+            physical: PhysicalBoard::new(config.identifies_pieces),
+            starts,
+            config,
+            rotated: false,
+            phase: Phase::Waiting,
+            game: Game::standard(),
+            chess960: false,
+            settled: 0,
+            completed: 0,
+            turn_start: vec![0],
+            reached_at: vec![0],
+            last_seen: [None; 64],
+            lifts: Vec::new(),
+            held: None,
+            doubt: None,
+            illegal_moves: [0, 0],
+            last_press: None,
+            clock_in_use: false,
+            pending_press: None,
+            completion: None,
+            open_claims: Vec::new(),
+            last_clock: None,
+            wrong_setup: Vec::new(),
+            two_hands_ply: None,
+            last_place: None,
+            signalled: None,
+        }
+    }
+
+    /// Runs a whole observation stream through a new machine and returns every event.
+    pub fn run(config: MachineConfig, observations: &[Observation]) -> Vec<Event> {
+        let mut machine = Machine::new(config);
+        let mut events = Vec::new();
+        for obs in observations {
+            machine.observe(obs, &mut events);
+        }
+        events
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MachineConfig {
+        &self.config
+    }
+
+    /// The recorded game so far (the standard start before any game began).
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// Plies recorded in the current game.
+    pub fn ply(&self) -> u32 {
+        ply_number(self.game.plies())
+    }
+
+    /// The board as sensed, in game coordinates.
+    pub fn physical_board(&self) -> &Board {
+        self.physical.board()
+    }
+
+    /// Where the machine is in the life of a game.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// True while play is held because the board matches no legal continuation (7.4/7.6).
+    pub fn is_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// True when the board was found turned round and squares are being mapped (7.2.2).
+    pub fn is_rotated(&self) -> bool {
+        self.rotated
+    }
+
+    /// True for a Chess960 game.
+    pub fn is_chess960(&self) -> bool {
+        self.chess960
+    }
+
+    /// Completed illegal moves of a player in this game (7.5.5).
+    pub fn illegal_moves(&self, color: Color) -> u32 {
+        self.illegal_moves[color as usize]
+    }
+
+    /// Takes one observation; appends what it caused to `out`. Never panics.
+    pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        let t = obs.t_ms;
+        match &obs.kind {
+            ObservationKind::Emptied(sq) => {
+                let sq = self.map(*sq);
+                self.last_seen[sq as usize] = Some(t);
+                let piece = self.physical.empty(sq, t);
+                if let Some(piece) = piece
+                    && self.phase == Phase::Playing
+                {
+                    self.on_lift(sq, piece, t, out);
+                }
+                self.board_changed(t, out);
+            }
+            ObservationKind::Placed(sq, piece) => {
+                let sq = self.map(*sq);
+                self.last_seen[sq as usize] = Some(t);
+                if self.phase == Phase::Playing {
+                    self.on_place(sq, t, out);
+                }
+                self.physical.place(sq, *piece);
+                self.board_changed(t, out);
+            }
+            ObservationKind::Snapshot(snapshot) => {
+                let mut board = snapshot.board.clone();
+                if self.rotated {
+                    board.rotate_180();
+                }
+                for sq in self.physical.diff(&board) {
+                    self.last_seen[sq as usize] = Some(t);
+                }
+                self.physical.replace(&board);
+                self.board_changed(t, out);
+            }
+            ObservationKind::ClockPressed { by } => self.on_press(*by, t, out),
+            ObservationKind::ClockTimes(reading) => {
+                let times = (reading.white_ms, reading.black_ms);
+                if self.phase == Phase::Playing && self.last_clock != Some(times) {
+                    self.last_clock = Some(times);
+                    out.push(Event::Clock {
+                        white_ms: times.0,
+                        black_ms: times.1,
+                        ply: self.ply(),
+                        t_ms: t,
+                    });
+                }
+            }
+        }
+        self.advance(t, out);
+    }
+
+    /// Lets time pass without an observation: a clock press whose board updates did not
+    /// follow is judged once the grace period is over. Call it from a timer when the board is
+    /// silent; [`Machine::observe`] calls it itself.
+    pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
+        if let Some(press) = self.pending_press
+            && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
+        {
+            self.pending_press = None;
+            if self.phase == Phase::Playing && !self.try_complete(press, out) {
+                let n = self.game.plies();
+                if press.ply == n + 1 && self.game.position().turn() == press.by {
+                    self.judge_press(press.by, press.t_ms, out);
+                }
+            }
+        }
+        if let Some(c) = self.completion
+            && now >= c.pressed.saturating_add(self.config.press_grace_ms)
+        {
+            self.completion = None;
+            self.settle(c.ply.max(self.settled));
+        }
+    }
+
+    /// When [`Machine::advance`] next has something to decide, if anything is waiting.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        let grace = self.config.press_grace_ms;
+        let press = self.pending_press.map(|p| p.t_ms.saturating_add(grace));
+        let settle = self.completion.map(|c| c.pressed.saturating_add(grace));
+        match (press, settle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn map(&self, sq: Square) -> Square {
+        if self.rotated { sq.rotate_180() } else { sq }
+    }
+
+    fn sensed(&self) -> Sensed<'_> {
+        Sensed {
+            board: self.physical.board(),
+            identifies: self.config.identifies_pieces,
+            placed: self.physical.placed(),
+        }
+    }
+
+    fn alert(&self, article: &str, side: Option<Color>, t: Millis, severity: Severity) -> Alert {
+        Alert {
+            article: article.to_string(),
+            side: side.map(ColorName::from),
+            ply: ply_number(self.game.plies() + 1),
+            t_ms: t,
+            evidence_ms: Vec::new(),
+            squares: Vec::new(),
+            severity,
+            message: String::new(),
+        }
+    }
+
+    // ----- lifts, placements and the hands -----
+
+    fn on_lift(&mut self, sq: Square, piece: shakmaty::Piece, t: Millis, out: &mut Vec<Event>) {
+        let lifter = piece.color;
+        let lapsed: Vec<(u32, Color)> = self
+            .open_claims
+            .iter()
+            .copied()
+            .filter(|&(_, mover)| mover != lifter)
+            .collect();
+        self.open_claims.retain(|&(_, mover)| mover == lifter);
+        for (ply, mover) in lapsed {
+            let mut a = self.alert("4.8", Some(!mover), t, Severity::Info);
+            a.ply = ply;
+            a.evidence_ms = vec![t];
+            a.squares = vec![sq.to_string()];
+            a.message = format!(
+                "4.8: {} touched a piece on {sq}; the right to claim about ply {ply} lapsed",
+                color_word(!mover)
+            );
+            out.push(Event::Alert(a));
+        }
+        let in_flight = self.physical.in_flight();
+        let partner = in_flight[..in_flight.len().saturating_sub(1)]
+            .iter()
+            .rev()
+            .find(|f| {
+                t.saturating_sub(f.t_ms) <= self.config.two_hands_threshold_ms
+                    && far(f.from, sq)
+                    && self.one_move_could_involve(f.from, sq)
+            })
+            .copied();
+        if let Some(other) = partner {
+            self.two_hands(other.from, other.t_ms, sq, t, "lifted", out);
+        }
+        self.lifts.push(Lift { sq, piece, t_ms: t });
+    }
+
+    fn on_place(&mut self, sq: Square, t: Millis, out: &mut Vec<Event>) {
+        if let Some((other, when)) = self.last_place
+            && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
+            && far(other, sq)
+            && self.one_move_could_involve(other, sq)
+        {
+            self.two_hands(other, when, sq, t, "placed", out);
+        }
+        self.last_place = Some((sq, t));
+    }
+
+    /// True when one legal move (of the side to move, or a move that may still be revised)
+    /// involves both squares: only then can two far-apart actions be one move made with two
+    /// hands rather than two players' moves or a knocked piece.
+    fn one_move_could_involve(&self, a: Square, b: Square) -> bool {
+        let both = Bitboard::from(a) | Bitboard::from(b);
+        let positions = self.game.positions();
+        positions[self.settled..].iter().any(|pos| {
+            pos.legal_moves().into_iter().any(|m| {
+                let mut squares = super::search::squares_of(m);
+                if let Move::Castle { king, rook } = m
+                    && let Some(side) = m.castling_side()
+                {
+                    let color = pos.turn();
+                    squares |= Bitboard::from(king)
+                        | Bitboard::from(rook)
+                        | Bitboard::from(side.king_to(color))
+                        | Bitboard::from(side.rook_to(color));
+                }
+                both.is_subset(squares)
+            })
+        })
+    }
+
+    fn two_hands(
+        &mut self,
+        a: Square,
+        ta: Millis,
+        b: Square,
+        tb: Millis,
+        verb: &str,
+        out: &mut Vec<Event>,
+    ) {
+        let ply = self.ply() + 1;
+        if self.two_hands_ply == Some(ply) {
+            return;
+        }
+        self.two_hands_ply = Some(ply);
+        let side = self.game.position().turn();
+        let mut alert = self.alert("7.5.4", Some(side), tb, Severity::Warning);
+        alert.evidence_ms = vec![ta, tb];
+        alert.squares = vec![a.to_string(), b.to_string()];
+        alert.message = format!(
+            "suspected 7.5.4: pieces {verb} on {a} and {b} within {} ms (threshold {} ms); one \
+             hand can hardly do that. The arbiter decides.",
+            tb.saturating_sub(ta),
+            self.config.two_hands_threshold_ms
+        );
+        out.push(Event::Alert(alert));
+    }
+
+    // ----- the board changed -----
+
+    fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
+        match self.phase {
+            Phase::Ended => {
+                // The arbiter may still be moving the kings: the signal that stands counts.
+                if let Some(before) = self.signalled
+                    && let Some(signal) = ending::result_signal(self.physical.board())
+                    && signal.result != before
+                {
+                    self.signalled = Some(signal.result);
+                    self.finish(signal, t, out);
+                }
+                self.look_for_start(t, out);
+            }
+            Phase::Waiting => self.look_for_start(t, out),
+            Phase::Playing => {
+                if let Some(signal) = ending::result_signal(self.physical.board()) {
+                    self.result_signal(signal, t, out);
+                } else {
+                    self.reconcile(t, out);
+                }
+            }
+        }
+    }
+
+    fn look_for_start(&mut self, t: Millis, out: &mut Vec<Event>) {
+        match self.starts.recognise(self.physical.board()) {
+            SetUp::Start(start) => self.begin(*start, t, out),
+            SetUp::Wrong(squares) => {
+                if squares != self.wrong_setup {
+                    let mut a = self.alert("7.2.1", None, t, Severity::Warning);
+                    a.ply = 0;
+                    a.squares = squares.iter().map(ToString::to_string).collect();
+                    a.message = format!(
+                        "7.2.1: the set-up is wrong on {}; no game starts until it is corrected",
+                        a.squares.join(" ")
+                    );
+                    out.push(Event::Alert(a));
+                    self.wrong_setup = squares;
+                }
+            }
+            SetUp::Nothing => {}
+        }
+    }
+
+    fn begin(&mut self, start: Start, t: Millis, out: &mut Vec<Event>) {
+        if start.rotated {
+            self.rotated = !self.rotated;
+            self.physical.rotate_180();
+        }
+        let fresh = Machine::new(self.config.clone());
+        let physical = std::mem::replace(&mut self.physical, fresh.physical.clone());
+        let rotated = self.rotated;
+        *self = Machine {
+            physical,
+            rotated,
+            phase: Phase::Playing,
+            game: start.game,
+            chess960: start.chess960,
+            turn_start: vec![t],
+            reached_at: vec![t],
+            ..fresh
+        };
+        self.physical.clear_placed();
+        out.push(Event::GameStart {
+            t_ms: t,
+            fen: self.game.fen(),
+            chess960: self.chess960,
+            rotated: self.rotated,
+        });
+    }
+
+    fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
+        self.read_and_adopt(t, out);
+        if let Some(press) = self.pending_press
+            && self.phase == Phase::Playing
+            && self.sensed().diff(self.game.position().board()).is_empty()
+            && self.try_complete(press, out)
+        {
+            self.pending_press = None;
+        }
+    }
+
+    /// Completes the ply a press was for, if the game now holds that ply by the presser.
+    fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
+        let ply = press.ply;
+        let by_presser = ply >= 1
+            && ply <= self.game.plies()
+            && self.game.positions()[ply - 1].turn() == press.by;
+        if by_presser && ply > self.completed {
+            self.complete(press.by, press.t_ms, ply, out);
+        }
+        by_presser
+    }
+
+    fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
+        match self.read_board() {
+            Reading::Current => {
+                self.doubt = None;
+                self.set_held(None, t, out);
+            }
+            Reading::Adopt { from, moves, doubt } => {
+                self.adopt(from, &moves, t, out);
+                let undecided = matches!(doubt, Some(Doubt::Sequences(_)));
+                if let Some(doubt) = doubt {
+                    self.raise_doubt(doubt, t, out);
+                }
+                if self.phase == Phase::Playing {
+                    let d = self.sensed().diff(self.game.position().board());
+                    let held = if d.is_empty() {
+                        None
+                    } else if undecided {
+                        Some(d)
+                    } else {
+                        self.held
+                    };
+                    self.set_held(held, t, out);
+                }
+            }
+            Reading::Unexplained { in_progress } => {
+                if let SetUp::Start(start) = self.starts.recognise(self.physical.board())
+                    && self.settled > 0
+                {
+                    self.begin(*start, t, out);
+                    return;
+                }
+                if !in_progress || self.held.is_some() {
+                    let d = self.sensed().diff(self.game.position().board());
+                    self.set_held(Some(d), t, out);
+                }
+            }
+        }
+    }
+
+    /// What explains the board: the game as it is, one more move, a revision of moves not
+    /// yet confirmed, or a reconstruction of missed moves.
+    fn read_board(&self) -> Reading {
+        let s = self.sensed();
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let current = &positions[n];
+        if s.diff(current.board()).is_empty() {
+            return Reading::Current;
+        }
+        let singles = s.single_moves(current);
+        if let Some((m, doubt)) = choose(&singles) {
+            return Reading::Adopt {
+                from: n,
+                moves: vec![m],
+                doubt,
+            };
+        }
+        let revisable = self.settled..n;
+        for k in revisable.clone().rev() {
+            let pos = &positions[k];
+            if s.diff(pos.board()).is_empty() {
+                return Reading::Adopt {
+                    from: k,
+                    moves: Vec::new(),
+                    doubt: None,
+                };
+            }
+            let singles = s.single_moves(pos);
+            if let Some((m, doubt)) = choose(&singles) {
+                return Reading::Adopt {
+                    from: k,
+                    moves: vec![m],
+                    doubt,
+                };
+            }
+        }
+        let in_progress =
+            s.in_progress(current) || revisable.clone().any(|k| s.in_progress(&positions[k]));
+        if in_progress {
+            return Reading::Unexplained { in_progress };
+        }
+        // The shortest explanation counted from the oldest revisable position wins; on a
+        // tie the recorded moves are kept.
+        let mut best: Option<(usize, Reading)> = None;
+        for k in std::iter::once(n).chain(revisable.rev()) {
+            let kept = k - self.settled;
+            let limit = best.as_ref().map_or(usize::MAX, |(total, _)| total - 1);
+            let depth = self
+                .config
+                .max_reconstruction_plies
+                .min(limit.saturating_sub(kept));
+            if depth < 2 {
+                continue;
+            }
+            let since = self.reached_at.get(k).copied().unwrap_or(0);
+            let (len, reading) = match s.sequences(&positions[k], depth, self.seen_since(since)) {
+                Explanation::None => continue,
+                Explanation::Unique(seq) => (
+                    seq.len(),
+                    Reading::Adopt {
+                        from: k,
+                        moves: seq,
+                        doubt: None,
+                    },
+                ),
+                Explanation::Ambiguous(seqs) => (
+                    seqs[0].len(),
+                    Reading::Adopt {
+                        from: k,
+                        moves: common_prefix(&seqs),
+                        doubt: Some(Doubt::Sequences(seqs)),
+                    },
+                ),
+            };
+            best = Some((kept + len, reading));
+        }
+        if let Some((_, reading)) = best {
+            return reading;
+        }
+        Reading::Unexplained { in_progress }
+    }
+
+    /// Squares the board reported a change on at or after `t`.
+    fn seen_since(&self, t: Millis) -> Bitboard {
+        let mut seen = Bitboard::EMPTY;
+        for (i, when) in self.last_seen.iter().enumerate() {
+            if when.is_some_and(|w| w >= t) {
+                seen.add(Square::new(i as u32));
+            }
+        }
+        seen
+    }
+
+    fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
+        let n = self.game.plies();
+        let same = self.game.moves()[from.min(n)..]
+            .iter()
+            .zip(moves)
+            .take_while(|(played, m)| played.mv == **m)
+            .count();
+        let keep = from + same;
+        if keep < n {
+            let withdrawn = self.game.moves()[keep..]
+                .iter()
+                .map(|p| p.uci.clone())
+                .collect();
+            out.push(Event::Revision {
+                ply: ply_number(keep + 1),
+                withdrawn,
+                t_ms: t,
+            });
+            self.game.truncate(keep);
+            self.turn_start.truncate(keep + 1);
+            self.reached_at.truncate(keep + 1);
+            self.completed = self.completed.min(keep);
+            self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
+        }
+        for &m in &moves[same..] {
+            if self.phase != Phase::Playing {
+                break;
+            }
+            self.record(m, t, out);
+        }
+        if keep < n
+            && let Some(c) = self.completion
+            && self.phase == Phase::Playing
+        {
+            let plies = self.game.plies();
+            if plies > self.completed && self.game.position().turn() != c.by {
+                self.complete(c.by, c.pressed, plies, out);
+            }
+        }
+    }
+
+    fn raise_doubt(&mut self, doubt: Doubt, t: Millis, out: &mut Vec<Event>) {
+        if self.doubt.as_ref() == Some(&doubt) {
+            return;
+        }
+        let side = self.game.position().turn();
+        let alert = match &doubt {
+            Doubt::Sequences(seqs) => {
+                let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+                let lines: Vec<String> = seqs
+                    .iter()
+                    .map(|seq| {
+                        seq.iter()
+                            .map(|m| {
+                                shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode())
+                                    .to_string()
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                a.message = format!(
+                    "board updates were missed and {} move sequences explain the board ({}); \
+                     nothing is recorded past ply {} until the board tells them apart",
+                    seqs.len(),
+                    lines.join(" | "),
+                    self.game.plies()
+                );
+                let mut squares = Bitboard::EMPTY;
+                for m in seqs.iter().flatten() {
+                    squares |= super::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a
+            }
+            Doubt::PromotionPiece => {
+                let mut a = self.alert("4.6", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                if let Some(last) = self.game.moves().last() {
+                    a.squares = vec![last.mv.to().to_string()];
+                }
+                a.message = "the board cannot tell which piece the pawn became: a queen is \
+                             recorded; the arbiter should check"
+                    .to_string();
+                a
+            }
+        };
+        out.push(Event::Alert(alert));
+        self.doubt = Some(doubt);
+    }
+
+    fn set_held(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        if held == self.held {
+            return;
+        }
+        let was_held = self.held.is_some();
+        self.held = held;
+        if held.is_none() && !was_held {
+            return;
+        }
+        out.push(Event::BoardState {
+            held: held.is_some(),
+            differing: held
+                .unwrap_or(Bitboard::EMPTY)
+                .into_iter()
+                .map(|s| s.to_string())
+                .collect(),
+            t_ms: t,
+        });
+    }
+
+    /// Records one move: touch-move judgement, the move event, the end of the game.
+    fn record(&mut self, m: Move, t: Millis, out: &mut Vec<Event>) {
+        let n = self.game.plies();
+        let before = self.game.position().clone();
+        let mover = before.turn();
+        let since = self.turn_start.get(n).copied().unwrap_or(0);
+        let turn_lifts: Vec<Lift> = self
+            .lifts
+            .iter()
+            .filter(|l| l.t_ms >= since && l.t_ms <= t)
+            .copied()
+            .collect();
+        let finding = touch::judge(&before, m, &turn_lifts);
+        let Ok(played) = self.game.play(m) else {
+            return;
+        };
+        let ply = ply_number(n + 1);
+        out.push(Event::Move {
+            ply,
+            uci: played.uci.clone(),
+            san: played.san.clone(),
+            t_ms: t,
+            side: mover.into(),
+            fen: self.game.fen(),
+        });
+        if let Some(f) = finding {
+            let mut a = self.alert(f.article, Some(mover), t, f.severity);
+            a.ply = ply;
+            a.evidence_ms = f.evidence_ms;
+            a.squares = f.squares.iter().map(ToString::to_string).collect();
+            a.message = f.message;
+            out.push(Event::Alert(a));
+            self.open_claims.push((ply, mover));
+        }
+        self.turn_start.push(t);
+        self.reached_at.push(t);
+        self.physical.clear_placed();
+        let window = n + 1 - self.config.revisable_plies.min(n + 1);
+        self.settle(window.max(self.settled));
+        if let Some(end) = ending::automatic_end(&self.game, &self.config.dead_position_budget) {
+            self.finish(end, t, out);
+        }
+    }
+
+    fn settle(&mut self, plies: usize) {
+        self.settled = plies.min(self.game.plies());
+        if let Some(&since) = self.turn_start.get(self.settled) {
+            self.lifts.retain(|l| l.t_ms >= since);
+        }
+    }
+
+    fn finish(&mut self, end: Ending, t: Millis, out: &mut Vec<Event>) {
+        out.push(Event::Result {
+            result: end.result.to_string(),
+            reason: end.reason,
+            t_ms: t,
+        });
+        self.phase = Phase::Ended;
+        self.pending_press = None;
+        if self.held.is_some() {
+            self.held = None;
+        }
+    }
+
+    fn result_signal(&mut self, signal: Ending, t: Millis, out: &mut Vec<Event>) {
+        let n = self.game.plies();
+        let mut keep = n;
+        while keep > self.settled {
+            let m = self.game.moves()[keep - 1].mv;
+            let king_to_centre = matches!(m, Move::Normal { role: Role::King, to, .. } if ending::CENTRE.contains(to));
+            if !king_to_centre {
+                break;
+            }
+            keep -= 1;
+        }
+        if keep < n {
+            self.adopt(keep, &[], t, out);
+        }
+        self.signalled = Some(signal.result);
+        self.finish(signal, t, out);
+    }
+
+    // ----- the clock -----
+
+    fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        if self.phase != Phase::Playing {
+            self.last_press = Some(by);
+            return;
+        }
+        self.clock_in_use = true;
+        let n = self.game.plies();
+        let to_move = self.game.position().turn();
+        let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
+        if by != to_move {
+            if n > 0 && n > self.completed {
+                if board_is_game {
+                    self.complete(by, t, n, out);
+                } else {
+                    // The board may report the last placement after the press.
+                    self.pending_press = Some(Press {
+                        by,
+                        t_ms: t,
+                        ply: n,
+                    });
+                }
+            }
+        } else if n == 0 && self.last_press.is_none() && board_is_game {
+            // The clock started with the wrong lever: nothing was played yet.
+        } else if self.last_press == Some(by) && self.completed == n && n > 0 {
+            // A repeated press of the same lever.
+        } else {
+            // Judged after the grace period: the move's board updates may still come.
+            self.pending_press = Some(Press {
+                by,
+                t_ms: t,
+                ply: n + 1,
+            });
+        }
+        self.last_press = Some(by);
+    }
+
+    fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
+        out.push(Event::MoveCompleted {
+            ply: ply_number(n),
+            side: by.into(),
+            t_ms: t,
+        });
+        self.completed = n;
+        if let Some(start) = self.turn_start.get_mut(n) {
+            *start = (*start).max(t);
+        }
+        // The board may still report the end of a slide made before the press: the move
+        // stays revisable for the grace period.
+        self.completion = Some(Completion {
+            by,
+            ply: n,
+            pressed: t,
+        });
+    }
+
+    /// The side to move pressed without a recognised move: 7.5.2, 7.5.3 or 7.5.1.
+    fn judge_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        if self.phase != Phase::Playing || self.game.position().turn() != by {
+            return;
+        }
+        let current = self.game.position().clone();
+        let s = self.sensed();
+        let d = s.diff(current.board());
+        if d.is_empty()
+            || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
+        {
+            let mut a = self.alert("7.5.3", Some(by), t, Severity::Critical);
+            a.evidence_ms = vec![t];
+            a.message = format!(
+                "7.5.3: {} pressed the clock without making a move; this counts as an illegal move",
+                color_word(by)
+            );
+            out.push(Event::Alert(a));
+            self.count_illegal(by, t, out);
+            return;
+        }
+        if let Some(m) = s.unfinished_promotion(&current) {
+            self.record(m, t, out);
+            let mut a = self.alert("7.5.2", Some(by), t, Severity::Critical);
+            a.ply = self.ply();
+            a.evidence_ms = vec![t];
+            a.squares = vec![m.to().to_string()];
+            a.message = format!(
+                "7.5.2: the pawn reached {} but was not exchanged before the clock press; a queen \
+                 is recorded and the move counts as illegal",
+                m.to()
+            );
+            out.push(Event::Alert(a));
+            self.count_illegal(by, t, out);
+            if self.phase == Phase::Playing && self.game.position().turn() != by {
+                let n = self.game.plies();
+                self.complete(by, t, n, out);
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
+            }
+            return;
+        }
+        let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
+        a.evidence_ms = vec![t];
+        a.squares = d.into_iter().map(|s| s.to_string()).collect();
+        let why = ending::illegal_position(self.physical.board())
+            .map(|w| format!(" (3.10.3: {w})"))
+            .unwrap_or_default();
+        a.message = format!(
+            "7.5.1: {} completed an illegal move with the clock press; the board differs from \
+             the game on {}{why}. The position before the irregularity must be restored.",
+            color_word(by),
+            a.squares.join(" ")
+        );
+        out.push(Event::Alert(a));
+        if !why.is_empty() {
+            let mut p = self.alert("3.10.3", Some(by), t, Severity::Critical);
+            p.squares = vec![];
+            p.message = format!("the board shows an illegal position{why}");
+            out.push(Event::Alert(p));
+        }
+        self.count_illegal(by, t, out);
+        self.set_held(Some(d), t, out);
+    }
+
+    fn count_illegal(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        let count = &mut self.illegal_moves[by as usize];
+        *count += 1;
+        let count = *count;
+        let minutes = if self.config.blitz { 1 } else { 2 };
+        let opponent = !by;
+        let proposal = if count == 1 {
+            format!(
+                "first completed illegal move of {}: proposed penalty {minutes} minute{} added to \
+                 {}'s clock",
+                color_word(by),
+                if minutes == 1 { "" } else { "s" },
+                color_word(opponent)
+            )
+        } else if self.game.position().has_insufficient_material(opponent) {
+            format!(
+                "completed illegal move number {count} of {}: proposed result draw, {} cannot \
+                 checkmate",
+                color_word(by),
+                color_word(opponent)
+            )
+        } else {
+            format!(
+                "completed illegal move number {count} of {}: proposed result, the game is lost \
+                 by {}",
+                color_word(by),
+                color_word(by)
+            )
+        };
+        let mut a = self.alert("7.5.5", Some(by), t, Severity::Critical);
+        a.evidence_ms = vec![t];
+        a.message = format!("7.5.5: {proposal}. The arbiter decides.");
+        out.push(Event::Alert(a));
+    }
+}
+
+/// A clock press waiting for the board: `ply` is the ply it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Press {
+    by: Color,
+    t_ms: Millis,
+    ply: usize,
+}
+
+/// A clock press that completed a move, still within its grace period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Completion {
+    by: Color,
+    ply: usize,
+    pressed: Millis,
+}
+
+/// Picks the move among single-move explanations: one, or a queen promotion among the
+/// promotions an occupancy-only board cannot tell apart.
+fn choose(singles: &[(Move, Chess)]) -> Option<(Move, Option<Doubt>)> {
+    match singles {
+        [] => None,
+        [(m, _)] => Some((*m, None)),
+        _ => singles
+            .iter()
+            .find(|(m, _)| m.promotion() == Some(Role::Queen))
+            .map(|(m, _)| (*m, Some(Doubt::PromotionPiece))),
+    }
+}
+
+fn common_prefix(seqs: &[Vec<Move>]) -> Vec<Move> {
+    let Some(first) = seqs.first() else {
+        return Vec::new();
+    };
+    let len = (0..first.len())
+        .take_while(|&i| seqs.iter().all(|s| s.get(i) == Some(&first[i])))
+        .count();
+    first[..len].to_vec()
+}
+
+/// Two squares two or more files or ranks apart (one hand cannot serve both at once).
+fn far(a: Square, b: Square) -> bool {
+    a.file().distance(b.file()) >= 2 || a.rank().distance(b.rank()) >= 2
+}
+
+fn ply_number(plies: usize) -> u32 {
+    u32::try_from(plies).unwrap_or(u32::MAX)
+}
+
+fn color_word(c: Color) -> &'static str {
+    match c {
+        Color::White => "White",
+        Color::Black => "Black",
+    }
+}

@@ -1,0 +1,369 @@
+//! Which legal moves explain what stands on the board: one move (the common case, a few
+//! hundred nanoseconds) or the shortest sequence of moves when updates were missed.
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
+
+use super::physical::board_diff;
+
+/// What the search compares positions with: the sensed board and its evidence.
+#[derive(Debug, Clone, Copy)]
+pub struct Sensed<'a> {
+    /// The board as sensed.
+    pub board: &'a Board,
+    /// False on occupancy-only boards.
+    pub identifies: bool,
+    /// Squares placed on since the last recorded move (capture evidence on occupancy-only
+    /// boards).
+    pub placed: Bitboard,
+}
+
+/// The outcome of a search for move sequences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Explanation {
+    /// No sequence within the depth explains the board.
+    None,
+    /// Exactly one shortest sequence.
+    Unique(Vec<Move>),
+    /// Several shortest sequences (at most a few are kept).
+    Ambiguous(Vec<Vec<Move>>),
+}
+
+/// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
+const NODE_BUDGET: usize = 20_000;
+/// Sequences kept when several explain the board.
+const KEEP: usize = 4;
+
+impl Sensed<'_> {
+    /// Squares where `board` differs from the sensed board.
+    pub fn diff(&self, board: &Board) -> Bitboard {
+        board_diff(self.board, board, self.identifies)
+    }
+
+    /// True when the sensed board is exactly `pos` reached by `m` (on occupancy-only boards
+    /// a capture also needs a placement seen on the capture square).
+    fn shows(&self, after: &Chess, m: Move) -> bool {
+        if !self.diff(after.board()).is_empty() {
+            return false;
+        }
+        self.identifies
+            || !matches!(
+                m,
+                Move::Normal {
+                    capture: Some(_),
+                    ..
+                }
+            )
+            || self.placed.contains(m.to())
+    }
+
+    /// Every single legal move from `pos` that leaves exactly the sensed board.
+    pub fn single_moves(&self, pos: &Chess) -> Vec<(Move, Chess)> {
+        let d = self.diff(pos.board());
+        let mut found = Vec::new();
+        if d.is_empty() || d.count() > 4 {
+            return found;
+        }
+        for m in pos.legal_moves() {
+            if !touches(m, d) {
+                continue;
+            }
+            if let Some(quick) = quick_changed(m, pos.turn(), self.identifies)
+                && quick != d
+            {
+                continue;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            if self.shows(&after, m) {
+                found.push((m, after));
+            }
+        }
+        found
+    }
+
+    /// True when the sensed board could be a move from `pos` still being made: every
+    /// differing square is one the move changes and holds either nothing yet or what the
+    /// move puts there (a pawn on the promotion square counts as an unfinished promotion).
+    pub fn in_progress(&self, pos: &Chess) -> bool {
+        let d = self.diff(pos.board());
+        if d.is_empty() {
+            return true;
+        }
+        if d.count() > 4 {
+            return false;
+        }
+        pos.legal_moves()
+            .into_iter()
+            .any(|m| self.partly_made(pos, m, d))
+    }
+
+    fn partly_made(&self, pos: &Chess, m: Move, d: Bitboard) -> bool {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let changed = board_diff(pos.board(), after.board(), true) | squares_of(m);
+        let extra = d & !changed;
+        if extra.any() && !self.on_its_way(pos, m, extra) {
+            return false;
+        }
+        (d & changed)
+            .into_iter()
+            .all(|sq| match self.board.piece_at(sq) {
+                None => true,
+                Some(_) if !self.identifies => after.board().piece_at(sq).is_some(),
+                Some(p) => {
+                    after.board().piece_at(sq) == Some(p)
+                        || (m.is_promotion() && sq == m.to() && p == pos.turn().pawn())
+                }
+            })
+    }
+
+    /// True when `extra` is one empty square on which the lifted piece of `m` stands for a
+    /// moment: a piece slid across the board, or a capturer on its way to its victim.
+    fn on_its_way(&self, pos: &Chess, m: Move, extra: Bitboard) -> bool {
+        let (Move::Normal { from, to, .. } | Move::EnPassant { from, to }) = m else {
+            return false;
+        };
+        let Some(x) = extra.first() else {
+            return false;
+        };
+        extra.count() == 1
+            && shakmaty::attacks::between(from, to).contains(x)
+            && pos.board().piece_at(x).is_none()
+            && self.board.piece_at(from).is_none()
+            && (!self.identifies || self.board.piece_at(x) == pos.board().piece_at(from))
+    }
+
+    /// The promotion the sensed board shows unfinished: the pawn of the side to move stands
+    /// on the last rank, and the board is otherwise the position after that promotion.
+    pub fn unfinished_promotion(&self, pos: &Chess) -> Option<Move> {
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 2 {
+            return None;
+        }
+        let pawn = pos.turn().pawn();
+        pos.legal_moves().into_iter().find(|&m| {
+            if m.promotion() != Some(Role::Queen) {
+                return false;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let mut board = after.board().clone();
+            board.set_piece_at(m.to(), pawn);
+            board_diff(self.board, &board, self.identifies).is_empty()
+        })
+    }
+
+    /// The shortest sequences of 2 to `max_depth` legal moves from `start` that leave the
+    /// sensed board. Every move must start and end on squares the board reported a change
+    /// on (`seen`), but for one square in the whole sequence (a missed update): a sequence
+    /// of moves nobody was seen making is no explanation.
+    pub fn sequences(&self, start: &Chess, max_depth: usize, seen: Bitboard) -> Explanation {
+        if !self.feasible(start) {
+            return Explanation::None;
+        }
+        let mut budget = NODE_BUDGET;
+        for depth in 2..=max_depth {
+            let mut found = Vec::new();
+            let mut path = Vec::with_capacity(depth);
+            let mut walk = Walk {
+                seen,
+                unseen: Bitboard::EMPTY,
+                path: &mut path,
+                found: &mut found,
+                budget: &mut budget,
+            };
+            self.search(start, depth, &mut walk);
+            if budget == 0 {
+                return Explanation::None;
+            }
+            match found.len() {
+                0 => continue,
+                1 => return Explanation::Unique(found.remove(0)),
+                _ => return Explanation::Ambiguous(found),
+            }
+        }
+        Explanation::None
+    }
+
+    fn search(&self, pos: &Chess, depth: usize, walk: &mut Walk<'_>) {
+        if walk.found.len() >= KEEP || *walk.budget == 0 {
+            return;
+        }
+        *walk.budget -= 1;
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 4 * depth {
+            return;
+        }
+        if depth == 1 {
+            for (m, _) in self.single_moves(pos) {
+                if walk.allows(m).is_some() && walk.found.len() < KEEP {
+                    let mut seq = walk.path.clone();
+                    seq.push(m);
+                    walk.found.push(seq);
+                }
+            }
+            return;
+        }
+        for m in pos.legal_moves() {
+            let Some(unseen) = walk.allows(m).filter(|_| touches(m, d)) else {
+                continue;
+            };
+            let mut next = pos.clone();
+            next.play_unchecked(m);
+            if !self.feasible(&next) {
+                continue;
+            }
+            walk.path.push(m);
+            let before = std::mem::replace(&mut walk.unseen, unseen);
+            self.search(&next, depth - 1, walk);
+            walk.unseen = before;
+            walk.path.pop();
+        }
+    }
+
+    /// Whether the sensed material can be reached from `pos` by captures and promotions.
+    fn feasible(&self, pos: &Chess) -> bool {
+        let have = pos.board();
+        let want = self.board;
+        if !self.identifies {
+            return want.occupied().count() <= have.occupied().count();
+        }
+        [Color::White, Color::Black].into_iter().all(|c| {
+            let h = have.material_side(c);
+            let w = want.material_side(c);
+            if w.king != h.king || w.pawn > h.pawn {
+                return false;
+            }
+            let promotions = usize::from(h.pawn - w.pawn);
+            let extra: usize = [
+                (w.knight, h.knight),
+                (w.bishop, h.bishop),
+                (w.rook, h.rook),
+                (w.queen, h.queen),
+            ]
+            .into_iter()
+            .map(|(w, h)| usize::from(w.saturating_sub(h)))
+            .sum();
+            extra <= promotions
+        })
+    }
+}
+
+/// The state of one reconstruction search.
+struct Walk<'a> {
+    seen: Bitboard,
+    unseen: Bitboard,
+    path: &'a mut Vec<Move>,
+    found: &'a mut Vec<Vec<Move>>,
+    budget: &'a mut usize,
+}
+
+impl Walk<'_> {
+    /// The squares never reported on that the sequence would use with `m` added, if that
+    /// is at most one square (one missed update).
+    fn allows(&self, m: Move) -> Option<Bitboard> {
+        let ends = match m {
+            Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+            _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
+        };
+        let unseen = self.unseen | (ends & !self.seen);
+        (unseen.count() <= 1).then_some(unseen)
+    }
+}
+
+/// True when the move starts (or, for castling, involves the rook) on a differing square.
+fn touches(m: Move, d: Bitboard) -> bool {
+    match m {
+        Move::Castle { king, rook } => d.contains(king) || d.contains(rook),
+        _ => m.from().is_some_and(|f| d.contains(f)),
+    }
+}
+
+/// The squares a move touches: origin, destination, en passant victim, castling squares.
+pub fn squares_of(m: Move) -> Bitboard {
+    match m {
+        Move::Normal { from, to, .. } => Bitboard::from(from) | Bitboard::from(to),
+        Move::EnPassant { from, to } => {
+            Bitboard::from(from) | Bitboard::from(to) | Bitboard::from(ep_victim(from, to))
+        }
+        Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+        Move::Put { to, .. } => Bitboard::from(to),
+    }
+}
+
+/// The square of the pawn taken en passant.
+pub fn ep_victim(from: Square, to: Square) -> Square {
+    Square::from_coords(to.file(), from.rank())
+}
+
+/// The changed squares of a move, without playing it, when that is cheap to know.
+fn quick_changed(m: Move, _turn: Color, identifies: bool) -> Option<Bitboard> {
+    match m {
+        Move::Normal {
+            from, to, capture, ..
+        } => Some(if capture.is_some() && !identifies {
+            Bitboard::from(from)
+        } else {
+            Bitboard::from(from) | Bitboard::from(to)
+        }),
+        Move::EnPassant { .. } => Some(squares_of(m)),
+        Move::Castle { .. } | Move::Put { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::uci::UciMove;
+
+    fn after(ucis: &[&str]) -> Chess {
+        let mut pos = Chess::default();
+        for u in ucis {
+            let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+        }
+        pos
+    }
+
+    #[test]
+    fn one_move_is_found_and_two_orders_are_ambiguous() {
+        let start = Chess::default();
+        let target = after(&["e2e4"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        assert_eq!(s.single_moves(&start).len(), 1);
+        let target = after(&["e2e4", "d7d5", "e4d5"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        assert_eq!(
+            s.sequences(&start, 4, Bitboard::FULL),
+            Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
+        );
+        let target = after(&["e2e4", "e7e5", "d2d4"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        assert!(
+            matches!(s.sequences(&start, 4, Bitboard::FULL), Explanation::Ambiguous(v) if v.len() == 2)
+        );
+    }
+
+    fn after_moves(ucis: &[&str]) -> Vec<Move> {
+        let mut pos = Chess::default();
+        ucis.iter()
+            .map(|u| {
+                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+}

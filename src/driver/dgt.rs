@@ -1,0 +1,587 @@
+//! The link to one DGT board on a serial port: open, handshake, forward every received chunk,
+//! pace clock commands, notice a dead link and reconnect.
+//!
+//! [`spawn_link`] starts a tokio task that owns the port. It reports through [`LinkEvent`]s:
+//! `Connected` after each successful handshake, `Bytes` for every chunk received (handshake
+//! replies included, in order, after the `Connected` they belong to), `Disconnected` when the
+//! link is lost (the task then reconnects with backoff and resynchronises with a board dump),
+//! and `Failed` when nothing can be done without the user. The task ends after `Failed`, after
+//! [`LinkHandle::shutdown`], or when every handle and the event receiver are dropped.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_serial::SerialStream;
+
+use super::backoff::Backoff;
+use super::clock_pacing::{ClockAction, ClockPacer};
+use super::serial;
+use crate::wire::dgt::{AckKind, ClockMessage, Command, Decoder, Message};
+
+/// Which update mode the driver puts the board in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpdateMode {
+    /// Field updates, and clock times only when they change (`0x4B`): the default.
+    #[default]
+    Nice,
+    /// Field updates and clock times at least every second (`0x43`).
+    Full,
+    /// Field updates only, no clock (`0x44`).
+    BoardOnly,
+}
+
+/// Settings of one board link. Everything but the port has a sensible default.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    /// The serial port, e.g. `/dev/ttyACM0`.
+    pub port: String,
+    /// How long to wait for each handshake reply (version, serial number, board dump).
+    pub reply_timeout: Duration,
+    /// How often the version request is sent before the port is declared not a DGT board.
+    pub handshake_attempts: u32,
+    /// Silence after which the watchdog probes the board (serial number request).
+    pub watchdog_probe_after: Duration,
+    /// Silence after which the link is declared dead.
+    pub watchdog_timeout: Duration,
+    /// How long to wait for a clock acknowledgement.
+    pub clock_ack_timeout: Duration,
+    /// How often an unacknowledged clock command is resent before it is dropped.
+    pub clock_max_resends: u32,
+    /// First delay before reconnecting.
+    pub reconnect_initial: Duration,
+    /// Longest delay between reconnection attempts.
+    pub reconnect_max: Duration,
+    /// Give up (`Failed`) when the board stays unreachable this long; `None` = never.
+    pub give_up_after: Option<Duration>,
+    /// The update mode set after the handshake.
+    pub update_mode: UpdateMode,
+}
+
+impl LinkConfig {
+    /// Default settings for `port`.
+    pub fn new(port: impl Into<String>) -> Self {
+        LinkConfig {
+            port: port.into(),
+            ..LinkConfig::default()
+        }
+    }
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            port: String::new(),
+            reply_timeout: Duration::from_secs(2),
+            handshake_attempts: 2,
+            watchdog_probe_after: Duration::from_secs(1),
+            watchdog_timeout: Duration::from_secs(4),
+            clock_ack_timeout: Duration::from_secs(2),
+            clock_max_resends: 2,
+            reconnect_initial: Duration::from_millis(250),
+            reconnect_max: Duration::from_secs(2),
+            give_up_after: None,
+            update_mode: UpdateMode::Nice,
+        }
+    }
+}
+
+/// What a link reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkEvent {
+    /// The handshake succeeded (again, after a reconnection).
+    Connected {
+        /// The port.
+        port: String,
+        /// Board firmware version, e.g. "1.02".
+        version: Option<String>,
+        /// Board serial number.
+        serial: Option<String>,
+    },
+    /// A chunk of bytes exactly as received.
+    Bytes {
+        /// Milliseconds since the epoch given to [`spawn_link`].
+        t_ms: u64,
+        /// The bytes.
+        data: Vec<u8>,
+    },
+    /// The link was lost; the driver is reconnecting.
+    Disconnected {
+        /// What happened, naming the port.
+        reason: String,
+    },
+    /// The link cannot work without the user; the message names the port and the fix.
+    Failed {
+        /// Cause and fix.
+        message: String,
+    },
+}
+
+#[derive(Debug)]
+enum Request {
+    Send(Command),
+    Shutdown,
+}
+
+/// Controls a running link. Cloning gives another handle to the same link.
+#[derive(Debug, Clone)]
+pub struct LinkHandle {
+    requests: mpsc::UnboundedSender<Request>,
+}
+
+impl LinkHandle {
+    /// Sends a command to the board. Clock commands are queued and sent one at a time, each
+    /// after the previous one was acknowledged (or given up). Commands given while the link
+    /// is down are sent after reconnection (clock commands) or dropped (others).
+    pub fn send(&self, cmd: Command) {
+        if self.requests.send(Request::Send(cmd)).is_err() {
+            tracing::debug!("link already stopped; command dropped");
+        }
+    }
+
+    /// Asks the link to close the port and stop.
+    pub fn shutdown(&self) {
+        let _ = self.requests.send(Request::Shutdown);
+    }
+
+    /// Waits until the link task has stopped.
+    pub async fn stopped(&self) {
+        self.requests.closed().await;
+    }
+}
+
+/// Starts the link task for `config.port`. Timestamps are milliseconds since `epoch`.
+pub fn spawn_link(config: LinkConfig, epoch: Instant) -> (LinkHandle, mpsc::Receiver<LinkEvent>) {
+    let (req_tx, req_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = mpsc::channel(1024);
+    let config_backoff = (config.reconnect_initial, config.reconnect_max);
+    let link = Link {
+        pacer: ClockPacer::new(millis(config.clock_ack_timeout), config.clock_max_resends),
+        config,
+        epoch,
+        requests: req_rx,
+        events: ev_tx,
+        connected_once: false,
+        backoff: Backoff::new(config_backoff.0, config_backoff.1),
+        unreachable_since: None,
+    };
+    tokio::spawn(link.run());
+    (LinkHandle { requests: req_tx }, ev_rx)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Why a session ended.
+enum End {
+    /// Shutdown requested, or nobody listens any more.
+    Stop,
+    /// The port opened but the board never answered the version request.
+    NotDgt(String),
+    /// The link broke after (or during) a handshake.
+    Lost(String),
+}
+
+/// One input to a session.
+enum Input {
+    Chunk(Vec<u8>),
+    Request(Request),
+    Timer,
+    End(End),
+}
+
+struct Link {
+    config: LinkConfig,
+    epoch: Instant,
+    requests: mpsc::UnboundedReceiver<Request>,
+    events: mpsc::Sender<LinkEvent>,
+    pacer: ClockPacer,
+    connected_once: bool,
+    backoff: Backoff,
+    /// When the board was last seen unreachable without a successful handshake since.
+    unreachable_since: Option<Instant>,
+}
+
+impl Link {
+    async fn run(mut self) {
+        loop {
+            // Before the first handshake every problem is the user's to fix; afterwards the
+            // device may be coming back (udev still setting permissions, a Bluetooth link
+            // being rebound), so everything is retried until `give_up_after`.
+            let problem = match serial::open(&self.config.port) {
+                Err(e) if !self.connected_once => {
+                    self.fail(e.to_string()).await;
+                    return;
+                }
+                Err(e) => e.to_string(),
+                Ok(port) => match Session::new(&mut self, port).run().await {
+                    End::Stop => return,
+                    End::NotDgt(message) if !self.connected_once => {
+                        self.fail(message).await;
+                        return;
+                    }
+                    End::NotDgt(message) => message,
+                    End::Lost(reason) => {
+                        let event = LinkEvent::Disconnected {
+                            reason: reason.clone(),
+                        };
+                        if self.emit(event).await.is_err() {
+                            return;
+                        }
+                        reason
+                    }
+                },
+            };
+            let since = *self.unreachable_since.get_or_insert_with(Instant::now);
+            if let Some(limit) = self.config.give_up_after
+                && since.elapsed() >= limit
+            {
+                let message = format!(
+                    "{}: board unreachable for {:.1} s, giving up (last problem: {problem})",
+                    self.config.port,
+                    since.elapsed().as_secs_f64()
+                );
+                self.fail(message).await;
+                return;
+            }
+            tracing::info!(port = %self.config.port, %problem, "reconnecting");
+            let delay = self.backoff.next_delay();
+            if !self.wait(delay).await {
+                return;
+            }
+        }
+    }
+
+    /// Sleeps while the link is down, still serving requests. False when asked to stop.
+    async fn wait(&mut self, delay: Duration) -> bool {
+        let until = Instant::now() + delay;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => return true,
+                request = self.requests.recv() => match request {
+                    None | Some(Request::Shutdown) => return false,
+                    Some(Request::Send(cmd)) => self.queue_while_down(cmd),
+                },
+            }
+        }
+    }
+
+    fn queue_while_down(&mut self, cmd: Command) {
+        if matches!(cmd, Command::Clock(_)) {
+            // Queued only: it is sent by `restart` once the link is up again.
+            self.pacer.push_waiting(cmd.encode());
+        } else {
+            tracing::warn!(port = %self.config.port, ?cmd, "link down; command dropped");
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        millis(self.epoch.elapsed())
+    }
+
+    async fn emit(&self, event: LinkEvent) -> Result<(), ()> {
+        self.events.send(event).await.map_err(|_| ())
+    }
+
+    async fn fail(&self, message: String) {
+        tracing::error!("{message}");
+        let _ = self.emit(LinkEvent::Failed { message }).await;
+    }
+}
+
+/// One open port, from handshake to loss.
+struct Session<'a> {
+    link: &'a mut Link,
+    port: SerialStream,
+    decoder: Decoder,
+    messages: Vec<Message>,
+    /// Chunks received before `Connected` was sent: forwarded right after it.
+    held: Option<Vec<(u64, Vec<u8>)>>,
+    last_rx: Instant,
+    probed: bool,
+}
+
+impl<'a> Session<'a> {
+    fn new(link: &'a mut Link, port: SerialStream) -> Self {
+        Session {
+            link,
+            port,
+            decoder: Decoder::new(),
+            messages: Vec::new(),
+            held: Some(Vec::new()),
+            last_rx: Instant::now(),
+            probed: false,
+        }
+    }
+
+    fn port_name(&self) -> &str {
+        &self.link.config.port
+    }
+
+    async fn run(mut self) -> End {
+        match self.handshake().await {
+            Ok(()) => self.serve().await,
+            Err(end) => end,
+        }
+    }
+
+    async fn handshake(&mut self) -> Result<(), End> {
+        let timeout = self.link.config.reply_timeout;
+        let mut version = None;
+        for _ in 0..self.link.config.handshake_attempts.max(1) {
+            self.write(&Command::Reset.encode()).await?;
+            self.write(&Command::SendVersion.encode()).await?;
+            version = self
+                .wait_for(timeout, |m| match m {
+                    Message::Version { major, minor } => Some(format!("{major}.{minor:02}")),
+                    _ => None,
+                })
+                .await?;
+            if version.is_some() {
+                break;
+            }
+        }
+        let Some(version) = version else {
+            return Err(End::NotDgt(format!(
+                "{}: no reply to the DGT version request within {:.1} s; this is not a DGT \
+                 board, or the board is switched off. Check the port with `touchmove ports`",
+                self.port_name(),
+                timeout.as_secs_f64() * f64::from(self.link.config.handshake_attempts.max(1))
+            )));
+        };
+        self.write(&Command::SendSerialNumber.encode()).await?;
+        let serial = self
+            .wait_for(timeout, |m| match m {
+                Message::SerialNumber(s) => Some(s.clone()),
+                _ => None,
+            })
+            .await?;
+        let mode = match self.link.config.update_mode {
+            UpdateMode::Nice => Command::SendUpdateNice,
+            UpdateMode::Full => Command::SendUpdate,
+            UpdateMode::BoardOnly => Command::SendUpdateBoard,
+        };
+        self.write(&mode.encode()).await?;
+        self.write(&Command::SendBoard.encode()).await?;
+        let dump = self
+            .wait_for(timeout, |m| {
+                matches!(m, Message::BoardDump(_)).then_some(())
+            })
+            .await?;
+        if dump.is_none() {
+            return Err(End::Lost(format!(
+                "{}: the board answered its version but sent no board dump within {:.1} s",
+                self.port_name(),
+                timeout.as_secs_f64()
+            )));
+        }
+        let connected = LinkEvent::Connected {
+            port: self.port_name().to_string(),
+            version: Some(version),
+            serial,
+        };
+        self.link.emit(connected).await.map_err(|()| End::Stop)?;
+        self.link.connected_once = true;
+        self.link.backoff.reset();
+        self.link.unreachable_since = None;
+        for (t_ms, data) in self.held.take().unwrap_or_default() {
+            self.link
+                .emit(LinkEvent::Bytes { t_ms, data })
+                .await
+                .map_err(|()| End::Stop)?;
+        }
+        let now = self.link.now_ms();
+        if let Some(action) = self.link.pacer.restart(now) {
+            self.clock_action(action).await?;
+        }
+        Ok(())
+    }
+
+    /// Reads until a decoded message satisfies `pick` or `timeout` passes.
+    async fn wait_for<T>(
+        &mut self,
+        timeout: Duration,
+        pick: impl Fn(&Message) -> Option<T>,
+    ) -> Result<Option<T>, End> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_input(deadline).await {
+                Input::Chunk(data) => {
+                    self.take_chunk(data).await?;
+                    if let Some(found) = self.messages.iter().find_map(&pick) {
+                        return Ok(Some(found));
+                    }
+                }
+                Input::Request(request) => self.request(request).await?,
+                Input::Timer => return Ok(None),
+                Input::End(end) => return Err(end),
+            }
+        }
+    }
+
+    async fn serve(mut self) -> End {
+        loop {
+            let deadline = self.next_deadline();
+            let step = match self.next_input(deadline).await {
+                Input::Chunk(data) => self.take_chunk(data).await,
+                Input::Request(request) => self.request(request).await,
+                Input::Timer => self.on_timer().await,
+                Input::End(end) => return end,
+            };
+            if let Err(end) = step {
+                return end;
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Instant {
+        let cfg = &self.link.config;
+        let watchdog = if self.probed {
+            self.last_rx + cfg.watchdog_timeout
+        } else {
+            self.last_rx + cfg.watchdog_probe_after
+        };
+        match self.link.pacer.deadline_ms() {
+            Some(ms) => watchdog.min(self.link.epoch + Duration::from_millis(ms)),
+            None => watchdog,
+        }
+    }
+
+    async fn on_timer(&mut self) -> Result<(), End> {
+        let now = self.link.now_ms();
+        for action in self.link.pacer.on_time(now) {
+            self.clock_action(action).await?;
+        }
+        let silent = self.last_rx.elapsed();
+        let cfg = &self.link.config;
+        if silent >= cfg.watchdog_timeout {
+            return Err(End::Lost(format!(
+                "{}: the board stopped answering (nothing received for {:.1} s, watchdog probe \
+                 unanswered); check the board's cable and power",
+                self.port_name(),
+                silent.as_secs_f64()
+            )));
+        }
+        if silent >= cfg.watchdog_probe_after && !self.probed {
+            self.probed = true;
+            self.write(&Command::SendSerialNumber.encode()).await?;
+        }
+        Ok(())
+    }
+
+    async fn next_input(&mut self, deadline: Instant) -> Input {
+        let mut buf = [0u8; 1024];
+        tokio::select! {
+            read = self.port.read(&mut buf) => match read {
+                Ok(0) => Input::End(End::Lost(format!(
+                    "{}: the port was closed (board unplugged?)", self.link.config.port
+                ))),
+                Ok(n) => Input::Chunk(buf[..n].to_vec()),
+                Err(e) => Input::End(End::Lost(format!(
+                    "{}: read failed ({e}); board unplugged?", self.link.config.port
+                ))),
+            },
+            request = self.link.requests.recv() => match request {
+                Some(request) => Input::Request(request),
+                None => Input::End(End::Stop),
+            },
+            () = tokio::time::sleep_until(deadline) => Input::Timer,
+        }
+    }
+
+    /// Decodes a received chunk, forwards it (or holds it until `Connected`) and feeds clock
+    /// acknowledgements to the pacer.
+    async fn take_chunk(&mut self, data: Vec<u8>) -> Result<(), End> {
+        let t_ms = self.link.now_ms();
+        self.last_rx = Instant::now();
+        self.probed = false;
+        self.messages.clear();
+        self.decoder.push(&data, &mut self.messages);
+        match self.held.as_mut() {
+            Some(held) => held.push((t_ms, data)),
+            None => self
+                .link
+                .emit(LinkEvent::Bytes { t_ms, data })
+                .await
+                .map_err(|()| End::Stop)?,
+        }
+        let acked: Vec<u8> = self
+            .messages
+            .iter()
+            .filter_map(acknowledged_command)
+            .collect();
+        for command in acked {
+            if let Some(action) = self.link.pacer.on_ack(command, t_ms) {
+                self.clock_action(action).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn request(&mut self, request: Request) -> Result<(), End> {
+        match request {
+            Request::Shutdown => Err(End::Stop),
+            Request::Send(cmd) => {
+                let frame = cmd.encode();
+                if matches!(cmd, Command::Clock(_)) && self.held.is_some() {
+                    // Still in the handshake: sent by `restart` once connected.
+                    self.link.pacer.push_waiting(frame);
+                    Ok(())
+                } else if matches!(cmd, Command::Clock(_)) {
+                    let now = self.link.now_ms();
+                    match self.link.pacer.push(frame, now) {
+                        Some(action) => self.clock_action(action).await,
+                        None => Ok(()),
+                    }
+                } else {
+                    self.write(&frame).await
+                }
+            }
+        }
+    }
+
+    async fn clock_action(&mut self, action: ClockAction) -> Result<(), End> {
+        match action {
+            ClockAction::Send(frame) => self.write(&frame).await,
+            ClockAction::GaveUp(frame) => {
+                tracing::warn!(
+                    port = %self.port_name(),
+                    frame = ?frame,
+                    "clock command never acknowledged; dropped"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    async fn write(&mut self, bytes: &[u8]) -> Result<(), End> {
+        let result = async {
+            self.port.write_all(bytes).await?;
+            self.port.flush().await
+        }
+        .await;
+        result.map_err(|e| {
+            End::Lost(format!(
+                "{}: write failed ({e}); board unplugged?",
+                self.link.config.port
+            ))
+        })
+    }
+}
+
+/// The clock command a message acknowledges (an echo, not a clock-generated ack).
+fn acknowledged_command(message: &Message) -> Option<u8> {
+    let Message::Clock(ClockMessage::Ack(ack)) = message else {
+        return None;
+    };
+    match ack.kind() {
+        AckKind::Accepted { command } | AckKind::Error { command, .. } => Some(command),
+        AckKind::Version { .. } => Some(VERSION_CLOCK_COMMAND),
+        _ => None,
+    }
+}
+
+/// The clock command id of the DGT3000/XL version request.
+const VERSION_CLOCK_COMMAND: u8 = 0x09;

@@ -1,0 +1,414 @@
+//! The event configuration: a TOML file naming the event, its round, time control and boards.
+//!
+//! ```toml
+//! event = "Club Championship 2026"
+//! site = "Oslo, Norway"
+//! round = 3
+//! time_control = "40/5400+30:1800+30"
+//! pairings = "round-3.csv"          # optional, relative to this file
+//!
+//! [[board]]
+//! number = 1
+//! port = "/dev/ttyACM0"             # or port = "auto", or serial = "24587"
+//! white = { name = "Carlsen, Magnus", fide_id = 1503014, title = "GM", rating = 2830 }
+//! black = { name = "Nepomniachtchi, Ian", fide_id = 4168119 }
+//! ```
+//!
+//! Every error names the file, the line and the field.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// Where the recorder finds a board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoardSource {
+    /// A serial port path (`/dev/ttyACM0`, `COM3`, a PTY from `touchmove sim`).
+    Port(PathBuf),
+    /// The board whose DGT serial number is this, on whichever port it is found.
+    Serial(String),
+    /// The next detected board not claimed by another entry.
+    Auto,
+}
+
+impl std::fmt::Display for BoardSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoardSource::Port(p) => write!(f, "port {}", p.display()),
+            BoardSource::Serial(s) => write!(f, "board serial {s}"),
+            BoardSource::Auto => write!(f, "auto-detected port"),
+        }
+    }
+}
+
+/// A player as the pairings name him.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Player {
+    /// Name as written in PGN, "Last, First".
+    pub name: String,
+    /// FIDE id, when known.
+    #[serde(default)]
+    pub fide_id: Option<u64>,
+    /// FIDE title (GM, IM, WGM, …).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Rating (written as WhiteElo/BlackElo).
+    #[serde(default)]
+    pub rating: Option<u32>,
+    /// Three-letter federation code.
+    #[serde(default)]
+    pub federation: Option<String>,
+}
+
+impl Player {
+    /// A player known by name only.
+    pub fn named(name: &str) -> Player {
+        Player {
+            name: name.to_string(),
+            ..Player::default()
+        }
+    }
+}
+
+/// One board of the event: where it is and who plays on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardConfig {
+    /// Board number within the round (the `K` of `game-K.pgn` and `Round "N.K"`).
+    pub number: u32,
+    /// Where the board is connected.
+    pub source: BoardSource,
+    /// The player of the white pieces.
+    pub white: Player,
+    /// The player of the black pieces.
+    pub black: Player,
+}
+
+/// An event: what the recorder needs to know to write its PGN files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventConfig {
+    /// Event tag.
+    pub event: String,
+    /// Site tag.
+    pub site: String,
+    /// Date tag (`YYYY.MM.DD`; `????.??.??` when unknown).
+    pub date: String,
+    /// Round number.
+    pub round: u32,
+    /// Time control in PGN TimeControl syntax, e.g. `40/5400+30:1800+30`, `300+2`, `d5400+30`
+    /// (a `d` before the increment marks a delay). `None` when not known: no software clock.
+    pub time_control: Option<String>,
+    /// The boards, in the order given.
+    pub boards: Vec<BoardConfig>,
+}
+
+impl Default for EventConfig {
+    fn default() -> EventConfig {
+        EventConfig {
+            event: "touchmove".to_string(),
+            site: "?".to_string(),
+            date: "????.??.??".to_string(),
+            round: 1,
+            time_control: None,
+            boards: Vec::new(),
+        }
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file has a syntax error, an unknown field or a bad value.
+    #[error("{path}:{line}: {field}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the offending text.
+        line: usize,
+        /// The field concerned.
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvent {
+    event: Option<String>,
+    site: Option<String>,
+    date: Option<String>,
+    round: Option<Spanned<i64>>,
+    time_control: Option<Spanned<String>>,
+    pairings: Option<Spanned<String>>,
+    #[serde(default)]
+    board: Vec<Spanned<RawBoard>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBoard {
+    number: Spanned<i64>,
+    port: Option<Spanned<String>>,
+    serial: Option<Spanned<String>>,
+    white: Option<Player>,
+    black: Option<Player>,
+}
+
+/// 1-based line number of a byte offset.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The field named in a toml error message ("unknown field `x`", "missing field `x`").
+fn field_in_message(message: &str) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(message[start..start + len].to_string())
+}
+
+impl EventConfig {
+    /// Reads and checks a configuration file. A `pairings` file named in it is loaded too
+    /// (relative to the configuration's folder).
+    pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses configuration text; `path` is used in messages and to resolve `pairings`.
+    pub fn parse(text: &str, path: &Path) -> Result<EventConfig, ConfigError> {
+        let invalid = |offset: usize, field: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line: line_of(text, offset),
+            field: field.to_string(),
+            message,
+        };
+        let raw: RawEvent = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map(|s| s.start).unwrap_or(0);
+            let field = field_in_message(e.message()).unwrap_or_else(|| "syntax".to_string());
+            invalid(offset, &field, e.message().trim().to_string())
+        })?;
+        let mut config = EventConfig::default();
+        if let Some(event) = raw.event {
+            config.event = event;
+        }
+        if let Some(site) = raw.site {
+            config.site = site;
+        }
+        if let Some(date) = raw.date {
+            config.date = date;
+        }
+        if let Some(round) = raw.round {
+            config.round = u32::try_from(*round.get_ref())
+                .ok()
+                .filter(|&r| r > 0)
+                .ok_or_else(|| {
+                    invalid(
+                        round.span().start,
+                        "round",
+                        format!("round must be a positive number, not {}", round.get_ref()),
+                    )
+                })?;
+        }
+        if let Some(tc) = raw.time_control {
+            if let Err(message) = check_time_control(tc.get_ref()) {
+                return Err(invalid(tc.span().start, "time_control", message));
+            }
+            config.time_control = Some(tc.into_inner());
+        }
+        for spanned in raw.board {
+            let board = spanned.into_inner();
+            let number = u32::try_from(*board.number.get_ref())
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    invalid(
+                        board.number.span().start,
+                        "number",
+                        format!(
+                            "board number must be positive, not {}",
+                            board.number.get_ref()
+                        ),
+                    )
+                })?;
+            if config.boards.iter().any(|b| b.number == number) {
+                return Err(invalid(
+                    board.number.span().start,
+                    "number",
+                    format!("board {number} is listed twice"),
+                ));
+            }
+            let source = match (board.port, board.serial) {
+                (Some(p), None) if p.get_ref() == "auto" => BoardSource::Auto,
+                (Some(p), None) => {
+                    let port = PathBuf::from(p.get_ref());
+                    if let Some(other) = config
+                        .boards
+                        .iter()
+                        .find(|b| b.source == BoardSource::Port(port.clone()))
+                    {
+                        return Err(invalid(
+                            p.span().start,
+                            "port",
+                            format!(
+                                "port {} is already used by board {}; each board needs its own port",
+                                p.get_ref(),
+                                other.number
+                            ),
+                        ));
+                    }
+                    BoardSource::Port(port)
+                }
+                (None, Some(s)) => BoardSource::Serial(s.into_inner()),
+                (None, None) => BoardSource::Auto,
+                (Some(p), Some(_)) => {
+                    return Err(invalid(
+                        p.span().start,
+                        "port",
+                        "give either `port` or `serial` for a board, not both".to_string(),
+                    ));
+                }
+            };
+            config.boards.push(BoardConfig {
+                number,
+                source,
+                white: board.white.unwrap_or_else(|| Player::named("?")),
+                black: board.black.unwrap_or_else(|| Player::named("?")),
+            });
+        }
+        if let Some(pairings) = raw.pairings {
+            let file = path
+                .parent()
+                .unwrap_or_else(|| Path::new("."))
+                .join(pairings.get_ref());
+            let list = super::pairings::load(&file)
+                .map_err(|e| invalid(pairings.span().start, "pairings", e.to_string()))?;
+            config.apply_pairings(&list);
+        }
+        Ok(config)
+    }
+
+    /// Puts the players of `pairings` on the boards with the same numbers (boards missing from
+    /// the configuration are added with an automatic port).
+    pub fn apply_pairings(&mut self, pairings: &[super::pairings::Pairing]) {
+        for p in pairings {
+            if let Some(round) = p.round
+                && round != self.round
+            {
+                continue;
+            }
+            match self.boards.iter_mut().find(|b| b.number == p.board) {
+                Some(b) => {
+                    b.white = p.white.clone();
+                    b.black = p.black.clone();
+                }
+                None => self.boards.push(BoardConfig {
+                    number: p.board,
+                    source: BoardSource::Auto,
+                    white: p.white.clone(),
+                    black: p.black.clone(),
+                }),
+            }
+        }
+        self.boards.sort_by_key(|b| b.number);
+    }
+
+    /// The board with this number.
+    pub fn board(&self, number: u32) -> Option<&BoardConfig> {
+        self.boards.iter().find(|b| b.number == number)
+    }
+}
+
+/// Checks a PGN TimeControl value, saying what is wrong.
+pub fn check_time_control(text: &str) -> Result<(), String> {
+    crate::clock::TimeControl::parse(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<EventConfig, ConfigError> {
+        EventConfig::parse(text, Path::new("event.toml"))
+    }
+
+    #[test]
+    fn reads_a_full_event() {
+        let c = parse(
+            r#"
+event = "Open"
+site = "Oslo"
+round = 3
+time_control = "40/5400+30:1800+30"
+
+[[board]]
+number = 2
+serial = "24587"
+white = { name = "A, B", fide_id = 1503014, title = "GM", rating = 2830 }
+
+[[board]]
+number = 1
+port = "auto"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.round, 3);
+        assert_eq!(c.boards.len(), 2);
+        assert_eq!(c.boards[0].source, BoardSource::Serial("24587".into()));
+        assert_eq!(c.boards[0].white.fide_id, Some(1503014));
+        assert_eq!(c.boards[1].source, BoardSource::Auto);
+        assert_eq!(c.board(1).unwrap().black.name, "?");
+    }
+
+    #[test]
+    fn a_typo_names_line_and_field() {
+        let err = parse("event = \"x\"\n\n[[board]]\nnumber = 1\nprot = \"/dev/x\"\n").unwrap_err();
+        match err {
+            ConfigError::Invalid { line, field, .. } => {
+                assert_eq!(line, 5);
+                assert_eq!(field, "prot");
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn two_boards_on_one_port_are_refused() {
+        let err = parse(
+            "[[board]]\nnumber = 1\nport = \"/dev/a\"\n[[board]]\nnumber = 2\nport = \"/dev/a\"\n",
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(":6:") && text.contains("board 1"), "{text}");
+    }
+
+    #[test]
+    fn bad_round_and_duplicate_board() {
+        assert!(
+            parse("round = 0\n")
+                .unwrap_err()
+                .to_string()
+                .contains("event.toml:1: round")
+        );
+        let e = parse("[[board]]\nnumber = 1\n[[board]]\nnumber = 1\n").unwrap_err();
+        assert!(e.to_string().contains(":4: number"), "{e}");
+    }
+}

@@ -1,0 +1,298 @@
+//! The PGN folder, in the layout DGT LiveChess writes and broadcast tools read:
+//!
+//! ```text
+//! OUT/tournament.json            {"id", "name", "rounds": [{"count", "live"}, …]}
+//! OUT/round-N/index.json         {"pairings": [{"white": {…}, "black": {…}, "result", "live"}]}
+//! OUT/round-N/game-K.pgn         board K's game, rewritten after every change
+//! OUT/round-N/games.pgn          every game of the round, by board number
+//! ```
+//!
+//! Every file is replaced atomically: written to a temporary file in the same folder, synced,
+//! then renamed over the old one, so a poller never reads half a file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::config::{EventConfig, Player};
+
+/// Replaces `path` with `bytes` atomically (temporary file + fsync + rename).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.tmp"));
+    let mut file = std::fs::File::create(&temp)?;
+    file.write_all(bytes)?;
+    file.sync_data()?;
+    drop(file);
+    std::fs::rename(&temp, path)
+}
+
+/// A player as LiveChess's `index.json` names him.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexPlayer {
+    /// First name(s).
+    pub fname: Option<String>,
+    /// Middle name (never split out by us).
+    pub mname: Option<String>,
+    /// Last name.
+    pub lname: String,
+    /// FIDE title.
+    pub title: Option<String>,
+    /// Federation.
+    pub federation: Option<String>,
+    /// FIDE id, when known (LiveChess Cloud's feed carries it too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fideid: Option<u64>,
+}
+
+impl From<&Player> for IndexPlayer {
+    fn from(p: &Player) -> IndexPlayer {
+        let (lname, fname) = match p.name.split_once(',') {
+            Some((last, first)) => (last.trim().to_string(), Some(first.trim().to_string())),
+            None => (p.name.trim().to_string(), None),
+        };
+        IndexPlayer {
+            fname,
+            mname: None,
+            lname,
+            title: p.title.clone(),
+            federation: p.federation.clone(),
+            fideid: p.fide_id,
+        }
+    }
+}
+
+/// One pairing of `index.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexPairing {
+    /// White.
+    pub white: IndexPlayer,
+    /// Black.
+    pub black: IndexPlayer,
+    /// PGN result token, `*` while playing.
+    pub result: String,
+    /// True while the game is in progress.
+    pub live: bool,
+}
+
+/// What `index.json` and `tournament.json` need to know about one board's game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardSummary {
+    /// Board number.
+    pub board: u32,
+    /// PGN result token.
+    pub result: String,
+    /// True while the game is in progress (moves made, no result).
+    pub live: bool,
+}
+
+#[derive(Serialize)]
+struct Index {
+    pairings: Vec<IndexPairing>,
+}
+
+#[derive(Serialize)]
+struct RoundCount {
+    count: usize,
+    live: usize,
+}
+
+#[derive(Serialize)]
+struct Tournament<'a> {
+    id: &'a str,
+    name: &'a str,
+    rounds: Vec<RoundCount>,
+}
+
+/// The output folder of an event.
+#[derive(Debug, Clone)]
+pub struct OutputFolder {
+    root: PathBuf,
+}
+
+impl OutputFolder {
+    /// The folder at `root` (created by [`OutputFolder::prepare`]).
+    pub fn new(root: &Path) -> OutputFolder {
+        OutputFolder {
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// The folder's path.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `round-N`.
+    pub fn round_dir(&self, round: u32) -> PathBuf {
+        self.root.join(format!("round-{round}"))
+    }
+
+    /// `round-N/game-K.pgn`.
+    pub fn game_path(&self, round: u32, board: u32) -> PathBuf {
+        self.round_dir(round).join(format!("game-{board}.pgn"))
+    }
+
+    /// `round-N/games.pgn`.
+    pub fn round_path(&self, round: u32) -> PathBuf {
+        self.round_dir(round).join("games.pgn")
+    }
+
+    /// Creates the folder and the round's sub-folder.
+    pub fn prepare(&self, round: u32) -> std::io::Result<()> {
+        std::fs::create_dir_all(self.round_dir(round))
+    }
+
+    /// Rewrites `round-N/game-K.pgn`.
+    pub fn write_game(&self, round: u32, board: u32, pgn: &str) -> std::io::Result<()> {
+        write_atomically(&self.game_path(round, board), pgn.as_bytes())
+    }
+
+    /// Rewrites `round-N/games.pgn` from the games' PGN texts in board order.
+    pub fn write_round(&self, round: u32, games: &[&str]) -> std::io::Result<()> {
+        write_atomically(&self.round_path(round), combine(games).as_bytes())
+    }
+
+    /// Rewrites `round-N/index.json` and `tournament.json` for the configured round.
+    /// Boards missing between 1 and the highest number appear with unknown players, so that
+    /// position K-1 of the pairings is board K as LiveChess has it.
+    pub fn write_index(
+        &self,
+        config: &EventConfig,
+        boards: &[BoardSummary],
+    ) -> std::io::Result<()> {
+        let highest = config.boards.iter().map(|b| b.number).max().unwrap_or(0);
+        let unknown = Player::named("?");
+        let pairings: Vec<IndexPairing> = (1..=highest)
+            .map(|n| {
+                let board = config.board(n);
+                let summary = boards.iter().find(|s| s.board == n);
+                IndexPairing {
+                    white: board.map_or(&unknown, |b| &b.white).into(),
+                    black: board.map_or(&unknown, |b| &b.black).into(),
+                    result: summary.map_or("*".to_string(), |s| s.result.clone()),
+                    live: summary.is_some_and(|s| s.live),
+                }
+            })
+            .collect();
+        let live = pairings.iter().filter(|p| p.live).count();
+        let count = pairings.len();
+        write_atomically(
+            &self.round_dir(config.round).join("index.json"),
+            to_json(&Index { pairings }).as_bytes(),
+        )?;
+        let rounds = (1..=config.round)
+            .map(|r| {
+                if r == config.round {
+                    RoundCount { count, live }
+                } else {
+                    RoundCount {
+                        count: self.pairings_in(r),
+                        live: 0,
+                    }
+                }
+            })
+            .collect();
+        let tournament = Tournament {
+            id: &config.event,
+            name: &config.event,
+            rounds,
+        };
+        write_atomically(
+            &self.root.join("tournament.json"),
+            to_json(&tournament).as_bytes(),
+        )
+    }
+
+    /// Number of pairings in an earlier round's `index.json` (0 when there is none).
+    fn pairings_in(&self, round: u32) -> usize {
+        std::fs::read_to_string(self.round_dir(round).join("index.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("pairings").and_then(|p| p.as_array()).map(Vec::len))
+            .unwrap_or(0)
+    }
+}
+
+/// Games separated by one blank line, as LiveChess combines them.
+pub fn combine(games: &[&str]) -> String {
+    let mut out = String::new();
+    for g in games {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(g.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    // Serialising plain structs of strings and numbers cannot fail.
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recorder::config::{BoardConfig, BoardSource};
+
+    #[test]
+    fn writes_the_livechess_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputFolder::new(dir.path());
+        out.prepare(2).unwrap();
+        let config = EventConfig {
+            event: "Open".into(),
+            round: 2,
+            boards: vec![BoardConfig {
+                number: 2,
+                source: BoardSource::Auto,
+                white: Player {
+                    name: "Moss, M".into(),
+                    fide_id: Some(7),
+                    ..Player::default()
+                },
+                black: Player::named("Tufteland"),
+            }],
+            ..EventConfig::default()
+        };
+        out.write_game(2, 2, "[Event \"Open\"]\n\n*\n").unwrap();
+        out.write_round(2, &["[A \"1\"]\n\n*\n", "[B \"2\"]\n\n*\n"])
+            .unwrap();
+        out.write_index(
+            &config,
+            &[BoardSummary {
+                board: 2,
+                result: "*".into(),
+                live: true,
+            }],
+        )
+        .unwrap();
+        let index: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("round-2/index.json")).unwrap(),
+        )
+        .unwrap();
+        let p = &index["pairings"];
+        assert_eq!(p.as_array().unwrap().len(), 2);
+        assert_eq!(p[1]["white"]["lname"], "Moss");
+        assert_eq!(p[1]["white"]["fname"], "M");
+        assert_eq!(p[1]["white"]["fideid"], 7);
+        assert_eq!(p[1]["live"], true);
+        let t: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("tournament.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(t["rounds"].as_array().unwrap().len(), 2);
+        assert_eq!(t["rounds"][1]["count"], 2);
+        assert_eq!(t["rounds"][1]["live"], 1);
+        let games = std::fs::read_to_string(dir.path().join("round-2/games.pgn")).unwrap();
+        assert_eq!(games, "[A \"1\"]\n\n*\n\n[B \"2\"]\n\n*\n");
+        assert!(!dir.path().join("round-2/.games.pgn.tmp").exists());
+    }
+}

@@ -1,0 +1,891 @@
+//! The live feed: every event of every game, numbered, with the state derived from them.
+//!
+//! The recorder publishes [`act::Event`](crate::act::Event)s per (round, board); the feed
+//! numbers them with one increasing id per feed, keeps the derived state of every game
+//! (moves, position, clocks, alerts, result) for snapshots, keeps a bounded replay log so a
+//! reconnecting client receives exactly the events it missed, and fans each event out to the
+//! live subscribers. Each event is serialised once, at publish time, into the SSE frame every
+//! subscriber receives.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use axum::body::Bytes;
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::act::{Alert, Event};
+use crate::board::{ColorName, Millis};
+use crate::record::arbiter::ArbiterAction;
+
+/// Number of events kept for `Last-Event-ID` resumption by default.
+pub const DEFAULT_REPLAY_CAPACITY: usize = 65_536;
+
+/// Capacity of the live fan-out channel; a subscriber that falls further behind catches up
+/// from the replay log instead.
+const FANOUT_CAPACITY: usize = 4_096;
+
+/// The standard start position.
+const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// Who plays a game and its PGN tags, as the recorder knows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameInfo {
+    /// Round number.
+    pub round: u32,
+    /// Board number within the round.
+    pub board: u32,
+    /// White player's name.
+    pub white: String,
+    /// Black player's name.
+    pub black: String,
+    /// Every PGN tag of the game (Event, Site, Round, WhiteElo, …), in the recorder's order.
+    pub tags: Vec<(String, String)>,
+}
+
+/// Which events a subscriber wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every event of the feed.
+    All,
+    /// Every event of one round.
+    Round(u32),
+    /// The events of one game (round, board).
+    Game(u32, u32),
+}
+
+impl Scope {
+    /// True when the game on `board` of `round` is in scope.
+    pub fn contains(self, round: u32, board: u32) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Round(r) => r == round,
+            Scope::Game(r, b) => r == round && b == board,
+        }
+    }
+}
+
+/// One published event, serialised once for every subscriber.
+#[derive(Debug)]
+pub struct FeedEvent {
+    /// Increasing id, unique within the feed (the SSE `id:`).
+    pub id: u64,
+    /// Round of the game.
+    pub round: u32,
+    /// Board of the game.
+    pub board: u32,
+    /// Event kind (the SSE `event:` field): an [`Event`] kind, `game` or `arbiter`.
+    pub kind: &'static str,
+    /// The JSON object sent as SSE data: `{id, round, board, event, game}`.
+    pub json: String,
+    /// The complete SSE frame.
+    pub frame: Bytes,
+    /// When it was published (for latency measurements).
+    pub published: Instant,
+}
+
+/// A PGN text served over HTTP with its validators.
+#[derive(Debug, Clone)]
+pub struct PgnDoc {
+    /// The PGN text.
+    pub text: Arc<str>,
+    /// Strong entity tag (quoted).
+    pub etag: String,
+    /// When the text last changed.
+    pub modified: SystemTime,
+}
+
+impl PgnDoc {
+    fn new(text: String) -> PgnDoc {
+        PgnDoc {
+            etag: entity_tag(text.as_bytes()),
+            text: text.into(),
+            modified: SystemTime::now(),
+        }
+    }
+}
+
+/// FNV-1a over the text plus its length: stable across runs, so pollers keep their cache
+/// after a restart that wrote the same PGN.
+fn entity_tag(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("\"{hash:016x}-{:x}\"", bytes.len())
+}
+
+/// A move as the pages show it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MoveView {
+    /// Ply number from 1.
+    pub ply: u32,
+    /// SAN with check suffix.
+    pub san: String,
+    /// UCI.
+    pub uci: String,
+    /// Who moved.
+    pub side: ColorName,
+    /// Session time of the move.
+    pub t_ms: Millis,
+    /// Position after the move.
+    pub fen: String,
+}
+
+/// An alert with its state in the arbiter's queue.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct AlertView {
+    /// The alert as the machine raised it.
+    #[serde(flatten)]
+    pub alert: Alert,
+    /// True once an arbiter action on this board dealt with it.
+    pub resolved: bool,
+}
+
+/// An alert with the board it belongs to.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BoardAlert {
+    /// Board number.
+    pub board: u32,
+    /// The alert and its state.
+    #[serde(flatten)]
+    pub alert: AlertView,
+}
+
+/// Clock state with the age of the reading, so a page can keep the clocks ticking.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct ClockView {
+    /// White's remaining time at the reading.
+    pub white_ms: u64,
+    /// Black's remaining time at the reading.
+    pub black_ms: u64,
+    /// Whose clock runs, if any.
+    pub running: Option<ColorName>,
+    /// Milliseconds since the reading arrived.
+    pub age_ms: u64,
+}
+
+/// The state of one game as a board tile shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameSummary {
+    /// Round number.
+    pub round: u32,
+    /// Board number.
+    pub board: u32,
+    /// White's name.
+    pub white: String,
+    /// Black's name.
+    pub black: String,
+    /// White's rating, from the `WhiteElo` tag.
+    pub white_elo: Option<String>,
+    /// Black's rating, from the `BlackElo` tag.
+    pub black_elo: Option<String>,
+    /// Current position.
+    pub fen: String,
+    /// Number of plies played.
+    pub ply: u32,
+    /// Last move in UCI.
+    pub last_move: Option<String>,
+    /// Last move in SAN.
+    pub last_san: Option<String>,
+    /// Clocks, once a reading arrived.
+    pub clock: Option<ClockView>,
+    /// Result token once the game ended.
+    pub result: Option<String>,
+    /// Why it ended.
+    pub reason: Option<String>,
+    /// True while the board does not match the game and play is held.
+    pub held: bool,
+    /// Squares that differ while held.
+    pub differing: Vec<String>,
+    /// Alerts not yet dealt with.
+    pub open_alerts: usize,
+}
+
+/// Everything known about one game.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameDetail {
+    /// The tile state.
+    #[serde(flatten)]
+    pub summary: GameSummary,
+    /// PGN tags.
+    pub tags: Vec<(String, String)>,
+    /// Start position.
+    pub start_fen: String,
+    /// Chess960 game.
+    pub chess960: bool,
+    /// The moves.
+    pub moves: Vec<MoveView>,
+    /// Every alert of the game.
+    pub alerts: Vec<AlertView>,
+}
+
+/// A round and its games.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundView {
+    /// Round number.
+    pub round: u32,
+    /// Id of the last event included in this view.
+    pub last_id: u64,
+    /// The games, by board.
+    pub games: Vec<GameSummary>,
+}
+
+#[derive(Debug, Clone)]
+struct GameState {
+    info: GameInfo,
+    start_fen: String,
+    chess960: bool,
+    moves: Vec<MoveView>,
+    clock: Option<(u64, u64, Instant)>,
+    completed_by: Option<ColorName>,
+    result: Option<(String, String)>,
+    held: bool,
+    differing: Vec<String>,
+    alerts: Vec<AlertView>,
+    pgn: Option<PgnDoc>,
+}
+
+impl GameState {
+    fn new(round: u32, board: u32) -> GameState {
+        GameState {
+            info: GameInfo {
+                round,
+                board,
+                ..GameInfo::default()
+            },
+            start_fen: STANDARD_FEN.to_string(),
+            chess960: false,
+            moves: Vec::new(),
+            clock: None,
+            completed_by: None,
+            result: None,
+            held: false,
+            differing: Vec::new(),
+            alerts: Vec::new(),
+            pgn: None,
+        }
+    }
+
+    fn fen(&self) -> &str {
+        self.moves.last().map_or(&self.start_fen, |m| &m.fen)
+    }
+
+    fn side_to_move(&self) -> ColorName {
+        if self.fen().split(' ').nth(1) == Some("b") {
+            ColorName::Black
+        } else {
+            ColorName::White
+        }
+    }
+
+    fn running(&self) -> Option<ColorName> {
+        if self.result.is_some() {
+            return None;
+        }
+        Some(match self.completed_by {
+            Some(ColorName::White) => ColorName::Black,
+            Some(ColorName::Black) => ColorName::White,
+            None => self.side_to_move(),
+        })
+    }
+
+    fn apply(&mut self, event: &Event) {
+        match event {
+            Event::GameStart { fen, chess960, .. } => {
+                self.start_fen = fen.clone();
+                self.chess960 = *chess960;
+                self.moves.clear();
+                self.clock = None;
+                self.completed_by = None;
+                self.result = None;
+                self.held = false;
+                self.differing.clear();
+                self.alerts.clear();
+            }
+            Event::Move {
+                ply,
+                uci,
+                san,
+                t_ms,
+                side,
+                fen,
+            } => {
+                self.moves.truncate(ply.saturating_sub(1) as usize);
+                self.moves.push(MoveView {
+                    ply: *ply,
+                    san: san.clone(),
+                    uci: uci.clone(),
+                    side: *side,
+                    t_ms: *t_ms,
+                    fen: fen.clone(),
+                });
+            }
+            Event::Revision { ply, .. } => {
+                self.moves.truncate(ply.saturating_sub(1) as usize);
+            }
+            Event::MoveCompleted { side, .. } => self.completed_by = Some(*side),
+            Event::Clock {
+                white_ms, black_ms, ..
+            } => self.clock = Some((*white_ms, *black_ms, Instant::now())),
+            Event::Alert(alert) => self.alerts.push(AlertView {
+                alert: alert.clone(),
+                resolved: false,
+            }),
+            Event::BoardState {
+                held, differing, ..
+            } => {
+                self.held = *held;
+                self.differing = differing.clone();
+            }
+            Event::Result { result, reason, .. } => {
+                self.result = if result == "*" {
+                    None
+                } else {
+                    Some((result.clone(), reason.clone()))
+                };
+            }
+        }
+    }
+
+    /// Marks the alerts an arbiter action deals with as resolved.
+    fn resolve(&mut self, action: &ArbiterAction) {
+        for view in &mut self.alerts {
+            let settles = match action {
+                ArbiterAction::DecidePenalty { ply, .. } | ArbiterAction::Annotate { ply, .. } => {
+                    view.alert.ply == *ply
+                }
+                ArbiterAction::SetResult { .. }
+                | ArbiterAction::ReplaceMoves { .. }
+                | ArbiterAction::TakeBack { .. }
+                | ArbiterAction::NewGame => true,
+                ArbiterAction::AdjustTime { .. } | ArbiterAction::CheckClaim { .. } => false,
+            };
+            view.resolved |= settles;
+        }
+    }
+
+    fn tag(&self, name: &str) -> Option<String> {
+        self.info
+            .tags
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn summary(&self, now: Instant) -> GameSummary {
+        let last = self.moves.last();
+        GameSummary {
+            round: self.info.round,
+            board: self.info.board,
+            white: self.info.white.clone(),
+            black: self.info.black.clone(),
+            white_elo: self.tag("WhiteElo"),
+            black_elo: self.tag("BlackElo"),
+            fen: self.fen().to_string(),
+            ply: self.moves.len() as u32,
+            last_move: last.map(|m| m.uci.clone()),
+            last_san: last.map(|m| m.san.clone()),
+            clock: self.clock.map(|(white_ms, black_ms, at)| ClockView {
+                white_ms,
+                black_ms,
+                running: self.running(),
+                age_ms: now.saturating_duration_since(at).as_millis() as u64,
+            }),
+            result: self.result.as_ref().map(|r| r.0.clone()),
+            reason: self.result.as_ref().map(|r| r.1.clone()),
+            held: self.held,
+            differing: self.differing.clone(),
+            open_alerts: self.alerts.iter().filter(|a| !a.resolved).count(),
+        }
+    }
+
+    fn detail(&self, now: Instant) -> GameDetail {
+        GameDetail {
+            summary: self.summary(now),
+            tags: self.info.tags.clone(),
+            start_fen: self.start_fen.clone(),
+            chess960: self.chess960,
+            moves: self.moves.clone(),
+            alerts: self.alerts.clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct FeedState {
+    next_id: u64,
+    games: BTreeMap<(u32, u32), GameState>,
+    round_pgn: BTreeMap<u32, PgnDoc>,
+    log: VecDeque<Arc<FeedEvent>>,
+    log_capacity: usize,
+}
+
+impl FeedState {
+    fn game(&mut self, round: u32, board: u32) -> &mut GameState {
+        self.games
+            .entry((round, board))
+            .or_insert_with(|| GameState::new(round, board))
+    }
+
+    fn round_view(&self, round: u32, now: Instant) -> RoundView {
+        RoundView {
+            round,
+            last_id: self.next_id - 1,
+            games: self
+                .games
+                .range((round, 0)..=(round, u32::MAX))
+                .map(|(_, g)| g.summary(now))
+                .collect(),
+        }
+    }
+
+    /// The logged events after `after` within `scope`, or `None` when the log no longer
+    /// holds all of them (or `after` is from another run of the feed).
+    fn replay(&self, after: u64, scope: Scope) -> Option<Vec<Arc<FeedEvent>>> {
+        let last = self.next_id - 1;
+        if after > last {
+            return None;
+        }
+        let first = self.log.front().map_or(self.next_id, |e| e.id);
+        if after + 1 < first {
+            return None;
+        }
+        let skip = (after + 1 - first) as usize;
+        Some(
+            self.log
+                .iter()
+                .skip(skip)
+                .filter(|e| scope.contains(e.round, e.board))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    fn snapshot_frame(&self, scope: Scope, now: Instant) -> Bytes {
+        let id = self.next_id - 1;
+        let data = match scope {
+            Scope::All => serde_json::to_string(&self.all_rounds(now)),
+            Scope::Round(r) => serde_json::to_string(&self.round_view(r, now)),
+            Scope::Game(r, b) => {
+                let detail = self.games.get(&(r, b)).map(|g| g.detail(now));
+                serde_json::to_string(&detail)
+            }
+        }
+        .unwrap_or_else(|_| "null".to_string());
+        Bytes::from(format!("id: {id}\nevent: snapshot\ndata: {data}\n\n"))
+    }
+
+    fn all_rounds(&self, now: Instant) -> Vec<RoundView> {
+        let rounds: Vec<u32> = self.rounds();
+        rounds.iter().map(|r| self.round_view(*r, now)).collect()
+    }
+
+    fn rounds(&self) -> Vec<u32> {
+        let mut rounds: Vec<u32> = self.games.keys().map(|(r, _)| *r).collect();
+        rounds.dedup();
+        rounds
+    }
+}
+
+/// What a new subscriber receives first, then the live events after it.
+#[derive(Debug)]
+pub struct Subscription {
+    /// Frames to send first: a snapshot, or the replayed events.
+    pub initial: Vec<Bytes>,
+    /// Id of the last event covered by `initial`.
+    pub last_id: u64,
+    /// The live events (filter by scope and skip ids ≤ `last_id`).
+    pub live: broadcast::Receiver<Arc<FeedEvent>>,
+    /// True when `initial` is a replay of missed events rather than a snapshot.
+    pub resumed: bool,
+}
+
+/// The live feed of one recorder. Share it with `Arc`.
+#[derive(Debug)]
+pub struct Feed {
+    state: Mutex<FeedState>,
+    fanout: broadcast::Sender<Arc<FeedEvent>>,
+}
+
+impl Default for Feed {
+    fn default() -> Self {
+        Feed::new()
+    }
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, E: Serialize> {
+    id: u64,
+    round: u32,
+    board: u32,
+    event: Option<&'a E>,
+    game: GameSummary,
+}
+
+impl Feed {
+    /// An empty feed with the default replay capacity.
+    pub fn new() -> Feed {
+        Feed::with_replay_capacity(DEFAULT_REPLAY_CAPACITY)
+    }
+
+    /// An empty feed keeping the last `capacity` events for resumption.
+    pub fn with_replay_capacity(capacity: usize) -> Feed {
+        let (fanout, _) = broadcast::channel(FANOUT_CAPACITY);
+        Feed {
+            state: Mutex::new(FeedState {
+                next_id: 1,
+                games: BTreeMap::new(),
+                round_pgn: BTreeMap::new(),
+                log: VecDeque::new(),
+                log_capacity: capacity.max(1),
+            }),
+            fanout,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FeedState> {
+        // A panic while holding the lock cannot leave the state half-updated in a way that
+        // matters more than losing the whole feed, so keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a game or updates its players and tags (published as a `game` event).
+    pub fn upsert_game(&self, info: GameInfo) -> u64 {
+        let (round, board) = (info.round, info.board);
+        let mut state = self.lock();
+        state.game(round, board).info = info;
+        self.emit::<Event>(&mut state, round, board, "game", None)
+    }
+
+    /// Publishes an event of the game on `board` of `round` and returns its id.
+    pub fn publish(&self, round: u32, board: u32, event: Event) -> u64 {
+        let mut state = self.lock();
+        state.game(round, board).apply(&event);
+        self.emit(&mut state, round, board, event_kind(&event), Some(&event))
+    }
+
+    /// Records an arbiter action that the recorder accepted: settles the alerts it deals with
+    /// and publishes it as an `arbiter` event.
+    pub fn note_arbiter_action(&self, round: u32, board: u32, action: &ArbiterAction) -> u64 {
+        let mut state = self.lock();
+        state.game(round, board).resolve(action);
+        self.emit(&mut state, round, board, "arbiter", Some(action))
+    }
+
+    fn emit<E: Serialize>(
+        &self,
+        state: &mut FeedState,
+        round: u32,
+        board: u32,
+        kind: &'static str,
+        event: Option<&E>,
+    ) -> u64 {
+        let id = state.next_id;
+        state.next_id += 1;
+        let now = Instant::now();
+        let game = state.game(round, board).summary(now);
+        let json = serde_json::to_string(&Envelope {
+            id,
+            round,
+            board,
+            event,
+            game,
+        })
+        .unwrap_or_else(|_| "null".to_string());
+        let frame = Bytes::from(format!("id: {id}\nevent: {kind}\ndata: {json}\n\n"));
+        let event = Arc::new(FeedEvent {
+            id,
+            round,
+            board,
+            kind,
+            json,
+            frame,
+            published: now,
+        });
+        if state.log.len() >= state.log_capacity {
+            state.log.pop_front();
+        }
+        state.log.push_back(Arc::clone(&event));
+        // No receivers is normal (nobody watching).
+        let _ = self.fanout.send(event);
+        id
+    }
+
+    /// Stores the PGN of one game (served at `/round/N/game/K.pgn`).
+    pub fn set_pgn(&self, round: u32, board: u32, pgn: String) {
+        let mut state = self.lock();
+        let game = state.game(round, board);
+        if game.pgn.as_ref().is_none_or(|d| *d.text != *pgn) {
+            game.pgn = Some(PgnDoc::new(pgn));
+        }
+    }
+
+    /// Stores the PGN of a whole round (served at `/round/N/games.pgn`).
+    pub fn set_round_pgn(&self, round: u32, pgn: String) {
+        let mut state = self.lock();
+        if state.round_pgn.get(&round).is_none_or(|d| *d.text != *pgn) {
+            state.round_pgn.insert(round, PgnDoc::new(pgn));
+        }
+    }
+
+    /// The PGN of one game, if the recorder stored one.
+    pub fn game_pgn(&self, round: u32, board: u32) -> Option<PgnDoc> {
+        self.lock().games.get(&(round, board))?.pgn.clone()
+    }
+
+    /// The PGN of a round: the stored one, or the stored games of the round joined.
+    pub fn round_pgn(&self, round: u32) -> Option<PgnDoc> {
+        let state = self.lock();
+        if let Some(doc) = state.round_pgn.get(&round) {
+            return Some(doc.clone());
+        }
+        let games: Vec<&PgnDoc> = state
+            .games
+            .range((round, 0)..=(round, u32::MAX))
+            .filter_map(|(_, g)| g.pgn.as_ref())
+            .collect();
+        let modified = games.iter().map(|d| d.modified).max()?;
+        let text = games
+            .iter()
+            .map(|d| d.text.trim_end())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+            + "\n";
+        let mut doc = PgnDoc::new(text);
+        doc.modified = modified;
+        Some(doc)
+    }
+
+    /// Id of the last published event (0 before the first).
+    pub fn last_id(&self) -> u64 {
+        self.lock().next_id - 1
+    }
+
+    /// The rounds that have games, ascending.
+    pub fn rounds(&self) -> Vec<u32> {
+        self.lock().rounds()
+    }
+
+    /// Every round with its games.
+    pub fn all_rounds(&self) -> Vec<RoundView> {
+        self.lock().all_rounds(Instant::now())
+    }
+
+    /// One round with its games, if it has any.
+    pub fn round(&self, round: u32) -> Option<RoundView> {
+        let state = self.lock();
+        let view = state.round_view(round, Instant::now());
+        (!view.games.is_empty()).then_some(view)
+    }
+
+    /// Everything known about one game.
+    pub fn game(&self, round: u32, board: u32) -> Option<GameDetail> {
+        let state = self.lock();
+        Some(state.games.get(&(round, board))?.detail(Instant::now()))
+    }
+
+    /// Every alert of a round's games, by board then time.
+    pub fn alerts(&self, round: u32) -> Vec<BoardAlert> {
+        let state = self.lock();
+        state
+            .games
+            .range((round, 0)..=(round, u32::MAX))
+            .flat_map(|((_, board), g)| {
+                g.alerts.iter().map(|a| BoardAlert {
+                    board: *board,
+                    alert: a.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The logged events after id `after` within `scope` (`None` if the log no longer
+    /// reaches back that far).
+    pub fn events_after(&self, after: u64, scope: Scope) -> Option<Vec<Arc<FeedEvent>>> {
+        self.lock().replay(after, scope)
+    }
+
+    /// Subscribes to `scope`. With `last_event_id` covered by the replay log the subscriber
+    /// first receives exactly the events it missed; otherwise a snapshot. Either way the
+    /// live receiver is taken under the same lock, so nothing is lost or sent twice.
+    pub fn subscribe(&self, scope: Scope, last_event_id: Option<u64>) -> Subscription {
+        let state = self.lock();
+        let live = self.fanout.subscribe();
+        let last_id = state.next_id - 1;
+        let replay = last_event_id.and_then(|after| state.replay(after, scope));
+        let resumed = replay.is_some();
+        let initial = match replay {
+            Some(events) => events.iter().map(|e| e.frame.clone()).collect(),
+            None => vec![state.snapshot_frame(scope, Instant::now())],
+        };
+        Subscription {
+            initial,
+            last_id,
+            live,
+            resumed,
+        }
+    }
+
+    /// Frames to catch a lagging subscriber up after `after`: the missed events, or a new
+    /// snapshot if the log has moved on. Returns the frames and the id they reach.
+    pub fn catch_up(&self, scope: Scope, after: u64) -> (Vec<Bytes>, u64) {
+        let state = self.lock();
+        let last = state.next_id - 1;
+        match state.replay(after, scope) {
+            Some(events) => (events.iter().map(|e| e.frame.clone()).collect(), last),
+            None => (vec![state.snapshot_frame(scope, Instant::now())], last),
+        }
+    }
+
+    /// Number of live subscribers.
+    pub fn subscribers(&self) -> usize {
+        self.fanout.receiver_count()
+    }
+}
+
+/// The SSE event name of an [`Event`].
+pub fn event_kind(event: &Event) -> &'static str {
+    match event {
+        Event::GameStart { .. } => "game_start",
+        Event::Move { .. } => "move",
+        Event::Revision { .. } => "revision",
+        Event::MoveCompleted { .. } => "move_completed",
+        Event::Clock { .. } => "clock",
+        Event::Alert(_) => "alert",
+        Event::BoardState { .. } => "board_state",
+        Event::Result { .. } => "result",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mv(ply: u32, uci: &str, san: &str, fen: &str) -> Event {
+        Event::Move {
+            ply,
+            uci: uci.into(),
+            san: san.into(),
+            t_ms: u64::from(ply) * 1000,
+            side: if ply % 2 == 1 {
+                ColorName::White
+            } else {
+                ColorName::Black
+            },
+            fen: fen.into(),
+        }
+    }
+
+    const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+
+    #[test]
+    fn ids_increase_and_state_follows_events() {
+        let feed = Feed::new();
+        let a = feed.publish(1, 1, mv(1, "e2e4", "e4", AFTER_E4));
+        let b = feed.publish(1, 2, mv(1, "d2d4", "d4", "x b - - 0 1"));
+        assert_eq!((a, b), (1, 2));
+        let game = feed.game(1, 1).expect("game exists");
+        assert_eq!(game.summary.last_move.as_deref(), Some("e2e4"));
+        assert_eq!(game.summary.fen, AFTER_E4);
+        feed.publish(
+            1,
+            1,
+            Event::Revision {
+                ply: 1,
+                withdrawn: vec!["e2e4".into()],
+                t_ms: 5,
+            },
+        );
+        let game = feed.game(1, 1).expect("game exists");
+        assert_eq!(game.summary.ply, 0);
+        assert_eq!(game.summary.fen, STANDARD_FEN);
+    }
+
+    #[test]
+    fn resume_replays_exactly_the_missed_events_of_the_scope() {
+        let feed = Feed::new();
+        for ply in 1..=3 {
+            feed.publish(1, 1, mv(ply, "e2e4", "e4", AFTER_E4));
+            feed.publish(2, 1, mv(ply, "e2e4", "e4", AFTER_E4));
+        }
+        let sub = feed.subscribe(Scope::Round(1), Some(2));
+        assert!(sub.resumed);
+        let ids: Vec<String> = sub
+            .initial
+            .iter()
+            .map(|f| {
+                String::from_utf8_lossy(f)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(ids, ["id: 3", "id: 5"]);
+    }
+
+    #[test]
+    fn resume_beyond_the_log_gets_a_snapshot() {
+        let feed = Feed::with_replay_capacity(2);
+        for ply in 1..=5 {
+            feed.publish(1, 1, mv(ply, "e2e4", "e4", AFTER_E4));
+        }
+        let sub = feed.subscribe(Scope::Round(1), Some(1));
+        assert!(!sub.resumed);
+        assert!(String::from_utf8_lossy(&sub.initial[0]).starts_with("id: 5\nevent: snapshot\n"));
+        let sub = feed.subscribe(Scope::Round(1), Some(99));
+        assert!(!sub.resumed, "an id from another run is not resumable");
+    }
+
+    #[test]
+    fn arbiter_actions_settle_alerts() {
+        let feed = Feed::new();
+        let alert = Alert {
+            article: "7.5.1".into(),
+            side: Some(ColorName::White),
+            ply: 3,
+            t_ms: 10,
+            evidence_ms: vec![9],
+            squares: vec!["e4".into()],
+            severity: crate::act::Severity::Critical,
+            message: "illegal move".into(),
+        };
+        feed.publish(1, 4, Event::Alert(alert));
+        assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(1));
+        feed.note_arbiter_action(
+            1,
+            4,
+            &ArbiterAction::DecidePenalty {
+                ply: 2,
+                accept: true,
+            },
+        );
+        assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(1));
+        feed.note_arbiter_action(
+            1,
+            4,
+            &ArbiterAction::DecidePenalty {
+                ply: 3,
+                accept: true,
+            },
+        );
+        assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(0));
+    }
+
+    #[test]
+    fn round_pgn_joins_game_pgns_and_keeps_etag_for_same_text() {
+        let feed = Feed::new();
+        feed.set_pgn(1, 2, "[White \"B\"]\n\n*\n".into());
+        feed.set_pgn(1, 1, "[White \"A\"]\n\n*\n".into());
+        let doc = feed.round_pgn(1).expect("joined");
+        assert!(doc.text.find("\"A\"") < doc.text.find("\"B\""));
+        let tag = feed.game_pgn(1, 1).expect("stored").etag;
+        feed.set_pgn(1, 1, "[White \"A\"]\n\n*\n".into());
+        assert_eq!(feed.game_pgn(1, 1).expect("stored").etag, tag);
+        feed.set_pgn(1, 1, "[White \"A\"]\n\n1. e4 *\n".into());
+        assert_ne!(feed.game_pgn(1, 1).expect("stored").etag, tag);
+    }
+}

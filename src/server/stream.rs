@@ -1,0 +1,126 @@
+//! Server-Sent Events: a snapshot or the missed events first, then every new event.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+
+use super::Shared;
+use super::feed::{Feed, FeedEvent, Scope};
+
+/// A comment line sent when nothing happened for a while, so proxies and browsers keep the
+/// connection open and a dead client is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Tells `EventSource` how soon to reconnect after the connection drops.
+const RETRY_FRAME: &[u8] = b"retry: 2000\n\n";
+
+pub(super) async fn all(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    respond(&state, Scope::All, &headers)
+}
+
+pub(super) async fn round(
+    State(state): State<Shared>,
+    Path(round): Path<u32>,
+    headers: HeaderMap,
+) -> Response {
+    respond(&state, Scope::Round(round), &headers)
+}
+
+pub(super) async fn game(
+    State(state): State<Shared>,
+    Path((round, board)): Path<(u32, u32)>,
+    headers: HeaderMap,
+) -> Response {
+    respond(&state, Scope::Game(round, board), &headers)
+}
+
+/// The event id a reconnecting `EventSource` sends; anything unparsable counts as none
+/// (the client then gets a snapshot, which is always correct).
+fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get("last-event-id")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+struct Subscriber {
+    feed: Arc<Feed>,
+    scope: Scope,
+    pending: VecDeque<Bytes>,
+    last_id: u64,
+    live: Receiver<Arc<FeedEvent>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Subscriber {
+    /// The next frame to write, or `None` when the stream ends (server shutting down).
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(frame) = self.pending.pop_front() {
+                return Some(frame);
+            }
+            if *self.shutdown.borrow() {
+                return None;
+            }
+            let received = tokio::select! {
+                _ = self.shutdown.changed() => return None,
+                received = tokio::time::timeout(KEEP_ALIVE, self.live.recv()) => received,
+            };
+            match received {
+                Err(_) => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                Ok(Ok(event)) => {
+                    if event.id > self.last_id && self.scope.contains(event.round, event.board) {
+                        self.last_id = event.id;
+                        return Some(event.frame.clone());
+                    }
+                }
+                Ok(Err(RecvError::Lagged(_))) => {
+                    let (frames, last_id) = self.feed.catch_up(self.scope, self.last_id);
+                    self.pending.extend(frames);
+                    self.last_id = last_id;
+                }
+                Ok(Err(RecvError::Closed)) => return None,
+            }
+        }
+    }
+}
+
+fn respond(state: &Shared, scope: Scope, headers: &HeaderMap) -> Response {
+    let subscription = state.feed.subscribe(scope, last_event_id(headers));
+    let mut pending = VecDeque::with_capacity(subscription.initial.len() + 1);
+    pending.push_back(Bytes::from_static(RETRY_FRAME));
+    pending.extend(subscription.initial);
+    let subscriber = Subscriber {
+        feed: Arc::clone(&state.feed),
+        scope,
+        pending,
+        last_id: subscription.last_id,
+        live: subscription.live,
+        shutdown: state.shutdown.clone(),
+    };
+    let frames = futures_util::stream::unfold(subscriber, |mut s| async move {
+        let frame = s.next_frame().await?;
+        Some((Ok::<Bytes, Infallible>(frame), s))
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        Body::from_stream(frames),
+    )
+        .into_response()
+}
