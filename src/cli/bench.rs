@@ -26,6 +26,9 @@ pub enum BenchCommand {
     /// Live-view load: N SSE spectators on loopback; prints latency, memory per client and
     /// whether every client received every event.
     Sse(SseArgs),
+    /// Boards per recorder process: virtual boards at blitz pace, latency from the completing
+    /// byte to the PGN file rewritten, memory per board (one JSON line per board count).
+    Boards(BoardsArgs),
 }
 
 /// Arguments of `touchmove bench sse`.
@@ -43,6 +46,20 @@ pub struct SseArgs {
     /// Internal: be the server process the clients connect to.
     #[arg(long, hide = true)]
     pub serve_only: bool,
+}
+
+/// Arguments of `touchmove bench boards`.
+#[derive(Debug, clap::Args)]
+pub struct BoardsArgs {
+    /// Numbers of boards to try, e.g. 4,16,64.
+    #[arg(long, value_delimiter = ',', default_value = "4,16,64")]
+    pub boards: Vec<usize>,
+    /// Seconds of play per board count.
+    #[arg(long, default_value_t = 20)]
+    pub seconds: u64,
+    /// Thinking time before each move, in milliseconds (blitz: about 2000).
+    #[arg(long, default_value_t = 2000)]
+    pub think_ms: u64,
 }
 
 /// Arguments of `touchmove bench recognition`.
@@ -76,6 +93,15 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Recognition(args) => recognition(&args),
         BenchCommand::Sse(args) => sse(&args),
+        BenchCommand::Boards(args) => {
+            match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("touchmove bench boards: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 
