@@ -21,7 +21,7 @@ use crate::wire::dgt::{Decoder, Message};
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
     /// The capture file: one base64 DGT message per line, or `<ms> <hex bytes>` lines
-    /// (see protocols/capture-format.md).
+    /// (see protocols/capture-format.md). `-` reads standard input.
     pub file: PathBuf,
     /// Print every decoded board message as one JSON object per line.
     #[arg(long)]
@@ -62,8 +62,12 @@ struct TimedMessage<'a> {
 
 /// Reads and parses the capture named in the arguments; the error names file and line.
 pub fn load_capture(file: &std::path::Path) -> Result<Vec<CaptureChunk>, String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let text = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(file)
+    }
+    .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     read_capture(&text).map_err(|e| format!("{}: {e}", file.display()))
 }
 
