@@ -17,7 +17,12 @@ fn fixture_games(limit: usize) -> Vec<PgnGame> {
     for file in ["twic1599_1000k.pgn", "lichess_db_1000k.pgn"] {
         let path = format!("{}/fixtures/pgn/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read(&path).expect("fixture PGN");
-        games.extend(read_games(&text).expect("readable PGN").into_iter().take(limit));
+        games.extend(
+            read_games(&text)
+                .expect("readable PGN")
+                .into_iter()
+                .take(limit),
+        );
     }
     games
 }
@@ -50,7 +55,10 @@ fn assert_consistent(sim: &SimulatedGame) {
         match o.kind {
             _ if dropped => {}
             ObservationKind::Emptied(sq) => {
-                assert!(board.piece_at(sq).is_some(), "{i}: {sq} reported emptied twice")
+                assert!(
+                    board.piece_at(sq).is_some(),
+                    "{i}: {sq} reported emptied twice"
+                )
             }
             ObservationKind::Placed(sq, p) => {
                 assert!(p.is_some(), "a DGT board identifies pieces");
@@ -154,7 +162,8 @@ fn realistic_streams_show_scan_effects_and_slides() {
                     None => {
                         // The same piece still stands on another square and is reported
                         // emptied next: the placement came before its lift.
-                        if let Some(ObservationKind::Emptied(from)) = obs.get(k + 1).map(|o| &o.kind)
+                        if let Some(ObservationKind::Emptied(from)) =
+                            obs.get(k + 1).map(|o| &o.kind)
                             && board.piece_at(*from) == Some(p)
                         {
                             place_before_lift += 1;
@@ -172,9 +181,18 @@ fn realistic_streams_show_scan_effects_and_slides() {
             apply_physical(&mut board, o);
         }
     }
-    assert!(place_before_lift > 10, "place before lift: {place_before_lift}");
-    assert!(direct_capture > 10, "victim replaced directly: {direct_capture}");
-    assert!(intermediate > 10, "placements on intermediate squares: {intermediate}");
+    assert!(
+        place_before_lift > 10,
+        "place before lift: {place_before_lift}"
+    );
+    assert!(
+        direct_capture > 10,
+        "victim replaced directly: {direct_capture}"
+    );
+    assert!(
+        intermediate > 10,
+        "placements on intermediate squares: {intermediate}"
+    );
 }
 
 fn forced(setup: impl Fn(&mut HandModel)) -> HandModel {
@@ -203,21 +221,30 @@ fn uci(moves: &[&str]) -> Vec<String> {
 fn castling_orders_and_result_signal() {
     let moves = uci(&["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1"]);
     let mut rng = ChaCha8Rng::seed_from_u64(5);
-    let rook_first = forced(|m| m.castling_order = OrderWeights { weights: vec![0.0, 1.0, 0.0] });
+    let rook_first = forced(|m| {
+        m.castling_order = OrderWeights {
+            weights: vec![0.0, 1.0, 0.0],
+        }
+    });
     let sim = simulate_with_model(None, false, &moves, Some("1-0"), &rook_first, &mut rng);
     let r = field_reports(&sim);
     let at = r.iter().position(|s| s == "h1-").expect("rook lifted");
     assert_eq!(&r[at..at + 4], ["h1-", "f1=R", "e1-", "g1=K"], "{r:?}");
-    assert!(sim
-        .injected
-        .iter()
-        .any(|i| i.kind == IrregularityKind::RookFirstCastling));
+    assert!(
+        sim.injected
+            .iter()
+            .any(|i| i.kind == IrregularityKind::RookFirstCastling)
+    );
     // The game ends with both kings on the light centre squares.
     let tail: Vec<&String> = r.iter().rev().take(4).collect();
     assert!(tail.iter().any(|s| *s == "d5=k" || *s == "e4=k"), "{r:?}");
     assert!(tail.iter().any(|s| *s == "d5=K" || *s == "e4=K"), "{r:?}");
 
-    let king_off = forced(|m| m.castling_order = OrderWeights { weights: vec![0.0, 0.0, 1.0] });
+    let king_off = forced(|m| {
+        m.castling_order = OrderWeights {
+            weights: vec![0.0, 0.0, 1.0],
+        }
+    });
     let sim = simulate_with_model(None, false, &moves, None, &king_off, &mut rng);
     let r = field_reports(&sim);
     assert_eq!(&r[r.len() - 4..], ["e1-", "h1-", "f1=R", "g1=K"]);
@@ -251,7 +278,11 @@ fn promotion_orders_reach_the_promoted_position() {
     for order in 0..4 {
         let mut weights = vec![0.0; 4];
         weights[order] = 1.0;
-        let model = forced(|m| m.promotion_order = OrderWeights { weights: weights.clone() });
+        let model = forced(|m| {
+            m.promotion_order = OrderWeights {
+                weights: weights.clone(),
+            }
+        });
         let mut rng = ChaCha8Rng::seed_from_u64(order as u64);
         let sim = simulate_with_model(Some(fen), false, &moves, None, &model, &mut rng);
         assert_eq!(&replay_physical(&sim.observations), g.position().board());

@@ -99,7 +99,9 @@ fn action(command: ArbiterCommand) -> ArbiterAction {
             },
             delta_ms: seconds.saturating_mul(1000),
         },
-        ArbiterCommand::Replace { from_ply, moves } => ArbiterAction::ReplaceMoves { from_ply, moves },
+        ArbiterCommand::Replace { from_ply, moves } => {
+            ArbiterAction::ReplaceMoves { from_ply, moves }
+        }
         ArbiterCommand::Takeback { to_ply } => ArbiterAction::TakeBack { to_ply },
         ArbiterCommand::Claim { rule, with_move } => ArbiterAction::CheckClaim {
             claim: if rule == "threefold" {

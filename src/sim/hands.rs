@@ -464,7 +464,11 @@ pub fn simulate_with_model(
     let mut hands = choreography::Performer::new(model, rng, start_board.clone());
     for uci in moves_uci {
         let pos = game.position().clone();
-        let mv = match uci.parse::<UciMove>().ok().and_then(|u| u.to_move(&pos).ok()) {
+        let mv = match uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+        {
             Some(mv) => mv,
             None => {
                 sim.error = Some(format!(

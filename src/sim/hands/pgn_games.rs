@@ -109,7 +109,9 @@ impl Visitor for Collector {
         };
         match san_plus.san.to_move(pos) {
             Ok(mv) => {
-                m.game.moves_uci.push(UciMove::from_move(mv, m.mode).to_string());
+                m.game
+                    .moves_uci
+                    .push(UciMove::from_move(mv, m.mode).to_string());
                 pos.play_unchecked(mv);
             }
             Err(e) => {

@@ -152,7 +152,15 @@ mod tests {
         ];
         let mut out = Vec::new();
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        report(&sensor, &board, &events, &mut rng, &[], &mut out, &mut Vec::new());
+        report(
+            &sensor,
+            &board,
+            &events,
+            &mut rng,
+            &[],
+            &mut out,
+            &mut Vec::new(),
+        );
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].kind, ObservationKind::Emptied(Square::E4));
         assert!(out[0].t_ms >= 2000 && out[0].t_ms <= 2200);
