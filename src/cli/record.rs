@@ -1,13 +1,238 @@
-//! `touchmove record`.
+//! `touchmove record`: records every board of an event until interrupted.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::recorder::pairings;
+use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use crate::server::feed::Feed;
 
 /// Arguments of `touchmove record`.
 #[derive(Debug, clap::Args)]
-pub struct RecordArgs {}
+pub struct RecordArgs {
+    /// The event file (TOML): event, site, round, time control, boards and players.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// A board's serial port (repeat for several boards, numbered in order), or `auto` for
+    /// every DGT board found.
+    #[arg(long)]
+    pub port: Vec<String>,
+    /// Pairings (PGN of headers or CSV) to put players on the boards.
+    #[arg(long)]
+    pub pairings: Option<PathBuf>,
+    /// The output folder: `tournament.json`, `round-N/game-K.pgn`, `round-N/games.pgn`.
+    #[arg(long, default_value = "touchmove-out")]
+    pub out: PathBuf,
+    /// The journal (SQLite); default OUT/journal.sqlite. Restarting with the same journal
+    /// resumes every game.
+    #[arg(long)]
+    pub journal: Option<PathBuf>,
+    /// Address of the web server (live view, PGN, arbiter API).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Do not start the web server.
+    #[arg(long)]
+    pub no_server: bool,
+    /// Push the round to this lichess broadcast round (8-character id).
+    #[arg(long, requires = "lichess_token_file")]
+    pub lichess_round: Option<String>,
+    /// File holding the lichess token (scope study:write).
+    #[arg(long)]
+    pub lichess_token_file: Option<PathBuf>,
+    /// Time control (PGN syntax), overriding the event file's.
+    #[arg(long)]
+    pub time_control: Option<String>,
+    /// Round number, overriding the event file's.
+    #[arg(long)]
+    pub round: Option<u32>,
+    /// Event name, overriding the event file's.
+    #[arg(long)]
+    pub event: Option<String>,
+}
+
+/// Builds the event from the file and the command-line options.
+fn event_config(args: &RecordArgs) -> Result<EventConfig, String> {
+    let mut config = match &args.config {
+        Some(path) => EventConfig::load(path).map_err(|e| e.to_string())?,
+        None => EventConfig::default(),
+    };
+    if let Some(event) = &args.event {
+        config.event = event.clone();
+    }
+    if let Some(round) = args.round {
+        config.round = round;
+    }
+    if let Some(tc) = &args.time_control {
+        crate::recorder::config::check_time_control(tc)
+            .map_err(|e| format!("--time-control: {e}"))?;
+        config.time_control = Some(tc.clone());
+    }
+    let mut ports: Vec<PathBuf> = Vec::new();
+    for p in &args.port {
+        if p == "auto" {
+            let found = detect_ports();
+            if found.is_empty() {
+                return Err(
+                    "--port auto: no serial port that looks like a DGT board was found; plug the \
+                     board in, check `touchmove ports`, or give --port PATH"
+                        .to_string(),
+                );
+            }
+            ports.extend(found);
+        } else {
+            ports.push(PathBuf::from(p));
+        }
+    }
+    for path in ports {
+        if let Some(b) = config
+            .boards
+            .iter()
+            .find(|b| b.source == BoardSource::Port(path.clone()))
+        {
+            if args.port.iter().any(|p| p != "auto") {
+                return Err(format!(
+                    "port {} is given twice (board {} already uses it); two boards cannot share a port",
+                    path.display(),
+                    b.number
+                ));
+            }
+            continue;
+        }
+        if let Some(b) = config
+            .boards
+            .iter_mut()
+            .find(|b| b.source == BoardSource::Auto)
+        {
+            b.source = BoardSource::Port(path);
+            continue;
+        }
+        let number = config.boards.iter().map(|b| b.number).max().unwrap_or(0) + 1;
+        config.boards.push(BoardConfig {
+            number,
+            source: BoardSource::Port(path),
+            white: Player::named("?"),
+            black: Player::named("?"),
+        });
+    }
+    if let Some(path) = &args.pairings {
+        let list = pairings::load(path).map_err(|e| e.to_string())?;
+        config.apply_pairings(&list);
+    }
+    Ok(config)
+}
+
+/// Serial ports that look like DGT boards.
+fn detect_ports() -> Vec<PathBuf> {
+    use crate::driver::ports::{DgtLikelihood, list_ports};
+    list_ports(std::path::Path::new("/sys"))
+        .into_iter()
+        .filter(|p| p.dgt != DgtLikelihood::Unlikely)
+        .map(|p| PathBuf::from(p.path))
+        .collect()
+}
 
 /// Runs `touchmove record`.
-pub fn run(_args: RecordArgs) -> ExitCode {
-    eprintln!("touchmove record: not built yet");
-    ExitCode::FAILURE
+pub fn run(args: RecordArgs) -> ExitCode {
+    let config = match event_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("touchmove record: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("touchmove record: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let mut options = RunOptions::new(&args.out, Arc::new(Feed::new()));
+        if let Some(j) = &args.journal {
+            options.journal_path = j.clone();
+        }
+        options.listen = (!args.no_server).then_some(args.listen);
+        if let (Some(round), Some(file)) = (&args.lichess_round, &args.lichess_token_file) {
+            options.lichess = Some((round.clone(), file.clone()));
+        }
+        let boards: Vec<String> = config
+            .boards
+            .iter()
+            .map(|b| format!("board {} on {}", b.number, b.source))
+            .collect();
+        let handle = match Recorder::start(config, options).await {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("touchmove record: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        eprintln!(
+            "touchmove record: recording {} into {}{}; arbiter: `touchmove arbiter --out {} …`; Ctrl-C stops",
+            boards.join(", "),
+            handle.out_dir().display(),
+            handle
+                .server_addr()
+                .map(|a| format!(", live at http://{a}/"))
+                .unwrap_or_default(),
+            handle.out_dir().display(),
+        );
+        wait_for_stop().await;
+        handle.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}
+
+async fn wait_for_stop() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: RecordArgs,
+    }
+
+    fn args(list: &[&str]) -> RecordArgs {
+        Wrapper::parse_from(std::iter::once("record").chain(list.iter().copied())).args
+    }
+
+    #[test]
+    fn ports_become_numbered_boards() {
+        let c = event_config(&args(&[
+            "--port", "/dev/a", "--port", "/dev/b", "--round", "4",
+        ]))
+        .unwrap();
+        assert_eq!(c.round, 4);
+        assert_eq!(c.boards.len(), 2);
+        assert_eq!(c.boards[1].number, 2);
+        assert_eq!(c.boards[1].source, BoardSource::Port("/dev/b".into()));
+    }
+
+    #[test]
+    fn one_port_twice_is_refused() {
+        let e = event_config(&args(&["--port", "/dev/a", "--port", "/dev/a"])).unwrap_err();
+        assert!(e.contains("two boards cannot share a port"), "{e}");
+        let e = event_config(&args(&["--time-control", "40/"])).unwrap_err();
+        assert!(e.contains("--time-control"), "{e}");
+    }
 }

@@ -337,11 +337,9 @@ impl EventConfig {
 
 /// Checks a PGN TimeControl value, saying what is wrong.
 pub fn check_time_control(text: &str) -> Result<(), String> {
-    // Checked by clock::TimeControl once it lands.
-    if text.trim().is_empty() {
-        return Err("empty time control (PGN TimeControl syntax, e.g. \"5400+30\" or \"40/5400+30:1800+30\")".to_string());
-    }
-    Ok(())
+    crate::clock::TimeControl::parse(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -1,10 +1,421 @@
 //! The recorder (shell): runs every board of an event — driver, decoder, act-of-moving
 //! machine, journal, PGN files, clocks and arbiter controls.
+//!
+//! # Using it from code
+//!
+//! ```no_run
+//! # async fn demo(pty: std::path::PathBuf) -> Result<(), touchmove::recorder::RecorderError> {
+//! use std::sync::Arc;
+//! use touchmove::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+//!
+//! let config = EventConfig {
+//!     event: "Demo".into(),
+//!     time_control: Some("300+2".into()),
+//!     boards: vec![BoardConfig {
+//!         number: 1,
+//!         source: BoardSource::Port(pty),
+//!         white: Player::named("White, W"),
+//!         black: Player::named("Black, B"),
+//!     }],
+//!     ..EventConfig::default()
+//! };
+//! let feed = Arc::new(touchmove::server::feed::Feed::new());
+//! let handle = Recorder::start(config, RunOptions::new("out".as_ref(), feed)).await?;
+//! // … the boards play; the PGN folder and the feed follow every move …
+//! let sink = handle.arbiter_sink(); // hand it to the web server's arbiter API
+//! # drop(sink);
+//! handle.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What happens to a byte
+//!
+//! Each board has a task that owns its serial link. Every chunk of bytes is committed to the
+//! journal before anything is done with it, then goes through the board's [`BoardPipeline`]
+//! (decoder, observer, act-of-moving machine, clock); the events that come out are journalled,
+//! published to the feed, and the board's `game-K.pgn` and the round's `games.pgn` are
+//! rewritten atomically. Arbiter requests reach the same task, are journalled with their
+//! author and time, and are applied between two chunks of bytes.
+//!
+//! # Restart
+//!
+//! On start the recorder replays the journal — every board's bytes and the arbiter actions,
+//! in time order — through fresh pipelines, so after `kill -9` the games, clocks and alerts
+//! are exactly where they were, and recording continues. Session time (`t_ms`) is counted from
+//! the first start of the journal, so times stay comparable across restarts.
 
+pub mod bench;
+mod board_task;
 pub mod channel;
 pub mod config;
 pub mod layout;
 pub mod pairings;
+pub mod pipeline;
+mod replay;
+mod session;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
 
 pub use channel::ArbiterSink;
 pub use config::{BoardConfig, BoardSource, EventConfig, Player};
+pub use pipeline::{BoardPipeline, GameTags};
+
+use crate::server::feed::Feed;
+use crate::store::Journal;
+use board_task::{BoardCommand, BoardTask};
+use layout::{BoardSummary, OutputFolder};
+
+/// Options of a recorder run besides the event itself.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The PGN folder (`tournament.json`, `round-N/…`); also holds the arbiter socket and
+    /// token.
+    pub out_dir: PathBuf,
+    /// The journal (SQLite). Default: `OUT/journal.sqlite`.
+    pub journal_path: PathBuf,
+    /// Address of the web server (live view, PGN, arbiter API), or `None` for no server.
+    pub listen: Option<SocketAddr>,
+    /// The live feed the server and the lichess pusher read.
+    pub feed: Arc<Feed>,
+    /// Push the round to this lichess broadcast round id, with the token in this file.
+    pub lichess: Option<(String, PathBuf)>,
+    /// For `touchmove bench boards`: receives, for every chunk of bytes that produced an
+    /// event, the time from its arrival to the PGN files being rewritten.
+    pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
+}
+
+impl RunOptions {
+    /// Options writing into `out_dir`, journal `out_dir/journal.sqlite`, no web server.
+    pub fn new(out_dir: &Path, feed: Arc<Feed>) -> RunOptions {
+        RunOptions {
+            out_dir: out_dir.to_path_buf(),
+            journal_path: out_dir.join("journal.sqlite"),
+            listen: None,
+            feed,
+            lichess: None,
+            latency_probe: None,
+        }
+    }
+}
+
+/// Why the recorder could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    /// The output folder could not be created or written.
+    #[error("cannot write the output folder {path}: {source} (choose another with --out)")]
+    OutDir {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The journal could not be opened or read.
+    #[error("journal {path}: {message}")]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The time control is not valid.
+    #[error("{0}")]
+    TimeControl(String),
+    /// The event has no boards.
+    #[error(
+        "no boards to record: give --port PATH (or --port auto), or list [[board]] entries in the event file"
+    )]
+    NoBoards,
+    /// The web server could not start.
+    #[error("web server on {addr}: {message}")]
+    Server {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        message: String,
+    },
+    /// The lichess pusher could not start.
+    #[error("lichess: {0}")]
+    Lichess(String),
+}
+
+/// The state shared by the board tasks: each board's latest PGN and summary, for
+/// `games.pgn` and `index.json`.
+pub(crate) struct Shared {
+    pub config: EventConfig,
+    pub out: OutputFolder,
+    pub feed: Arc<Feed>,
+    pub journal: Mutex<Journal>,
+    pub journal_path: PathBuf,
+    /// Set once the journal refused a write (disk full, read-only): new games are refused.
+    pub journal_broken: AtomicBool,
+    pub boards: Mutex<BTreeMap<u32, (String, BoardSummary)>>,
+    pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
+    pub session: session::Session,
+    /// Pushes the round to lichess after every change, when asked to.
+    pub pusher: Mutex<Option<crate::server::lichess::Pusher>>,
+}
+
+impl Shared {
+    pub(crate) fn lock_journal(&self) -> std::sync::MutexGuard<'_, Journal> {
+        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores board `board`'s PGN and summary and rewrites the round's files.
+    pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
+        let round = self.config.round;
+        self.feed.set_pgn(round, board, pgn.clone());
+        if let Err(e) = self.out.write_game(round, board, &pgn) {
+            loud(&format!(
+                "cannot write {}: {e} — the game is safe in the journal {}; free space or fix permissions",
+                self.out.game_path(round, board).display(),
+                self.journal_path.display()
+            ));
+        }
+        let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
+        let summary_changed = boards.get(&board).is_none_or(|(_, s)| *s != summary);
+        boards.insert(board, (pgn, summary));
+        let texts: Vec<&str> = boards.values().map(|(p, _)| p.as_str()).collect();
+        let combined = layout::combine(&texts);
+        if let Err(e) = self.out.write_round(round, &texts) {
+            loud(&format!(
+                "cannot write {}: {e}",
+                self.out.round_path(round).display()
+            ));
+        }
+        if let Some(pusher) = self
+            .pusher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            pusher.push(combined.clone());
+        }
+        self.feed.set_round_pgn(round, combined);
+        if summary_changed {
+            let summaries: Vec<BoardSummary> = boards.values().map(|(_, s)| s.clone()).collect();
+            drop(boards);
+            if let Err(e) = self.out.write_index(&self.config, &summaries) {
+                loud(&format!("cannot write index.json: {e}"));
+            }
+        }
+    }
+}
+
+/// Says something the arbiter must see, on stderr and in the log.
+pub(crate) fn loud(message: &str) {
+    eprintln!("touchmove record: {message}");
+    tracing::error!("{message}");
+}
+
+/// Says something the arbiter should know, on stderr and in the log.
+pub(crate) fn say(message: &str) {
+    eprintln!("touchmove record: {message}");
+    tracing::info!("{message}");
+}
+
+/// The running recorder.
+pub struct Recorder;
+
+/// A handle on a running recorder.
+pub struct RecorderHandle {
+    boards: BTreeMap<u32, mpsc::Sender<BoardCommand>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    background: Vec<tokio::task::JoinHandle<()>>,
+    sink: ArbiterSink,
+    server: Option<crate::server::ServerHandle>,
+    shared: Arc<Shared>,
+}
+
+impl Recorder {
+    /// Starts recording `config`'s boards: opens (or resumes) the journal, rebuilds every game
+    /// from it, writes the PGN folder, starts one task per board, the arbiter socket and, when
+    /// `options.listen` is set, the web server. Returns once everything runs.
+    pub async fn start(
+        config: EventConfig,
+        options: RunOptions,
+    ) -> Result<RecorderHandle, RecorderError> {
+        if config.boards.is_empty() {
+            return Err(RecorderError::NoBoards);
+        }
+        let control = match &config.time_control {
+            Some(tc) => crate::clock::TimeControl::parse(tc)
+                .map_err(|e| RecorderError::TimeControl(e.to_string()))?,
+            None => crate::clock::TimeControl::Unknown,
+        };
+        let out = OutputFolder::new(&options.out_dir);
+        out.prepare(config.round)
+            .map_err(|source| RecorderError::OutDir {
+                path: options.out_dir.clone(),
+                source,
+            })?;
+        let journal_error = |message: String| RecorderError::Journal {
+            path: options.journal_path.clone(),
+            message,
+        };
+        let mut journal =
+            Journal::open(&options.journal_path).map_err(|e| journal_error(e.to_string()))?;
+        let first_start = journal
+            .sessions()
+            .map_err(|e| journal_error(e.to_string()))?
+            .first()
+            .map_or_else(session::unix_ms, |s| s.started_unix_ms);
+        journal
+            .begin_session(first_start)
+            .map_err(|e| journal_error(e.to_string()))?;
+        let session = session::Session::since(first_start);
+        let mut replay = replay::split(
+            &journal
+                .entries_after(0)
+                .map_err(|e| journal_error(e.to_string()))?,
+            config.round,
+        );
+        let pusher = match &options.lichess {
+            Some((round_id, token_file)) => Some(
+                crate::server::lichess::Pusher::from_token_file(round_id, token_file)
+                    .map_err(|e| RecorderError::Lichess(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let shared = Arc::new(Shared {
+            config: config.clone(),
+            out,
+            feed: options.feed.clone(),
+            journal: Mutex::new(journal),
+            journal_path: options.journal_path.clone(),
+            journal_broken: AtomicBool::new(false),
+            boards: Mutex::new(BTreeMap::new()),
+            latency_probe: options.latency_probe.clone(),
+            session,
+            pusher: Mutex::new(pusher),
+        });
+        let mut boards = BTreeMap::new();
+        let mut tasks = Vec::new();
+        for board in &config.boards {
+            let history = replay.remove(&board.number).unwrap_or_default();
+            let task = BoardTask::resume(shared.clone(), board, control.clone(), history);
+            let (tx, rx) = mpsc::channel(64);
+            boards.insert(board.number, tx);
+            tasks.push(tokio::spawn(task.run(rx)));
+        }
+        let (sink, requests) = mpsc::channel(64);
+        let mut background = vec![tokio::spawn(dispatch(requests, boards.clone()))];
+        let token =
+            channel::create_token(&options.out_dir).map_err(|source| RecorderError::OutDir {
+                path: options.out_dir.clone(),
+                source,
+            })?;
+        background.push(
+            channel::listen(&options.out_dir, token.clone(), sink.clone()).map_err(|source| {
+                RecorderError::OutDir {
+                    path: options.out_dir.join(channel::SOCKET_NAME),
+                    source,
+                }
+            })?,
+        );
+        let server = match options.listen {
+            Some(addr) => Some(
+                crate::server::serve(addr, options.feed.clone(), Some(sink.clone()), token)
+                    .await
+                    .map_err(|e| RecorderError::Server {
+                        addr,
+                        message: e.to_string(),
+                    })?,
+            ),
+            None => None,
+        };
+        Ok(RecorderHandle {
+            boards,
+            tasks,
+            background,
+            sink,
+            server,
+            shared,
+        })
+    }
+}
+
+/// Routes arbiter requests to their board's task.
+async fn dispatch(
+    mut requests: mpsc::Receiver<(
+        crate::record::arbiter::ArbiterRequest,
+        tokio::sync::oneshot::Sender<Result<String, String>>,
+    )>,
+    boards: BTreeMap<u32, mpsc::Sender<BoardCommand>>,
+) {
+    while let Some((request, reply)) = requests.recv().await {
+        match boards.get(&request.board) {
+            Some(tx) => {
+                if let Err(e) = tx.send(BoardCommand::Arbiter(request, reply)).await {
+                    let BoardCommand::Arbiter(_, reply) = e.0 else {
+                        continue;
+                    };
+                    let _ = reply.send(Err("that board's task has stopped".to_string()));
+                }
+            }
+            None => {
+                let known: Vec<String> = boards.keys().map(u32::to_string).collect();
+                let _ = reply.send(Err(format!(
+                    "no board {} in this event (boards: {})",
+                    request.board,
+                    known.join(", ")
+                )));
+            }
+        }
+    }
+}
+
+impl RecorderHandle {
+    /// Where arbiter requests go (the web API uses it; `touchmove arbiter` reaches it through
+    /// the socket in the output folder).
+    pub fn arbiter_sink(&self) -> ArbiterSink {
+        self.sink.clone()
+    }
+
+    /// The address the web server listens on, if it runs.
+    pub fn server_addr(&self) -> Option<SocketAddr> {
+        self.server.as_ref().map(|s| s.local_addr())
+    }
+
+    /// The output folder.
+    pub fn out_dir(&self) -> &Path {
+        self.shared.out.root()
+    }
+
+    /// Stops every board (closing its port), the socket and the server. Everything recorded
+    /// is already in the journal and the PGN files.
+    pub async fn shutdown(self) {
+        for tx in self.boards.values() {
+            let _ = tx.send(BoardCommand::Shutdown).await;
+        }
+        for task in self.tasks {
+            let _ = task.await;
+        }
+        for task in self.background {
+            task.abort();
+        }
+        if let Some(server) = self.server {
+            server.shutdown().await;
+        }
+        let _ = std::fs::remove_file(self.shared.out.root().join(channel::SOCKET_NAME));
+        let pusher = self
+            .shared
+            .pusher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(pusher) = pusher {
+            let stats = pusher.finish(Duration::from_secs(5)).await;
+            if let Some(error) = stats.last_error {
+                say(&format!("lichess: last push error: {error}"));
+            }
+        }
+    }
+}

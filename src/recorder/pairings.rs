@@ -76,6 +76,9 @@ pub fn load(path: &Path) -> Result<Vec<Pairing>, PairingsError> {
 
 type LineError = (usize, String, String);
 
+/// A header block: its first line and its tags as (line, name, value).
+type TagBlock = (usize, Vec<(usize, String, String)>);
+
 fn number<T: std::str::FromStr>(value: &str, line: usize, field: &str) -> Result<T, LineError> {
     value.trim().parse().map_err(|_| {
         (
@@ -121,62 +124,61 @@ fn set_player_field(
 /// Parses PGN header blocks into pairings.
 pub fn parse_pgn_headers(text: &str) -> Result<Vec<Pairing>, LineError> {
     let mut out = Vec::new();
-    let mut current: Option<(usize, Vec<(usize, String, String)>)> = None;
-    let mut flush =
-        |block: Option<(usize, Vec<(usize, String, String)>)>| -> Result<(), LineError> {
-            let Some((first_line, tags)) = block else {
-                return Ok(());
-            };
-            let mut p = Pairing {
-                round: None,
-                board: 0,
-                white: Player::named("?"),
-                black: Player::named("?"),
-            };
-            for (line, name, value) in &tags {
-                match name.as_str() {
-                    "Round" => {
-                        let mut parts = value.splitn(2, '.');
-                        let round = parts.next().unwrap_or("");
-                        if let Ok(r) = round.trim().parse() {
-                            p.round = Some(r);
-                        }
-                        if let Some(board) = parts.next() {
-                            p.board = number(board, *line, "Round")?;
-                        }
+    let mut current: Option<TagBlock> = None;
+    let mut flush = |block: Option<TagBlock>| -> Result<(), LineError> {
+        let Some((first_line, tags)) = block else {
+            return Ok(());
+        };
+        let mut p = Pairing {
+            round: None,
+            board: 0,
+            white: Player::named("?"),
+            black: Player::named("?"),
+        };
+        for (line, name, value) in &tags {
+            match name.as_str() {
+                "Round" => {
+                    let mut parts = value.splitn(2, '.');
+                    let round = parts.next().unwrap_or("");
+                    if let Ok(r) = round.trim().parse() {
+                        p.round = Some(r);
                     }
-                    "Board" => p.board = number(value, *line, "Board")?,
-                    _ => {
-                        let (player, rest) = if let Some(rest) = name.strip_prefix("White") {
-                            (&mut p.white, rest)
-                        } else if let Some(rest) = name.strip_prefix("Black") {
-                            (&mut p.black, rest)
-                        } else {
-                            continue;
-                        };
-                        let key = match rest {
-                            "" => "name",
-                            "FideId" => "fide_id",
-                            "Title" => "title",
-                            "Elo" => "rating",
-                            "Federation" | "Fed" => "federation",
-                            _ => continue,
-                        };
-                        set_player_field(player, key, value, *line, name)?;
+                    if let Some(board) = parts.next() {
+                        p.board = number(board, *line, "Round")?;
                     }
                 }
+                "Board" => p.board = number(value, *line, "Board")?,
+                _ => {
+                    let (player, rest) = if let Some(rest) = name.strip_prefix("White") {
+                        (&mut p.white, rest)
+                    } else if let Some(rest) = name.strip_prefix("Black") {
+                        (&mut p.black, rest)
+                    } else {
+                        continue;
+                    };
+                    let key = match rest {
+                        "" => "name",
+                        "FideId" => "fide_id",
+                        "Title" => "title",
+                        "Elo" => "rating",
+                        "Federation" | "Fed" => "federation",
+                        _ => continue,
+                    };
+                    set_player_field(player, key, value, *line, name)?;
+                }
             }
-            if p.board == 0 {
-                return Err((
-                    first_line,
-                    "Round".to_string(),
-                    "no board number: give `Round \"N.K\"` (round N, board K) or a `Board` tag"
-                        .to_string(),
-                ));
-            }
-            out.push(p);
-            Ok(())
-        };
+        }
+        if p.board == 0 {
+            return Err((
+                first_line,
+                "Round".to_string(),
+                "no board number: give `Round \"N.K\"` (round N, board K) or a `Board` tag"
+                    .to_string(),
+            ));
+        }
+        out.push(p);
+        Ok(())
+    };
     let mut in_moves = false;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;

@@ -1,0 +1,259 @@
+//! `touchmove bench boards`: how many boards one recorder process keeps up with.
+//!
+//! N virtual boards (pseudo-terminals driven by this process) play real games at blitz pace
+//! while an in-process recorder records them. For every chunk of bytes that produced an event
+//! the recorder reports the time from the chunk's arrival (the driver's receive stamp) to the
+//! PGN files being rewritten; the benchmark prints median and p99 per N, the moves recorded
+//! against the moves played, and the resident memory added per board.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use shakmaty::Chess;
+
+use super::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use crate::board::Observation;
+use crate::record::pgn::read_games;
+use crate::server::feed::Feed;
+use crate::sim::virtual_board::timeline::{Pace, lift_place};
+use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
+
+/// The real games the benchmark (and the recorder's tests) play.
+pub const FIXTURE_GAMES: &str = include_str!("../../fixtures/recorder-games.pgn");
+
+/// A game to play: its moves in UCI and its result.
+#[derive(Debug, Clone)]
+pub struct ScriptGame {
+    /// Moves in UCI.
+    pub moves_uci: Vec<String>,
+    /// PGN result.
+    pub result: String,
+}
+
+/// The fixture games as UCI move lists.
+pub fn fixture_games() -> Vec<ScriptGame> {
+    let Ok(records) = read_games(FIXTURE_GAMES) else {
+        return Vec::new();
+    };
+    records
+        .iter()
+        .filter_map(|r| {
+            let game = r.to_game().ok()?;
+            Some(ScriptGame {
+                moves_uci: game.moves().iter().map(|m| m.uci.clone()).collect(),
+                result: r.result.clone(),
+            })
+        })
+        .collect()
+}
+
+/// A plain lift/place/press timeline of a game at `pace`.
+pub fn plain_timeline(game: &ScriptGame, pace: Pace) -> Vec<Observation> {
+    let pos = Chess::default();
+    let mut g = crate::rules::Game::standard();
+    let mut moves = Vec::new();
+    for uci in &game.moves_uci {
+        match g.play_uci(uci) {
+            Ok(played) => moves.push(played.mv),
+            Err(_) => break,
+        }
+    }
+    lift_place(&pos, &moves, pace)
+}
+
+/// Starts one virtual board per script at `dir/board-K` (K from 1), playing `speed` times
+/// faster than the script's times, with a clock of `base_ms` + `increment_ms`.
+pub fn spawn_boards(
+    dir: &Path,
+    scripts: Vec<Vec<Observation>>,
+    speed: f64,
+    base_ms: u64,
+    increment_ms: u64,
+) -> std::io::Result<Vec<VirtualBoard>> {
+    scripts
+        .into_iter()
+        .enumerate()
+        .map(|(i, script)| {
+            let mut config = VirtualBoardConfig::new(dir.join(format!("board-{}", i + 1)), script);
+            config.speed = speed;
+            config.base_time_ms = base_ms;
+            config.increment_ms = increment_ms;
+            config.serial = format!("{:05}", 10_000 + i);
+            VirtualBoard::spawn(config)
+        })
+        .collect()
+}
+
+/// An event with one board per port, numbered from 1.
+pub fn event_for_ports(event: &str, time_control: &str, ports: &[PathBuf]) -> EventConfig {
+    EventConfig {
+        event: event.to_string(),
+        site: "touchmove bench".to_string(),
+        time_control: Some(time_control.to_string()),
+        boards: ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| BoardConfig {
+                number: i as u32 + 1,
+                source: BoardSource::Port(p.clone()),
+                white: Player::named(&format!("White, Board {}", i + 1)),
+                black: Player::named(&format!("Black, Board {}", i + 1)),
+            })
+            .collect(),
+        ..EventConfig::default()
+    }
+}
+
+/// Resident memory of this process in bytes (Linux), 0 when unknown.
+pub fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// A scratch folder removed when dropped.
+struct BenchDir(PathBuf);
+
+impl BenchDir {
+    fn create(boards: usize) -> std::io::Result<BenchDir> {
+        let path = std::env::temp_dir().join(format!(
+            "touchmove-bench-boards-{}-{boards}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)?;
+        Ok(BenchDir(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for BenchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Figures for one number of boards.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BoardsFigures {
+    /// Boards recorded at once.
+    pub boards: usize,
+    /// Seconds of play measured.
+    pub seconds: f64,
+    /// Moves the boards played in that time.
+    pub moves_played: usize,
+    /// Moves in the PGN files at the end.
+    pub moves_recorded: usize,
+    /// Chunks that produced events (each one rewrote the PGN files).
+    pub updates: usize,
+    /// Median latency from the byte's arrival to the PGN files rewritten, in milliseconds.
+    pub median_ms: f64,
+    /// 99th percentile of the same.
+    pub p99_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+    /// Resident memory added per board (recorder + its virtual board), in KiB.
+    pub memory_per_board_kib: u64,
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+/// Records `boards` virtual boards playing blitz (one ply every ~`think_ms`) for `seconds`.
+pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Result<BoardsFigures> {
+    let dir = BenchDir::create(boards)?;
+    let games = fixture_games();
+    if games.is_empty() {
+        return Err(std::io::Error::other("the fixture games could not be read"));
+    }
+    let pace = Pace {
+        think_ms,
+        step_ms: 150,
+    };
+    let scripts: Vec<Vec<Observation>> = (0..boards)
+        .map(|i| plain_timeline(&games[i % games.len()], pace))
+        .collect();
+    let before = resident_bytes();
+    let virtual_boards = spawn_boards(dir.path(), scripts.clone(), 1.0, 180_000, 2_000)?;
+    let ports: Vec<PathBuf> = virtual_boards
+        .iter()
+        .map(|b| b.path().to_path_buf())
+        .collect();
+    let config = event_for_ports("touchmove bench boards", "180+2", &ports);
+    let (probe, mut latencies) = tokio::sync::mpsc::unbounded_channel();
+    let mut options = RunOptions::new(&dir.path().join("out"), Arc::new(Feed::new()));
+    options.latency_probe = Some(probe);
+    let recorder = Recorder::start(config, options)
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let started = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    let elapsed = started.elapsed();
+    let after = resident_bytes();
+    let out = recorder.out_dir().to_path_buf();
+    recorder.shutdown().await;
+    let played_ms = elapsed.as_millis() as u64;
+    let moves_played: usize = scripts
+        .iter()
+        .map(|s| {
+            s.iter()
+                .filter(|o| {
+                    o.t_ms <= played_ms
+                        && matches!(o.kind, crate::board::ObservationKind::ClockPressed { .. })
+                })
+                .count()
+        })
+        .sum();
+    let mut moves_recorded = 0;
+    for k in 1..=boards {
+        let text =
+            std::fs::read_to_string(out.join(format!("round-1/game-{k}.pgn"))).unwrap_or_default();
+        if let Ok(games) = read_games(&text) {
+            moves_recorded += games.iter().map(|g| g.moves.len()).sum::<usize>();
+        }
+    }
+    drop(virtual_boards);
+    let mut samples = Vec::new();
+    while let Ok(d) = latencies.try_recv() {
+        samples.push(d);
+    }
+    samples.sort();
+    Ok(BoardsFigures {
+        boards,
+        seconds: elapsed.as_secs_f64(),
+        moves_played,
+        moves_recorded,
+        updates: samples.len(),
+        median_ms: percentile(&samples, 0.5),
+        p99_ms: percentile(&samples, 0.99),
+        max_ms: samples.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
+    })
+}
+
+/// Runs the benchmark for each number of boards and prints one JSON object per line.
+pub fn run(boards: &[usize], seconds: u64, think_ms: u64) -> Result<(), String> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        for &n in boards {
+            let figures = measure(n, seconds, think_ms)
+                .await
+                .map_err(|e| format!("{n} boards: {e}"))?;
+            println!(
+                "{}",
+                serde_json::to_string(&figures).map_err(|e| e.to_string())?
+            );
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,266 @@
+//! The task of one board: owns its serial link, journals every chunk before using it, runs the
+//! pipeline and rewrites the files.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::config::{BoardConfig, BoardSource};
+use super::layout::BoardSummary;
+use super::pipeline::{BoardPipeline, GameTags};
+use super::replay::{History, Step, board_key};
+use super::{Shared, loud, say};
+use crate::act::Event;
+use crate::board::Millis;
+use crate::clock::TimeControl;
+use crate::driver::dgt::{LinkConfig, LinkEvent, spawn_link};
+use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
+use crate::server::feed::GameInfo;
+use crate::store::BoardKey;
+
+/// What the recorder asks of a board task.
+pub(crate) enum BoardCommand {
+    /// Apply an arbiter request and answer.
+    Arbiter(ArbiterRequest, oneshot::Sender<Result<String, String>>),
+    /// Close the port and stop.
+    Shutdown,
+}
+
+pub(crate) struct BoardTask {
+    shared: Arc<Shared>,
+    key: BoardKey,
+    number: u32,
+    port: Option<String>,
+    pipeline: BoardPipeline,
+    events: Vec<Event>,
+    /// Events already in the journal from earlier runs that a replay regenerates: they are
+    /// not journalled twice.
+    journalled_before: usize,
+    emitted: usize,
+    journal_complaint: bool,
+}
+
+impl BoardTask {
+    /// Rebuilds board `board`'s game from the journal (its bytes and `actions`, in time order)
+    /// and publishes it.
+    pub(crate) fn resume(
+        shared: Arc<Shared>,
+        board: &BoardConfig,
+        control: TimeControl,
+        history: History,
+    ) -> BoardTask {
+        let tags = GameTags::new(&shared.config, board.number);
+        let mut pipeline = BoardPipeline::new(tags, control);
+        let mut events = Vec::new();
+        let mut chunks = 0;
+        for step in &history.steps {
+            match step {
+                Step::Bytes(t_ms, bytes) => {
+                    chunks += 1;
+                    pipeline.on_bytes(*t_ms, bytes, &mut events);
+                }
+                Step::Arbiter(t_ms, request) => {
+                    let _ = pipeline.on_arbiter(*t_ms, request, &mut events);
+                }
+            }
+        }
+        pipeline.tick(shared.session.now_ms(), &mut events);
+        let port = match &board.source {
+            BoardSource::Port(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        };
+        let tags = GameTags::new(&shared.config, board.number);
+        shared.feed.upsert_game(GameInfo {
+            round: shared.config.round,
+            board: board.number,
+            white: board.white.name.clone(),
+            black: board.black.name.clone(),
+            tags: tags.tags().to_vec(),
+        });
+        if chunks > 0 {
+            say(&format!(
+                "board {}: rebuilt from the journal ({} chunks, {} plies)",
+                board.number,
+                chunks,
+                pipeline.plies()
+            ));
+        }
+        let mut task = BoardTask {
+            key: board_key(shared.config.round, board.number),
+            shared,
+            number: board.number,
+            port,
+            pipeline,
+            events: Vec::new(),
+            journalled_before: history.events,
+            emitted: 0,
+            journal_complaint: false,
+        };
+        task.deliver(0, &mut events);
+        task.write_files();
+        task
+    }
+
+    /// Runs until shut down: link events, arbiter requests and a clock tick.
+    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<BoardCommand>) {
+        let Some(port) = self.port.clone() else {
+            loud(&format!("board {}: no port to open", self.number));
+            return;
+        };
+        let (link, mut link_events) =
+            spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                event = link_events.recv() => match event {
+                    Some(LinkEvent::Bytes { t_ms, data }) => self.on_bytes(t_ms, &data),
+                    Some(LinkEvent::Connected { port, version, serial }) => say(&format!(
+                        "board {}: connected on {port} (DGT board serial {}, version {})",
+                        self.number,
+                        serial.as_deref().unwrap_or("unknown"),
+                        version.as_deref().unwrap_or("unknown")
+                    )),
+                    Some(LinkEvent::Disconnected { reason }) => loud(&format!(
+                        "board {}: port {port} disappeared ({reason}); the other boards keep recording, \
+                         and this one resumes when it is plugged in again",
+                        self.number
+                    )),
+                    Some(LinkEvent::Failed { message }) => loud(&format!(
+                        "board {}: {message}",
+                        self.number
+                    )),
+                    None => {
+                        loud(&format!("board {}: the link to {port} stopped", self.number));
+                        break;
+                    }
+                },
+                command = commands.recv() => match command {
+                    Some(BoardCommand::Arbiter(request, reply)) => {
+                        let answer = self.on_arbiter(request);
+                        let _ = reply.send(answer);
+                    }
+                    Some(BoardCommand::Shutdown) | None => break,
+                },
+                _ = tick.tick() => {
+                    let mut events = std::mem::take(&mut self.events);
+                    self.pipeline.tick(self.shared.session.now_ms(), &mut events);
+                    if !events.is_empty() {
+                        self.deliver(self.shared.session.now_ms(), &mut events);
+                        self.write_files();
+                    }
+                    self.events = events;
+                }
+            }
+        }
+        link.shutdown();
+    }
+
+    fn on_bytes(&mut self, t_ms: Millis, data: &[u8]) {
+        let result = self
+            .shared
+            .lock_journal()
+            .append_bytes(&self.key, t_ms, data);
+        if let Err(e) = result {
+            self.journal_failed(&e.to_string(), e.is_disk_full());
+        }
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        self.pipeline.on_bytes(t_ms, data, &mut events);
+        if !events.is_empty() {
+            self.deliver(t_ms, &mut events);
+            self.write_files();
+            if let Some(probe) = &self.shared.latency_probe {
+                let since_arrival = self
+                    .shared
+                    .session
+                    .epoch()
+                    .elapsed()
+                    .saturating_sub(Duration::from_millis(t_ms));
+                let _ = probe.send(since_arrival);
+            }
+        }
+        self.events = events;
+    }
+
+    fn on_arbiter(&mut self, request: ArbiterRequest) -> Result<String, String> {
+        if matches!(request.action, ArbiterAction::NewGame)
+            && self.shared.journal_broken.load(Ordering::Relaxed)
+        {
+            return Err(format!(
+                "the journal {} cannot be written (disk full or read-only): no new game is started \
+                 until it can; the games recorded so far are kept",
+                self.shared.journal_path.display()
+            ));
+        }
+        let t_ms = self.shared.session.now_ms();
+        let result = self.shared.lock_journal().append_arbiter(t_ms, &request);
+        if let Err(e) = result {
+            self.journal_failed(&e.to_string(), e.is_disk_full());
+            return Err(format!("not applied: the journal cannot record it ({e})"));
+        }
+        let mut events = Vec::new();
+        let answer = self.pipeline.on_arbiter(t_ms, &request, &mut events);
+        if answer.is_ok() {
+            self.shared.feed.note_arbiter_action(
+                self.shared.config.round,
+                self.number,
+                &request.action,
+            );
+        }
+        self.deliver(t_ms, &mut events);
+        self.write_files();
+        answer
+    }
+
+    /// Journals (unless a replay regenerated them) and publishes events.
+    fn deliver(&mut self, t_ms: Millis, events: &mut Vec<Event>) {
+        for event in events.drain(..) {
+            self.emitted += 1;
+            if self.emitted > self.journalled_before {
+                let result = self
+                    .shared
+                    .lock_journal()
+                    .append_event(&self.key, t_ms, &event);
+                if let Err(e) = result {
+                    self.journal_failed(&e.to_string(), e.is_disk_full());
+                }
+            }
+            self.shared
+                .feed
+                .publish(self.shared.config.round, self.number, event);
+        }
+    }
+
+    fn journal_failed(&mut self, error: &str, disk_full: bool) {
+        self.shared.journal_broken.store(true, Ordering::Relaxed);
+        if !self.journal_complaint {
+            self.journal_complaint = true;
+            let why = if disk_full {
+                "the disk is full"
+            } else {
+                "it cannot be written"
+            };
+            loud(&format!(
+                "JOURNAL FAILING on board {}: {} ({error}). Games go on in memory and in the PGN \
+                 files while they can be written, but a crash now would lose moves. No new game \
+                 will be started. Free space or fix {} now.",
+                self.number,
+                why,
+                self.shared.journal_path.display()
+            ));
+        }
+    }
+
+    fn write_files(&self) {
+        let summary = BoardSummary {
+            board: self.number,
+            result: self.pipeline.result().to_string(),
+            live: self.pipeline.live(),
+        };
+        self.shared
+            .publish_board(self.number, self.pipeline.pgn(), summary);
+    }
+}

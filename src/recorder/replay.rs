@@ -1,0 +1,54 @@
+//! What a restarted recorder replays: each board's journalled bytes and arbiter actions, in
+//! journal order.
+
+use std::collections::BTreeMap;
+
+use crate::board::Millis;
+use crate::record::arbiter::ArbiterRequest;
+use crate::store::{BoardKey, Entry, Record};
+
+/// One thing that happened to a board.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Step {
+    /// Bytes received.
+    Bytes(Millis, Vec<u8>),
+    /// An arbiter action applied.
+    Arbiter(Millis, ArbiterRequest),
+}
+
+/// A board's journalled history.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct History {
+    /// Bytes and arbiter actions in journal order.
+    pub steps: Vec<Step>,
+    /// Events journalled for the board (a replay regenerates them; they are not journalled
+    /// again).
+    pub events: usize,
+}
+
+/// The journal key of board `board` of `round`.
+pub(crate) fn board_key(round: u32, board: u32) -> BoardKey {
+    BoardKey::Pairing { round, board }
+}
+
+/// Splits the journal's entries by board of `round`.
+pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
+    let mut boards: BTreeMap<u32, History> = BTreeMap::new();
+    for entry in entries {
+        let board = match (&entry.board, &entry.record) {
+            (Some(BoardKey::Pairing { round: r, board }), _) if *r == round => *board,
+            (None, Record::Arbiter(request)) => request.board,
+            _ => continue,
+        };
+        let history = boards.entry(board).or_default();
+        match &entry.record {
+            Record::Bytes(bytes) => history.steps.push(Step::Bytes(entry.t_ms, bytes.clone())),
+            Record::Arbiter(request) => history
+                .steps
+                .push(Step::Arbiter(entry.t_ms, request.clone())),
+            Record::Event(_) => history.events += 1,
+            Record::Boundary(_) | Record::Metadata { .. } => {}
+        }
+    }
+    boards
+}

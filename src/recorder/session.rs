@@ -1,0 +1,44 @@
+//! Session time: milliseconds since the journal's first session started, kept across restarts.
+//!
+//! Every run of the recorder begins a journal session dated at the journal's first start, so
+//! session milliseconds are one timeline across `kill -9` and restarts: software clocks count
+//! the time the recorder was down, and journal times stay ordered.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::time::Instant;
+
+/// The session's epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct Session {
+    epoch: Instant,
+}
+
+/// Milliseconds since 1970 now.
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Session {
+    /// The session whose time 0 is `started_unix_ms`.
+    pub fn since(started_unix_ms: u64) -> Session {
+        let elapsed = Duration::from_millis(unix_ms().saturating_sub(started_unix_ms));
+        let epoch = Instant::now()
+            .checked_sub(elapsed)
+            .unwrap_or_else(Instant::now);
+        Session { epoch }
+    }
+
+    /// The instant session time 0 corresponds to (the driver stamps bytes against it).
+    pub fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
+    /// Session time now, in milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+}

@@ -1,0 +1,207 @@
+//! `touchmove record` and `touchmove arbiter` from the command line: bad input gets a clear
+//! message, and arbiter actions go through the socket, are journalled and survive `kill -9`.
+
+mod recorder_support;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use recorder_support::read_board;
+use touchmove::recorder::bench::{fixture_games, plain_timeline, spawn_boards};
+use touchmove::sim::virtual_board::timeline::Pace;
+
+fn touchmove(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_config_typo_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        "event = \"Open\"\nround = 2\n\n[[board]]\nnumber = 1\nprot = \"/dev/ttyACM0\"\n",
+    )
+    .unwrap();
+    let o = touchmove(&[
+        "record",
+        "--config",
+        config.to_str().unwrap(),
+        "--no-server",
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("event.toml:6: prot"), "{e}");
+
+    std::fs::write(&config, "time_control = \"40/\"\n").unwrap();
+    let e = stderr(&touchmove(&[
+        "record",
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+    assert!(e.contains("event.toml:1: time_control"), "{e}");
+
+    let pairings = dir.path().join("pairings.csv");
+    std::fs::write(&pairings, "board,white,black\n1,A,B\ntwo,C,D\n").unwrap();
+    let e = stderr(&touchmove(&[
+        "record",
+        "--port",
+        "/dev/null",
+        "--pairings",
+        pairings.to_str().unwrap(),
+    ]));
+    assert!(e.contains("pairings.csv:3: board"), "{e}");
+}
+
+#[test]
+fn no_boards_and_no_recorder_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let e = stderr(&touchmove(&[
+        "record",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-server",
+    ]));
+    assert!(e.contains("no boards to record"), "{e}");
+    let e = stderr(&touchmove(&[
+        "arbiter",
+        "--out",
+        out.to_str().unwrap(),
+        "--board",
+        "1",
+        "new-game",
+    ]));
+    assert!(
+        e.contains("arbiter.token") && e.contains("touchmove record"),
+        "{e}"
+    );
+}
+
+fn start(config: &Path, out: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["record", "--no-server", "--config"])
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn arbiter(out: &Path, args: &[&str]) -> Result<String, String> {
+    let mut all = vec![
+        "arbiter",
+        "--who",
+        "Anna",
+        "--out",
+        out.to_str().unwrap(),
+        "--board",
+        "1",
+    ];
+    all.extend_from_slice(args);
+    // The recorder may still be starting: retry while its socket is not there yet.
+    for _ in 0..100 {
+        let o = touchmove(&all);
+        if o.status.success() {
+            return Ok(String::from_utf8_lossy(&o.stdout).trim().to_string());
+        }
+        let e = stderr(&o);
+        if !e.contains("cannot connect") && !e.contains("cannot read") {
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err("the recorder never answered".to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arbiter_actions_are_journalled_and_survive_kill_nine() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = fixture_games().remove(0);
+    let mut short = game.clone();
+    short.moves_uci.truncate(6);
+    let script = plain_timeline(
+        &short,
+        Pace {
+            think_ms: 300,
+            step_ms: 60,
+        },
+    );
+    let boards = spawn_boards(dir.path(), vec![script], 1.0, 600_000, 0).unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "event = \"Arbiter test\"\ntime_control = \"600\"\n[[board]]\nnumber = 1\nport = \"{}\"\n",
+            boards[0].path().display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let mut child = start(&config, &out);
+    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+        .await
+        .expect("the board plays its moves");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let out2 = out.clone();
+    let answers = tokio::task::spawn_blocking(move || {
+        (
+            arbiter(&out2, &["note", "2", "player asked for the arbiter"]),
+            arbiter(&out2, &["time", "white", "--", "-60"]),
+            arbiter(&out2, &["claim", "threefold"]),
+            arbiter(&out2, &["result", "0-1", "--reason", "forfeit"]),
+            arbiter(&out2, &["takeback", "99"]),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(answers.0.is_ok(), "{answers:?}");
+    assert_eq!(answers.1.as_deref(), Ok("-1:00 for White"));
+    assert!(
+        answers.2.as_ref().unwrap().starts_with("claim incorrect"),
+        "{answers:?}"
+    );
+    assert!(answers.3.is_ok(), "{answers:?}");
+    assert!(
+        answers.4.as_ref().unwrap_err().contains("out of range"),
+        "{answers:?}"
+    );
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = std::fs::read_to_string(out.join("round-1/game-1.pgn")).unwrap();
+    let mut child = start(&config, &out);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let after = std::fs::read_to_string(out.join("round-1/game-1.pgn")).unwrap();
+    assert_eq!(
+        after, before,
+        "the restarted recorder rebuilt the same game"
+    );
+    let record = read_board(&out, 1);
+    assert_eq!(record.result, "0-1");
+    assert_eq!(record.moves.len(), 6);
+    assert!(
+        after.contains("Anna: player asked for the arbiter"),
+        "{after}"
+    );
+    assert!(
+        after.contains("Arbiter Anna: result 0-1 (forfeit)"),
+        "{after}"
+    );
+    assert!(
+        after.contains("[Termination \"rules infraction\"]"),
+        "{after}"
+    );
+}

@@ -1,0 +1,67 @@
+//! Helpers shared by the recorder's integration tests: scripted games on virtual boards and
+//! reading the recorder's PGN folder back.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use touchmove::board::Observation;
+use touchmove::record::GameRecord;
+use touchmove::record::pgn::read_games;
+use touchmove::recorder::bench::fixture_games;
+use touchmove::sim::hands::{Noise, SimulatedGame, simulate_game};
+
+/// The fixture games played with realistic hands (seeded), one per board.
+pub fn realistic_games(boards: usize, seed: u64) -> Vec<SimulatedGame> {
+    let games = fixture_games();
+    assert!(
+        !games.is_empty(),
+        "fixtures/recorder-games.pgn must hold games"
+    );
+    (0..boards)
+        .map(|i| {
+            let g = &games[i % games.len()];
+            simulate_game(
+                None,
+                false,
+                &g.moves_uci,
+                Some(&g.result),
+                Noise::Realistic,
+                seed + i as u64,
+            )
+        })
+        .collect()
+}
+
+/// The observation scripts of simulated games, for virtual boards.
+pub fn scripts(games: &[SimulatedGame]) -> Vec<Vec<Observation>> {
+    games.iter().map(|g| g.observations.clone()).collect()
+}
+
+/// The latest game of board `k` in `out/round-1/game-K.pgn`.
+pub fn read_board(out: &Path, k: usize) -> GameRecord {
+    let path = out.join(format!("round-1/game-{k}.pgn"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} missing: {e}", path.display()));
+    let mut games = read_games(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(games.len(), 1, "{} holds one game", path.display());
+    games.remove(0)
+}
+
+/// Moves (SAN) with their `[%clk]` times, and the result: what two runs must agree on.
+pub fn essentials(game: &GameRecord) -> (Vec<(String, Option<u64>)>, String) {
+    (
+        game.moves
+            .iter()
+            .map(|m| (m.san.clone(), m.clock_ms))
+            .collect(),
+        game.result.clone(),
+    )
+}
+
+/// UCI of a record's moves.
+pub fn uci_moves(game: &GameRecord) -> Vec<String> {
+    game.to_game()
+        .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,98 @@
+//! A board unplugged mid-game while moves are made on it.
+//!
+//! A virtual board plays a real game (plain lift/place timeline) into an in-process recorder.
+//! In the middle of the game its cable is pulled for 10 seconds of game time while the
+//! players go on moving; the board remembers its pieces, and when it is plugged in again the
+//! recorder sees the new position. Scaled down: the board plays 10 times faster than real
+//! time, so the 10 s of game time are 1 s of wall time; at about 3.3 s per move the players
+//! make three moves meanwhile.
+//!
+//! What must hold: every move in the PGN is the move that was played at that ply (never a
+//! wrong move), and either every move was reconstructed or an alert tells the arbiter.
+
+mod recorder_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recorder_support::{read_board, uci_moves};
+use touchmove::board::ObservationKind;
+use touchmove::recorder::bench::{event_for_ports, fixture_games, plain_timeline, spawn_boards};
+use touchmove::recorder::{Recorder, RunOptions};
+use touchmove::server::feed::Feed;
+use touchmove::sim::virtual_board::timeline::Pace;
+
+const SPEED: f64 = 10.0;
+const UNPLUGGED_GAME_MS: u64 = 10_000;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unplugged_board_never_gives_a_wrong_move() {
+    let game = fixture_games().remove(1);
+    let pace = Pace {
+        think_ms: 3000,
+        step_ms: 150,
+    };
+    let script = plain_timeline(&game, pace);
+    let presses: Vec<u64> = script
+        .iter()
+        .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
+        .map(|o| o.t_ms)
+        .collect();
+    let unplug_at_ms = presses[presses.len() / 3] + 200;
+    let missed = presses
+        .iter()
+        .filter(|&&t| t > unplug_at_ms && t < unplug_at_ms + UNPLUGGED_GAME_MS)
+        .count();
+    assert!(missed >= 2, "moves are made while unplugged ({missed})");
+    let end_ms = script.last().map_or(0, |o| o.t_ms);
+
+    let dir = tempfile::tempdir().unwrap();
+    let boards = spawn_boards(dir.path(), vec![script], SPEED, 30 * 60 * 1000, 0).unwrap();
+    let config = event_for_ports("Unplug test", "1800", &[boards[0].path().to_path_buf()]);
+    let out = dir.path().join("out");
+    let feed = Arc::new(Feed::new());
+    let recorder = Recorder::start(config, RunOptions::new(&out, feed))
+        .await
+        .unwrap();
+    let wall = |game_ms: u64| Duration::from_secs_f64(game_ms as f64 / 1000.0 / SPEED);
+    let t0 = tokio::time::Instant::now();
+    tokio::time::sleep_until(t0 + wall(unplug_at_ms)).await;
+    let before = read_board(&out, 1).moves.len();
+    boards[0].unplug().await.unwrap();
+    tokio::time::sleep(wall(UNPLUGGED_GAME_MS)).await;
+    boards[0].replug().await.unwrap();
+    tokio::time::timeout(wall(end_ms) + Duration::from_secs(30), boards[0].finished())
+        .await
+        .expect("the board finishes its game");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    recorder.shutdown().await;
+
+    let record = read_board(&out, 1);
+    let recorded = uci_moves(&record);
+    assert!(
+        before > 0,
+        "moves were recorded before the cable was pulled"
+    );
+    assert_eq!(
+        recorded,
+        game.moves_uci[..recorded.len()].to_vec(),
+        "every recorded move is the move played"
+    );
+    let alerts: Vec<&String> = record
+        .initial_comments
+        .iter()
+        .chain(record.moves.iter().flat_map(|m| m.comments.iter()))
+        .collect();
+    assert!(
+        recorded.len() == game.moves_uci.len() || !alerts.is_empty(),
+        "{} of {} moves recorded and no alert for the arbiter",
+        recorded.len(),
+        game.moves_uci.len()
+    );
+    eprintln!(
+        "unplugged for {missed} moves: {} of {} moves recorded, {} comments",
+        recorded.len(),
+        game.moves_uci.len(),
+        alerts.len()
+    );
+}
