@@ -75,7 +75,12 @@ fn benches(c: &mut Criterion) {
         })
     });
     group.bench_function("encode_real_game_messages", |b| {
-        b.iter(|| decoded.iter().map(|m: &Message| m.encode().len()).sum::<usize>())
+        b.iter(|| {
+            decoded
+                .iter()
+                .map(|m: &Message| m.encode().len())
+                .sum::<usize>()
+        })
     });
     group.finish();
 }
@@ -119,7 +124,10 @@ fn fuzz(cases: u64) {
             commands.push(chunk, &mut cmd_out);
             bus.push(chunk, &mut bus_out);
             max_memory = max_memory.max(decoder.memory_bytes());
-            assert!(decoder.memory_bytes() <= MAX_FRAME_LEN, "decoder memory unbounded");
+            assert!(
+                decoder.memory_bytes() <= MAX_FRAME_LEN,
+                "decoder memory unbounded"
+            );
             messages += out.len() as u64;
             for m in out.drain(..) {
                 black_box(m.encode());

@@ -219,7 +219,10 @@ fn trace(g: &PgnGame, args: &RecognitionArgs) {
     let run = score::run(&sim, recogniser(&sim));
     let mut events = run.events.iter().peekable();
     for (i, obs) in sim.observations.iter().enumerate() {
-        println!("{}", json!({"obs": i, "t_ms": obs.t_ms, "what": describe(obs)}));
+        println!(
+            "{}",
+            json!({"obs": i, "t_ms": obs.t_ms, "what": describe(obs)})
+        );
         while let Some((_, e)) = events.next_if(|(k, _)| *k == i) {
             println!("{}", serde_json::to_string(e).unwrap_or_default());
         }

@@ -55,8 +55,9 @@ fn export(args: &ExportCaptureArgs) -> Result<(), String> {
     let sessions = journal.sessions().map_err(|e| e.to_string())?;
     let text = capture_text(&args.board, &sessions, &chunks);
     match &args.out {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| format!("cannot write {}: {e}", path.display())),
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        }
         None => {
             use std::io::Write;
             std::io::stdout()
@@ -71,7 +72,8 @@ fn export(args: &ExportCaptureArgs) -> Result<(), String> {
 /// the times of all sessions on one timeline and a comment where a session begins.
 pub fn capture_text(board: &BoardKey, sessions: &[Session], chunks: &[Stamped<Vec<u8>>]) -> String {
     let times = continuous_times(sessions, chunks.iter().map(|c| (c.session, c.t_ms)));
-    let mut out = String::with_capacity(64 + chunks.iter().map(|c| 12 + 3 * c.value.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(64 + chunks.iter().map(|c| 12 + 3 * c.value.len()).sum::<usize>());
     out.push_str(CAPTURE_HEADER);
     out.push('\n');
     let _ = writeln!(out, "# board {board}, exported from a touchmove journal");

@@ -75,9 +75,7 @@ pub(super) fn path(from: Square, to: Square) -> Vec<Square> {
     }
     let steps = df.abs().max(dr.abs());
     let step = df.signum() + 8 * dr.signum();
-    (1..steps)
-        .filter_map(|k| from.offset(step * k))
-        .collect()
+    (1..steps).filter_map(|k| from.offset(step * k)).collect()
 }
 
 fn name(sq: Square) -> String {
@@ -90,7 +88,9 @@ fn has_legal_move(pos: &Chess, sq: Square) -> bool {
 
 /// True when some legal move captures the piece on `sq` (en passant included).
 fn capturable(pos: &Chess, sq: Square) -> bool {
-    pos.legal_moves().iter().any(|m| captured_square(m) == Some(sq))
+    pos.legal_moves()
+        .iter()
+        .any(|m| captured_square(m) == Some(sq))
 }
 
 /// The square of the piece a move captures, if it captures.
@@ -220,7 +220,11 @@ impl<'a> Performer<'a> {
             return reply.max(earliest);
         }
         let base = self.pressed_at.unwrap_or(made).max(earliest);
-        let max_think = if self.model.blitz { 60_000.0 } else { 1_200_000.0 };
+        let max_think = if self.model.blitz {
+            60_000.0
+        } else {
+            1_200_000.0
+        };
         base + log_normal(self.rng, self.model.think_median_ms, 0.9).clamp(250.0, max_think)
     }
 
@@ -421,7 +425,9 @@ impl<'a> Performer<'a> {
         self.spend(400.0);
         self.put(to, piece);
         let mover = pos.turn();
-        let completed = self.rng.gen_bool(self.model.illegal_completed_share.clamp(0.0, 1.0))
+        let completed = self
+            .rng
+            .gen_bool(self.model.illegal_completed_share.clamp(0.0, 1.0))
             && self.running == mover;
         if completed {
             let t = self.t + log_normal(self.rng, self.model.press_delay_ms, 0.3).max(80.0);
@@ -476,7 +482,9 @@ impl<'a> Performer<'a> {
         let landing: Vec<Square> = (0..64u32)
             .map(Square::new)
             .filter(|s| {
-                s.distance(home) == 1 && self.board.piece_at(*s).is_none() && !keep_clear.contains(s)
+                s.distance(home) == 1
+                    && self.board.piece_at(*s).is_none()
+                    && !keep_clear.contains(s)
             })
             .collect();
         let landed = if !landing.is_empty() && self.rng.gen_bool(0.5) {
@@ -516,8 +524,7 @@ impl<'a> Performer<'a> {
     /// Moves a lifted piece over the squares of `squares` and leaves the hand above the
     /// last of them (not put down).
     fn slide_over(&mut self, piece: Piece, squares: &[Square]) {
-        let pause_at = if self.chance(self.model.slide_pause_probability) && !squares.is_empty()
-        {
+        let pause_at = if self.chance(self.model.slide_pause_probability) && !squares.is_empty() {
             Some(self.rng.gen_range(0..squares.len()))
         } else {
             None
@@ -660,7 +667,10 @@ impl<'a> Performer<'a> {
             }
             return None;
         }
-        if self.rng.gen_bool(self.model.victim_first_probability.clamp(0.0, 1.0)) {
+        if self
+            .rng
+            .gen_bool(self.model.victim_first_probability.clamp(0.0, 1.0))
+        {
             self.lift(to);
             self.spend(450.0);
             let slide = self.wants_slide(role, from, to);
@@ -904,10 +914,7 @@ impl<'a> Performer<'a> {
         }
         let t = self.t;
         let both_first = self.rng.gen_bool(0.5);
-        let pieces = [
-            self.board.piece_at(kings[0]),
-            self.board.piece_at(kings[1]),
-        ];
+        let pieces = [self.board.piece_at(kings[0]), self.board.piece_at(kings[1])];
         let moving: Vec<usize> = (0..2).filter(|i| kings[*i] != targets[*i]).collect();
         if both_first {
             for &i in &moving {

@@ -435,8 +435,11 @@ impl Summary {
             *self.injected.entry(kind).or_default() += 1;
         }
         self.simulation_errors += usize::from(sim.error.is_some());
-        self.ns
-            .extend(run.ns_per_observation.iter().map(|n| (*n).min(i64::MAX as u64) as i64));
+        self.ns.extend(
+            run.ns_per_observation
+                .iter()
+                .map(|n| (*n).min(i64::MAX as u64) as i64),
+        );
         self.latency_observations
             .extend_from_slice(&v.latency_observations);
         self.latency_ms.extend_from_slice(&v.latency_ms);
@@ -523,7 +526,10 @@ mod tests {
     }
 
     fn sim() -> SimulatedGame {
-        let moves: Vec<String> = ["e2e4", "e7e5", "g1f3"].iter().map(|s| s.to_string()).collect();
+        let moves: Vec<String> = ["e2e4", "e7e5", "g1f3"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         simulate_game(None, false, &moves, None, Noise::Clean, 4)
     }
 
@@ -556,23 +562,53 @@ mod tests {
         let n = sim.observations.len();
         let mut events = honest(&sim);
         events[1] = (2 * n / 3, mv(2, "e7e6"));
-        let silent = judge(&sim, &Run { events: events.clone(), ..Run::default() });
+        let silent = judge(
+            &sim,
+            &Run {
+                events: events.clone(),
+                ..Run::default()
+            },
+        );
         assert_eq!(silent.first_divergence, Some(2));
         assert!(silent.silent);
         assert_eq!(silent.silently_wrong_moves, 1);
 
         let mut warned = events.clone();
         warned.insert(1, (2 * n / 3, alert(Severity::Warning)));
-        let v = judge(&sim, &Run { events: warned, ..Run::default() });
+        let v = judge(
+            &sim,
+            &Run {
+                events: warned,
+                ..Run::default()
+            },
+        );
         assert!(!v.silent && !v.exact);
 
         let mut info_only = events.clone();
         info_only.insert(1, (2 * n / 3, alert(Severity::Info)));
-        assert!(judge(&sim, &Run { events: info_only, ..Run::default() }).silent);
+        assert!(
+            judge(
+                &sim,
+                &Run {
+                    events: info_only,
+                    ..Run::default()
+                }
+            )
+            .silent
+        );
 
         let mut late = events;
         late.push((n - 1, alert(Severity::Critical)));
-        assert!(judge(&sim, &Run { events: late, ..Run::default() }).silent);
+        assert!(
+            judge(
+                &sim,
+                &Run {
+                    events: late,
+                    ..Run::default()
+                }
+            )
+            .silent
+        );
     }
 
     #[test]
@@ -592,7 +628,13 @@ mod tests {
                 },
             ),
         );
-        let v = judge(&sim, &Run { events, ..Run::default() });
+        let v = judge(
+            &sim,
+            &Run {
+                events,
+                ..Run::default()
+            },
+        );
         assert!(v.exact, "{v:?}");
         assert_eq!(v.revisions, 1);
     }
@@ -603,7 +645,13 @@ mod tests {
         let n = sim.observations.len();
         let mut events = honest(&sim);
         events.push((n - 1, mv(4, "e8e7")));
-        let v = judge(&sim, &Run { events, ..Run::default() });
+        let v = judge(
+            &sim,
+            &Run {
+                events,
+                ..Run::default()
+            },
+        );
         assert_eq!(v.first_divergence, Some(4));
         assert!(v.silent);
     }
