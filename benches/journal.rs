@@ -1,10 +1,11 @@
 //! Journal throughput on this disk with `synchronous=FULL`: one durable commit per append,
-//! and batches of 64 entries per commit. Run with `cargo bench --bench journal`; the time per
+//! batches of 64 entries per commit, and 64 concurrent appends through the shared journal's
+//! group commit. Run with `cargo bench --bench journal`; the time per
 //! iteration is the time per acknowledged append (or per batch).
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use touchmove::act::Event;
-use touchmove::store::{BoardKey, Journal, NewEntry, Record};
+use touchmove::store::{BoardKey, Journal, NewEntry, Record, SharedJournal};
 
 /// A typical DGT chunk: a field update and a clock message.
 const CHUNK: [u8; 15] = [
@@ -57,6 +58,34 @@ fn journal(c: &mut Criterion) {
             |entries| j.append_all(&entries).expect("append"),
             BatchSize::SmallInput,
         )
+    });
+    drop(j);
+
+    // 64 boards appending at the same moment through the shared journal's group commit.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let shared =
+        SharedJournal::new(Journal::open(dir.path().join("shared.journal")).expect("journal"));
+    group.bench_function("SharedJournal 64 concurrent appends (group commit)", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let tasks: Vec<_> = (0..64u32)
+                    .map(|k| {
+                        let shared = shared.clone();
+                        tokio::spawn(async move {
+                            let board = BoardKey::Pairing { round: 1, board: k };
+                            shared.append_bytes(board, 0, CHUNK.to_vec()).await
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.expect("task").expect("append");
+                }
+            })
+        })
     });
     group.finish();
 }

@@ -4,8 +4,8 @@
 use shakmaty::Color::{Black, White};
 use touchmove::act::Event;
 use touchmove::board::{ClockReading, ColorName};
-use touchmove::clock::{ClockState, FlagVerdict, MoveTime, TimeControl};
-use touchmove::rules::Game;
+use touchmove::clock::{ClockState, MoveTime, TimeControl, judge_flag_fall};
+use touchmove::rules::{Budget, Game};
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -161,6 +161,20 @@ fn arbiter_correction_is_kept_apart_from_the_board_reading() {
 }
 
 #[test]
+fn the_running_side_is_inferred_from_readings_without_it() {
+    let mut state = ClockState::new(TimeControl::parse("60").unwrap());
+    state.apply(&start(0));
+    state.apply(&clock(60_000, 60_000, 0));
+    state.apply(&clock(59_000, 60_000, 1_000));
+    // White's time keeps running between readings; Black's does not.
+    assert_eq!(state.remaining(3_000, White).unwrap().clock_ms, 57_000);
+    assert_eq!(state.remaining(3_000, Black).unwrap().clock_ms, 60_000);
+    state.apply(&clock(59_000, 59_000, 5_000));
+    assert_eq!(state.remaining(6_000, Black).unwrap().clock_ms, 58_000);
+    assert_eq!(state.remaining(6_000, White).unwrap().clock_ms, 59_000);
+}
+
+#[test]
 fn board_flag_is_the_side_showing_zero_after_corrections() {
     let mut state = ClockState::new(TimeControl::parse("60").unwrap());
     state.apply(&start(0));
@@ -190,19 +204,35 @@ fn flag_fall_is_a_loss_unless_the_opponent_cannot_mate() {
     let mut state = ClockState::new(TimeControl::parse("10").unwrap());
     state.apply(&start(0));
     let game = Game::standard();
-    assert_eq!(
-        state.judge_flag(10_000, &game),
-        Some(FlagVerdict::Loses { flagged: White })
-    );
+    let verdict = state.judge_flag(10_000, &game).unwrap();
+    assert_eq!((verdict.flagged, verdict.result()), (White, "0-1"));
+    assert!(!verdict.is_draw());
+    assert!(verdict.reason().contains("lost on time"));
     assert_eq!(state.judge_flag(9_000, &game), None);
     // White flags; Black has a lone king and can never mate: draw.
     let bare = Game::from_fen("4k3/8/8/8/8/8/8/R3K3 w - - 0 1", false).unwrap();
     let verdict = state.judge_flag(10_000, &bare).unwrap();
-    assert_eq!(verdict, FlagVerdict::Drawn { flagged: White });
+    assert!(verdict.is_draw());
     assert_eq!(verdict.result(), "1/2-1/2");
+    assert!(verdict.reason().contains("cannot checkmate"));
     // Black flags with the same material: White can mate, Black loses.
-    assert_eq!(
-        touchmove::clock::judge_flag_fall(&bare, Black).result(),
-        "1-0"
-    );
+    let budget = Budget::deterministic();
+    assert_eq!(judge_flag_fall(&bare, Black, &budget).result(), "1-0");
+    // A locked pawn wall: Black has material, but the full analysis (not a material count)
+    // finds that Black cannot mate, so White's flag fall is a draw.
+    let blocked = Game::from_fen("2b1k3/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 w - - 0 1", false).unwrap();
+    let verdict = state.judge_flag(10_000, &blocked).unwrap();
+    assert!(verdict.is_draw(), "{}", verdict.reason());
+}
+
+#[test]
+fn a_move_far_beyond_the_game_is_ignored() {
+    let mut state = ClockState::new(TimeControl::parse("60").unwrap());
+    state.apply(&start(0));
+    state.apply(&mv(1, 1_000));
+    state.apply(&mv(3_000_000_000, 2_000));
+    assert_eq!(state.move_times().len(), 1);
+    state.apply(&mv(3, 3_000));
+    assert_eq!(state.move_times().len(), 3);
+    assert_eq!(state.move_time(2), Some(MoveTime::default()));
 }

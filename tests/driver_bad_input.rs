@@ -145,3 +145,47 @@ async fn board_gone_for_good_fails_after_the_give_up_time() {
     assert!(message.contains("giving up"), "{message}");
     assert!(message.contains("no such port"), "{message}");
 }
+
+/// Set in the child process of [`permission_denied_names_the_dialout_fix`]: the port to open.
+const CHILD_PORT: &str = "TOUCHMOVE_TEST_DENIED_PORT";
+
+#[tokio::test]
+async fn permission_denied_names_the_dialout_fix() {
+    if let Ok(port) = std::env::var(CHILD_PORT) {
+        // Child: open the port as an unprivileged user and report the driver's message.
+        println!("MESSAGE {}", failure_of(LinkConfig::new(port)).await);
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let pty = Pty::open().expect("pty");
+    let port = pty.slave_path().to_path_buf();
+    std::fs::set_permissions(&port, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"));
+    child
+        .args([
+            "--exact",
+            "permission_denied_names_the_dialout_fix",
+            "--nocapture",
+        ])
+        .env(CHILD_PORT, &port);
+    // root may open anything: the child runs as `nobody`.
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    if root {
+        child.uid(65534).gid(65534);
+    }
+    let output = child.output().expect("child runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let message = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("MESSAGE "))
+        .unwrap_or_else(|| panic!("no message from the child: {stdout}"));
+    assert!(
+        message.starts_with(&format!("{}: permission denied", port.display())),
+        "{message}"
+    );
+    assert!(message.contains("dialout"), "{message}");
+}

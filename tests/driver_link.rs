@@ -134,8 +134,11 @@ async fn unplug_replug_reconnects_resyncs_and_loses_nothing_after() {
         reason.contains(board.path().to_str().expect("utf-8")),
         "{reason}"
     );
-    // Everything the board sent before the cable was pulled arrived.
-    assert_eq!(first.field_updates(), emitted_updates(&board.emitted(), 0));
+    // What arrived before the cable was pulled is what the board sent, in order (bytes still
+    // in flight when the cable goes are lost, as on a real cable; the dump covers them).
+    let sent_before = emitted_updates(&board.emitted(), 0);
+    assert!(sent_before.starts_with(&first.field_updates()));
+    assert!(first.field_updates().len() >= 60);
 
     // The game goes on while unplugged; the board remembers its pieces.
     sleep(Duration::from_millis(300)).await;

@@ -57,3 +57,57 @@ async fn concurrent_tasks_append_without_loss_or_reordering() {
     assert_eq!(all_seqs.len(), 8 * 30);
     assert_eq!(shared.lock().last_seq().unwrap(), *all_seqs.last().unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unstorable_entry_fails_alone_within_a_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = SharedJournal::new(Journal::open(dir.path().join("j")).unwrap());
+    let key = BoardKey::Serial("1".into());
+    let mut pending = Vec::new();
+    for i in 0..200u64 {
+        let shared = shared.clone();
+        let key = key.clone();
+        // u64::MAX does not fit SQLite's signed integers.
+        let t_ms = if i == 100 { u64::MAX } else { i };
+        pending.push(tokio::spawn(async move {
+            shared.append_bytes(key, t_ms, vec![i as u8]).await
+        }));
+    }
+    let mut stored = 0;
+    for (i, task) in pending.into_iter().enumerate() {
+        match task.await.unwrap() {
+            Ok(_) => stored += 1,
+            Err(e) => {
+                assert_eq!(i, 100, "{e}");
+                assert!(
+                    e.to_string().contains("beyond SQLite's integer range"),
+                    "{e}"
+                );
+            }
+        }
+    }
+    assert_eq!(stored, 199);
+    assert_eq!(shared.lock().bytes(&key).unwrap().len(), 199);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_journal_fails_every_waiting_append_as_disk_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut journal = Journal::open(dir.path().join("j")).unwrap();
+    journal.limit_size(48 * 1024).unwrap();
+    let shared = SharedJournal::new(journal);
+    let key = BoardKey::Pairing { round: 1, board: 1 };
+    let mut failures = 0;
+    for i in 0..200u64 {
+        match shared.append_bytes(key.clone(), i, vec![0; 1000]).await {
+            Ok(_) => assert_eq!(failures, 0, "an append succeeded after the disk was full"),
+            Err(e) => {
+                assert!(e.is_disk_full(), "{e}");
+                failures += 1;
+            }
+        }
+    }
+    assert!(failures > 100, "{failures}");
+    let kept = shared.lock().bytes(&key).unwrap().len();
+    assert_eq!(kept as u64, 200 - failures);
+}

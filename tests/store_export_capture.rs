@@ -4,22 +4,18 @@
 use std::process::Command;
 
 use touchmove::store::{BoardKey, Journal};
+use touchmove::wire::capture::read_capture;
 
 fn touchmove() -> Command {
     Command::new(env!("CARGO_BIN_EXE_touchmove"))
 }
 
-/// Reads `<ms> <hex> <hex> …` lines, skipping comments.
+/// Reads the capture back with the wire module's reader.
 fn parse(text: &str) -> Vec<(u64, Vec<u8>)> {
-    text.lines()
-        .map(|l| l.split('#').next().unwrap().trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut fields = l.split_whitespace();
-            let t = fields.next().unwrap().parse().unwrap();
-            let bytes = fields.map(|h| u8::from_str_radix(h, 16).unwrap()).collect();
-            (t, bytes)
-        })
+    read_capture(text)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.t_ms, c.bytes))
         .collect()
 }
 
@@ -53,7 +49,10 @@ fn exports_one_boards_bytes_on_one_timeline_across_sessions() {
     assert!(status.success());
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.starts_with("# touchmove capture v1"), "{text}");
-    assert!(text.contains("# recorder session 2"), "{text}");
+    assert!(
+        text.contains("# recorder session 2 (started at unix time 1010000 ms) begins at 10030 ms"),
+        "{text}"
+    );
     assert_eq!(
         parse(&text),
         vec![

@@ -99,19 +99,8 @@ fn message(big: usize) -> impl Strategy<Value = Message> {
         (0u8..0x80, 0u8..0x80).prop_map(|(major, minor)| Message::Version { major, minor }),
         (0u8..0x80, 0u8..0x80).prop_map(|(major, minor)| Message::HardwareVersion { major, minor }),
         ascii(big).prop_map(Message::Trademark),
-        prop::collection::vec(0u8..0x80, 9).prop_map(|d| {
-            Message::BatteryStatus(BatteryStatus {
-                charge_percent: d[0],
-                time_left_hours: d[1],
-                time_left_minutes: d[2],
-                on_hours: d[3],
-                on_minutes: d[4],
-                standby_days: d[5],
-                standby_hours: d[6],
-                standby_minutes: d[7],
-                status: d[8],
-            })
-        }),
+        prop::array::uniform9(0u8..0x80)
+            .prop_map(|d| Message::BatteryStatus(BatteryStatus::from_bytes(d))),
         (0u16..1 << 14).prop_map(Message::BusAddress),
         prop::collection::vec(eeprom_record(), 0..big).prop_map(Message::EepromMoves),
         (
@@ -422,4 +411,65 @@ fn a_header_whose_length_does_not_fit_its_id_is_rejected() {
     let (out, decoder) = decode(&[&stream]);
     assert_eq!(out, vec![Message::FieldUpdate { field: 1, piece: 2 }]);
     assert_eq!(decoder.skipped_bytes(), 6);
+}
+
+#[test]
+fn an_eeprom_power_up_log_parses_into_its_records() {
+    use touchmove::wire::dgt::EepromRecord as R;
+    // 3×NOP, power-up, a white pawn placed on e2, the begin-position tag, e2 emptied quickly,
+    // the left clock halted at 1:23:45, end of log.
+    let data = [
+        0x7F, 0x7F, 0x7F, 0x6A, 0x41, 52, 0x6F, 0x50, 52, 0x71, 0x23, 0x45, 0x6B,
+    ];
+    let mut frame = vec![0x8F, 0x00, (3 + data.len()) as u8];
+    frame.extend(data);
+    let (out, _) = decode(&[&frame]);
+    let expected = vec![
+        R::Nop,
+        R::Nop,
+        R::Nop,
+        R::PowerUp,
+        R::FieldChange {
+            field: 52,
+            piece: 1,
+            quick: false,
+        },
+        R::BeginPosition,
+        R::FieldChange {
+            field: 52,
+            piece: 0,
+            quick: true,
+        },
+        R::ClockTime {
+            side: ClockSide::Left,
+            hours: 1,
+            minutes: 23,
+            seconds: 45,
+        },
+        R::EndOfLog,
+    ];
+    assert_eq!(out, vec![Message::EepromMoves(expected)]);
+    assert_eq!(out[0].encode(), frame);
+}
+
+#[test]
+fn the_command_decoder_skips_garbage_and_keeps_the_commands_after_it() {
+    let mut stream = vec![0x00, 0x13, 0x7F];
+    stream.extend(Command::SendBoard.encode());
+    stream.extend([0x2B, 0x00]); // a clock wrapper with size 0 is dropped
+    stream.extend(Command::Clock(ClockCommand::Version).encode());
+    stream.extend([0x81, 0x10, 0x06, 0x00]); // bus frame with a wrong checksum
+    stream.extend(Command::SendUpdateNice.encode());
+    let mut decoder = CommandDecoder::new();
+    let mut out = Vec::new();
+    decoder.push(&stream, &mut out);
+    assert_eq!(
+        out,
+        vec![
+            Command::SendBoard,
+            Command::Clock(ClockCommand::Version),
+            Command::SendUpdateNice
+        ]
+    );
+    assert_eq!(decoder.skipped_bytes(), 3 + 2 + 4);
 }

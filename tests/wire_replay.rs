@@ -86,3 +86,24 @@ fn a_bad_line_is_named_in_the_error() {
     let out = replay(&dir.path().join("missing.cap"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
 }
+
+#[test]
+fn replay_reads_standard_input_when_the_file_is_a_dash() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["replay", "-", "--messages"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"jgAFNAA=\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("finishes");
+    let objects = lines(&out);
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0]["square"], "e2");
+}

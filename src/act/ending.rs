@@ -1,9 +1,9 @@
 //! The end of a game: automatic ends (Articles 5 and 9.6) and the result signals used on
 //! electronic boards (both kings on the centre squares).
 
-use shakmaty::{Bitboard, Board, Chess, Color, Position, Rank, Square};
+use shakmaty::{Bitboard, Board, Color, Rank, Square};
 
-use crate::rules::Game;
+use crate::rules::{Budget, Game};
 
 /// How a game ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,52 +14,12 @@ pub struct Ending {
     pub reason: String,
 }
 
-/// The automatic end of the game after its last move, if any: checkmate, stalemate, dead
-/// position (insufficient material), fivefold repetition, 75-move rule.
-pub fn automatic_end(game: &Game) -> Option<Ending> {
-    let pos = game.position();
-    let winner = |c: Color| if c == Color::White { "1-0" } else { "0-1" };
-    if pos.is_checkmate() {
-        return Some(Ending {
-            result: winner(!pos.turn()),
-            reason: "checkmate".to_string(),
-        });
-    }
-    let draw = |reason: &str| {
-        Some(Ending {
-            result: "1/2-1/2",
-            reason: reason.to_string(),
-        })
-    };
-    if pos.is_stalemate() {
-        return draw("stalemate");
-    }
-    if pos.is_insufficient_material() {
-        return draw("dead position");
-    }
-    if repetitions(game) >= 5 {
-        return draw("fivefold repetition");
-    }
-    if pos.halfmoves() >= 150 {
-        return draw("75-move rule");
-    }
-    None
-}
-
-/// How often the current position has occurred (9.2.2: same pieces, same player to move,
-/// same castling rights, same legal en passant capture).
-fn repetitions(game: &Game) -> usize {
-    let now = game.position();
-    let same = |p: &Chess| {
-        p.board() == now.board()
-            && p.turn() == now.turn()
-            && p.castles().castling_rights() == now.castles().castling_rights()
-            && p.legal_ep_square() == now.legal_ep_square()
-    };
-    let span = now.halfmoves() as usize;
-    let positions = game.positions();
-    let from = positions.len().saturating_sub(span + 1);
-    positions[from..].iter().filter(|p| same(p)).count()
+/// The automatic end of the game after its last move (5.1.1, 5.2.1, 5.2.2, 9.6), if any.
+pub fn automatic_end(game: &Game, budget: &Budget) -> Option<Ending> {
+    game.automatic_end(budget).map(|end| Ending {
+        result: end.result.pgn_token(),
+        reason: end.reason.to_string(),
+    })
 }
 
 /// The four centre squares on which both kings signal a result.
@@ -137,6 +97,9 @@ mod tests {
         for m in ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"] {
             g.play_uci(m).unwrap();
         }
-        assert_eq!(automatic_end(&g).unwrap().result, "1-0");
+        assert_eq!(
+            automatic_end(&g, &Budget::static_only()).unwrap().result,
+            "1-0"
+        );
     }
 }

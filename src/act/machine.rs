@@ -9,7 +9,7 @@ use super::start::{SetUp, Start, StartRules};
 use super::touch::{self, Lift};
 use super::{Alert, Event, Severity};
 use crate::board::{ColorName, Millis, Observation, ObservationKind};
-use crate::rules::Game;
+use crate::rules::{Budget, Game};
 
 /// How the machine reads the board and the Laws it applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct MachineConfig {
     pub press_grace_ms: Millis,
     /// Moves that may still be revised when no clock press confirmed them.
     pub revisable_plies: usize,
+    /// How much unwinnability analysis may be spent after a move to find a dead position
+    /// (5.2.2). The default is deterministic (no wall clock in the core).
+    pub dead_position_budget: Budget,
 }
 
 impl Default for MachineConfig {
@@ -48,6 +51,7 @@ impl Default for MachineConfig {
             max_reconstruction_plies: 4,
             press_grace_ms: 400,
             revisable_plies: 2,
+            dead_position_budget: Budget::deterministic(),
         }
     }
 }
@@ -100,18 +104,22 @@ pub struct Machine {
     settled: usize,
     completed: usize,
     turn_start: Vec<Millis>,
+    reached_at: Vec<Millis>,
+    last_seen: [Option<Millis>; 64],
     lifts: Vec<Lift>,
     held: Option<Bitboard>,
     doubt: Option<Doubt>,
     illegal_moves: [u32; 2],
     last_press: Option<Color>,
     clock_in_use: bool,
-    pending_press: Option<(Color, Millis)>,
+    pending_press: Option<Press>,
+    completion: Option<Completion>,
     open_claims: Vec<(u32, Color)>,
     last_clock: Option<(u64, u64)>,
     wrong_setup: Vec<Square>,
     two_hands_ply: Option<u32>,
     last_place: Option<(Square, Millis)>,
+    signalled: Option<&'static str>,
 }
 
 impl Machine {
@@ -137,6 +145,8 @@ impl Machine {
             settled: 0,
             completed: 0,
             turn_start: vec![0],
+            reached_at: vec![0],
+            last_seen: [None; 64],
             lifts: Vec::new(),
             held: None,
             doubt: None,
@@ -144,11 +154,13 @@ impl Machine {
             last_press: None,
             clock_in_use: false,
             pending_press: None,
+            completion: None,
             open_claims: Vec::new(),
             last_clock: None,
             wrong_setup: Vec::new(),
             two_hands_ply: None,
             last_place: None,
+            signalled: None,
         }
     }
 
@@ -213,6 +225,7 @@ impl Machine {
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
+                self.last_seen[sq as usize] = Some(t);
                 let piece = self.physical.empty(sq, t);
                 if let Some(piece) = piece
                     && self.phase == Phase::Playing
@@ -223,6 +236,7 @@ impl Machine {
             }
             ObservationKind::Placed(sq, piece) => {
                 let sq = self.map(*sq);
+                self.last_seen[sq as usize] = Some(t);
                 if self.phase == Phase::Playing {
                     self.on_place(sq, t, out);
                 }
@@ -233,6 +247,9 @@ impl Machine {
                 let mut board = snapshot.board.clone();
                 if self.rotated {
                     board.rotate_180();
+                }
+                for sq in self.physical.diff(&board) {
+                    self.last_seen[sq as usize] = Some(t);
                 }
                 self.physical.replace(&board);
                 self.board_changed(t, out);
@@ -251,11 +268,40 @@ impl Machine {
                 }
             }
         }
-        if let Some((by, pressed)) = self.pending_press
-            && t >= pressed.saturating_add(self.config.press_grace_ms)
+        self.advance(t, out);
+    }
+
+    /// Lets time pass without an observation: a clock press whose board updates did not
+    /// follow is judged once the grace period is over. Call it from a timer when the board is
+    /// silent; [`Machine::observe`] calls it itself.
+    pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
+        if let Some(press) = self.pending_press
+            && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
         {
             self.pending_press = None;
-            self.judge_press(by, pressed, false, out);
+            if self.phase == Phase::Playing && !self.try_complete(press, out) {
+                let n = self.game.plies();
+                if press.ply == n + 1 && self.game.position().turn() == press.by {
+                    self.judge_press(press.by, press.t_ms, out);
+                }
+            }
+        }
+        if let Some(c) = self.completion
+            && now >= c.pressed.saturating_add(self.config.press_grace_ms)
+        {
+            self.completion = None;
+            self.settle(c.ply.max(self.settled));
+        }
+    }
+
+    /// When [`Machine::advance`] next has something to decide, if anything is waiting.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        let grace = self.config.press_grace_ms;
+        let press = self.pending_press.map(|p| p.t_ms.saturating_add(grace));
+        let settle = self.completion.map(|c| c.pressed.saturating_add(grace));
+        match (press, settle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -311,7 +357,9 @@ impl Machine {
             .iter()
             .rev()
             .find(|f| {
-                t.saturating_sub(f.t_ms) <= self.config.two_hands_threshold_ms && far(f.from, sq)
+                t.saturating_sub(f.t_ms) <= self.config.two_hands_threshold_ms
+                    && far(f.from, sq)
+                    && self.one_move_could_involve(f.from, sq)
             })
             .copied();
         if let Some(other) = partner {
@@ -324,11 +372,34 @@ impl Machine {
         if let Some((other, when)) = self.last_place
             && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
             && far(other, sq)
-            && !self.physical.in_flight().is_empty()
+            && self.one_move_could_involve(other, sq)
         {
             self.two_hands(other, when, sq, t, "placed", out);
         }
         self.last_place = Some((sq, t));
+    }
+
+    /// True when one legal move (of the side to move, or a move that may still be revised)
+    /// involves both squares: only then can two far-apart actions be one move made with two
+    /// hands rather than two players' moves or a knocked piece.
+    fn one_move_could_involve(&self, a: Square, b: Square) -> bool {
+        let both = Bitboard::from(a) | Bitboard::from(b);
+        let positions = self.game.positions();
+        positions[self.settled..].iter().any(|pos| {
+            pos.legal_moves().into_iter().any(|m| {
+                let mut squares = super::search::squares_of(m);
+                if let Move::Castle { king, rook } = m
+                    && let Some(side) = m.castling_side()
+                {
+                    let color = pos.turn();
+                    squares |= Bitboard::from(king)
+                        | Bitboard::from(rook)
+                        | Bitboard::from(side.king_to(color))
+                        | Bitboard::from(side.rook_to(color));
+                }
+                both.is_subset(squares)
+            })
+        })
     }
 
     fn two_hands(
@@ -362,7 +433,18 @@ impl Machine {
 
     fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
         match self.phase {
-            Phase::Waiting | Phase::Ended => self.look_for_start(t, out),
+            Phase::Ended => {
+                // The arbiter may still be moving the kings: the signal that stands counts.
+                if let Some(before) = self.signalled
+                    && let Some(signal) = ending::result_signal(self.physical.board())
+                    && signal.result != before
+                {
+                    self.signalled = Some(signal.result);
+                    self.finish(signal, t, out);
+                }
+                self.look_for_start(t, out);
+            }
+            Phase::Waiting => self.look_for_start(t, out),
             Phase::Playing => {
                 if let Some(signal) = ending::result_signal(self.physical.board()) {
                     self.result_signal(signal, t, out);
@@ -408,6 +490,7 @@ impl Machine {
             game: start.game,
             chess960: start.chess960,
             turn_start: vec![t],
+            reached_at: vec![t],
             ..fresh
         };
         self.physical.clear_placed();
@@ -420,6 +503,29 @@ impl Machine {
     }
 
     fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
+        self.read_and_adopt(t, out);
+        if let Some(press) = self.pending_press
+            && self.phase == Phase::Playing
+            && self.sensed().diff(self.game.position().board()).is_empty()
+            && self.try_complete(press, out)
+        {
+            self.pending_press = None;
+        }
+    }
+
+    /// Completes the ply a press was for, if the game now holds that ply by the presser.
+    fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
+        let ply = press.ply;
+        let by_presser = ply >= 1
+            && ply <= self.game.plies()
+            && self.game.positions()[ply - 1].turn() == press.by;
+        if by_presser && ply > self.completed {
+            self.complete(press.by, press.t_ms, ply, out);
+        }
+        by_presser
+    }
+
+    fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
         match self.read_board() {
             Reading::Current => {
                 self.doubt = None;
@@ -427,12 +533,20 @@ impl Machine {
             }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
+                let undecided = matches!(doubt, Some(Doubt::Sequences(_)));
                 if let Some(doubt) = doubt {
                     self.raise_doubt(doubt, t, out);
                 }
                 if self.phase == Phase::Playing {
                     let d = self.sensed().diff(self.game.position().board());
-                    self.set_held(if d.is_empty() { None } else { self.held }, t, out);
+                    let held = if d.is_empty() {
+                        None
+                    } else if undecided {
+                        Some(d)
+                    } else {
+                        self.held
+                    };
+                    self.set_held(held, t, out);
                 }
             }
             Reading::Unexplained { in_progress } => {
@@ -487,28 +601,61 @@ impl Machine {
                 };
             }
         }
-        let depth = self.config.max_reconstruction_plies;
-        if depth >= 2 {
-            for k in std::iter::once(n).chain(revisable.clone().rev()) {
-                let found = match s.sequences(&positions[k], depth) {
-                    Explanation::None => continue,
-                    Explanation::Unique(seq) => Reading::Adopt {
+        let in_progress =
+            s.in_progress(current) || revisable.clone().any(|k| s.in_progress(&positions[k]));
+        if in_progress {
+            return Reading::Unexplained { in_progress };
+        }
+        // The shortest explanation counted from the oldest revisable position wins; on a
+        // tie the recorded moves are kept.
+        let mut best: Option<(usize, Reading)> = None;
+        for k in std::iter::once(n).chain(revisable.rev()) {
+            let kept = k - self.settled;
+            let limit = best.as_ref().map_or(usize::MAX, |(total, _)| total - 1);
+            let depth = self
+                .config
+                .max_reconstruction_plies
+                .min(limit.saturating_sub(kept));
+            if depth < 2 {
+                continue;
+            }
+            let since = self.reached_at.get(k).copied().unwrap_or(0);
+            let (len, reading) = match s.sequences(&positions[k], depth, self.seen_since(since)) {
+                Explanation::None => continue,
+                Explanation::Unique(seq) => (
+                    seq.len(),
+                    Reading::Adopt {
                         from: k,
                         moves: seq,
                         doubt: None,
                     },
-                    Explanation::Ambiguous(seqs) => Reading::Adopt {
+                ),
+                Explanation::Ambiguous(seqs) => (
+                    seqs[0].len(),
+                    Reading::Adopt {
                         from: k,
                         moves: common_prefix(&seqs),
                         doubt: Some(Doubt::Sequences(seqs)),
                     },
-                };
-                return found;
+                ),
+            };
+            best = Some((kept + len, reading));
+        }
+        if let Some((_, reading)) = best {
+            return reading;
+        }
+        Reading::Unexplained { in_progress }
+    }
+
+    /// Squares the board reported a change on at or after `t`.
+    fn seen_since(&self, t: Millis) -> Bitboard {
+        let mut seen = Bitboard::EMPTY;
+        for (i, when) in self.last_seen.iter().enumerate() {
+            if when.is_some_and(|w| w >= t) {
+                seen.add(Square::new(i as u32));
             }
         }
-        let in_progress =
-            s.in_progress(current) || revisable.into_iter().any(|k| s.in_progress(&positions[k]));
-        Reading::Unexplained { in_progress }
+        seen
     }
 
     fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
@@ -531,6 +678,7 @@ impl Machine {
             });
             self.game.truncate(keep);
             self.turn_start.truncate(keep + 1);
+            self.reached_at.truncate(keep + 1);
             self.completed = self.completed.min(keep);
             self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
         }
@@ -539,6 +687,15 @@ impl Machine {
                 break;
             }
             self.record(m, t, out);
+        }
+        if keep < n
+            && let Some(c) = self.completion
+            && self.phase == Phase::Playing
+        {
+            let plies = self.game.plies();
+            if plies > self.completed && self.game.position().turn() != c.by {
+                self.complete(c.by, c.pressed, plies, out);
+            }
         }
     }
 
@@ -647,16 +804,11 @@ impl Machine {
             self.open_claims.push((ply, mover));
         }
         self.turn_start.push(t);
+        self.reached_at.push(t);
         self.physical.clear_placed();
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
         self.settle(window.max(self.settled));
-        if let Some((by, pressed)) = self.pending_press
-            && by == mover
-        {
-            self.pending_press = None;
-            self.complete(by, pressed, out);
-        }
-        if let Some(end) = ending::automatic_end(&self.game) {
+        if let Some(end) = ending::automatic_end(&self.game, &self.config.dead_position_budget) {
             self.finish(end, t, out);
         }
     }
@@ -695,6 +847,7 @@ impl Machine {
         if keep < n {
             self.adopt(keep, &[], t, out);
         }
+        self.signalled = Some(signal.result);
         self.finish(signal, t, out);
     }
 
@@ -708,29 +861,36 @@ impl Machine {
         self.clock_in_use = true;
         let n = self.game.plies();
         let to_move = self.game.position().turn();
+        let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
         if by != to_move {
             if n > 0 && n > self.completed {
-                self.complete(by, t, out);
+                if board_is_game {
+                    self.complete(by, t, n, out);
+                } else {
+                    // The board may report the last placement after the press.
+                    self.pending_press = Some(Press {
+                        by,
+                        t_ms: t,
+                        ply: n,
+                    });
+                }
             }
-        } else if n == 0
-            && self.last_press.is_none()
-            && self.sensed().diff(self.game.position().board()).is_empty()
-        {
+        } else if n == 0 && self.last_press.is_none() && board_is_game {
             // The clock started with the wrong lever: nothing was played yet.
-        } else if self.last_press == Some(by)
-            && self.pending_press.is_none()
-            && self.completed == n
-            && n > 0
-        {
+        } else if self.last_press == Some(by) && self.completed == n && n > 0 {
             // A repeated press of the same lever.
         } else {
-            self.judge_press(by, t, true, out);
+            // Judged after the grace period: the move's board updates may still come.
+            self.pending_press = Some(Press {
+                by,
+                t_ms: t,
+                ply: n + 1,
+            });
         }
         self.last_press = Some(by);
     }
 
-    fn complete(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
+    fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
         out.push(Event::MoveCompleted {
             ply: ply_number(n),
             side: by.into(),
@@ -740,18 +900,26 @@ impl Machine {
         if let Some(start) = self.turn_start.get_mut(n) {
             *start = (*start).max(t);
         }
-        self.settle(n);
+        // The board may still report the end of a slide made before the press: the move
+        // stays revisable for the grace period.
+        self.completion = Some(Completion {
+            by,
+            ply: n,
+            pressed: t,
+        });
     }
 
     /// The side to move pressed without a recognised move: 7.5.2, 7.5.3 or 7.5.1.
-    fn judge_press(&mut self, by: Color, t: Millis, may_wait: bool, out: &mut Vec<Event>) {
+    fn judge_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
         if self.phase != Phase::Playing || self.game.position().turn() != by {
             return;
         }
         let current = self.game.position().clone();
         let s = self.sensed();
         let d = s.diff(current.board());
-        if d.is_empty() {
+        if d.is_empty()
+            || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
+        {
             let mut a = self.alert("7.5.3", Some(by), t, Severity::Critical);
             a.evidence_ms = vec![t];
             a.message = format!(
@@ -776,12 +944,11 @@ impl Machine {
             out.push(Event::Alert(a));
             self.count_illegal(by, t, out);
             if self.phase == Phase::Playing && self.game.position().turn() != by {
-                self.complete(by, t, out);
+                let n = self.game.plies();
+                self.complete(by, t, n, out);
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
             }
-            return;
-        }
-        if may_wait && s.in_progress(&current) {
-            self.pending_press = Some((by, t));
             return;
         }
         let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
@@ -841,6 +1008,22 @@ impl Machine {
         a.message = format!("7.5.5: {proposal}. The arbiter decides.");
         out.push(Event::Alert(a));
     }
+}
+
+/// A clock press waiting for the board: `ply` is the ply it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Press {
+    by: Color,
+    t_ms: Millis,
+    ply: usize,
+}
+
+/// A clock press that completed a move, still within its grace period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Completion {
+    by: Color,
+    ply: usize,
+    pressed: Millis,
 }
 
 /// Picks the move among single-move explanations: one, or a queen promotion among the

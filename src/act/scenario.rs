@@ -198,7 +198,11 @@ impl Expect {
                 Event::BoardState {
                     held, differing, ..
                 },
-            ) => *held && squares == differing,
+            ) => {
+                *held
+                    && squares.len() == differing.len()
+                    && squares.iter().all(|s| differing.contains(s))
+            }
             (Expect::Resumed, Event::BoardState { held, .. }) => !*held,
             (Expect::Result(token), Event::Result { result, .. }) => token == result,
             _ => false,

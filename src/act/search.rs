@@ -101,17 +101,36 @@ impl Sensed<'_> {
         let mut after = pos.clone();
         after.play_unchecked(m);
         let changed = board_diff(pos.board(), after.board(), true) | squares_of(m);
-        if !d.is_subset(changed) {
+        let extra = d & !changed;
+        if extra.any() && !self.on_its_way(pos, m, extra) {
             return false;
         }
-        d.into_iter().all(|sq| match self.board.piece_at(sq) {
-            None => true,
-            Some(_) if !self.identifies => after.board().piece_at(sq).is_some(),
-            Some(p) => {
-                after.board().piece_at(sq) == Some(p)
-                    || (m.is_promotion() && sq == m.to() && p == pos.turn().pawn())
-            }
-        })
+        (d & changed)
+            .into_iter()
+            .all(|sq| match self.board.piece_at(sq) {
+                None => true,
+                Some(_) if !self.identifies => after.board().piece_at(sq).is_some(),
+                Some(p) => {
+                    after.board().piece_at(sq) == Some(p)
+                        || (m.is_promotion() && sq == m.to() && p == pos.turn().pawn())
+                }
+            })
+    }
+
+    /// True when `extra` is one empty square on which the lifted piece of `m` stands for a
+    /// moment: a piece slid across the board, or a capturer on its way to its victim.
+    fn on_its_way(&self, pos: &Chess, m: Move, extra: Bitboard) -> bool {
+        let (Move::Normal { from, to, .. } | Move::EnPassant { from, to }) = m else {
+            return false;
+        };
+        let Some(x) = extra.first() else {
+            return false;
+        };
+        extra.count() == 1
+            && shakmaty::attacks::between(from, to).contains(x)
+            && pos.board().piece_at(x).is_none()
+            && self.board.piece_at(from).is_none()
+            && (!self.identifies || self.board.piece_at(x) == pos.board().piece_at(from))
     }
 
     /// The promotion the sensed board shows unfinished: the pawn of the side to move stands
@@ -135,8 +154,10 @@ impl Sensed<'_> {
     }
 
     /// The shortest sequences of 2 to `max_depth` legal moves from `start` that leave the
-    /// sensed board.
-    pub fn sequences(&self, start: &Chess, max_depth: usize) -> Explanation {
+    /// sensed board. Every move must start and end on squares the board reported a change
+    /// on (`seen`), but for one square in the whole sequence (a missed update): a sequence
+    /// of moves nobody was seen making is no explanation.
+    pub fn sequences(&self, start: &Chess, max_depth: usize, seen: Bitboard) -> Explanation {
         if !self.feasible(start) {
             return Explanation::None;
         }
@@ -144,7 +165,14 @@ impl Sensed<'_> {
         for depth in 2..=max_depth {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
-            self.search(start, depth, &mut path, &mut found, &mut budget);
+            let mut walk = Walk {
+                seen,
+                unseen: Bitboard::EMPTY,
+                path: &mut path,
+                found: &mut found,
+                budget: &mut budget,
+            };
+            self.search(start, depth, &mut walk);
             if budget == 0 {
                 return Explanation::None;
             }
@@ -157,44 +185,39 @@ impl Sensed<'_> {
         Explanation::None
     }
 
-    fn search(
-        &self,
-        pos: &Chess,
-        depth: usize,
-        path: &mut Vec<Move>,
-        found: &mut Vec<Vec<Move>>,
-        budget: &mut usize,
-    ) {
-        if found.len() >= KEEP || *budget == 0 {
+    fn search(&self, pos: &Chess, depth: usize, walk: &mut Walk<'_>) {
+        if walk.found.len() >= KEEP || *walk.budget == 0 {
             return;
         }
-        *budget -= 1;
+        *walk.budget -= 1;
         let d = self.diff(pos.board());
         if d.is_empty() || d.count() > 4 * depth {
             return;
         }
         if depth == 1 {
             for (m, _) in self.single_moves(pos) {
-                let mut seq = path.clone();
-                seq.push(m);
-                if found.len() < KEEP {
-                    found.push(seq);
+                if walk.allows(m).is_some() && walk.found.len() < KEEP {
+                    let mut seq = walk.path.clone();
+                    seq.push(m);
+                    walk.found.push(seq);
                 }
             }
             return;
         }
         for m in pos.legal_moves() {
-            if !touches(m, d) {
+            let Some(unseen) = walk.allows(m).filter(|_| touches(m, d)) else {
                 continue;
-            }
+            };
             let mut next = pos.clone();
             next.play_unchecked(m);
             if !self.feasible(&next) {
                 continue;
             }
-            path.push(m);
-            self.search(&next, depth - 1, path, found, budget);
-            path.pop();
+            walk.path.push(m);
+            let before = std::mem::replace(&mut walk.unseen, unseen);
+            self.search(&next, depth - 1, walk);
+            walk.unseen = before;
+            walk.path.pop();
         }
     }
 
@@ -223,6 +246,28 @@ impl Sensed<'_> {
             .sum();
             extra <= promotions
         })
+    }
+}
+
+/// The state of one reconstruction search.
+struct Walk<'a> {
+    seen: Bitboard,
+    unseen: Bitboard,
+    path: &'a mut Vec<Move>,
+    found: &'a mut Vec<Vec<Move>>,
+    budget: &'a mut usize,
+}
+
+impl Walk<'_> {
+    /// The squares never reported on that the sequence would use with `m` added, if that
+    /// is at most one square (one missed update).
+    fn allows(&self, m: Move) -> Option<Bitboard> {
+        let ends = match m {
+            Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+            _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
+        };
+        let unseen = self.unseen | (ends & !self.seen);
+        (unseen.count() <= 1).then_some(unseen)
     }
 }
 
@@ -297,7 +342,7 @@ mod tests {
             placed: Bitboard::EMPTY,
         };
         assert_eq!(
-            s.sequences(&start, 4),
+            s.sequences(&start, 4, Bitboard::FULL),
             Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
         );
         let target = after(&["e2e4", "e7e5", "d2d4"]);
@@ -306,7 +351,9 @@ mod tests {
             identifies: true,
             placed: Bitboard::EMPTY,
         };
-        assert!(matches!(s.sequences(&start, 4), Explanation::Ambiguous(v) if v.len() == 2));
+        assert!(
+            matches!(s.sequences(&start, 4, Bitboard::FULL), Explanation::Ambiguous(v) if v.len() == 2)
+        );
     }
 
     fn after_moves(ucis: &[&str]) -> Vec<Move> {

@@ -72,7 +72,7 @@ impl StartRules {
             let game = self.expected.clone().unwrap_or_else(Game::standard);
             return Some(Start {
                 game,
-                chess960: false,
+                chess960: self.chess960 && self.expected.is_some(),
                 rotated,
             });
         }

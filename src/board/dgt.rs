@@ -5,7 +5,7 @@
 
 use shakmaty::{Board, Color, Piece, Role};
 
-use crate::board::orientation::{Orientation, rotated};
+use crate::board::orientation::Orientation;
 use crate::board::{ClockReading, ColorName, Millis, Observation, ObservationKind, Snapshot};
 use crate::wire::dgt::{ClockMessage, ClockSide, ClockTimes, Message};
 
@@ -74,6 +74,9 @@ pub fn board_from_fields(fields: &[u8; 64], orientation: Orientation) -> Board {
 /// Orientation: whenever the pieces form a start position (standard, any Chess960, or a
 /// set-up given with [`DgtObserver::expect_setup`]) only in the other orientation, the
 /// mapping switches and a fresh [`Snapshot`] in the new orientation is emitted.
+///
+/// Pieces: a magic piece (codes 0x0D-0x0F) or an unknown code is reported as
+/// `Placed(square, None)`: the square is occupied by something that is not a chess piece.
 ///
 /// Clock: the documents disagree on the status byte's turn bits, so they are not used. The
 /// running side comes from the running bit and the lever; while the pieces stand in a start
@@ -258,14 +261,5 @@ impl DgtObserver {
             self.last_reading = Some(reading);
             emit(ObservationKind::ClockTimes(reading));
         }
-    }
-}
-
-/// The board lying in `orientation`, read with the normal mapping (what the sensors of a
-/// turned-round board report as fields, viewed as a board).
-pub fn as_seen_in(board: &Board, orientation: Orientation) -> Board {
-    match orientation {
-        Orientation::Normal => board.clone(),
-        Orientation::Rotated => rotated(board),
     }
 }

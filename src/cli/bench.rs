@@ -23,9 +23,29 @@ pub enum BenchCommand {
     /// Act-of-moving recognition on simulated hands: plays every game of a PGN file through
     /// the hand simulator and the machine, prints JSON figures.
     Recognition(RecognitionArgs),
+    /// Live-view load: N SSE spectators on loopback; prints latency, memory per client and
+    /// whether every client received every event.
+    Sse(SseArgs),
     /// Boards per recorder process: virtual boards at blitz pace, latency from the completing
     /// byte to the PGN file rewritten, memory per board (one JSON line per board count).
     Boards(BoardsArgs),
+}
+
+/// Arguments of `touchmove bench sse`.
+#[derive(Debug, clap::Args)]
+pub struct SseArgs {
+    /// Number of SSE clients.
+    #[arg(long, default_value_t = 1000)]
+    pub clients: usize,
+    /// Events to publish.
+    #[arg(long, default_value_t = 200)]
+    pub events: u64,
+    /// Milliseconds between events.
+    #[arg(long, default_value_t = 100)]
+    pub interval_ms: u64,
+    /// Internal: be the server process the clients connect to.
+    #[arg(long, hide = true)]
+    pub serve_only: bool,
 }
 
 /// Arguments of `touchmove bench boards`.
@@ -72,6 +92,7 @@ pub struct RecognitionArgs {
 pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Recognition(args) => recognition(&args),
+        BenchCommand::Sse(args) => sse(&args),
         BenchCommand::Boards(args) => {
             match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -255,5 +276,43 @@ fn describe(obs: &Observation) -> String {
         K::Snapshot(s) => format!("snapshot {}", s.board),
         K::ClockPressed { by } => format!("press {by}"),
         K::ClockTimes(c) => format!("clock {} {}", c.white_ms, c.black_ms),
+    }
+}
+
+fn sse(args: &SseArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("touchmove bench sse: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = if args.serve_only {
+        runtime
+            .block_on(crate::server::bench::serve_only())
+            .map(|()| None)
+    } else {
+        runtime
+            .block_on(crate::server::bench::run(crate::server::bench::SseBench {
+                clients: args.clients,
+                events: args.events,
+                interval: std::time::Duration::from_millis(args.interval_ms),
+            }))
+            .map(Some)
+    };
+    match outcome {
+        Ok(Some(report)) => {
+            println!("{}", json!(report));
+            if report.clients_with_gaps == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Ok(None) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("touchmove bench sse: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

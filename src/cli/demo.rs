@@ -1,13 +1,732 @@
-//! `touchmove demo`.
+//! `touchmove demo`: a live event on scripted boards — web pages, arbiter controls and PGN
+//! files, no hardware needed.
+//!
+//! Each board plays a real game from `fixtures/pgn/demo-uzchess-2025.pgn` (embedded in the
+//! binary) at a human pace with a running clock (15 minutes + 10 seconds), publishing the
+//! same events the recorder publishes. When every board of a round has finished, the next
+//! round starts with the next games, so the demo runs until interrupted. Board 2 of round 1
+//! raises a scripted Article 7.5.1 alert so the arbiter page has something to decide.
 
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::Position;
+use shakmaty::san::San;
+use tokio::sync::{Barrier, mpsc, watch};
+
+use crate::act::{Alert, Event, Severity};
+use crate::board::ColorName;
+use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
+use crate::rules::Game;
+use crate::server::{self, ArbiterSink, Feed, GameInfo};
+
+/// The games the demo boards play.
+const DEMO_PGN: &str = include_str!("../../fixtures/pgn/demo-uzchess-2025.pgn");
+
+/// Base time and increment of the demo's time control.
+const BASE_MS: u64 = 15 * 60 * 1000;
+const INCREMENT_MS: u64 = 10_000;
 
 /// Arguments of `touchmove demo`.
 #[derive(Debug, clap::Args)]
-pub struct DemoArgs {}
+pub struct DemoArgs {
+    /// Address for the web pages and the API.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Folder for the PGN files (round-N/game-K.pgn and round-N/games.pgn) and the token.
+    #[arg(long, default_value = "touchmove-demo")]
+    pub out: PathBuf,
+    /// Number of boards (1–10).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub boards: u32,
+    /// Playing speed: 1 is a brisk human pace (a move every 2–7 s per board), 5 is five
+    /// times faster.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Name of the event in the PGN `Event` tag and the pages (default: from the games).
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Seed for the thinking times (the same seed replays the same pace).
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+}
+
+/// A game from the fixture: its tags, SAN moves and result.
+#[derive(Debug, Clone)]
+struct SourceGame {
+    tags: Vec<(String, String)>,
+    sans: Vec<String>,
+    result: String,
+}
+
+fn tag<'a>(tags: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    tags.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Splits a PGN database into games with their SAN tokens (comments, variations, NAGs and
+/// move numbers dropped).
+fn parse_games(text: &str) -> Vec<SourceGame> {
+    let mut games = Vec::new();
+    let mut tags = Vec::new();
+    let mut movetext = String::new();
+    let mut flush = |tags: &mut Vec<(String, String)>, movetext: &mut String| {
+        if tags.is_empty() && movetext.trim().is_empty() {
+            return;
+        }
+        let (sans, result) = san_tokens(movetext);
+        games.push(SourceGame {
+            tags: std::mem::take(tags),
+            sans,
+            result,
+        });
+        movetext.clear();
+    };
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(inner) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if !movetext.trim().is_empty() {
+                flush(&mut tags, &mut movetext);
+            }
+            if let Some((name, value)) = inner.split_once(' ') {
+                let value = value.trim().trim_matches('"').replace("\\\"", "\"");
+                tags.push((name.to_string(), value));
+            }
+        } else {
+            movetext.push_str(line);
+            movetext.push('\n');
+        }
+    }
+    flush(&mut tags, &mut movetext);
+    games
+}
+
+fn san_tokens(movetext: &str) -> (Vec<String>, String) {
+    let mut cleaned = String::new();
+    let (mut brace, mut paren) = (false, 0u32);
+    for c in movetext.chars() {
+        match c {
+            '{' => brace = true,
+            '}' => brace = false,
+            '(' if !brace => paren += 1,
+            ')' if !brace => paren = paren.saturating_sub(1),
+            c if !brace && paren == 0 => cleaned.push(c),
+            _ => {}
+        }
+    }
+    let mut sans = Vec::new();
+    let mut result = "*".to_string();
+    for token in cleaned.split_whitespace() {
+        if matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
+            result = token.to_string();
+            continue;
+        }
+        match token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.') {
+            "" => {}
+            t if t.starts_with('$') => {}
+            t => sans.push(t.to_string()),
+        }
+    }
+    (sans, result)
+}
+
+/// One board's game as the demo records it.
+#[derive(Debug, Clone, Default)]
+struct Record {
+    tags: Vec<(String, String)>,
+    /// SAN, remaining clock of the mover after the move, comments.
+    moves: Vec<(String, u64, Vec<String>)>,
+    result: Option<String>,
+    termination: Option<String>,
+    clocks: [u64; 2],
+}
+
+impl Record {
+    fn to_pgn(&self) -> String {
+        let mut out = String::new();
+        let result = self.result.clone().unwrap_or_else(|| "*".to_string());
+        for (name, value) in &self.tags {
+            let value = if name == "Result" { &result } else { value };
+            let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+            out.push_str(&format!("[{name} \"{escaped}\"]\n"));
+        }
+        if let Some(reason) = &self.termination {
+            out.push_str(&format!("[Termination \"{}\"]\n", reason.replace('"', "'")));
+        }
+        out.push('\n');
+        let mut tokens = Vec::new();
+        for (i, (san, clock, comments)) in self.moves.iter().enumerate() {
+            if i % 2 == 0 {
+                tokens.push(format!("{}.", i / 2 + 1));
+            }
+            tokens.push(san.clone());
+            let s = clock / 1000;
+            tokens.push(format!(
+                "{{[%clk {}:{:02}:{:02}]}}",
+                s / 3600,
+                s / 60 % 60,
+                s % 60
+            ));
+            for comment in comments {
+                tokens.push(format!("{{{}}}", comment.replace('}', ")")));
+            }
+        }
+        tokens.push(result);
+        let mut line = String::new();
+        for token in tokens {
+            if !line.is_empty() && line.len() + 1 + token.len() > 79 {
+                out.push_str(&line);
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&token);
+        }
+        out.push_str(&line);
+        out.push('\n');
+        out
+    }
+}
+
+/// Everything the boards, the arbiter task and the PGN writer share.
+#[derive(Debug)]
+struct Demo {
+    feed: Arc<Feed>,
+    out: PathBuf,
+    records: Mutex<BTreeMap<(u32, u32), Record>>,
+    round: Mutex<u32>,
+    /// `--event`: the Event tag, when given.
+    event: Option<String>,
+    /// `--speed`, at least 0.01.
+    speed: f64,
+}
+
+impl Demo {
+    fn records(&self) -> MutexGuard<'_, BTreeMap<(u32, u32), Record>> {
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn current_round(&self) -> u32 {
+        *self.round.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes the game's and the round's PGN (files and feed). Files are replaced atomically,
+    /// under the records lock so two boards never interleave their writes.
+    fn write_pgn(&self, round: u32, board: u32) {
+        let records = self.records();
+        let Some(record) = records.get(&(round, board)) else {
+            return;
+        };
+        let game = record.to_pgn();
+        let round_text: Vec<String> = records
+            .range((round, 0)..=(round, u32::MAX))
+            .map(|(_, r)| r.to_pgn())
+            .collect();
+        let round_text = round_text.join("\n");
+        self.feed.set_pgn(round, board, game.clone());
+        self.feed.set_round_pgn(round, round_text.clone());
+        let dir = self.out.join(format!("round-{round}"));
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| write_atomically(&dir.join(format!("game-{board}.pgn")), &game))
+            .and_then(|()| write_atomically(&dir.join("games.pgn"), &round_text));
+        if let Err(e) = written {
+            eprintln!(
+                "touchmove demo: cannot write PGN under {}: {e}",
+                dir.display()
+            );
+        }
+    }
+}
+
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("pgn.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn side_index(side: ColorName) -> usize {
+    match side {
+        ColorName::White => 0,
+        ColorName::Black => 1,
+    }
+}
+
+/// Plays one source game on one board, publishing events as a recorder would.
+async fn play_board(
+    demo: Arc<Demo>,
+    round: u32,
+    board: u32,
+    source: SourceGame,
+    rng: &mut ChaCha8Rng,
+    mut stop: watch::Receiver<bool>,
+) {
+    let feed = &demo.feed;
+    let mut tags: Vec<(String, String)> = Vec::new();
+    let original_event = tag(&source.tags, "Event").unwrap_or("?");
+    for name in ["Event", "Site", "Date", "Round", "White", "Black", "Result"] {
+        let value = match name {
+            "Event" => demo
+                .event
+                .clone()
+                .unwrap_or_else(|| format!("touchmove demo: {original_event}")),
+            "Round" => format!("{round}.{board}"),
+            "Result" => "*".to_string(),
+            _ => tag(&source.tags, name).unwrap_or("?").to_string(),
+        };
+        tags.push((name.to_string(), value));
+    }
+    for (name, value) in &source.tags {
+        if [
+            "WhiteElo",
+            "BlackElo",
+            "WhiteTitle",
+            "BlackTitle",
+            "WhiteFideId",
+            "BlackFideId",
+            "ECO",
+        ]
+        .contains(&name.as_str())
+        {
+            tags.push((name.clone(), value.clone()));
+        }
+    }
+    tags.push((
+        "TimeControl".into(),
+        format!("{}+{}", BASE_MS / 1000, INCREMENT_MS / 1000),
+    ));
+    demo.records().insert(
+        (round, board),
+        Record {
+            tags: tags.clone(),
+            clocks: [BASE_MS, BASE_MS],
+            ..Record::default()
+        },
+    );
+    feed.upsert_game(GameInfo {
+        round,
+        board,
+        white: tag(&tags, "White").unwrap_or("?").to_string(),
+        black: tag(&tags, "Black").unwrap_or("?").to_string(),
+        tags,
+    });
+    let mut game = Game::standard();
+    let mut t_ms: u64 = 0;
+    feed.publish(
+        round,
+        board,
+        Event::GameStart {
+            t_ms,
+            fen: game.fen(),
+            chess960: false,
+            rotated: false,
+        },
+    );
+    demo.write_pgn(round, board);
+    let clock_event = |demo: &Demo, ply: u32, t_ms: u64| {
+        let clocks = demo.records().get(&(round, board)).map(|r| r.clocks);
+        if let Some([white_ms, black_ms]) = clocks {
+            demo.feed.publish(
+                round,
+                board,
+                Event::Clock {
+                    white_ms,
+                    black_ms,
+                    ply,
+                    t_ms,
+                },
+            );
+        }
+    };
+    clock_event(&demo, 0, t_ms);
+    for san_text in &source.sans {
+        let ply = game.plies() as u32 + 1;
+        let side = if game.position().turn().is_white() {
+            ColorName::White
+        } else {
+            ColorName::Black
+        };
+        // Opening moves come quickly, as they do over the board.
+        let think_s = if ply <= 8 {
+            rng.gen_range(1.0..2.5)
+        } else {
+            rng.gen_range(2.0..7.0)
+        } / demo.speed;
+        let mut left_ms = (think_s * 1000.0) as u64;
+        while left_ms > 0 {
+            let step = left_ms.min(1000);
+            tokio::select! {
+                _ = stop.changed() => return,
+                _ = tokio::time::sleep(Duration::from_millis(step)) => {}
+            }
+            left_ms -= step;
+            t_ms += step;
+            let finished = {
+                let mut records = demo.records();
+                let Some(record) = records.get_mut(&(round, board)) else {
+                    return;
+                };
+                let clock = &mut record.clocks[side_index(side)];
+                *clock = clock.saturating_sub(step);
+                record.result.is_some()
+            };
+            if finished {
+                return;
+            }
+            clock_event(&demo, ply - 1, t_ms);
+        }
+        if round == 1 && board == 2 && ply == 6 {
+            feed.publish(
+                round,
+                board,
+                Event::Alert(Alert {
+                    article: "7.5.1".into(),
+                    side: Some(side),
+                    ply,
+                    t_ms,
+                    evidence_ms: vec![t_ms.saturating_sub(1400), t_ms.saturating_sub(600)],
+                    squares: vec!["g8".into(), "e5".into()],
+                    severity: Severity::Critical,
+                    message: "Illegal move: the knight was lifted from g8 and placed on e5, \
+                              which it cannot reach; it went back and a legal move followed. \
+                              Article 7.5.1 asks the arbiter to decide on a penalty."
+                        .into(),
+                }),
+            );
+        }
+        let Ok(san) = san_text.parse::<San>() else {
+            eprintln!("touchmove demo: board {board}: cannot read move {san_text:?}; game stops");
+            break;
+        };
+        let Ok(mv) = san.to_move(game.position()) else {
+            eprintln!("touchmove demo: board {board}: {san_text} is illegal here; game stops");
+            break;
+        };
+        let Ok(played) = game.play(mv).cloned() else {
+            break;
+        };
+        let fen = game.fen();
+        feed.publish(
+            round,
+            board,
+            Event::Move {
+                ply,
+                uci: played.uci.clone(),
+                san: played.san.clone(),
+                t_ms,
+                side,
+                fen,
+            },
+        );
+        {
+            let mut records = demo.records();
+            if let Some(record) = records.get_mut(&(round, board)) {
+                let clock = &mut record.clocks[side_index(side)];
+                *clock += INCREMENT_MS;
+                let remaining = *clock;
+                record
+                    .moves
+                    .push((played.san.clone(), remaining, Vec::new()));
+            }
+        }
+        t_ms += 300;
+        feed.publish(round, board, Event::MoveCompleted { ply, side, t_ms });
+        clock_event(&demo, ply, t_ms);
+        demo.write_pgn(round, board);
+    }
+    let reason = match source.result.as_str() {
+        "1/2-1/2" => "draw agreed",
+        "1-0" | "0-1" if game.position().is_checkmate() => "checkmate",
+        "1-0" | "0-1" => "resignation",
+        _ => "game stopped",
+    };
+    finish(&demo, round, board, &source.result, reason, t_ms);
+}
+
+fn finish(demo: &Demo, round: u32, board: u32, result: &str, reason: &str, t_ms: u64) {
+    {
+        let mut records = demo.records();
+        let Some(record) = records.get_mut(&(round, board)) else {
+            return;
+        };
+        if record.result.is_some() && result != "*" {
+            return;
+        }
+        record.result = (result != "*").then(|| result.to_string());
+        record.termination = (result != "*").then(|| reason.to_string());
+    }
+    demo.feed.publish(
+        round,
+        board,
+        Event::Result {
+            result: result.to_string(),
+            reason: reason.to_string(),
+            t_ms,
+        },
+    );
+    demo.write_pgn(round, board);
+}
+
+/// Applies an arbiter action to the demo's games; the answer goes back to the web page.
+fn apply_arbiter(demo: &Demo, request: &ArbiterRequest) -> Result<String, String> {
+    let round = demo.current_round();
+    let board = request.board;
+    let comment = |text: String| {
+        let mut records = demo.records();
+        if let Some(record) = records.get_mut(&(round, board)) {
+            match record.moves.last_mut() {
+                Some(last) => last.2.push(text),
+                None => record.tags.push(("Annotator".into(), text)),
+            }
+        }
+    };
+    let answer = match &request.action {
+        ArbiterAction::SetResult { result, reason } => {
+            finish(demo, round, board, result, reason, 0);
+            comment(format!(
+                "Arbiter ({}): result {result}, {reason}",
+                request.who
+            ));
+            format!("result {result} recorded")
+        }
+        ArbiterAction::AdjustTime { side, delta_ms } => {
+            let clocks = {
+                let mut records = demo.records();
+                let record = records
+                    .get_mut(&(round, board))
+                    .ok_or_else(|| format!("no game on board {board}"))?;
+                let clock = &mut record.clocks[side_index(*side)];
+                *clock = clock.saturating_add_signed(*delta_ms);
+                record.clocks
+            };
+            let ply = demo
+                .records()
+                .get(&(round, board))
+                .map_or(0, |r| r.moves.len() as u32);
+            demo.feed.publish(
+                round,
+                board,
+                Event::Clock {
+                    white_ms: clocks[0],
+                    black_ms: clocks[1],
+                    ply,
+                    t_ms: 0,
+                },
+            );
+            format!("{side:?} clock changed by {} s", delta_ms / 1000)
+        }
+        ArbiterAction::DecidePenalty { ply, accept } => {
+            comment(format!(
+                "Arbiter: penalty for the irregularity at ply {ply} {}",
+                if *accept { "applied" } else { "not applied" }
+            ));
+            if *accept {
+                "penalty applied"
+            } else {
+                "no penalty"
+            }
+            .to_string()
+        }
+        ArbiterAction::Annotate { text, .. } => {
+            comment(format!("Arbiter: {text}"));
+            "note added to the record".to_string()
+        }
+        ArbiterAction::TakeBack { .. }
+        | ArbiterAction::ReplaceMoves { .. }
+        | ArbiterAction::CheckClaim { .. }
+        | ArbiterAction::NewGame => {
+            return Err("the demo's scripted boards cannot do that; `touchmove record` can".into());
+        }
+    };
+    demo.write_pgn(round, board);
+    Ok(answer)
+}
 
 /// Runs `touchmove demo`.
-pub fn run(_args: DemoArgs) -> ExitCode {
-    eprintln!("touchmove demo: not built yet");
-    ExitCode::FAILURE
+pub fn run(args: DemoArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("touchmove demo: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(demo(args))
+}
+
+async fn demo(args: DemoArgs) -> ExitCode {
+    let games = parse_games(DEMO_PGN);
+    if games.is_empty() {
+        eprintln!("touchmove demo: the embedded demo games could not be read");
+        return ExitCode::FAILURE;
+    }
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!(
+            "touchmove demo: cannot create the output folder {}: {e} (choose another with --out)",
+            args.out.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let token = server::token::generate();
+    let token_file = args.out.join("arbiter-token");
+    if let Err(e) = server::token::store(&token_file, &token) {
+        eprintln!("touchmove demo: cannot write {}: {e}", token_file.display());
+        return ExitCode::FAILURE;
+    }
+    let feed = Arc::new(Feed::new());
+    let (sink, mut requests): (ArbiterSink, _) = mpsc::channel(64);
+    let server =
+        match server::serve(args.listen, Arc::clone(&feed), Some(sink), token.clone()).await {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("touchmove demo: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+    let demo = Arc::new(Demo {
+        feed,
+        out: args.out.clone(),
+        records: Mutex::new(BTreeMap::new()),
+        round: Mutex::new(1),
+        event: args.event.clone(),
+        speed: args.speed.max(0.01),
+    });
+    println!("touchmove demo: {} boards playing real games", args.boards);
+    print!(
+        "{}",
+        server::token::banner(server.local_addr(), &token, Some(&token_file))
+    );
+    println!("PGN files:    {}/round-N/", args.out.display());
+    println!("Press Ctrl-C to stop.");
+
+    let arbiter_demo = Arc::clone(&demo);
+    let arbiter = tokio::spawn(async move {
+        while let Some((request, reply)) = requests.recv().await {
+            let _ = reply.send(apply_arbiter(&arbiter_demo, &request));
+        }
+    });
+    let (stop_tx, stop) = watch::channel(false);
+    let boards = args.boards;
+    let barrier = Arc::new(Barrier::new(boards as usize));
+    let mut tasks = Vec::new();
+    for board in 1..=boards {
+        let (demo, games, barrier, mut stop) = (
+            Arc::clone(&demo),
+            games.clone(),
+            Arc::clone(&barrier),
+            stop.clone(),
+        );
+        let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ u64::from(board));
+        tasks.push(tokio::spawn(async move {
+            for round in 1u32.. {
+                let index = ((round - 1) * boards + board - 1) as usize % games.len();
+                play_board(
+                    Arc::clone(&demo),
+                    round,
+                    board,
+                    games[index].clone(),
+                    &mut rng,
+                    stop.clone(),
+                )
+                .await;
+                if *stop.borrow() {
+                    return;
+                }
+                tokio::select! {
+                    _ = stop.changed() => return,
+                    _ = barrier.wait() => {}
+                }
+                tokio::select! {
+                    _ = stop.changed() => return,
+                    _ = tokio::time::sleep(Duration::from_secs_f64(15.0 / demo.speed)) => {}
+                }
+                if board == 1 {
+                    *demo.round.lock().unwrap_or_else(|e| e.into_inner()) = round + 1;
+                }
+            }
+        }));
+    }
+    interrupted().await;
+    println!("\nStopping…");
+    let _ = stop_tx.send(true);
+    for task in tasks {
+        let _ = task.await;
+    }
+    arbiter.abort();
+    server.shutdown().await;
+    let keys: Vec<(u32, u32)> = demo.records().keys().copied().collect();
+    for (round, board) in keys {
+        demo.write_pgn(round, board);
+    }
+    println!("PGN files are complete under {}", args.out.display());
+    ExitCode::SUCCESS
+}
+
+/// Waits for Ctrl-C (SIGINT) or SIGTERM.
+async fn interrupted() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let sigterm = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = sigterm => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_games_parse_and_replay_legally() {
+        let games = parse_games(DEMO_PGN);
+        assert_eq!(games.len(), 10);
+        for source in &games {
+            let mut game = Game::standard();
+            for san in &source.sans {
+                let mv = san
+                    .parse::<San>()
+                    .ok()
+                    .and_then(|s| s.to_move(game.position()).ok())
+                    .unwrap_or_else(|| panic!("{san} in {:?}", tag(&source.tags, "White")));
+                game.play(mv).expect("legal");
+            }
+            assert_ne!(source.result, "*");
+        }
+    }
+
+    #[test]
+    fn record_writes_tags_clocks_and_result() {
+        let record = Record {
+            tags: vec![
+                ("Event".into(), "A \"quoted\" event".into()),
+                ("Result".into(), "*".into()),
+            ],
+            moves: vec![
+                ("e4".into(), 905_000, vec![]),
+                ("e5".into(), 899_000, vec!["note".into()]),
+            ],
+            result: Some("1-0".into()),
+            termination: Some("resignation".into()),
+            clocks: [0, 0],
+        };
+        let pgn = record.to_pgn();
+        assert!(pgn.contains("[Event \"A \\\"quoted\\\" event\"]"));
+        assert!(pgn.contains("[Result \"1-0\"]"));
+        assert!(pgn.contains("1. e4 {[%clk 0:15:05]} e5 {[%clk 0:14:59]} {note} 1-0"));
+    }
 }

@@ -5,10 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::store::{BoardKey, Journal, Session, Stamped, continuous_times};
-
-/// The first line of a timestamped capture (the format `touchmove replay` reads; see
-/// `protocols/`).
-const CAPTURE_HEADER: &str = "# touchmove capture v1: <ms since start> <hex bytes>";
+use crate::wire::capture::{CaptureChunk, write_timestamped};
 
 /// Arguments of `touchmove export-capture`.
 #[derive(Debug, clap::Args)]
@@ -68,34 +65,37 @@ fn export(args: &ExportCaptureArgs) -> Result<(), String> {
     }
 }
 
-/// The capture text: a header, then one line per chunk, `<ms> <hex byte> <hex byte> …`, with
-/// the times of all sessions on one timeline and a comment where a session begins.
+/// The capture text in the timestamped capture format ([`write_timestamped`]), with the times
+/// of all sessions on one timeline and comments naming the board and each recorder session.
 pub fn capture_text(board: &BoardKey, sessions: &[Session], chunks: &[Stamped<Vec<u8>>]) -> String {
     let times = continuous_times(sessions, chunks.iter().map(|c| (c.session, c.t_ms)));
-    let mut out =
-        String::with_capacity(64 + chunks.iter().map(|c| 12 + 3 * c.value.len()).sum::<usize>());
-    out.push_str(CAPTURE_HEADER);
-    out.push('\n');
-    let _ = writeln!(out, "# board {board}, exported from a touchmove journal");
-    let mut session = None;
-    for (chunk, t_ms) in chunks.iter().zip(times) {
-        if session != Some(chunk.session) {
-            session = Some(chunk.session);
+    let capture: Vec<CaptureChunk> = chunks
+        .iter()
+        .zip(&times)
+        .map(|(chunk, &t_ms)| CaptureChunk {
+            t_ms,
+            bytes: chunk.value.clone(),
+        })
+        .collect();
+    let mut notes = format!("# board {board}, exported from a touchmove journal\n");
+    let mut previous = None;
+    for (chunk, t_ms) in chunks.iter().zip(&times) {
+        if previous != Some(chunk.session) {
+            previous = Some(chunk.session);
             let started = sessions
                 .iter()
                 .find(|s| s.id == chunk.session)
                 .map_or(0, |s| s.started_unix_ms);
             let _ = writeln!(
-                out,
-                "# recorder session {} (started at unix time {started} ms)",
+                notes,
+                "# recorder session {} (started at unix time {started} ms) begins at {t_ms} ms",
                 chunk.session
             );
         }
-        let _ = write!(out, "{t_ms}");
-        for byte in &chunk.value {
-            let _ = write!(out, " {byte:02x}");
-        }
-        out.push('\n');
     }
-    out
+    let text = write_timestamped(&capture);
+    match text.split_once('\n') {
+        Some((header, body)) => format!("{header}\n{notes}{body}"),
+        None => text,
+    }
 }

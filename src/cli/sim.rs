@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
@@ -92,13 +93,13 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
             sim.observations
         }
     };
-    let port = match args.port {
-        Some(p) => p,
+    let (port, own_dir) = match args.port.clone() {
+        Some(p) => (p, None),
         None => {
             let dir = std::env::temp_dir().join(format!("touchmove-sim-{}", std::process::id()));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            dir.join("dgt0")
+            (dir.join("dgt0"), Some(dir))
         }
     };
     let mut config = VirtualBoardConfig::new(&port, script);
@@ -109,6 +110,20 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     config.base_time_ms = base_ms;
     config.increment_ms = increment_ms;
     config.initial = start.board().clone();
+    let result = play(config, moves.len(), args.exit_when_done).await;
+    if let Some(dir) = own_dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+/// Runs the board until the game is played (and then until Ctrl-C unless `exit_when_done`).
+async fn play(
+    config: VirtualBoardConfig,
+    plies: usize,
+    exit_when_done: bool,
+) -> Result<(), String> {
+    let port = config.path.clone();
     let board = VirtualBoard::spawn(config)
         .map_err(|e| format!("cannot open a pseudo-terminal at {}: {e}", port.display()))?;
     let target = std::fs::read_link(&port)
@@ -116,16 +131,17 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
         .unwrap_or_default();
     println!("{}", port.display());
     eprintln!(
-        "virtual DGT board on {} (-> {target}): {} moves, waiting for a host to set an update \
-         mode; Ctrl-C stops",
-        port.display(),
-        moves.len()
+        "virtual DGT board on {} (-> {target}): {plies} moves, waiting for a host to set an \
+         update mode; Ctrl-C stops",
+        port.display()
     );
     tokio::select! {
         () = board.finished() => eprintln!("game played"),
         () = stop_requested() => return Ok(()),
     }
-    if !args.exit_when_done {
+    // Let a connected host read the last messages before the port goes away.
+    board.drained(Duration::from_secs(2)).await;
+    if !exit_when_done {
         stop_requested().await;
     }
     Ok(())

@@ -128,7 +128,7 @@ impl SoftwareClock {
         self.charge(t_ms);
         let spent_ms = self.running.map_or(0, |t| t.spent);
         let flag_fell = self.flag.is_some_and(|(side, _)| side == by);
-        let move_number = self.moves_made[by] + 1;
+        let move_number = self.moves_made[by].saturating_add(1);
         self.moves_made[by] = move_number;
         let entered_period = if self.is_limited() && !flag_fell {
             self.add_move_bonus(by, move_number, spent_ms)
@@ -148,9 +148,7 @@ impl SoftwareClock {
 
     /// `side`'s remaining time at `t_ms`.
     pub fn remaining(&self, t_ms: Millis, side: Color) -> u64 {
-        let mut now = self.clone();
-        now.charge(t_ms);
-        now.remaining[side]
+        self.charged(t_ms).0[side]
     }
 
     /// The side whose flag fell first, if any flag has fallen by `t_ms`.
@@ -160,9 +158,7 @@ impl SoftwareClock {
 
     /// The first flag fall by `t_ms`: the side and the moment its time ran out.
     pub fn flag_fall(&self, t_ms: Millis) -> Option<(Color, Millis)> {
-        let mut now = self.clone();
-        now.charge(t_ms);
-        now.flag
+        self.charged(t_ms).2
     }
 
     /// Whose time is running (`None` when stopped or paused).
@@ -216,7 +212,7 @@ impl SoftwareClock {
         };
         let moves = current.moves;
         self.remaining[by] = self.remaining[by].saturating_add(bonus);
-        let (next, next_period) = self.control.period_of_move(move_number + 1)?;
+        let (next, next_period) = self.control.period_of_move(move_number.saturating_add(1))?;
         let ended = next != period || ends_repeating_period(moves, move_number, &self.control);
         if !ended {
             return None;
@@ -240,17 +236,20 @@ impl SoftwareClock {
 
     fn current_bonus(&self, side: Color) -> Bonus {
         self.control
-            .period_of_move(self.moves_made[side] + 1)
+            .period_of_move(self.moves_made[side].saturating_add(1))
             .map_or(Bonus::None, |(_, p)| p.bonus)
     }
 
     /// Charges the running side for the time from the last charge to `t_ms`.
     fn charge(&mut self, t_ms: Millis) {
-        if self.paused {
-            return;
-        }
-        let Some(turn) = self.running.as_mut() else {
-            return;
+        (self.remaining, self.running, self.flag) = self.charged(t_ms);
+    }
+
+    /// Remaining times, the running turn and the first flag fall as they stand at `t_ms`.
+    fn charged(&self, t_ms: Millis) -> (ByColor<u64>, Option<Turn>, Option<(Color, Millis)>) {
+        let (mut remaining, mut running, mut flag) = (self.remaining, self.running, self.flag);
+        let Some(turn) = running.as_mut().filter(|_| !self.paused) else {
+            return (remaining, running, flag);
         };
         let elapsed = t_ms.saturating_sub(turn.since);
         turn.since = turn.since.max(t_ms);
@@ -260,21 +259,19 @@ impl SoftwareClock {
         let charged = elapsed - delay_used;
         let side = turn.side;
         if !self.is_limited() {
-            return;
+            return (remaining, running, flag);
         }
-        let before = self.remaining[side];
+        let before = remaining[side];
         if charged >= before && charged > 0 {
-            if self.flag.is_none() {
-                self.flag = Some((side, t_ms - elapsed + delay_used + before));
-            }
-            self.remaining[side] = 0;
+            flag = flag.or(Some((side, t_ms - elapsed + delay_used + before)));
+            remaining[side] = 0;
         } else {
-            self.remaining[side] = before - charged;
+            remaining[side] = before - charged;
         }
         if matches!(self.control, TimeControl::Hourglass { .. }) {
-            let moved = charged.min(before);
-            self.remaining[!side] = self.remaining[!side].saturating_add(moved);
+            remaining[!side] = remaining[!side].saturating_add(charged.min(before));
         }
+        (remaining, running, flag)
     }
 }
 

@@ -8,7 +8,10 @@ use super::software::{PressOutcome, SoftwareClock};
 use super::time_control::TimeControl;
 use crate::act::Event;
 use crate::board::{ClockReading, Millis};
-use crate::rules::Game;
+use crate::rules::{Budget, Game};
+
+/// Most plies a move event may skip ahead (plies between get no time).
+const MAX_PLY_GAP: usize = 64;
 
 /// The clock of one game.
 ///
@@ -33,6 +36,7 @@ pub struct ClockState {
     /// The latest move whose mover's time later readings settle: (ply, mover).
     settling: Option<(u32, Color)>,
     moves: Vec<MoveTime>,
+    flag_budget: Budget,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -75,7 +79,15 @@ impl ClockState {
             last_press_ms: None,
             settling: None,
             moves: Vec::new(),
+            flag_budget: Budget::deterministic(),
         }
+    }
+
+    /// Sets how much analysis judging a flag fall may cost. The default is the deterministic
+    /// full search, so that a journal replayed after a crash judges exactly as the first run.
+    pub fn with_flag_budget(mut self, budget: Budget) -> ClockState {
+        self.flag_budget = budget;
+        self
     }
 
     /// The time control.
@@ -105,7 +117,17 @@ impl ClockState {
                 t_ms,
                 ..
             } => {
-                let running = self.board.and_then(|b| b.running);
+                let running = self.board.and_then(|b| {
+                    // A reading without "who runs": the side whose time went down runs.
+                    let (white, black) = (b.remaining.white, b.remaining.black);
+                    if *white_ms < white && *black_ms == black {
+                        Some(Color::White)
+                    } else if *black_ms < black && *white_ms == white {
+                        Some(Color::Black)
+                    } else {
+                        b.running
+                    }
+                });
                 self.board_reading(*t_ms, *white_ms, *black_ms, running);
             }
             Event::Result { t_ms, .. } => self.software.pause(*t_ms),
@@ -188,7 +210,7 @@ impl ClockState {
     /// Judges a fallen flag in `game`'s position (6.9), if one has fallen by `t_ms`.
     pub fn judge_flag(&self, t_ms: Millis, game: &Game) -> Option<FlagVerdict> {
         self.flag(t_ms)
-            .map(|flagged| judge_flag_fall(game, flagged))
+            .map(|flagged| judge_flag_fall(game, flagged, &self.flag_budget))
     }
 
     fn corrected(&self, side: Color, clock_ms: u64) -> u64 {
@@ -203,7 +225,7 @@ impl ClockState {
     fn game_started(&mut self, t_ms: Millis, fen: &str) {
         let board = self.board.take();
         let control = self.software.control().clone();
-        *self = ClockState::new(control);
+        *self = ClockState::new(control).with_flag_budget(self.flag_budget);
         self.board = board;
         self.game_start_ms = Some(t_ms);
         let to_move = match fen.split_whitespace().nth(1) {
@@ -237,6 +259,10 @@ impl ClockState {
             time.corrected_ms = Some(remaining.corrected_ms);
         }
         let index = ply.saturating_sub(1) as usize;
+        if index > self.moves.len() + MAX_PLY_GAP {
+            // Not a move of this game (the machine numbers plies without gaps).
+            return;
+        }
         self.moves.truncate(index);
         self.moves.resize(index, MoveTime::default());
         self.moves.push(time);

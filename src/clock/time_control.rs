@@ -167,11 +167,12 @@ impl TimeControl {
             TimeControl::Unknown | TimeControl::Unlimited => None,
             TimeControl::Hourglass { base_ms } => Some(*base_ms),
             TimeControl::Periods(periods) => {
-                let base: u64 = periods.iter().map(|p| p.base_ms).sum();
-                let bonus: u64 = (1..=60)
+                let base = periods
+                    .iter()
+                    .fold(0u64, |sum, p| sum.saturating_add(p.base_ms));
+                let bonus = (1..=60)
                     .filter_map(|m| self.period_of_move(m))
-                    .map(|(_, p)| p.bonus.millis())
-                    .sum();
+                    .fold(0u64, |sum, (_, p)| sum.saturating_add(p.bonus.millis()));
                 Some(base.saturating_add(bonus))
             }
         }

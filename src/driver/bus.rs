@@ -308,7 +308,7 @@ async fn run_bus(
     let mut opened_once = false;
     loop {
         match serial::open(&config.port) {
-            Err(e) if !opened_once || !e.may_come_back() => {
+            Err(e) if !opened_once => {
                 let _ = events
                     .send(BusEvent::Failed {
                         message: e.to_string(),

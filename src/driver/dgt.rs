@@ -80,7 +80,7 @@ impl Default for LinkConfig {
             clock_ack_timeout: Duration::from_secs(2),
             clock_max_resends: 2,
             reconnect_initial: Duration::from_millis(250),
-            reconnect_max: Duration::from_secs(5),
+            reconnect_max: Duration::from_secs(2),
             give_up_after: None,
             update_mode: UpdateMode::Nice,
         }
@@ -207,8 +207,11 @@ struct Link {
 impl Link {
     async fn run(mut self) {
         loop {
+            // Before the first handshake every problem is the user's to fix; afterwards the
+            // device may be coming back (udev still setting permissions, a Bluetooth link
+            // being rebound), so everything is retried until `give_up_after`.
             let problem = match serial::open(&self.config.port) {
-                Err(e) if !self.connected_once || !e.may_come_back() => {
+                Err(e) if !self.connected_once => {
                     self.fail(e.to_string()).await;
                     return;
                 }
@@ -522,7 +525,11 @@ impl<'a> Session<'a> {
             Request::Shutdown => Err(End::Stop),
             Request::Send(cmd) => {
                 let frame = cmd.encode();
-                if matches!(cmd, Command::Clock(_)) {
+                if matches!(cmd, Command::Clock(_)) && self.held.is_some() {
+                    // Still in the handshake: sent by `restart` once connected.
+                    self.link.pacer.push_waiting(frame);
+                    Ok(())
+                } else if matches!(cmd, Command::Clock(_)) {
                     let now = self.link.now_ms();
                     match self.link.pacer.push(frame, now) {
                         Some(action) => self.clock_action(action).await,

@@ -37,11 +37,6 @@ pub struct OpenError {
 }
 
 impl OpenError {
-    /// True when retrying later can help (the device may be plugged in again).
-    pub fn may_come_back(&self) -> bool {
-        matches!(self.kind, OpenErrorKind::NotFound | OpenErrorKind::Busy)
-    }
-
     /// The likely fix, for the user.
     pub fn fix(&self) -> &'static str {
         match self.kind {
@@ -174,6 +169,5 @@ mod tests {
             detail: "EACCES".into(),
         };
         assert!(e.to_string().contains("dialout"));
-        assert!(!e.may_come_back());
     }
 }

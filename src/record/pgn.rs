@@ -447,7 +447,10 @@ impl<'a> Reader<'a> {
         ply: usize,
     ) -> Result<Option<RecordedMove>, PgnError> {
         let move_text = word.trim_start_matches(|c: char| c.is_ascii_digit());
-        let move_text = if move_text.len() < word.len() {
+        // Castling written with zeros starts with a digit but is no move number.
+        let move_text = if word.starts_with("0-0") {
+            word
+        } else if move_text.len() < word.len() {
             let rest = move_text.trim_start_matches('.');
             if rest.len() == move_text.len() && !rest.is_empty() {
                 return Err(self.error(ply, word, "not a move"));

@@ -222,7 +222,7 @@ impl Game {
         if self.occurrences(self.plies()).len() >= 5 {
             return Some(GameEnd::draw(EndReason::FivefoldRepetition));
         }
-        let dead = pos.is_insufficient_material()
+        let dead = unwinnable::insufficient_material(pos)
             || ((legal.len() <= unwinnable::FEW_MOVES || unwinnable::dead_position_possible(pos))
                 && unwinnable::is_dead(pos, budget) == Some(true));
         dead.then(|| GameEnd::draw(EndReason::DeadPosition))

@@ -9,7 +9,10 @@ mod unwinnable;
 pub use claims::ClaimVerdict;
 pub use game::{Game, GameError, PlayedMove, same_position};
 pub use outcome::{EndReason, GameEnd, GameResult};
-pub use unwinnable::{Budget, FEW_MOVES, can_checkmate, dead_position_possible, is_dead};
+pub use unwinnable::{
+    Budget, FEW_MOVES, Winnability, can_checkmate, cannot_checkmate_by_material,
+    dead_position_possible, insufficient_material, is_dead,
+};
 
 use shakmaty::Color;
 

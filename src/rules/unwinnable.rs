@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use chasolver::Winnability;
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Position, Role, Square};
 
 /// How much analysis a question about unwinnability may cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Budget {
     time: Option<Duration>,
+    cpu: Option<Duration>,
     search: bool,
 }
 
@@ -27,6 +27,19 @@ impl Budget {
     pub fn millis(ms: u64) -> Budget {
         Budget {
             time: Some(Duration::from_millis(ms)),
+            cpu: None,
+            search: true,
+        }
+    }
+
+    /// At most `ms` milliseconds of the analysing thread's CPU time, on the caller's thread: an
+    /// answer that cost more is reported undetermined. Unlike [`Budget::millis`] the answers do
+    /// not depend on how loaded the machine is; the caller waits for the solver to finish
+    /// (seconds at worst), so this suits batch analysis, not a live game.
+    pub fn cpu_millis(ms: u64) -> Budget {
+        Budget {
+            time: None,
+            cpu: Some(Duration::from_millis(ms)),
             search: true,
         }
     }
@@ -37,6 +50,7 @@ impl Budget {
     pub fn deterministic() -> Budget {
         Budget {
             time: None,
+            cpu: None,
             search: true,
         }
     }
@@ -45,6 +59,7 @@ impl Budget {
     pub fn static_only() -> Budget {
         Budget {
             time: None,
+            cpu: None,
             search: false,
         }
     }
@@ -62,16 +77,17 @@ impl Default for Budget {
     }
 }
 
-/// Workers still running after their caller stopped waiting; past this many, new questions are
-/// answered "undetermined" at once instead of piling up threads.
-const MAX_ABANDONED_WORKERS: usize = 4;
-static ABANDONED_WORKERS: AtomicUsize = AtomicUsize::new(0);
+/// Analysis workers running at once (answered or abandoned by a caller that stopped waiting);
+/// past this many, new questions are answered "undetermined" at once instead of piling up
+/// threads that compete for the cores.
+const MAX_RUNNING_WORKERS: usize = 8;
+static RUNNING_WORKERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Can `side` checkmate from `pos` by some series of legal moves (the opponent cooperating)?
 /// `Some(true)`: a helpmate exists; `Some(false)`: provably none; `None`: undetermined within
 /// the budget.
 pub fn can_checkmate(pos: &Chess, side: Color, budget: &Budget) -> Option<bool> {
-    if pos.has_insufficient_material(side) {
+    if cannot_checkmate_by_material(pos, side) {
         return Some(false);
     }
     if !budget.search {
@@ -82,17 +98,17 @@ pub fn can_checkmate(pos: &Chess, side: Color, budget: &Budget) -> Option<bool> 
         chasolver::winnability(&board, solver_color(side))
     })??;
     match verdict {
-        Winnability::Winnable { .. } => Some(true),
+        chasolver::Winnability::Winnable { .. } => Some(true),
         // Castling rights the solver cannot represent were dropped: a proof of unwinnability
         // without them says nothing about the real position.
-        Winnability::Unwinnable if exact => Some(false),
-        Winnability::Unwinnable => None,
+        chasolver::Winnability::Unwinnable if exact => Some(false),
+        chasolver::Winnability::Unwinnable => None,
     }
 }
 
 /// Is `pos` a dead position (5.2.2): can neither side checkmate? `None` when undetermined.
 pub fn is_dead(pos: &Chess, budget: &Budget) -> Option<bool> {
-    if pos.is_insufficient_material() {
+    if insufficient_material(pos) {
         return Some(true);
     }
     let mover = pos.turn();
@@ -108,19 +124,69 @@ pub fn is_dead(pos: &Chess, budget: &Budget) -> Option<bool> {
     }
 }
 
+/// Neither side has the material to checkmate (the static tier of [`is_dead`]).
+pub fn insufficient_material(pos: &Chess) -> bool {
+    cannot_checkmate_by_material(pos, Color::White)
+        && cannot_checkmate_by_material(pos, Color::Black)
+}
+
+/// `side` cannot checkmate whatever the moves, by material alone: a bare king; a lone knight
+/// when the opponent has nothing that could block its own king but queens; bishops all on one
+/// colour of square when there are no knights or pawns on the board and the opponent has no
+/// rook or queen. (shakmaty's `has_insufficient_material` forgets that an opponent's rooks and
+/// queens can block their king's flight squares on the other colour, see
+/// `8/8/8/8/8/1k6/b1b5/RKR5 w - -`, where Black's bishops can mate.)
+pub fn cannot_checkmate_by_material(pos: &Chess, side: Color) -> bool {
+    let board = pos.board();
+    let ours = board.by_color(side);
+    let theirs = board.by_color(!side);
+    if (ours & (board.pawns() | board.rooks_and_queens())).any() {
+        return false;
+    }
+    if (ours & board.knights()).any() {
+        return ours.count() <= 2 && (theirs & !board.kings() & !board.queens()).is_empty();
+    }
+    if (ours & board.bishops()).any() {
+        let bishops = board.bishops();
+        let one_colour = (bishops & Bitboard::DARK_SQUARES).is_empty()
+            || (bishops & Bitboard::LIGHT_SQUARES).is_empty();
+        return one_colour
+            && board.knights().is_empty()
+            && board.pawns().is_empty()
+            && (theirs & board.rooks_and_queens()).is_empty();
+    }
+    true
+}
+
 /// With at most this many legal moves, a forced sequence may lead into a dead position, so
 /// [`crate::rules::Game::automatic_end`] runs the analysis whatever the pawns look like.
 pub const FEW_MOVES: usize = 4;
 
 /// A cheap test that a dead position is possible at all, so the full analysis can be skipped on
-/// ordinary positions: true when no pawn is free, i.e. every pawn has something right in front
-/// of it or a pawn further up its file. Together with [`FEW_MOVES`] it is checked against every
+/// ordinary positions: true when no pawn is free (every pawn has something right in front of
+/// it or a pawn further up its file), or when the side not to move is nearly immobile (forced
+/// stalemates). Together with [`FEW_MOVES`] for the side to move it is checked against every
 /// dead position of the labelled set (`tests/rules_dead.rs`).
 pub fn dead_position_possible(pos: &Chess) -> bool {
+    !has_free_pawn(pos) || opponent_nearly_immobile(pos)
+}
+
+/// The side not to move would have at most [`FEW_MOVES`] legal moves if it were its turn.
+fn opponent_nearly_immobile(pos: &Chess) -> bool {
+    if pos.is_check() {
+        return true;
+    }
+    match pos.clone().swap_turn() {
+        Ok(swapped) => swapped.legal_moves().len() <= FEW_MOVES,
+        Err(_) => true,
+    }
+}
+
+fn has_free_pawn(pos: &Chess) -> bool {
     let board = pos.board();
     let pawns = board.pawns();
     let occupied = board.occupied();
-    let has_free_pawn = pawns.into_iter().any(|sq| {
+    pawns.into_iter().any(|sq| {
         let color = match board.color_at(sq) {
             Some(c) => c,
             None => return false,
@@ -130,8 +196,7 @@ pub fn dead_position_possible(pos: &Chess) -> bool {
             Some(next) => !occupied.contains(next) && (ahead & pawns).is_empty(),
             None => false,
         }
-    });
-    !has_free_pawn
+    })
 }
 
 /// The squares in front of a pawn on its file, from its own side's point of view.
@@ -166,9 +231,15 @@ where
     F: FnOnce() -> T + Send + 'static,
 {
     let Some(limit) = budget.time else {
-        return Some(work());
+        let start = thread_cpu_time();
+        let answer = work();
+        return match budget.cpu {
+            Some(cpu) if thread_cpu_time().saturating_sub(start) > cpu => None,
+            _ => Some(answer),
+        };
     };
-    if ABANDONED_WORKERS.load(Ordering::Relaxed) >= MAX_ABANDONED_WORKERS {
+    if RUNNING_WORKERS.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING_WORKERS {
+        RUNNING_WORKERS.fetch_sub(1, Ordering::SeqCst);
         return None;
     }
     let (tx, rx) = mpsc::sync_channel(1);
@@ -176,24 +247,32 @@ where
         .name("unwinnability".into())
         .spawn(move || {
             let answer = work();
-            // The caller may have stopped waiting: then nobody receives and the worker
-            // was counted as abandoned.
-            if tx.send(answer).is_err() {
-                ABANDONED_WORKERS.fetch_sub(1, Ordering::Relaxed);
-            }
+            RUNNING_WORKERS.fetch_sub(1, Ordering::SeqCst);
+            // The caller may have stopped waiting; the answer is then dropped.
+            let _ = tx.send(answer);
         });
     if spawned.is_err() {
+        RUNNING_WORKERS.fetch_sub(1, Ordering::SeqCst);
         return None;
     }
-    match rx.recv_timeout(limit) {
-        Ok(answer) => Some(answer),
-        Err(_) => {
-            ABANDONED_WORKERS.fetch_add(1, Ordering::Relaxed);
-            // Dropping the receiver makes the worker's send fail, which releases its count.
-            drop(rx);
-            None
-        }
+    rx.recv_timeout(limit).ok()
+}
+
+/// CPU time consumed so far by the calling thread.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we own; CLOCK_THREAD_CPUTIME_ID is
+    // supported on every platform we build for. On failure the timespec stays zero.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
     }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 fn solver_color(color: Color) -> chess::Color {
@@ -263,4 +342,32 @@ fn solver_castling(pos: &Chess, color: Color) -> (chess::CastleRights, bool) {
         (false, false) => chess::CastleRights::NoRights,
     };
     (rights, exact)
+}
+
+/// Who can still checkmate in a position, and whether it is dead; `None` = undetermined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Winnability {
+    /// Can White checkmate by some series of legal moves?
+    pub white_can_checkmate: Option<bool>,
+    /// Can Black checkmate by some series of legal moves?
+    pub black_can_checkmate: Option<bool>,
+}
+
+impl Winnability {
+    /// Analyses both colours of `pos` within `budget` each.
+    pub fn of(pos: &Chess, budget: &Budget) -> Winnability {
+        Winnability {
+            white_can_checkmate: can_checkmate(pos, Color::White, budget),
+            black_can_checkmate: can_checkmate(pos, Color::Black, budget),
+        }
+    }
+
+    /// Dead position (5.2.2): neither side can checkmate.
+    pub fn dead(&self) -> Option<bool> {
+        match (self.white_can_checkmate, self.black_can_checkmate) {
+            (Some(true), _) | (_, Some(true)) => Some(false),
+            (Some(false), Some(false)) => Some(true),
+            _ => None,
+        }
+    }
 }

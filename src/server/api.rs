@@ -54,6 +54,10 @@ pub(super) async fn game(
     }
 }
 
+pub(super) async fn alerts(State(state): State<Shared>, Path(round): Path<u32>) -> Response {
+    Json(state.feed.alerts(round)).into_response()
+}
+
 /// Query of `/api/events`.
 #[derive(Debug, Deserialize)]
 pub(super) struct EventsQuery {

@@ -30,6 +30,11 @@ const ASSETS: &[Asset] = &[
         body: include_str!("assets/live.js"),
     },
     Asset {
+        name: "tiles.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("assets/tiles.js"),
+    },
+    Asset {
         name: "spectator.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_str!("assets/spectator.js"),

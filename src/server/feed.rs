@@ -131,7 +131,6 @@ pub struct MoveView {
     /// Session time of the move.
     pub t_ms: Millis,
     /// Position after the move.
-    #[serde(skip)]
     pub fen: String,
 }
 
@@ -143,6 +142,16 @@ pub struct AlertView {
     pub alert: Alert,
     /// True once an arbiter action on this board dealt with it.
     pub resolved: bool,
+}
+
+/// An alert with the board it belongs to.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BoardAlert {
+    /// Board number.
+    pub board: u32,
+    /// The alert and its state.
+    #[serde(flatten)]
+    pub alert: AlertView,
 }
 
 /// Clock state with the age of the reading, so a page can keep the clocks ticking.
@@ -676,6 +685,21 @@ impl Feed {
     pub fn game(&self, round: u32, board: u32) -> Option<GameDetail> {
         let state = self.lock();
         Some(state.games.get(&(round, board))?.detail(Instant::now()))
+    }
+
+    /// Every alert of a round's games, by board then time.
+    pub fn alerts(&self, round: u32) -> Vec<BoardAlert> {
+        let state = self.lock();
+        state
+            .games
+            .range((round, 0)..=(round, u32::MAX))
+            .flat_map(|((_, board), g)| {
+                g.alerts.iter().map(|a| BoardAlert {
+                    board: *board,
+                    alert: a.clone(),
+                })
+            })
+            .collect()
     }
 
     /// The logged events after id `after` within `scope` (`None` if the log no longer

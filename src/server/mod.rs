@@ -9,7 +9,8 @@
 //!
 //! Routes:
 //! - `GET /`, `/round/N`: spectator grid; `/round/N/game/K`: game view; `/arbiter`.
-//! - `GET /api/rounds`, `/api/round/N`, `/api/round/N/game/K`: JSON state.
+//! - `GET /api/rounds`, `/api/round/N`, `/api/round/N/game/K`, `/api/round/N/alerts`:
+//!   JSON state.
 //! - `GET /api/events?after=ID[&round=N[&board=K]]`: the logged events after an id.
 //! - `GET /api/stream`, `/api/round/N/stream`, `/api/round/N/game/K/stream`: SSE; a new
 //!   client gets a `snapshot` event and then deltas, a client sending `Last-Event-ID` gets
@@ -166,6 +167,7 @@ fn router(state: Shared) -> Router {
         .route("/api/rounds", get(api::rounds))
         .route("/api/round/{round}", get(api::round))
         .route("/api/round/{round}/game/{board}", get(api::game))
+        .route("/api/round/{round}/alerts", get(api::alerts))
         .route("/api/events", get(api::events))
         .route("/api/stream", get(stream::all))
         .route("/api/round/{round}/stream", get(stream::round))

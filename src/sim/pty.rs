@@ -14,7 +14,7 @@ use tokio::io::unix::AsyncFd;
 #[derive(Debug)]
 pub struct Pty {
     master: AsyncFd<OwnedFd>,
-    _slave: OwnedFd,
+    slave: OwnedFd,
     slave_path: PathBuf,
 }
 
@@ -36,7 +36,7 @@ impl Pty {
         let master = unsafe { AsyncFd::register(pair.master) }?;
         Ok(Pty {
             master,
-            _slave: pair.slave,
+            slave: pair.slave,
             slave_path,
         })
     }
@@ -57,6 +57,20 @@ impl Pty {
                 Err(_would_block) => continue,
             }
         }
+    }
+
+    /// Bytes written towards the driver that it has not read yet. The kernel moves written
+    /// bytes to the reading side shortly after `write` returns, so a just-written message
+    /// may not be counted yet.
+    pub fn unread(&self) -> io::Result<usize> {
+        let mut count: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one `c_int` through the pointer, which points at `count`;
+        // the descriptor is the open slave this `Pty` owns.
+        let rc = unsafe { libc::ioctl(self.slave.as_raw_fd(), libc::FIONREAD, &mut count) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(usize::try_from(count).unwrap_or(0))
     }
 
     /// Writes all of `data` towards the driver.
@@ -140,10 +154,21 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         assert_eq!(got, sent);
+        assert_eq!(pty.unread().expect("unread"), 0);
         pty.write_all(&sent).await.expect("write");
+        let mut unread = 0;
+        for _ in 0..100 {
+            unread = pty.unread().expect("unread");
+            if unread > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(unread, sent.len());
         let mut back = [0u8; 7];
         slave.read_exact(&mut back).expect("read back");
         assert_eq!(back, sent);
+        assert_eq!(pty.unread().expect("unread"), 0);
     }
 
     #[test]

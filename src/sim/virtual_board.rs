@@ -69,6 +69,9 @@ pub struct VirtualBoardConfig {
     pub clock_version: (u8, u8),
     /// Five-digit serial number.
     pub serial: String,
+    /// Keep every message written and command received, for [`VirtualBoard::emitted`] and
+    /// [`VirtualBoard::commands`] (tests). Off by default: a long demo would grow without end.
+    pub log_traffic: bool,
 }
 
 impl VirtualBoardConfig {
@@ -89,6 +92,7 @@ impl VirtualBoardConfig {
             version: (1, 2),
             clock_version: (2, 0),
             serial: "01025".to_string(),
+            log_traffic: false,
         }
     }
 }
@@ -115,6 +119,7 @@ enum Control {
     Unplug(oneshot::Sender<io::Result<()>>),
     Replug(oneshot::Sender<io::Result<()>>),
     Silence(bool),
+    Unread(oneshot::Sender<usize>),
 }
 
 /// A running virtual board and the handle that controls it. Dropping it stops the board and
@@ -191,6 +196,31 @@ impl VirtualBoard {
         let _ = self.control.send(Control::Silence(silent));
     }
 
+    /// Waits (at most `limit`) until the host has read everything the board wrote; true when
+    /// it has. Unplugged, there is nothing left to read.
+    pub async fn drained(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        // Two empty readings in a row: bytes just written may not be counted at once.
+        let mut empty_readings = 0;
+        loop {
+            let (tx, rx) = oneshot::channel();
+            if self.control.send(Control::Unread(tx)).is_err() {
+                return true;
+            }
+            match rx.await {
+                Ok(0) | Err(_) => empty_readings += 1,
+                Ok(_) => empty_readings = 0,
+            }
+            if empty_readings >= 2 {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Waits until the whole script has been played.
     pub async fn finished(&self) {
         let mut rx = self.finished.clone();
@@ -207,12 +237,14 @@ impl VirtualBoard {
         lock(&self.shared).fields
     }
 
-    /// Every message written to the pseudo-terminal so far, in order.
+    /// Every message written to the pseudo-terminal so far, in order (empty unless
+    /// [`VirtualBoardConfig::log_traffic`]).
     pub fn emitted(&self) -> Vec<Emitted> {
         lock(&self.shared).emitted.clone()
     }
 
-    /// Every command received from the host so far, in order.
+    /// Every command received from the host so far, in order (empty unless
+    /// [`VirtualBoardConfig::log_traffic`]).
     pub fn commands(&self) -> Vec<Command> {
         lock(&self.shared).commands.clone()
     }
@@ -509,6 +541,10 @@ impl BoardTask {
                 let _ = reply.send(result);
             }
             Control::Silence(silent) => self.silent = silent,
+            Control::Unread(reply) => {
+                let unread = self.pty.as_ref().map_or(Ok(0), Pty::unread);
+                let _ = reply.send(unread.unwrap_or(0));
+            }
         }
     }
 
@@ -530,7 +566,9 @@ impl BoardTask {
         let mut commands = Vec::new();
         self.decoder.push(bytes, &mut commands);
         for command in commands {
-            lock(&self.shared).commands.push(command.clone());
+            if self.config.log_traffic {
+                lock(&self.shared).commands.push(command.clone());
+            }
             self.on_command(command).await;
         }
     }
@@ -698,6 +736,9 @@ impl BoardTask {
                 tracing::debug!("virtual board: nobody reads the port; message dropped");
                 return;
             }
+        }
+        if !self.config.log_traffic {
+            return;
         }
         lock(&self.shared).emitted.push(Emitted {
             session: self.session,

@@ -109,6 +109,38 @@ impl JournalError {
         matches!(self, JournalError::Locked { .. })
     }
 
+    /// The same error for another caller (the underlying cause of `Other` becomes its text).
+    pub(crate) fn duplicate(&self) -> JournalError {
+        match self {
+            JournalError::DiskFull { path } => JournalError::DiskFull { path: path.clone() },
+            JournalError::ReadOnly { path, what } => JournalError::ReadOnly {
+                path: path.clone(),
+                what: what.clone(),
+            },
+            JournalError::Corrupt { path, detail } => JournalError::Corrupt {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            JournalError::Locked { path, lock } => JournalError::Locked {
+                path: path.clone(),
+                lock: lock.clone(),
+            },
+            JournalError::NotAJournal { path, detail } => JournalError::NotAJournal {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            JournalError::NotFound { path } => JournalError::NotFound { path: path.clone() },
+            JournalError::Unstorable { path, detail } => JournalError::Unstorable {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            JournalError::Other { path, source } => JournalError::Other {
+                path: path.clone(),
+                source: source.to_string().into(),
+            },
+        }
+    }
+
     /// Classifies a SQLite error on `path`.
     pub(crate) fn sqlite(path: &Path, error: rusqlite::Error) -> JournalError {
         let path = path.to_path_buf();

@@ -313,7 +313,17 @@ impl Journal {
             key: key.to_string(),
             value: value.clone(),
         };
-        let (kind, data) = self.encode(&record)?;
+        self.append(board, t_ms, &record)
+    }
+
+    /// Journals any record, for `board` or (with `None`) for the journal.
+    pub fn append(
+        &mut self,
+        board: Option<&BoardKey>,
+        t_ms: Millis,
+        record: &Record,
+    ) -> Result<u64, JournalError> {
+        let (kind, data) = self.encode(record)?;
         self.append_encoded(board, t_ms, kind, &data)
     }
 

@@ -1,84 +1,168 @@
-//! The journal shared by the recorder's tokio tasks.
+//! The journal shared by the recorder's tokio tasks, with group commit.
 
+use std::path::PathBuf;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::oneshot;
 
 use super::board_key::BoardKey;
 use super::error::JournalError;
-use super::journal::{Journal, NewEntry};
+use super::journal::{Journal, NewEntry, Record};
 use crate::act::Event;
 use crate::board::Millis;
 use crate::record::arbiter::ArbiterRequest;
 
-/// A [`Journal`] shared by many tasks: each append runs on tokio's blocking pool (it waits
-/// for the disk) and appends are serialised, so sequence numbers follow the order in which
-/// appends obtained the journal. Cloning is cheap.
+/// Most entries committed in one transaction.
+const MAX_GROUP: usize = 512;
+
+/// A [`Journal`] shared by many tasks, with group commit.
+///
+/// Appends go to one writer thread, which commits everything that is waiting in a single
+/// transaction (one disk sync) and then answers each caller with its sequence number. So an
+/// append still returns only once its entry is on disk, but when many boards append at once
+/// they share the cost of a sync instead of queueing for one each. Sequence numbers follow
+/// the order in which appends reached the writer; the appends of one task keep their order.
+/// Cloning is cheap; the writer thread ends when the last clone is dropped.
 #[derive(Clone)]
 pub struct SharedJournal {
-    inner: Arc<Mutex<Journal>>,
+    journal: Arc<Mutex<Journal>>,
+    queue: mpsc::Sender<Pending>,
+    path: PathBuf,
+}
+
+struct Pending {
+    entry: NewEntry,
+    reply: oneshot::Sender<Result<u64, JournalError>>,
 }
 
 impl SharedJournal {
-    /// Shares `journal`.
+    /// Shares `journal` and starts its writer thread.
     pub fn new(journal: Journal) -> SharedJournal {
+        let path = journal.path().to_path_buf();
+        let journal = Arc::new(Mutex::new(journal));
+        let (queue, waiting) = mpsc::channel();
+        let writer = Arc::clone(&journal);
+        std::thread::Builder::new()
+            .name("journal-writer".into())
+            .spawn(move || write_groups(&writer, &waiting))
+            .map(drop)
+            .unwrap_or_else(|e| tracing::error!("cannot start the journal writer thread: {e}"));
         SharedJournal {
-            inner: Arc::new(Mutex::new(journal)),
+            journal,
+            queue,
+            path,
         }
     }
 
-    /// The journal itself, for reads or a batch of calls (blocks the calling thread: do not
-    /// hold it across an `.await`).
+    /// The journal itself, for reads (blocks the calling thread: do not hold it across an
+    /// `.await`).
     pub fn lock(&self) -> MutexGuard<'_, Journal> {
         // A panic while appending leaves no half-written entry (SQLite rolls it back).
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        self.journal.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// [`Journal::append_bytes`] on the blocking pool.
+    /// Journals bytes received from `board`; resolves once they are on disk.
     pub async fn append_bytes(
         &self,
         board: BoardKey,
         t_ms: Millis,
         bytes: Vec<u8>,
     ) -> Result<u64, JournalError> {
-        self.run(move |j| j.append_bytes(&board, t_ms, &bytes))
-            .await
+        self.append(Some(board), t_ms, Record::Bytes(bytes)).await
     }
 
-    /// [`Journal::append_event`] on the blocking pool.
+    /// Journals an event of `board`'s act-of-moving machine.
     pub async fn append_event(
         &self,
         board: BoardKey,
         t_ms: Millis,
         event: Event,
     ) -> Result<u64, JournalError> {
-        self.run(move |j| j.append_event(&board, t_ms, &event))
-            .await
+        self.append(Some(board), t_ms, Record::Event(event)).await
     }
 
-    /// [`Journal::append_arbiter`] on the blocking pool.
+    /// Journals an arbiter action.
     pub async fn append_arbiter(
         &self,
         t_ms: Millis,
         request: ArbiterRequest,
     ) -> Result<u64, JournalError> {
-        self.run(move |j| j.append_arbiter(t_ms, &request)).await
+        self.append(None, t_ms, Record::Arbiter(request)).await
     }
 
-    /// [`Journal::append_all`] on the blocking pool.
-    pub async fn append_all(&self, entries: Vec<NewEntry>) -> Result<Vec<u64>, JournalError> {
-        self.run(move |j| j.append_all(&entries)).await
-    }
-
-    async fn run<T: Send + 'static>(
+    /// Journals any entry.
+    pub async fn append(
         &self,
-        work: impl FnOnce(&mut Journal) -> Result<T, JournalError> + Send + 'static,
-    ) -> Result<T, JournalError> {
-        let shared = self.clone();
-        let path = shared.lock().path().to_path_buf();
-        tokio::task::spawn_blocking(move || work(&mut shared.lock()))
-            .await
-            .map_err(|e| JournalError::Other {
-                path,
-                source: format!("journal task failed: {e}").into(),
-            })?
+        board: Option<BoardKey>,
+        t_ms: Millis,
+        record: Record,
+    ) -> Result<u64, JournalError> {
+        let (reply, answer) = oneshot::channel();
+        let entry = NewEntry {
+            board,
+            t_ms,
+            record,
+        };
+        let stopped = || JournalError::Other {
+            path: self.path.clone(),
+            source: "the journal writer thread has stopped; restart the recorder".into(),
+        };
+        self.queue
+            .send(Pending { entry, reply })
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Journals several entries in one transaction: all or none.
+    pub async fn append_all(&self, entries: Vec<NewEntry>) -> Result<Vec<u64>, JournalError> {
+        let journal = Arc::clone(&self.journal);
+        let path = self.path.clone();
+        tokio::task::spawn_blocking(move || {
+            journal
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .append_all(&entries)
+        })
+        .await
+        .map_err(|e| JournalError::Other {
+            path,
+            source: format!("journal task failed: {e}").into(),
+        })?
+    }
+}
+
+/// The writer thread: commits whatever is waiting as one group, answers, repeats.
+fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>) {
+    while let Ok(first) = waiting.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match waiting.try_recv() {
+                Ok(next) => group.push(next),
+                Err(_) => break,
+            }
+        }
+        let (entries, replies): (Vec<NewEntry>, Vec<_>) =
+            group.into_iter().map(|p| (p.entry, p.reply)).unzip();
+        let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
+        match journal.append_all(&entries) {
+            Ok(seqs) => {
+                for (reply, seq) in replies.into_iter().zip(seqs) {
+                    let _ = reply.send(Ok(seq));
+                }
+            }
+            // One entry that cannot be stored must not fail the others: commit them singly.
+            Err(JournalError::Unstorable { .. }) => {
+                for (entry, reply) in entries.into_iter().zip(replies) {
+                    let _ =
+                        reply.send(journal.append(entry.board.as_ref(), entry.t_ms, &entry.record));
+                }
+            }
+            Err(error) => {
+                for reply in replies {
+                    let _ = reply.send(Err(error.duplicate()));
+                }
+            }
+        }
     }
 }

@@ -22,6 +22,7 @@ pub fn board_config(dir: &Path, speed: f64) -> VirtualBoardConfig {
     let script = lift_place(&start, &moves, Pace::default());
     let mut config = VirtualBoardConfig::new(dir.join("dgt0"), script);
     config.speed = speed;
+    config.log_traffic = true;
     config
 }
 

@@ -1,1 +1,168 @@
-/* touchmove */
+// touchmove: the arbiter's desk — every board, the alerts, pending decisions and controls.
+// The token lives in sessionStorage and travels only in the Authorization header (never a
+// cookie), so another site cannot make this browser act as the arbiter.
+
+import { installSprite } from "/assets/board.js";
+import { el, connect, pathNumbers, tick } from "/assets/live.js";
+import { TileGrid } from "/assets/tiles.js";
+
+installSprite();
+const $ = (id) => document.getElementById(id);
+let token = sessionStorage.getItem("touchmove-arbiter-token") || "";
+let round = pathNumbers().round;
+let selected = null;
+let alerts = [];
+
+const grid = new TileGrid($("grid"), () => ({ onSelect: select }));
+
+async function api(path, options = {}) {
+  const response = await fetch(path, {
+    ...options,
+    headers: { ...(options.headers || {}), Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+  });
+  let body = {};
+  try { body = await response.json(); } catch { body = {}; }
+  return { ok: response.ok, status: response.status, body };
+}
+
+function log(text, ok = true) {
+  const time = new Date().toLocaleTimeString();
+  $("log").prepend(el("li", { class: ok ? "ok" : "fail" }, el("time", {}, time), " ", text));
+}
+
+async function act(board, action, label) {
+  const { ok, body } = await api("/api/arbiter/action", {
+    method: "POST",
+    body: JSON.stringify({ round, board, action }),
+  });
+  log(`Board ${board}: ${label} — ${ok ? body.message || "done" : body.error || "refused"}`, ok);
+  if (ok) refreshAlerts();
+  return ok;
+}
+
+function select(board) {
+  selected = board;
+  for (const [b, tile] of grid.tiles) tile.root.classList.toggle("selected", b === board);
+  const g = grid.tiles.get(board)?.summary;
+  $("controls-title").textContent = `Board ${board}`;
+  $("controls-players").textContent = g ? `${g.white || "White"} – ${g.black || "Black"} · ${g.ply} plies${g.result ? ` · ${g.result}` : ""}` : "";
+  $("controls-body").hidden = false;
+}
+
+function clockText(ms) {
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}.${Math.floor((ms % 1000) / 100)}`;
+}
+
+function renderQueue() {
+  const items = [];
+  for (const tile of grid.tiles.values()) {
+    const g = tile.summary;
+    if (g.held) {
+      items.push(el("li", { class: "decision critical" },
+        el("div", { class: "decision-head" }, el("span", { class: "article" }, "7.4 / 7.6"), ` Board ${g.board}`),
+        el("p", {}, `The board does not match the game${g.differing.length ? ` (${g.differing.join(", ")})` : ""}. Play is held until the position is restored.`),
+        el("div", { class: "button-row" }, el("button", { class: "button", onclick: () => select(g.board) }, "Open board"))));
+    }
+  }
+  for (const a of alerts) {
+    if (a.resolved || a.severity === "info") continue;
+    const penalty = a.article.startsWith("7.5");
+    const side = a.side ? a.side[0].toUpperCase() + a.side.slice(1) : "";
+    const evidence = [
+      a.squares.length ? `squares ${a.squares.join(", ")}` : "",
+      a.evidence_ms.length ? `sensor times ${a.evidence_ms.map(clockText).join(", ")}` : "",
+    ].filter(Boolean).join(" · ");
+    items.push(el("li", { class: `decision ${a.severity}` },
+      el("div", { class: "decision-head" },
+        el("span", { class: "article" }, `Art. ${a.article}`),
+        ` Board ${a.board}`, side ? ` · ${side}` : "", ` · ply ${a.ply}`),
+      el("p", {}, a.message),
+      evidence ? el("p", { class: "evidence" }, `Evidence: ${evidence}`) : null,
+      el("div", { class: "button-row" },
+        penalty ? el("button", { class: "button danger", onclick: () => act(a.board, { action: "decide_penalty", ply: a.ply, accept: true }, `penalty applied (Art. ${a.article})`) }, "Apply penalty") : null,
+        penalty ? el("button", { class: "button", onclick: () => act(a.board, { action: "decide_penalty", ply: a.ply, accept: false }, `no penalty (Art. ${a.article})`) }, "No penalty") : null,
+        el("button", { class: "button", onclick: () => act(a.board, { action: "annotate", ply: a.ply, text: `Arbiter saw alert ${a.article}: ${a.message}` }, `alert ${a.article} acknowledged`) }, "Acknowledge"),
+        el("button", { class: "button ghost", onclick: () => select(a.board) }, "Open board"))));
+  }
+  $("queue").replaceChildren(...items);
+  $("queue-count").textContent = String(items.length);
+  $("queue-empty").hidden = items.length > 0;
+}
+
+let alertTimer = null;
+function refreshAlerts() {
+  clearTimeout(alertTimer);
+  alertTimer = setTimeout(async () => {
+    try { alerts = await (await fetch(`/api/round/${round}/alerts`)).json(); } catch { return; }
+    renderQueue();
+  }, 150);
+}
+
+function wireControls() {
+  for (const b of document.querySelectorAll("[data-result]")) {
+    b.onclick = () => selected && act(selected, { action: "set_result", result: b.dataset.result, reason: $("result-reason").value || "arbiter decision" }, `result ${b.dataset.result}`);
+  }
+  for (const b of document.querySelectorAll("[data-time]")) {
+    const [side, delta] = b.dataset.time.split(":");
+    b.onclick = () => selected && act(selected, { action: "adjust_time", side, delta_ms: Number(delta) }, b.textContent);
+  }
+  for (const b of document.querySelectorAll("[data-claim]")) {
+    b.onclick = () => selected && act(selected, { action: "check_claim", claim: b.dataset.claim, intended_move: null }, b.textContent);
+  }
+  $("take-back").onclick = () => {
+    const g = selected && grid.tiles.get(selected)?.summary;
+    if (g && g.ply > 0) act(selected, { action: "take_back", to_ply: g.ply - 1 }, `take back to ply ${g.ply - 1}`);
+  };
+  $("new-game").onclick = () => selected && confirm(`Start a new game on board ${selected}?`) && act(selected, { action: "new_game" }, "new game");
+  $("annotate").onclick = () => {
+    const g = selected && grid.tiles.get(selected)?.summary;
+    const text = $("note").value.trim();
+    if (g && text) act(selected, { action: "annotate", ply: g.ply, text }, "note added").then((ok) => { if (ok) $("note").value = ""; });
+  };
+  $("lock").onclick = () => { sessionStorage.removeItem("touchmove-arbiter-token"); location.reload(); };
+}
+
+async function startDesk() {
+  $("login").hidden = true;
+  $("desk").hidden = false;
+  $("lock").hidden = false;
+  if (round === null) {
+    const rounds = await (await fetch("/api/rounds")).json();
+    round = rounds.length ? rounds[rounds.length - 1].round : 1;
+  }
+  $("round-label").textContent = `Round ${round}`;
+  wireControls();
+  const onGame = (data) => {
+    if (data.game) grid.update(data.game);
+    if (selected === data.board) select(selected);
+    if (data.event && ["board_state", "result", "game_start"].includes(data.event.kind)) renderQueue();
+  };
+  const onAlert = (data) => { onGame(data); refreshAlerts(); };
+  connect(`/api/round/${round}/stream`, {
+    snapshot: (data) => { grid.reset(data.games || []); if (selected) select(selected); refreshAlerts(); },
+    game: onGame, game_start: onAlert, move: onGame, revision: onGame, move_completed: onGame,
+    clock: onGame, board_state: onGame, result: onGame, alert: onAlert, arbiter: onAlert,
+  }, $("status"));
+  tick(() => grid.paintClocks());
+}
+
+async function checkToken() {
+  if (!token) return false;
+  const { ok } = await api("/api/arbiter/session");
+  return ok;
+}
+
+$("login-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  token = $("token").value.trim();
+  if (await checkToken()) {
+    sessionStorage.setItem("touchmove-arbiter-token", token);
+    startDesk();
+  } else {
+    $("login-error").textContent = "That token was not accepted.";
+  }
+});
+
+if (await checkToken()) startDesk();
+else { $("login").hidden = false; $("status").textContent = "Locked"; $("status").dataset.state = "offline"; }

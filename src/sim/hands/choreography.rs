@@ -44,6 +44,10 @@ pub(super) struct Performer<'a> {
     pressed_at: Option<f64>,
     /// When the lever was last pressed: the next press can only follow it.
     last_press: f64,
+    /// Where and when each player's playing hand (White, Black) last took or put a piece.
+    hands: [Option<(Square, f64)>; 2],
+    /// The player whose hand acts now.
+    player: Color,
 }
 
 /// A piece knocked off its square, waiting to be put back.
@@ -119,6 +123,8 @@ impl<'a> Performer<'a> {
             made_at: None,
             pressed_at: None,
             last_press: 0.0,
+            hands: [None, None],
+            player: Color::White,
         }
     }
 
@@ -153,7 +159,26 @@ impl<'a> Performer<'a> {
         self.wait(ms);
     }
 
+    /// Moves the playing hand to `sq`: one hand needs time to travel between squares two
+    /// or more apart, so the action waits until it could have got there.
+    fn reach(&mut self, sq: Square) {
+        let hand = &mut self.hands[self.player as usize];
+        if let Some((at, when)) = *hand {
+            let d = at.distance(sq);
+            if d >= 2 {
+                self.t = self.t.max(when + 170.0 + 15.0 * d as f64);
+            }
+        }
+        *hand = Some((sq, self.t));
+    }
+
     fn lift(&mut self, sq: Square) -> Option<Piece> {
+        self.reach(sq);
+        self.lift_unreached(sq)
+    }
+
+    /// Lifts without moving the playing hand (the other hand, or a piece knocked off).
+    fn lift_unreached(&mut self, sq: Square) -> Option<Piece> {
         let piece = self.board.remove_piece_at(sq);
         debug_assert!(piece.is_some(), "lift from empty {sq}");
         if piece.is_some() {
@@ -166,6 +191,12 @@ impl<'a> Performer<'a> {
     }
 
     fn put(&mut self, sq: Square, piece: Piece) {
+        self.reach(sq);
+        self.put_unreached(sq, piece);
+    }
+
+    /// Puts without moving the playing hand (the other hand, or a knocked piece landing).
+    fn put_unreached(&mut self, sq: Square, piece: Piece) {
         debug_assert!(self.board.piece_at(sq).is_none(), "put on occupied {sq}");
         if self.board.piece_at(sq).is_none() {
             self.board.set_piece_at(sq, piece);
@@ -231,6 +262,7 @@ impl<'a> Performer<'a> {
     /// Plays one legal move the way a person would; returns when the hand action began.
     pub fn play_move(&mut self, pos: &Chess, mv: Move, ply: u32) -> Millis {
         let mover = pos.turn();
+        self.player = mover;
         self.t = self.start_time(ply);
         let began = self.t;
         if self.chance(self.model.press_without_move_probability) && self.running == mover {
@@ -478,7 +510,7 @@ impl<'a> Performer<'a> {
         let home = victims[self.rng.gen_range(0..victims.len())];
         let t = self.t + self.rng.gen_range(30.0..150.0);
         self.t = t;
-        let piece = self.lift(home)?;
+        let piece = self.lift_unreached(home)?;
         let landing: Vec<Square> = (0..64u32)
             .map(Square::new)
             .filter(|s| {
@@ -490,7 +522,7 @@ impl<'a> Performer<'a> {
         let landed = if !landing.is_empty() && self.rng.gen_bool(0.5) {
             let y = landing[self.rng.gen_range(0..landing.len())];
             self.pause(20.0, 80.0);
-            self.put(y, piece);
+            self.put_unreached(y, piece);
             Some(y)
         } else {
             None
@@ -702,7 +734,7 @@ impl<'a> Performer<'a> {
             &[first, other],
             ExpectedAlert::Allowed,
         );
-        self.lift(other);
+        self.lift_unreached(other);
         self.pause(20.0, 100.0);
     }
 
@@ -816,7 +848,7 @@ impl<'a> Performer<'a> {
             self.spend(200.0);
             self.put(king_to, k);
             self.pause(20.0, 120.0);
-            self.put(rook_to, r);
+            self.put_unreached(rook_to, r);
             return None;
         }
         let mut order = self.model.castling_order.pick(self.rng);

@@ -103,7 +103,8 @@ impl BatteryStatus {
         self.status & 0x01 != 0
     }
 
-    fn to_bytes(self) -> [u8; 9] {
+    /// The nine data bytes.
+    pub fn to_bytes(self) -> [u8; 9] {
         [
             self.charge_percent,
             self.time_left_hours,
@@ -117,7 +118,8 @@ impl BatteryStatus {
         ]
     }
 
-    fn from_bytes(d: [u8; 9]) -> Self {
+    /// The status from its nine data bytes.
+    pub fn from_bytes(d: [u8; 9]) -> Self {
         BatteryStatus {
             charge_percent: d[0],
             time_left_hours: d[1],
@@ -146,7 +148,8 @@ pub(crate) fn field_name(field: u8) -> String {
     format!("{file}{rank}")
 }
 
-/// Total frame length accepted for a message id (without MSB): `None` = any length.
+/// Whether a frame of `total` bytes (header included) is plausible for message `id` (without
+/// the MSB): fixed lengths for fixed layouts, anything up to [`MAX_FRAME_LEN`] otherwise.
 pub(crate) fn accepts_length(id: u8, total: usize) -> bool {
     let fixed = match id {
         id::BOARD_DUMP => 67,

@@ -1,0 +1,77 @@
+//! `touchmove replay` on the real DGT capture: the recognised game is the game played, and the
+//! kings placed on the centre squares are the result, not a move.
+
+use std::path::Path;
+use std::process::Command;
+
+use touchmove::record::pgn::read_games;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-dgt")
+        .join(name)
+}
+
+fn replay(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .arg("replay")
+        .arg(fixture("johan.inbytes"))
+        .args(args)
+        .output()
+        .expect("touchmove runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn johan_uci() -> String {
+    let pgn = std::fs::read_to_string(fixture("johan.pgn")).expect("johan.pgn");
+    let games = read_games(&pgn).expect("johan.pgn parses");
+    let game = games[0].to_game().expect("johan.pgn replays");
+    let mut line: Vec<String> = game.moves().iter().map(|m| m.uci.clone()).collect();
+    line.push(games[0].result.clone());
+    line.join(" ")
+}
+
+#[test]
+fn uci_output_is_the_game_played_with_the_result_signal_as_result() {
+    let out = replay(&["--format", "uci"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert_eq!(lines[0], johan_uci());
+    assert!(lines[0].ends_with("c5c6 1-0"), "{}", lines[0]);
+}
+
+#[test]
+fn pgn_output_reads_back_as_the_same_game() {
+    let out = replay(&[]);
+    let games = read_games(&out).expect("replay writes readable PGN");
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].result, "1-0");
+    let game = games[0].to_game().expect("the PGN replays");
+    let uci: Vec<String> = game.moves().iter().map(|m| m.uci.clone()).collect();
+    assert_eq!(format!("{} 1-0", uci.join(" ")), johan_uci());
+}
+
+#[test]
+fn events_are_json_lines_with_moves_and_the_result() {
+    let out = replay(&["--events"]);
+    let events: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let kind = |k: &str| events.iter().filter(|e| e["kind"] == k).count();
+    assert_eq!(kind("game_start"), 1);
+    assert!(kind("move") >= 43);
+    let result: Vec<&serde_json::Value> = events.iter().filter(|e| e["kind"] == "result").collect();
+    assert_eq!(result.len(), 1);
+    assert_eq!(result[0]["result"], "1-0");
+    let first = events.iter().find(|e| e["kind"] == "move").expect("a move");
+    assert_eq!(first["uci"], "e2e4");
+    assert_eq!(first["san"], "e4");
+    assert_eq!(first["ply"], 1);
+    assert!(first["t_ms"].is_u64());
+}

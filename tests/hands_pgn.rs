@@ -1,0 +1,49 @@
+//! Every game of the fixture PGN files, performed by realistic hands (seed 1), recognised
+//! by the act-of-moving machine: no move may be recorded wrongly without an alert.
+
+use touchmove::cli::bench::recognise_all;
+use touchmove::sim::hands::Noise;
+use touchmove::sim::hands::pgn_games::read_games;
+
+fn check(file: &str) {
+    let path = format!("{}/fixtures/pgn/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read(&path).expect("fixture PGN");
+    let games = read_games(&text).expect("readable PGN");
+    assert!(games.len() > 400, "{file}: {} games", games.len());
+    assert!(games.iter().all(|g| g.error.is_none()));
+    let refs: Vec<_> = games.iter().collect();
+    let mut summary = recognise_all(&refs, Noise::Realistic, 1);
+    assert_eq!(summary.games, games.len());
+    assert_eq!(summary.simulation_errors, 0);
+    let silent = summary.silently_wrong_moves;
+    summary.keep_failures(10);
+    let failures: Vec<String> = summary
+        .failures
+        .iter()
+        .filter(|f| f.silent)
+        .map(|f| {
+            format!(
+                "game {} (seed {}): ply {:?} expected {:?} recorded {:?}",
+                f.game, f.seed, f.first_divergence, f.expected, f.recorded
+            )
+        })
+        .collect();
+    assert_eq!(
+        silent, 0,
+        "{file}: {silent} silently wrong moves in {} games; reproduce with \
+         `touchmove bench recognition --pgn fixtures/pgn/{file} --noise realistic --seed 1 \
+         --game N --trace`:\n{}",
+        summary.silently_wrong_games,
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn twic_games_have_no_silently_wrong_moves() {
+    check("twic1599_1000k.pgn");
+}
+
+#[test]
+fn lichess_games_have_no_silently_wrong_moves() {
+    check("lichess_db_1000k.pgn");
+}

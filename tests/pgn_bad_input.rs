@@ -1,0 +1,169 @@
+//! Malformed PGN and FEN: a clear message naming file, game, ply and token; never a panic.
+
+use std::process::Command;
+
+use proptest::prelude::*;
+use touchmove::record::pgn::{read_games, read_games_bytes};
+
+const TAGS: &str = "[Event \"t\"]\n[Site \"?\"]\n[Date \"2026.01.01\"]\n[Round \"1\"]\n\
+    [White \"A\"]\n[Black \"B\"]\n[Result \"*\"]\n\n";
+
+#[test]
+fn an_illegal_move_names_game_ply_line_and_token() {
+    let text = format!("{TAGS}1. e4 e5 *\n\n{TAGS}1. e4 e5\n2. Ke3 Nc6 *\n");
+    let err = read_games(&text).unwrap_err();
+    assert_eq!((err.game, err.ply, err.line), (2, 3, 20));
+    assert_eq!(err.token, "Ke3");
+    assert!(
+        err.reason
+            .contains("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w"),
+        "{}",
+        err.reason
+    );
+}
+
+#[test]
+fn fide_scoresheet_forms_are_read_not_skipped() {
+    let text = "[FEN \"4k3/1P6/8/3pP3/8/8/8/R3K3 w Q d6 0 1\"]\n[SetUp \"1\"]\n\n\
+        1. exd6 e.p. Kd7 2. 0-0-0 Kc6 3. b8Q Kc5 4. Qb5++ *\n";
+    let games = read_games(text).unwrap();
+    let san: Vec<&str> = games[0].moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(san, ["exd6", "Kd7", "O-O-O", "Kc6", "b8=Q", "Kc5", "Qb5+"]);
+}
+
+#[test]
+fn a_token_that_is_not_a_move_is_an_error() {
+    // pgn-reader would silently drop "Nf3++"-like garbage; we stop on it.
+    let err = read_games(&format!("{TAGS}1. e4 e5 2. Nf3x!! *\n")).unwrap_err();
+    assert_eq!((err.game, err.ply), (1, 3));
+    let err = read_games(&format!("{TAGS}1. e4 -- *\n")).unwrap_err();
+    assert!(err.reason.contains("null move"), "{}", err.reason);
+    let err = read_games("-----\nSection 5\n-----\n").unwrap_err();
+    assert_eq!((err.game, err.ply, err.line), (1, 1, 1));
+}
+
+#[test]
+fn unknown_tags_are_kept_and_malformed_tags_rejected() {
+    let games = read_games("[Event \"x\"]\n[MyOwnTag \"kept\"]\n\n1. d4 *\n").unwrap();
+    assert!(
+        games[0]
+            .tags
+            .contains(&("MyOwnTag".to_string(), "kept".to_string()))
+    );
+    let err = read_games("[Event \"x\"]\n[White Carlsen]\n\n1. d4 *\n").unwrap_err();
+    assert_eq!((err.game, err.line), (1, 2));
+    assert!(err.reason.contains("malformed tag"), "{}", err.reason);
+    let err = read_games("[Event \"x\"]\n[Event \"y\"]\n\n1. d4 *\n").unwrap_err();
+    assert!(err.reason.contains("twice"));
+}
+
+#[test]
+fn bom_latin1_and_empty_games() {
+    let mut bytes = b"\xef\xbb\xbf[White \"M\xc3\xbcller\"]\n\n1. e4 *\n".to_vec();
+    let games = read_games_bytes(&bytes).unwrap();
+    assert_eq!(games[0].tags[0].1, "Müller");
+    bytes = b"[White \"M\xfcller\"]\n\n1. e4 *\n".to_vec();
+    let games = read_games_bytes(&bytes).unwrap();
+    assert_eq!(
+        games[0].tags[0].1, "Müller",
+        "ISO-8859-1 is the PGN standard's encoding"
+    );
+    let games = read_games(&format!("{TAGS}*\n\n{TAGS}1. c4 *\n")).unwrap();
+    assert_eq!(games.len(), 2);
+    assert!(games[0].moves.is_empty());
+    assert_eq!(read_games("").unwrap().len(), 0);
+    assert_eq!(read_games("\n\n  \n").unwrap().len(), 0);
+}
+
+#[test]
+fn bad_fen_unclosed_comment_and_wrong_result() {
+    let err = read_games("[SetUp \"1\"]\n[FEN \"8/8/8 w - - 0 1\"]\n\n1. e4 *\n").unwrap_err();
+    assert_eq!((err.game, err.ply), (1, 0));
+    assert!(err.reason.contains("bad FEN"), "{}", err.reason);
+    let err = read_games(&format!("{TAGS}1. e4 {{never closed\n")).unwrap_err();
+    assert!(err.reason.contains("comment"), "{}", err.reason);
+    let err = read_games("[Result \"1-0\"]\n\n1. e4 0-1\n").unwrap_err();
+    assert!(err.reason.contains("Result tag"), "{}", err.reason);
+    let err = read_games(&format!("{TAGS}1. e4 (1. d4 d5 *\n")).unwrap_err();
+    assert!(err.reason.contains("variation"), "{}", err.reason);
+}
+
+#[test]
+fn the_cli_names_file_game_and_ply() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.pgn");
+    let bad = dir.path().join("bad.pgn");
+    std::fs::write(&good, format!("{TAGS}1. e4 e5 2. Nf3 *\n")).unwrap();
+    std::fs::write(
+        &bad,
+        format!("{TAGS}1. e4 e5 *\n\n{TAGS}1. e4 e5 2. Qxf7 *\n"),
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_touchmove");
+    let out = Command::new(bin)
+        .args(["pgn", "check"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("good.pgn: 1 games, 3 plies"));
+    let out = Command::new(bin)
+        .args(["pgn", "check"])
+        .arg(&good)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.pgn:2:3: "), "{stderr}");
+    assert!(stderr.contains("Qxf7"), "{stderr}");
+    let missing = dir.path().join("missing.pgn");
+    let out = Command::new(bin)
+        .args(["pgn", "normalize"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.pgn: cannot read"));
+    let out = Command::new(bin)
+        .args(["pgn", "normalize"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("[Event \"t\"]\n[Site \"?\"]"), "{text}");
+    assert!(text.contains("\n1. e4 e5 2. Nf3 *\n"), "{text}");
+}
+
+#[test]
+fn analyse_reports_a_malformed_fen_and_goes_on() {
+    let bin = env!("CARGO_BIN_EXE_touchmove");
+    let out = Command::new(bin)
+        .args(["analyse", "not a fen", "8/8/8/8/8/8/8/K1k5 w - - 0 1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("argument 1: invalid FEN \"not a fen\""),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.trim(),
+        "{\"fen\":\"8/8/8/8/8/8/8/K1k5 w - - 0 1\",\"white_can_checkmate\":false,\
+         \"black_can_checkmate\":false,\"dead\":true}"
+    );
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = read_games_bytes(&bytes);
+    }
+
+    #[test]
+    fn pgn_like_text_never_panics(text in "[\\[\\]{}()\"; a-hKQRBN1-8x=+#.\\-*/\\n%$!?0O]{0,120}") {
+        let _ = read_games(&text);
+    }
+}

@@ -1,0 +1,281 @@
+//! The server's live stream, JSON API, PGN caching and arbiter forwarding, over loopback.
+
+mod server_support;
+
+use std::sync::Arc;
+
+use server_support::{Sse, TOKEN, get, post, start};
+use tokio::sync::mpsc;
+use touchmove::act::Event;
+use touchmove::board::ColorName;
+use touchmove::record::arbiter::ArbiterAction;
+use touchmove::server::{Feed, GameInfo};
+
+const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+fn mv(ply: u32, uci: &str, san: &str) -> Event {
+    Event::Move {
+        ply,
+        uci: uci.into(),
+        san: san.into(),
+        t_ms: u64::from(ply) * 1000,
+        side: if ply % 2 == 1 {
+            ColorName::White
+        } else {
+            ColorName::Black
+        },
+        fen: format!("fen-after-{ply}"),
+    }
+}
+
+fn feed_with_games() -> Arc<Feed> {
+    let feed = Arc::new(Feed::new());
+    for board in 1..=2 {
+        feed.upsert_game(GameInfo {
+            round: 1,
+            board,
+            white: format!("White {board}"),
+            black: format!("Black {board}"),
+            tags: vec![("Event".into(), "Test Open".into())],
+        });
+        feed.publish(
+            1,
+            board,
+            Event::GameStart {
+                t_ms: 0,
+                fen: START.into(),
+                chess960: false,
+                rotated: false,
+            },
+        );
+    }
+    feed
+}
+
+#[tokio::test]
+async fn new_client_gets_snapshot_then_deltas_with_increasing_ids() {
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let mut sse = Sse::open(server.local_addr(), "/api/round/1/stream", None).await;
+    assert_eq!(sse.status, 200);
+    let snapshot = sse.next().await;
+    assert_eq!(snapshot.event, "snapshot");
+    assert_eq!(snapshot.id, Some(feed.last_id()));
+    let view: serde_json::Value = serde_json::from_str(&snapshot.data).expect("json");
+    assert_eq!(view["games"].as_array().map(Vec::len), Some(2));
+    assert_eq!(view["games"][1]["white"], "White 2");
+
+    let a = feed.publish(1, 1, mv(1, "e2e4", "e4"));
+    feed.publish(2, 1, mv(1, "d2d4", "d4")); // another round: not on this stream
+    let b = feed.publish(1, 2, mv(1, "c2c4", "c4"));
+    let first = sse.next().await;
+    let second = sse.next().await;
+    assert_eq!((first.event.as_str(), first.id), ("move", Some(a)));
+    assert_eq!((second.event.as_str(), second.id), ("move", Some(b)));
+    let data: serde_json::Value = serde_json::from_str(&second.data).expect("json");
+    assert_eq!(data["board"], 2);
+    assert_eq!(data["event"]["san"], "c4");
+    assert_eq!(data["game"]["last_move"], "c2c4");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn reconnect_with_last_event_id_receives_exactly_the_missed_events() {
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let seen = feed.publish(1, 1, mv(1, "e2e4", "e4"));
+    let missed: Vec<u64> = vec![
+        feed.publish(1, 1, mv(2, "e7e5", "e5")),
+        feed.publish(1, 2, mv(1, "d2d4", "d4")),
+        feed.publish(1, 1, mv(3, "g1f3", "Nf3")),
+    ];
+    feed.publish(3, 1, mv(1, "a2a3", "a3"));
+    let mut sse = Sse::open(server.local_addr(), "/api/round/1/stream", Some(seen)).await;
+    let mut got = Vec::new();
+    for _ in 0..missed.len() {
+        let e = sse.next().await;
+        assert_eq!(
+            e.event, "move",
+            "a resumed stream starts with the missed events"
+        );
+        got.push(e.id.expect("id"));
+    }
+    assert_eq!(got, missed);
+    let live = feed.publish(1, 2, mv(2, "d7d5", "d5"));
+    assert_eq!(
+        sse.next().await.id,
+        Some(live),
+        "then live events, nothing twice"
+    );
+
+    // Per-game stream: only that board's events.
+    let mut game = Sse::open(
+        server.local_addr(),
+        "/api/round/1/game/1/stream",
+        Some(seen),
+    )
+    .await;
+    assert_eq!(game.next().await.id, Some(missed[0]));
+    assert_eq!(game.next().await.id, Some(missed[2]));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn json_api_reports_games_moves_clocks_alerts_and_events() {
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let addr = server.local_addr();
+    feed.publish(1, 1, mv(1, "e2e4", "e4"));
+    feed.publish(
+        1,
+        1,
+        Event::Clock {
+            white_ms: 890_000,
+            black_ms: 900_000,
+            ply: 1,
+            t_ms: 1500,
+        },
+    );
+    feed.publish(
+        1,
+        1,
+        Event::Result {
+            result: "1-0".into(),
+            reason: "resignation".into(),
+            t_ms: 2000,
+        },
+    );
+    let game: serde_json::Value =
+        serde_json::from_str(&get(addr, "/api/round/1/game/1", &[]).await.body).expect("json");
+    assert_eq!(game["moves"][0]["san"], "e4");
+    assert_eq!(game["clock"]["white_ms"], 890_000);
+    assert_eq!(game["result"], "1-0");
+    assert_eq!(game["tags"][0][1], "Test Open");
+
+    let rounds: serde_json::Value =
+        serde_json::from_str(&get(addr, "/api/rounds", &[]).await.body).expect("json");
+    assert_eq!(rounds[0]["round"], 1);
+
+    let events: serde_json::Value = serde_json::from_str(
+        &get(addr, "/api/events?after=0&round=1&board=1", &[])
+            .await
+            .body,
+    )
+    .expect("json");
+    let kinds: Vec<&str> = events["events"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|e| e["event"]["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["game_start", "move", "clock", "result"]);
+    assert_eq!(get(addr, "/api/round/9", &[]).await.status, 404);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pgn_urls_are_stable_and_support_conditional_requests() {
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let addr = server.local_addr();
+    assert_eq!(get(addr, "/round/1/game/1.pgn", &[]).await.status, 404);
+    feed.set_pgn(1, 1, "[Round \"1.1\"]\n\n1. e4 *\n".into());
+    feed.set_round_pgn(
+        1,
+        "[Round \"1.1\"]\n\n1. e4 *\n\n[Round \"1.2\"]\n\n*\n".into(),
+    );
+    let first = get(addr, "/round/1/game/1.pgn", &[]).await;
+    assert_eq!(first.status, 200);
+    assert!(
+        first
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("application/x-chess-pgn"))
+    );
+    assert_eq!(first.body, "[Round \"1.1\"]\n\n1. e4 *\n");
+    let etag = first.header("etag").expect("etag").to_string();
+    let modified = first
+        .header("last-modified")
+        .expect("last-modified")
+        .to_string();
+    let again = get(addr, "/round/1/game/1.pgn", &[("If-None-Match", &etag)]).await;
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    let since = get(
+        addr,
+        "/round/1/game/1.pgn",
+        &[("If-Modified-Since", &modified)],
+    )
+    .await;
+    assert_eq!(since.status, 304);
+
+    feed.set_pgn(1, 1, "[Round \"1.1\"]\n\n1. e4 e5 *\n".into());
+    let changed = get(addr, "/round/1/game/1.pgn", &[("If-None-Match", &etag)]).await;
+    assert_eq!(changed.status, 200, "a new move changes the entity tag");
+    assert!(changed.body.contains("e5"));
+    let round = get(addr, "/round/1/games.pgn", &[]).await;
+    assert_eq!(round.status, 200);
+    assert!(round.body.contains("[Round \"1.2\"]"));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn arbiter_actions_reach_the_recorder_and_settle_alerts() {
+    let feed = feed_with_games();
+    let (sink, mut requests) = mpsc::channel(4);
+    let server = start(Arc::clone(&feed), Some(sink)).await;
+    let addr = server.local_addr();
+    let recorder_feed = Arc::clone(&feed);
+    let recorder = tokio::spawn(async move {
+        let (request, reply) = requests.recv().await.expect("a request");
+        if let ArbiterAction::SetResult { result, reason } = &request.action {
+            recorder_feed.publish(
+                1,
+                request.board,
+                Event::Result {
+                    result: result.clone(),
+                    reason: reason.clone(),
+                    t_ms: 0,
+                },
+            );
+        }
+        let _ = reply.send(Ok("done".into()));
+        request
+    });
+    let auth = format!("Bearer {TOKEN}");
+    let reply = post(
+        addr,
+        "/api/arbiter/action",
+        &[("Authorization", &auth), ("Content-Type", "application/json")],
+        r#"{"board":2,"action":{"action":"set_result","result":"0-1","reason":"forfeit"},"who":"Chief arbiter"}"#,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let request = recorder.await.expect("recorder task");
+    assert_eq!(request.board, 2);
+    assert_eq!(request.who, "Chief arbiter");
+    assert_eq!(
+        request.action,
+        ArbiterAction::SetResult {
+            result: "0-1".into(),
+            reason: "forfeit".into()
+        }
+    );
+    assert_eq!(
+        feed.game(1, 2).and_then(|g| g.summary.result),
+        Some("0-1".into())
+    );
+    let session = get(addr, "/api/arbiter/session", &[("Authorization", &auth)]).await;
+    assert_eq!(session.status, 200);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_open_streams() {
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let mut sse = Sse::open(server.local_addr(), "/api/stream", None).await;
+    assert_eq!(sse.next().await.event, "snapshot");
+    tokio::time::timeout(std::time::Duration::from_secs(3), server.shutdown())
+        .await
+        .expect("shutdown does not wait for spectators");
+}
