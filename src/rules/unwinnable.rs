@@ -64,6 +64,11 @@ impl Budget {
         }
     }
 
+    /// Whether any search is allowed (false for [`Budget::static_only`]).
+    pub fn allows_search(&self) -> bool {
+        self.search
+    }
+
     /// The wall-clock limit, if any.
     pub fn time_limit(&self) -> Option<Duration> {
         self.time
