@@ -5,7 +5,7 @@
 //! (`O-O`, `e8=Q`) is accepted as well. shakmaty's SAN parser refuses the FIDE forms, so they
 //! are normalised here first.
 
-use shakmaty::san::{San, SanPlus, Suffix};
+use shakmaty::san::{San, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, CastlingSide, Chess, Move, Position, Role};
 
@@ -121,11 +121,6 @@ fn long_form(mv: Move) -> String {
         text.push(promotion.upper_char());
     }
     text
-}
-
-/// SAN with suffix for a move in a position, as PGN writes it.
-pub fn pgn_san(pos: &Chess, mv: Move) -> String {
-    SanPlus::from_move(pos.clone(), mv).to_string()
 }
 
 #[cfg(test)]
