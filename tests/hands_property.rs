@@ -20,7 +20,10 @@ fn chess960_back_rank(n: u32) -> [char; 8] {
     rank[(2 * (n % 4)) as usize] = 'B';
     n /= 4;
     let place = |rank: &mut [char; 8], k: u32, piece: char| {
-        let i = (0..8).filter(|i| rank[*i] == ' ').nth(k as usize).unwrap_or(0);
+        let i = (0..8)
+            .filter(|i| rank[*i] == ' ')
+            .nth(k as usize)
+            .unwrap_or(0);
         rank[i] = piece;
     };
     place(&mut rank, n % 6, 'Q');
@@ -152,7 +155,10 @@ proptest! {
 
 #[test]
 fn chess960_numbering_gives_valid_starts() {
-    assert_eq!(chess960_back_rank(518).iter().collect::<String>(), "RNBQKBNR");
+    assert_eq!(
+        chess960_back_rank(518).iter().collect::<String>(),
+        "RNBQKBNR"
+    );
     for n in [0, 1, 100, 518, 959] {
         let fen = chess960_fen(n);
         assert!(Game::from_fen(&fen, true).is_ok(), "{fen}");
