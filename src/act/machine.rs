@@ -120,6 +120,7 @@ pub struct Machine {
     two_hands_ply: Option<u32>,
     last_place: Option<(Square, Millis)>,
     signalled: Option<&'static str>,
+    now: Millis,
 }
 
 impl Machine {
@@ -161,6 +162,7 @@ impl Machine {
             two_hands_ply: None,
             last_place: None,
             signalled: None,
+            now: 0,
         }
     }
 
@@ -222,6 +224,7 @@ impl Machine {
     /// Takes one observation; appends what it caused to `out`. Never panics.
     pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
         let t = obs.t_ms;
+        self.now = self.now.max(t);
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
@@ -275,6 +278,7 @@ impl Machine {
     /// follow is judged once the grace period is over. Call it from a timer when the board is
     /// silent; [`Machine::observe`] calls it itself.
     pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
+        self.now = self.now.max(now);
         if let Some(press) = self.pending_press
             && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
         {
@@ -298,7 +302,7 @@ impl Machine {
     pub fn next_deadline(&self) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
         let press = self.pending_press.map(|p| p.t_ms.saturating_add(grace));
-        let settle = self.completion.map(|c| c.pressed.saturating_add(grace));
+        let settle = self.completion.map(|c| c.due);
         match (press, settle) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -601,8 +605,9 @@ impl Machine {
                 };
             }
         }
-        let in_progress =
-            s.in_progress(current) || revisable.clone().any(|k| s.in_progress(&positions[k]));
+        let in_progress = s.in_progress(current)
+            || revisable.clone().any(|k| s.in_progress(&positions[k]))
+            || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
         if in_progress {
             return Reading::Unexplained { in_progress };
         }
@@ -644,7 +649,7 @@ impl Machine {
         if let Some((_, reading)) = best {
             return reading;
         }
-        Reading::Unexplained { in_progress }
+        Reading::Unexplained { in_progress: false }
     }
 
     /// Squares the board reported a change on at or after `t`.
@@ -902,10 +907,12 @@ impl Machine {
         }
         // The board may still report the end of a slide made before the press: the move
         // stays revisable for the grace period.
+        let now = self.now.max(t);
         self.completion = Some(Completion {
             by,
             ply: n,
             pressed: t,
+            due: now.saturating_add(self.config.press_grace_ms),
         });
     }
 
@@ -1024,6 +1031,8 @@ struct Completion {
     by: Color,
     ply: usize,
     pressed: Millis,
+    /// Settled from this time on, once the board shows the game position.
+    due: Millis,
 }
 
 /// Picks the move among single-move explanations: one, or a queen promotion among the

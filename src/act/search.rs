@@ -97,6 +97,27 @@ impl Sensed<'_> {
             .any(|m| self.partly_made(pos, m, d))
     }
 
+    /// True when the sensed board could be one move from `pos` made (and perhaps still
+    /// sliding) while the next player's move is being made: a fast reply begun before the
+    /// previous move's last board update.
+    pub fn in_progress_after_one(&self, pos: &Chess) -> bool {
+        let d = self.diff(pos.board());
+        if d.count() > 9 {
+            return false;
+        }
+        pos.legal_moves().into_iter().any(|m| {
+            touches(m, d) && {
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                // Strictly partial: a finished second move is a sequence, not a move in
+                // progress.
+                self.diff(after.board()).any()
+                    && self.in_progress(&after)
+                    && self.single_moves(&after).is_empty()
+            }
+        })
+    }
+
     fn partly_made(&self, pos: &Chess, m: Move, d: Bitboard) -> bool {
         let mut after = pos.clone();
         after.play_unchecked(m);

@@ -1,0 +1,54 @@
+//! The machine on simulated hands (the hands helper's model, not ours): real games played with
+//! clean and realistic noise must be recorded exactly or, where not, never silently wrong.
+
+use std::path::Path;
+
+use touchmove::act::{Machine, MachineConfig};
+use touchmove::sim::hands::pgn_games::read_games;
+use touchmove::sim::hands::{self, Noise, score};
+
+fn check(noise: Noise, games: usize, seed: u64) -> (usize, usize, usize) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pgn/twic1599_1000k.pgn");
+    let pgn = std::fs::read(path).expect("PGN fixture");
+    let all = read_games(&pgn).expect("PGN fixture parses");
+    let (mut played, mut exact, mut silent) = (0, 0, 0);
+    for (i, game) in all.iter().filter(|g| g.error.is_none()).take(games).enumerate() {
+        let sim = hands::simulate_game(
+            game.fen.as_deref(),
+            game.chess960,
+            &game.moves_uci,
+            game.result.as_deref(),
+            noise,
+            score::game_seed(seed, i),
+        );
+        let mut machine = Machine::new(MachineConfig {
+            start_fen: game.fen.clone(),
+            chess960: game.chess960,
+            ..MachineConfig::default()
+        });
+        let run = score::run(&sim, |obs, out| machine.observe(obs, out));
+        let verdict = score::judge(&sim, &run);
+        played += 1;
+        exact += usize::from(verdict.exact);
+        silent += verdict.silently_wrong_moves;
+        assert!(
+            verdict.exact || verdict.alerts > 0,
+            "game {i}: not exact and no alert: {verdict:?}"
+        );
+    }
+    (played, exact, silent)
+}
+
+#[test]
+fn clean_hands_give_exact_games() {
+    let (played, exact, silent) = check(Noise::Clean, 40, 7);
+    assert_eq!(silent, 0);
+    assert!(exact * 100 >= played * 95, "{exact} of {played} exact");
+}
+
+#[test]
+fn realistic_hands_give_no_silently_wrong_move() {
+    let (played, exact, silent) = check(Noise::Realistic, 40, 11);
+    assert_eq!(silent, 0, "{silent} silently wrong moves");
+    assert!(exact * 100 >= played * 90, "{exact} of {played} exact");
+}
