@@ -1,11 +1,16 @@
-//! `touchmove demo`: a live event on scripted boards — web pages, arbiter controls and PGN
+//! `touchmove demo`: a live event on virtual boards — web pages, arbiter controls and PGN
 //! files, no hardware needed.
 //!
-//! Each board plays a real game from `fixtures/pgn/demo-uzchess-2025.pgn` (embedded in the
-//! binary) at a human pace with a running clock (15 minutes + 10 seconds), publishing the
-//! same events the recorder publishes. When every board of a round has finished, the next
-//! round starts with the next games, so the demo runs until interrupted. Board 2 of round 1
-//! raises a scripted Article 7.5.1 alert so the arbiter page has something to decide.
+//! By default the demo runs the real pipeline: one virtual DGT board per board number on a
+//! pseudo-terminal ([`crate::sim::virtual_board`]), played by simulated realistic hands
+//! ([`crate::sim::hands`]) through a real game from `fixtures/pgn/demo-uzchess-2025.pgn`
+//! (embedded in the binary) with a 15+10 clock, read by the recorder (driver, decoder,
+//! act-of-moving machine, journal, PGN folder) and served by its web server. Board 2 is
+//! given hands that complete an illegal move (Article 7.5.1) early, so the arbiter page has
+//! a decision to make.
+//!
+//! `--scripted` publishes the same games straight to the server instead (no recorder): every
+//! round's games follow each other, and board 2 of round 1 raises a fixed 7.5.1 alert.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -23,8 +28,13 @@ use tokio::sync::{Barrier, mpsc, watch};
 use crate::act::{Alert, Event, Severity};
 use crate::board::ColorName;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
+use crate::recorder::bench::spawn_boards;
+use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
 use crate::rules::Game;
 use crate::server::{self, ArbiterSink, Feed, GameInfo};
+use crate::sim::hands::{
+    ExpectedAlert, HandModel, IrregularityKind, Noise, SimulatedGame, simulate_with_model,
+};
 
 /// The games the demo boards play.
 const DEMO_PGN: &str = include_str!("../../fixtures/pgn/demo-uzchess-2025.pgn");
@@ -52,6 +62,10 @@ pub struct DemoArgs {
     /// Name of the event in the PGN `Event` tag and the pages (default: from the games).
     #[arg(long)]
     pub event: Option<String>,
+    /// Publish scripted events straight to the web server instead of running virtual boards
+    /// through the recorder (several rounds, a fixed 7.5.1 alert on board 2).
+    #[arg(long)]
+    pub scripted: bool,
     /// Seed for the thinking times (the same seed replays the same pace).
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
@@ -562,6 +576,162 @@ pub fn run(args: DemoArgs) -> ExitCode {
     runtime.block_on(demo(args))
 }
 
+/// Player details from a game's tags.
+fn player(tags: &[(String, String)], side: &str) -> Player {
+    Player {
+        name: tag(tags, side).unwrap_or("?").to_string(),
+        fide_id: tag(tags, &format!("{side}FideId")).and_then(|v| v.parse().ok()),
+        title: tag(tags, &format!("{side}Title")).map(str::to_string),
+        rating: tag(tags, &format!("{side}Elo")).and_then(|v| v.parse().ok()),
+        ..Player::default()
+    }
+}
+
+/// The UCI moves of a source game (stops at the first unreadable move).
+fn uci_moves(source: &SourceGame) -> Vec<String> {
+    let mut game = Game::standard();
+    let mut moves = Vec::new();
+    for san in &source.sans {
+        let Some(mv) = san
+            .parse::<San>()
+            .ok()
+            .and_then(|s| s.to_move(game.position()).ok())
+        else {
+            break;
+        };
+        match game.play(mv) {
+            Ok(played) => moves.push(played.uci.clone()),
+            Err(_) => break,
+        }
+    }
+    moves
+}
+
+/// Realistic hands for board `board`, thinking about 3 s a move so the demo moves along.
+/// Board 2 gets hostile hands, with the first seed whose hands complete an illegal move with a
+/// clock press (7.5.1) between plies 4 and 12, so the arbiter page always has a decision.
+fn hands_for(source: &SourceGame, board: u32, seed: u64) -> SimulatedGame {
+    let moves = uci_moves(source);
+    let simulate_with = |noise: Noise, seed: u64| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut model = HandModel::for_noise(noise, &mut rng);
+        model.think_median_ms = model.think_median_ms.min(3_000.0);
+        simulate_with_model(None, false, &moves, Some(&source.result), &model, &mut rng)
+    };
+    let simulate = |seed: u64| simulate_with(Noise::Realistic, seed);
+    if board != 2 {
+        return simulate(seed);
+    }
+    (seed..seed + 300)
+        .map(|seed| simulate_with(Noise::Hostile, seed))
+        .find(|sim| {
+            sim.injected.iter().any(|i| {
+                (4..=12).contains(&i.ply)
+                    && i.kind == IrregularityKind::IllegalMoveCompleted
+                    && matches!(i.expected, ExpectedAlert::Required(_))
+            })
+        })
+        .unwrap_or_else(|| simulate(seed))
+}
+
+/// The demo through the real pipeline: virtual DGT boards on pseudo-terminals played by
+/// simulated hands, read by the recorder (driver, decoder, act-of-moving machine, journal,
+/// PGN folder), served by its web server.
+async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
+    let ports_dir = std::env::temp_dir().join(format!("touchmove-demo-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&ports_dir) {
+        eprintln!("touchmove demo: cannot create {}: {e}", ports_dir.display());
+        return ExitCode::FAILURE;
+    }
+    let chosen: Vec<&SourceGame> = (0..args.boards as usize)
+        .map(|i| &games[i % games.len()])
+        .collect();
+    let scripts: Vec<_> = chosen
+        .iter()
+        .zip(1u32..)
+        .map(|(g, board)| {
+            let sim = hands_for(g, board, args.seed ^ u64::from(board));
+            if board == 2
+                && let Some(i) = sim
+                    .injected
+                    .iter()
+                    .find(|i| i.kind == IrregularityKind::IllegalMoveCompleted)
+            {
+                println!(
+                    "Board 2 will complete an illegal move at ply {} (Article 7.5.1) for the arbiter page.",
+                    i.ply
+                );
+            }
+            sim.observations
+        })
+        .collect();
+    let boards = match spawn_boards(
+        &ports_dir,
+        scripts,
+        args.speed.max(0.01),
+        BASE_MS,
+        INCREMENT_MS,
+    ) {
+        Ok(boards) => boards,
+        Err(e) => {
+            eprintln!("touchmove demo: cannot create the virtual boards' pseudo-terminals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let first_tags = &chosen[0].tags;
+    let config = EventConfig {
+        event: args.event.clone().unwrap_or_else(|| {
+            format!(
+                "touchmove demo: {}",
+                tag(first_tags, "Event").unwrap_or("?")
+            )
+        }),
+        site: tag(first_tags, "Site").unwrap_or("?").to_string(),
+        date: tag(first_tags, "Date").unwrap_or("????.??.??").to_string(),
+        round: 1,
+        time_control: Some(format!("{}+{}", BASE_MS / 1000, INCREMENT_MS / 1000)),
+        boards: boards
+            .iter()
+            .zip(&chosen)
+            .zip(1u32..)
+            .map(|((vb, g), number)| BoardConfig {
+                number,
+                source: BoardSource::Port(vb.path().to_path_buf()),
+                white: player(&g.tags, "White"),
+                black: player(&g.tags, "Black"),
+            })
+            .collect(),
+    };
+    let feed = Arc::new(Feed::new());
+    let mut options = RunOptions::new(&args.out, feed);
+    options.listen = Some(args.listen);
+    let recorder = match Recorder::start(config, options).await {
+        Ok(recorder) => recorder,
+        Err(e) => {
+            eprintln!("touchmove demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let token_file = args.out.join(crate::recorder::channel::TOKEN_NAME);
+    let token = server::token::load(&token_file).unwrap_or_default();
+    println!(
+        "touchmove demo: {} virtual DGT boards, real games, realistic hands",
+        args.boards
+    );
+    if let Some(addr) = recorder.server_addr() {
+        print!("{}", server::token::banner(addr, &token, Some(&token_file)));
+    }
+    println!("PGN files:    {}/round-1/", args.out.display());
+    println!("Press Ctrl-C to stop.");
+    interrupted().await;
+    println!("\nStopping…");
+    recorder.shutdown().await;
+    drop(boards);
+    let _ = std::fs::remove_dir_all(&ports_dir);
+    println!("PGN files are complete under {}", args.out.display());
+    ExitCode::SUCCESS
+}
+
 async fn demo(args: DemoArgs) -> ExitCode {
     let games = parse_games(DEMO_PGN);
     if games.is_empty() {
@@ -574,6 +744,9 @@ async fn demo(args: DemoArgs) -> ExitCode {
             args.out.display()
         );
         return ExitCode::FAILURE;
+    }
+    if !args.scripted {
+        return recorded_demo(&args, &games).await;
     }
     let token = server::token::generate();
     let token_file = args.out.join("arbiter-token");

@@ -200,7 +200,7 @@ pub struct GameSummary {
     pub held: bool,
     /// Squares that differ while held.
     pub differing: Vec<String>,
-    /// Alerts not yet dealt with.
+    /// Warning and critical alerts not yet dealt with.
     pub open_alerts: usize,
 }
 
@@ -398,7 +398,11 @@ impl GameState {
             reason: self.result.as_ref().map(|r| r.1.clone()),
             held: self.held,
             differing: self.differing.clone(),
-            open_alerts: self.alerts.iter().filter(|a| !a.resolved).count(),
+            open_alerts: self
+                .alerts
+                .iter()
+                .filter(|a| !a.resolved && a.alert.severity != crate::act::Severity::Info)
+                .count(),
         }
     }
 

@@ -38,7 +38,7 @@ async function until(what, fn, timeoutMs = 30_000) {
 }
 
 // Start the demo and read the token it prints.
-const demo = spawn(bin, ["demo", "--listen", `127.0.0.1:${port}`, "--out", join(work, "out"), "--speed", "3", "--event", EVIL], {
+const demo = spawn(bin, ["demo", "--listen", `127.0.0.1:${port}`, "--out", join(work, "out"), "--event", EVIL], {
   stdio: ["ignore", "pipe", "inherit"],
 });
 let output = "";
@@ -118,7 +118,7 @@ try {
   await page.locator("#login-form button[type=submit]").click();
   await page.waitForSelector("#desk:not([hidden]) .tile", { timeout: 10_000 });
   const alert = page.locator(".decision", { hasText: "7.5.1" }).first();
-  await alert.waitFor({ timeout: 45_000 });
+  await alert.waitFor({ timeout: 120_000 });
   check(/Board 2/.test(await alert.textContent()), "the arbiter page shows the scripted 7.5.1 alert on board 2");
   await page.screenshot({ path: join(shots, "arbiter.png"), fullPage: true });
   await alert.getByRole("button", { name: "Apply penalty" }).click();
