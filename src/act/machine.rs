@@ -884,6 +884,14 @@ impl Machine {
             // The clock started with the wrong lever: nothing was played yet.
         } else if self.last_press == Some(by) && self.completed == n && n > 0 {
             // A repeated press of the same lever.
+        } else if n >= 2
+            && self.completed < n - 1
+            && self.game.positions()[n - 2].turn() == by
+            && board_is_game
+        {
+            // A late press for the presser's previous move, made after the opponent had
+            // already replied (6.2.1.2: that move was completed by the reply).
+            self.complete(by, t, n - 1, out);
         } else {
             // Judged after the grace period: the move's board updates may still come.
             self.pending_press = Some(Press {
