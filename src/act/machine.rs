@@ -111,7 +111,6 @@ pub struct Machine {
     doubt: Option<Doubt>,
     illegal_moves: [u32; 2],
     last_press: Option<Color>,
-    clock_in_use: bool,
     pending_press: Option<Press>,
     completion: Option<Completion>,
     open_claims: Vec<(u32, Color)>,
@@ -153,7 +152,6 @@ impl Machine {
             doubt: None,
             illegal_moves: [0, 0],
             last_press: None,
-            clock_in_use: false,
             pending_press: None,
             completion: None,
             open_claims: Vec::new(),
@@ -863,7 +861,6 @@ impl Machine {
             self.last_press = Some(by);
             return;
         }
-        self.clock_in_use = true;
         let n = self.game.plies();
         let to_move = self.game.position().turn();
         let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
