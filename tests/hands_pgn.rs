@@ -29,7 +29,8 @@ fn check(file: &str) {
         })
         .collect();
     assert_eq!(
-        silent, 0,
+        silent,
+        0,
         "{file}: {silent} silently wrong moves in {} games; reproduce with \
          `touchmove bench recognition --pgn fixtures/pgn/{file} --noise realistic --seed 1 \
          --game N --trace`:\n{}",

@@ -157,3 +157,47 @@ fn writer_output_is_canonical() {
     assert_eq!(back[0].moves[2].elapsed_ms, Some(1500));
     assert_eq!(back[0].result, "1-0");
 }
+
+#[test]
+fn chess960_and_set_up_games_carry_variant_setup_and_fen() {
+    let fen = "1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1";
+    let mut game = touchmove::rules::Game::from_fen(fen, true).unwrap();
+    for san in ["O-O", "O-O-O", "d4", "d5"] {
+        game.play_san(san).unwrap();
+    }
+    assert_eq!(
+        game.moves()[0].uci,
+        "e1g1",
+        "Chess960 UCI castling is king takes rook"
+    );
+    assert_eq!(game.moves()[1].uci, "e8b8");
+    let mut record = GameRecord::from_game(&game);
+    record.result = "1/2-1/2".into();
+    let text = write_game(&record);
+    assert!(
+        text.contains("[Variant \"Chess960\"]\n[SetUp \"1\"]\n[FEN \""),
+        "{text}"
+    );
+    assert!(text.contains("\n1. O-O O-O-O 2. d4 d5 1/2-1/2\n"), "{text}");
+    let back = read_games(&text).unwrap();
+    // The writer fills the seven-tag roster with "?"; everything else comes back as it was.
+    assert_eq!(back[0].tags.len(), 6);
+    assert_eq!(
+        GameRecord {
+            tags: vec![],
+            ..back[0].clone()
+        },
+        record
+    );
+    let replayed = back[0].to_game().unwrap();
+    assert_eq!(replayed.fen(), game.fen());
+
+    // A standard game from a set-up position with Black to move starts with "N...".
+    let mut setup =
+        touchmove::rules::Game::from_fen("4k3/8/8/8/8/8/4P3/4K3 b - - 0 40", false).unwrap();
+    setup.play_san("Kd7").unwrap();
+    setup.play_san("e4").unwrap();
+    let text = write_game(&GameRecord::from_game(&setup));
+    assert!(text.contains("\n40... Kd7 41. e4 *\n"), "{text}");
+    assert!(!text.contains("Variant"), "{text}");
+}

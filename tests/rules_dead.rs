@@ -138,3 +138,26 @@ fn analysis_agrees_with_every_label_it_determines() {
         items.len() * 2
     );
 }
+
+#[test]
+fn the_cheap_filter_spares_most_plies_of_real_games() {
+    let mut plies = 0;
+    let mut analysed = 0;
+    for file in ["twic1599_1000k.pgn", "lichess_db_1000k.pgn"] {
+        let path = format!("{}/fixtures/pgn/{file}", env!("CARGO_MANIFEST_DIR"));
+        let games =
+            touchmove::record::pgn::read_games_bytes(&std::fs::read(path).unwrap()).unwrap();
+        for record in games {
+            let game = record.to_game().unwrap();
+            for pos in &game.positions()[1..] {
+                plies += 1;
+                analysed += usize::from(dead_position_possible(pos));
+            }
+        }
+    }
+    eprintln!("{analysed} of {plies} plies go to the analysis");
+    assert!(
+        analysed * 100 < plies * 5,
+        "{analysed} of {plies} plies go to the analysis"
+    );
+}

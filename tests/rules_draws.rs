@@ -241,3 +241,24 @@ fn flag_fall_is_a_loss_unless_the_opponent_cannot_checkmate() {
         GameResult::Draw
     );
 }
+
+#[test]
+fn arbiter_claims_take_the_intended_move_in_any_notation() {
+    use touchmove::record::arbiter::DrawClaim;
+    let mut game = Game::standard();
+    play(&mut game, "Nf3 Nf6 Ng1 Ng8 Nf3 Nf6 Ng1");
+    for text in ["Ng8", "g8-h6", "f6g8", "Nf6-g8"] {
+        let verdict = DrawClaim::Threefold.check(&game, Some(text));
+        match text {
+            "g8-h6" => assert!(verdict.is_err(), "{text}: no piece on g8"),
+            _ => assert!(verdict.unwrap().valid, "{text}"),
+        }
+    }
+    assert!(!DrawClaim::Threefold.check(&game, None).unwrap().valid);
+    assert!(
+        !DrawClaim::FiftyMoves
+            .check(&game, Some("Ng8"))
+            .unwrap()
+            .valid
+    );
+}

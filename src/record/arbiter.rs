@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::ColorName;
+use crate::record::scoresheet;
+use crate::rules::{ClaimVerdict, Game, GameError};
 
 /// An arbiter action with its author, as journalled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,4 +83,30 @@ pub enum DrawClaim {
     Threefold,
     /// 9.3: fifty-move rule.
     FiftyMoves,
+}
+
+impl DrawClaim {
+    /// Checks this claim by the player to move in `game`, with the intended move (SAN, FIDE
+    /// scoresheet notation or UCI) if the claim is made with a move not yet played (9.2.1.1,
+    /// 9.3.1).
+    pub fn check(
+        self,
+        game: &Game,
+        intended_move: Option<&str>,
+    ) -> Result<ClaimVerdict, GameError> {
+        let intended = intended_move
+            .map(|text| {
+                scoresheet::parse_any(game.position(), game.castling_mode(), text).map_err(|e| {
+                    GameError::IllegalMove {
+                        mv: format!("{text} ({e})"),
+                        fen: game.fen(),
+                    }
+                })
+            })
+            .transpose()?;
+        Ok(match self {
+            DrawClaim::Threefold => game.claim_threefold(intended),
+            DrawClaim::FiftyMoves => game.claim_fifty(intended),
+        })
+    }
 }

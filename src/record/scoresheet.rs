@@ -6,7 +6,8 @@
 //! are normalised here first.
 
 use shakmaty::san::{San, SanPlus, Suffix};
-use shakmaty::{CastlingSide, Chess, Move, Position, Role};
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, CastlingSide, Chess, Move, Position, Role};
 
 /// Short (`Nf3`) or long (`Ng1-f3`) algebraic notation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +37,21 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, ScoresheetError> {
     parsed
         .to_move(pos)
         .map_err(|_| ScoresheetError::Illegal(text.to_string()))
+}
+
+/// Reads a move typed by a person or sent by a program: SAN, FIDE scoresheet notation (short or
+/// long) or UCI (in `mode`'s castling form, or the standard `e1g1` form).
+pub fn parse_any(pos: &Chess, mode: CastlingMode, text: &str) -> Result<Move, ScoresheetError> {
+    let trimmed = text.trim();
+    if let Ok(uci) = trimmed.parse::<UciMove>() {
+        if let Ok(mv) = uci.to_move(pos) {
+            return Ok(mv);
+        }
+        if mode == CastlingMode::Chess960 {
+            return Err(ScoresheetError::Illegal(text.to_string()));
+        }
+    }
+    parse_move(pos, trimmed)
 }
 
 /// Rewrites scoresheet notation as plain SAN without suffix; `None` if it cannot be a move.
@@ -115,8 +131,8 @@ pub fn pgn_san(pos: &Chess, mv: Move) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shakmaty::Square;
     use shakmaty::fen::Fen;
-    use shakmaty::{CastlingMode, Square};
 
     fn pos(fen: &str) -> Chess {
         fen.parse::<Fen>()
@@ -150,6 +166,10 @@ mod tests {
             parse_move(&start, "e5"),
             Err(ScoresheetError::Illegal(_))
         ));
+        assert_eq!(
+            parse_any(&start, CastlingMode::Standard, "g1f3").unwrap(),
+            parse_move(&start, "Nf3").unwrap()
+        );
         assert!(matches!(
             parse_move(&start, "hello"),
             Err(ScoresheetError::Unreadable(_))

@@ -24,12 +24,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.tmp"));
-    let mut file = std::fs::File::create(&temp)?;
-    file.write_all(bytes)?;
-    file.sync_data()?;
-    drop(file);
-    std::fs::rename(&temp, path)
+    // A name of its own per write, so that two writers never rename each other's file.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    let written = std::fs::File::create(&temp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_data()
+    });
+    let result = written.and_then(|()| std::fs::rename(&temp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
 }
 
 /// A player as LiveChess's `index.json` names him.
@@ -293,6 +300,16 @@ mod tests {
         assert_eq!(t["rounds"][1]["live"], 1);
         let games = std::fs::read_to_string(dir.path().join("round-2/games.pgn")).unwrap();
         assert_eq!(games, "[A \"1\"]\n\n*\n\n[B \"2\"]\n\n*\n");
-        assert!(!dir.path().join("round-2/.games.pgn.tmp").exists());
+        let leftovers = std::fs::read_dir(dir.path().join("round-2"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count();
+        assert_eq!(leftovers, 0);
     }
 }

@@ -201,7 +201,6 @@ impl Shared {
         self.feed.set_round_pgn(round, combined);
         if summary_changed {
             let summaries: Vec<BoardSummary> = boards.values().map(|(_, s)| s.clone()).collect();
-            drop(boards);
             if let Err(e) = self.out.write_index(&self.config, &summaries) {
                 loud(&format!("cannot write index.json: {e}"));
             }

@@ -141,10 +141,11 @@ impl BoardPipeline {
         }
         let observations = std::mem::take(&mut self.observations);
         for obs in &observations {
+            self.observe(obs, out);
+            // After the machine: a reading that completes a move settles that move's time.
             if let ObservationKind::ClockTimes(reading) = &obs.kind {
                 self.clock.observe_reading(obs.t_ms, reading);
             }
-            self.observe(obs, out);
         }
         self.observations = observations;
         self.check_flag(t_ms, out);

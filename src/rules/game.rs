@@ -223,7 +223,9 @@ impl Game {
             return Some(GameEnd::draw(EndReason::FivefoldRepetition));
         }
         let dead = unwinnable::insufficient_material(pos)
-            || ((legal.len() <= unwinnable::FEW_MOVES || unwinnable::dead_position_possible(pos))
+            || (budget.allows_search()
+                && (legal.len() <= unwinnable::FEW_MOVES
+                    || unwinnable::dead_position_possible(pos))
                 && unwinnable::is_dead(pos, budget) == Some(true));
         dead.then(|| GameEnd::draw(EndReason::DeadPosition))
     }

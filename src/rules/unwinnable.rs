@@ -64,6 +64,11 @@ impl Budget {
         }
     }
 
+    /// Whether any search is allowed (false for [`Budget::static_only`]).
+    pub fn allows_search(&self) -> bool {
+        self.search
+    }
+
     /// The wall-clock limit, if any.
     pub fn time_limit(&self) -> Option<Duration> {
         self.time
@@ -163,18 +168,22 @@ pub fn cannot_checkmate_by_material(pos: &Chess, side: Color) -> bool {
 pub const FEW_MOVES: usize = 4;
 
 /// A cheap test that a dead position is possible at all, so the full analysis can be skipped on
-/// ordinary positions: true when no pawn is free (every pawn has something right in front of
-/// it or a pawn further up its file), or when the side not to move is nearly immobile (forced
-/// stalemates). Together with [`FEW_MOVES`] for the side to move it is checked against every
-/// dead position of the labelled set (`tests/rules_dead.rs`).
+/// ordinary positions: true when no pawn is free (see `has_free_pawn`), or when the side not
+/// to move is nearly immobile
+/// (forced stalemates). Together with [`FEW_MOVES`] for the side to move it is checked
+/// against every dead position of the labelled set (`tests/rules_dead.rs`).
 pub fn dead_position_possible(pos: &Chess) -> bool {
     !has_free_pawn(pos) || opponent_nearly_immobile(pos)
 }
 
-/// The side not to move would have at most [`FEW_MOVES`] legal moves if it were its turn.
+/// The side not to move would have at most [`FEW_MOVES`] legal moves if it were its turn. When
+/// the side to move is in check the turn cannot be swapped; an opponent with nothing but king
+/// and pawns then counts as nearly immobile.
 fn opponent_nearly_immobile(pos: &Chess) -> bool {
     if pos.is_check() {
-        return true;
+        let board = pos.board();
+        let pieces = board.by_color(!pos.turn()) & !board.kings() & !board.pawns();
+        return pieces.is_empty();
     }
     match pos.clone().swap_turn() {
         Ok(swapped) => swapped.legal_moves().len() <= FEW_MOVES,
@@ -182,19 +191,29 @@ fn opponent_nearly_immobile(pos: &Chess) -> bool {
     }
 }
 
+/// A pawn that can still change the structure: the square in front of it is empty, and either
+/// no pawn stands further up its file, or two squares are empty and the other side has pieces it
+/// could capture (a knight, rook or queen, or two bishops).
 fn has_free_pawn(pos: &Chess) -> bool {
     let board = pos.board();
-    let pawns = board.pawns();
     let occupied = board.occupied();
+    let pawns = board.pawns();
+    let has_targets = |color: Color| {
+        let theirs = board.by_color(!color);
+        (theirs & (board.knights() | board.rooks_and_queens())).any()
+            || (theirs & board.bishops()).count() >= 2
+    };
     pawns.into_iter().any(|sq| {
-        let color = match board.color_at(sq) {
-            Some(c) => c,
-            None => return false,
+        let Some(color) = board.color_at(sq) else {
+            return false;
         };
         let ahead = file_ahead(sq, color);
-        match ahead.first_toward(color) {
-            Some(next) => !occupied.contains(next) && (ahead & pawns).is_empty(),
-            None => false,
+        let mut path = ahead;
+        match (path.pop_toward(color), path.pop_toward(color)) {
+            (Some(next), _) if occupied.contains(next) => false,
+            (Some(_), _) if (ahead & pawns).is_empty() => true,
+            (Some(_), Some(after)) => !occupied.contains(after) && has_targets(color),
+            _ => false,
         }
     })
 }
@@ -211,15 +230,16 @@ fn file_ahead(sq: Square, color: Color) -> Bitboard {
     file & mask
 }
 
-trait FirstToward {
-    fn first_toward(self, color: Color) -> Option<Square>;
+trait PopToward {
+    fn pop_toward(&mut self, color: Color) -> Option<Square>;
 }
 
-impl FirstToward for Bitboard {
-    fn first_toward(self, color: Color) -> Option<Square> {
+impl PopToward for Bitboard {
+    /// Removes and returns the square nearest to `color`'s side of the board.
+    fn pop_toward(&mut self, color: Color) -> Option<Square> {
         match color {
-            Color::White => self.first(),
-            Color::Black => self.last(),
+            Color::White => self.pop_front(),
+            Color::Black => self.pop_back(),
         }
     }
 }

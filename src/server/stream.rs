@@ -62,6 +62,7 @@ struct Subscriber {
     last_id: u64,
     live: Receiver<Arc<FeedEvent>>,
     shutdown: watch::Receiver<bool>,
+    keep_alive: tokio::time::Interval,
 }
 
 impl Subscriber {
@@ -74,24 +75,26 @@ impl Subscriber {
             if *self.shutdown.borrow() {
                 return None;
             }
+            // One long-lived timer per subscriber: cheaper than a new timeout per event.
             let received = tokio::select! {
                 _ = self.shutdown.changed() => return None,
-                received = tokio::time::timeout(KEEP_ALIVE, self.live.recv()) => received,
+                _ = self.keep_alive.tick() => None,
+                received = self.live.recv() => Some(received),
             };
             match received {
-                Err(_) => return Some(Bytes::from_static(b": keep-alive\n\n")),
-                Ok(Ok(event)) => {
+                None => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                Some(Ok(event)) => {
                     if event.id > self.last_id && self.scope.contains(event.round, event.board) {
                         self.last_id = event.id;
                         return Some(event.frame.clone());
                     }
                 }
-                Ok(Err(RecvError::Lagged(_))) => {
+                Some(Err(RecvError::Lagged(_))) => {
                     let (frames, last_id) = self.feed.catch_up(self.scope, self.last_id);
                     self.pending.extend(frames);
                     self.last_id = last_id;
                 }
-                Ok(Err(RecvError::Closed)) => return None,
+                Some(Err(RecvError::Closed)) => return None,
             }
         }
     }
@@ -109,6 +112,7 @@ fn respond(state: &Shared, scope: Scope, headers: &HeaderMap) -> Response {
         last_id: subscription.last_id,
         live: subscription.live,
         shutdown: state.shutdown.clone(),
+        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE),
     };
     let frames = futures_util::stream::unfold(subscriber, |mut s| async move {
         let frame = s.next_frame().await?;

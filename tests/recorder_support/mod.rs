@@ -33,9 +33,28 @@ pub fn realistic_games(boards: usize, seed: u64) -> Vec<SimulatedGame> {
         .collect()
 }
 
-/// The observation scripts of simulated games, for virtual boards.
-pub fn scripts(games: &[SimulatedGame]) -> Vec<Vec<Observation>> {
-    games.iter().map(|g| g.observations.clone()).collect()
+/// The observation scripts of simulated games, for virtual boards, with every pause longer
+/// than `max_pause_ms` (the players thinking) shortened to it: the hands keep their real
+/// pace, the test does not wait for the thinking.
+pub fn scripts(games: &[SimulatedGame], max_pause_ms: u64) -> Vec<Vec<Observation>> {
+    games
+        .iter()
+        .map(|g| {
+            let mut removed = 0;
+            let mut last = 0;
+            g.observations
+                .iter()
+                .map(|o| {
+                    removed += o.t_ms.saturating_sub(last).saturating_sub(max_pause_ms);
+                    last = o.t_ms;
+                    Observation {
+                        t_ms: o.t_ms - removed,
+                        kind: o.kind.clone(),
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The latest game of board `k` in `out/round-1/game-K.pgn`.

@@ -858,7 +858,7 @@ impl<'a> Performer<'a> {
         if order == 1 && rook_to == king {
             order = 2;
         }
-        let pending = match order {
+        match order {
             0 => {
                 let slide = self.chance(self.model.slide_probability)
                     && path(king, king_to)
@@ -898,8 +898,7 @@ impl<'a> Performer<'a> {
                 self.put(king_to, k);
                 pending
             }
-        };
-        pending
+        }
     }
 
     /// Ends the game with both kings on the centre squares of `result`.

@@ -14,9 +14,10 @@
 //! - **silently wrong**: a first divergence at ply `n` is silent when no alert of warning
 //!   or critical severity and no `BoardState { held: true }` was emitted between the
 //!   physical start of ply `n − 1` (the start of the game for `n = 1`) and the observation
-//!   at which the wrong move was emitted, inclusive. An alert raised after the wrong move
-//!   was published does not excuse it. The silently wrong moves of a game are all its
-//!   recorded moves from that ply on that differ from the game.
+//!   at which the next recorded move (ply `n + 1`) was emitted — or, when there is none,
+//!   the wrong move itself — inclusive: the doubt must be raised while the wrong move is
+//!   still the last one recorded. The silently wrong moves of a game are all its recorded
+//!   moves from that ply on that differ from the game.
 //! - **latency** of a correctly recorded ply: from the completing observation (the first
 //!   one after which every square the move changes shows its new content) to the
 //!   observation at which the recorded `Move` event was emitted, counted in observations
@@ -181,11 +182,11 @@ pub fn judge(sim: &SimulatedGame, run: &Run) -> Verdict {
                 .get(window_ply)
                 .map_or(0, |t| index_at(sim, *t))
         };
-        let emitted = record[d].1;
+        let until = record.get(d + 1).map_or(record[d].1, |(_, i)| *i);
         v.silent = !run
             .events
             .iter()
-            .any(|(i, e)| *i >= from && *i <= emitted && raises(e));
+            .any(|(i, e)| *i >= from && *i <= until && raises(e));
         if v.silent {
             v.silently_wrong_moves = record
                 .iter()
@@ -597,7 +598,23 @@ mod tests {
             .silent
         );
 
+        // Raised before the next move was recorded: the doubt was on the wrong move.
+        let mut before_next = events.clone();
+        before_next.insert(2, (n - 2, alert(Severity::Critical)));
+        assert!(
+            !judge(
+                &sim,
+                &Run {
+                    events: before_next,
+                    ..Run::default()
+                }
+            )
+            .silent
+        );
+
+        // Raised only after play moved on: too late.
         let mut late = events;
+        late[2].0 = n - 2;
         late.push((n - 1, alert(Severity::Critical)));
         assert!(
             judge(
