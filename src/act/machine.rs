@@ -111,7 +111,6 @@ pub struct Machine {
     doubt: Option<Doubt>,
     illegal_moves: [u32; 2],
     last_press: Option<Color>,
-    clock_in_use: bool,
     pending_press: Option<Press>,
     completion: Option<Completion>,
     open_claims: Vec<(u32, Color)>,
@@ -153,7 +152,6 @@ impl Machine {
             doubt: None,
             illegal_moves: [0, 0],
             last_press: None,
-            clock_in_use: false,
             pending_press: None,
             completion: None,
             open_claims: Vec::new(),
@@ -863,7 +861,6 @@ impl Machine {
             self.last_press = Some(by);
             return;
         }
-        self.clock_in_use = true;
         let n = self.game.plies();
         let to_move = self.game.position().turn();
         let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
@@ -884,6 +881,14 @@ impl Machine {
             // The clock started with the wrong lever: nothing was played yet.
         } else if self.last_press == Some(by) && self.completed == n && n > 0 {
             // A repeated press of the same lever.
+        } else if n >= 2
+            && self.completed < n - 1
+            && self.game.positions()[n - 2].turn() == by
+            && board_is_game
+        {
+            // A late press for the presser's previous move, made after the opponent had
+            // already replied (6.2.1.2: that move was completed by the reply).
+            self.complete(by, t, n - 1, out);
         } else {
             // Judged after the grace period: the move's board updates may still come.
             self.pending_press = Some(Press {

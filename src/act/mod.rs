@@ -13,6 +13,14 @@
 //! doubt is. A board that no legal continuation explains and that is not a move being made
 //! holds the game ([`Event::BoardState`]) until it is restored (7.4, 7.6). Lifts are the
 //! touches a sensor board can see: they are judged under 4.3 and 4.4 when the move is made.
+//!
+//! Alerts raised, by article: 4.3.1, 4.3.2, 4.3.3, 4.4.1, 4.4.2, 4.4.3 (touch-move and
+//! castling order, with 4.8 when the opponent's claim lapsed), 4.6 (promotion piece assumed a
+//! queen on an occupancy-only board), 7.2.1 (wrong set-up, square by square), 7.5.1, 7.5.2,
+//! 7.5.3 (completed illegal moves; a press is judged after
+//! [`MachineConfig::press_grace_ms`], since a board may report the last placement after the
+//! press), 7.5.4 (suspected two hands), 7.5.5 (the proposed penalty), 3.10.3 (an illegal
+//! position at a press) and 8.5.3 (missed updates that several move orders explain).
 
 mod ending;
 mod machine;
