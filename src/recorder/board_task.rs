@@ -116,7 +116,7 @@ impl BoardTask {
         loop {
             tokio::select! {
                 event = link_events.recv() => match event {
-                    Some(LinkEvent::Bytes { t_ms, data }) => self.on_bytes(t_ms, &data),
+                    Some(LinkEvent::Bytes { t_ms, data }) => off_the_runtime(|| self.on_bytes(t_ms, &data)),
                     Some(LinkEvent::Connected { port, version, serial }) => say(&format!(
                         "board {}: connected on {port} (DGT board serial {}, version {})",
                         self.number,
@@ -139,23 +139,26 @@ impl BoardTask {
                 },
                 command = commands.recv() => match command {
                     Some(BoardCommand::Arbiter(request, reply)) => {
-                        let answer = self.on_arbiter(request);
+                        let answer = off_the_runtime(|| self.on_arbiter(request));
                         let _ = reply.send(answer);
                     }
                     Some(BoardCommand::Shutdown) | None => break,
                 },
-                _ = tick.tick() => {
-                    let mut events = std::mem::take(&mut self.events);
-                    self.pipeline.tick(self.shared.session.now_ms(), &mut events);
-                    if !events.is_empty() {
-                        self.deliver(self.shared.session.now_ms(), &mut events);
-                        self.write_files();
-                    }
-                    self.events = events;
-                }
+                _ = tick.tick() => off_the_runtime(|| self.on_tick()),
             }
         }
         link.shutdown();
+    }
+
+    fn on_tick(&mut self) {
+        let mut events = std::mem::take(&mut self.events);
+        self.pipeline
+            .tick(self.shared.session.now_ms(), &mut events);
+        if !events.is_empty() {
+            self.deliver(self.shared.session.now_ms(), &mut events);
+            self.write_files();
+        }
+        self.events = events;
     }
 
     fn on_bytes(&mut self, t_ms: Millis, data: &[u8]) {
@@ -262,5 +265,15 @@ impl BoardTask {
         };
         self.shared
             .publish_board(self.number, self.pipeline.pgn(), summary);
+    }
+}
+
+/// Runs `work`, which waits for the disk (journal commits with `synchronous=FULL`, PGN
+/// rewrites), without stalling the other tasks of a multi-threaded runtime: a slow fsync on one
+/// board must not starve the links of the others (or the virtual boards of the demo).
+fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
     }
 }
