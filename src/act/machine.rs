@@ -223,6 +223,9 @@ impl Machine {
     pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
         let t = obs.t_ms;
         self.now = self.now.max(t);
+        // A confirmed move whose grace period ended before this observation is final before
+        // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
+        self.settle_completion(t);
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
@@ -288,6 +291,11 @@ impl Machine {
                 }
             }
         }
+        self.settle_completion(now);
+    }
+
+    /// Makes a press-confirmed move final once its grace period is over.
+    fn settle_completion(&mut self, now: Millis) {
         if let Some(c) = self.completion
             && now >= c.pressed.saturating_add(self.config.press_grace_ms)
         {
