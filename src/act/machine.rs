@@ -223,6 +223,9 @@ impl Machine {
     pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
         let t = obs.t_ms;
         self.now = self.now.max(t);
+        // A confirmed move whose grace period ended before this observation is final before
+        // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
+        self.settle_completion(t);
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
@@ -288,6 +291,11 @@ impl Machine {
                 }
             }
         }
+        self.settle_completion(now);
+    }
+
+    /// Makes a press-confirmed move final once its grace period is over.
+    fn settle_completion(&mut self, now: Millis) {
         if let Some(c) = self.completion
             && now >= c.pressed.saturating_add(self.config.press_grace_ms)
         {
@@ -521,10 +529,34 @@ impl Machine {
         let by_presser = ply >= 1
             && ply <= self.game.plies()
             && self.game.positions()[ply - 1].turn() == press.by;
-        if by_presser && ply > self.completed {
+        if by_presser && ply > self.completed && self.landing_stands(ply) {
             self.complete(press.by, press.t_ms, ply, out);
         }
         by_presser
+    }
+
+    /// False when the last recorded move is `ply` and a square it put a piece on differs
+    /// from the game again: the piece was lifted on, so the press does not confirm a square
+    /// it only passed through, and the move stays open to revision.
+    fn landing_stands(&self, ply: usize) -> bool {
+        let Some(played) = self.game.moves().last() else {
+            return true;
+        };
+        if ply != self.game.plies() {
+            return true;
+        }
+        let landed = match played.mv {
+            Move::Castle { king, rook } => match played.mv.castling_side() {
+                Some(side) => {
+                    let color = self.game.positions()[ply - 1].turn();
+                    Bitboard::from(side.king_to(color)) | Bitboard::from(side.rook_to(color))
+                }
+                None => Bitboard::from(king) | Bitboard::from(rook),
+            },
+            m => Bitboard::from(m.to()),
+        };
+        let differing = self.sensed().diff(self.game.position().board());
+        (landed & differing).is_empty()
     }
 
     fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
