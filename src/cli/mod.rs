@@ -67,3 +67,19 @@ pub fn main() -> ExitCode {
         Command::Demo(a) => demo::run(a),
     }
 }
+
+/// Resolves on Ctrl-C or SIGTERM: how the long-running subcommands are asked to stop cleanly.
+pub(crate) async fn stop_requested() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -180,25 +180,10 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 .unwrap_or_default(),
             handle.out_dir().display(),
         );
-        wait_for_stop().await;
+        super::stop_requested().await;
         handle.shutdown().await;
         ExitCode::SUCCESS
     })
-}
-
-async fn wait_for_stop() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
 
 #[cfg(test)]

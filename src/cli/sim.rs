@@ -137,30 +137,14 @@ async fn play(
     );
     tokio::select! {
         () = board.finished() => eprintln!("game played"),
-        () = stop_requested() => return Ok(()),
+        () = super::stop_requested() => return Ok(()),
     }
     // Let a connected host read the last messages before the port goes away.
     board.drained(Duration::from_secs(2)).await;
     if !exit_when_done {
-        stop_requested().await;
+        super::stop_requested().await;
     }
     Ok(())
-}
-
-/// Ctrl-C or SIGTERM: the board is dropped on return, which removes its port path.
-async fn stop_requested() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
 
 /// Parses "minutes+seconds" (e.g. `5+5`, `90+30`) into base and increment milliseconds.
