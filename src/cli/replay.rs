@@ -151,13 +151,7 @@ pub fn games_of(events: &[Event], event_name: &str) -> Vec<GameRecord> {
                 ..
             } => {
                 if let Some(game) = games.last_mut() {
-                    game.moves.truncate((*ply as usize).saturating_sub(1));
-                    game.moves.push(RecordedMove {
-                        san: san.clone(),
-                        uci: uci.clone(),
-                        t_ms: Some(*t_ms),
-                        ..RecordedMove::default()
-                    });
+                    RecordedMove::place(&mut game.moves, *ply, san, uci, *t_ms);
                 }
             }
             Event::Revision { ply, .. } => {

@@ -46,6 +46,20 @@ pub struct GameRecord {
     pub result: String,
 }
 
+impl RecordedMove {
+    /// Puts the move recognised at `ply` (1-based) into `moves`: whatever was recorded from
+    /// that ply on is withdrawn first, as a revision or a replacement requires.
+    pub fn place(moves: &mut Vec<RecordedMove>, ply: u32, san: &str, uci: &str, t_ms: Millis) {
+        moves.truncate(ply.saturating_sub(1) as usize);
+        moves.push(RecordedMove {
+            san: san.to_string(),
+            uci: uci.to_string(),
+            t_ms: Some(t_ms),
+            ..RecordedMove::default()
+        });
+    }
+}
+
 impl GameRecord {
     /// The record of a game as played so far: moves with SAN and UCI, the start FEN when the
     /// start is not the standard one, the Chess960 flag; no tags, result `*`.

@@ -222,16 +222,10 @@ impl BoardPipeline {
                 t_ms,
                 ..
             } => {
+                RecordedMove::place(&mut self.moves, *ply, san, uci, *t_ms);
                 let kept = ply.saturating_sub(1) as usize;
-                self.moves.truncate(kept);
                 self.game.truncate(kept.min(self.game.plies()));
                 let _ = self.game.play_uci(uci);
-                self.moves.push(RecordedMove {
-                    san: san.clone(),
-                    uci: uci.clone(),
-                    t_ms: Some(*t_ms),
-                    ..RecordedMove::default()
-                });
             }
             Event::Revision { ply, .. } => {
                 let kept = ply.saturating_sub(1) as usize;
