@@ -127,7 +127,8 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
-    /// The file has a syntax error, an unknown field or a bad value.
+    /// The file has a syntax error, an unknown field or a bad value (also used for pairings
+    /// files, where the field is a tag or a column).
     #[error("{path}:{line}: {field}: {message}")]
     Invalid {
         /// The file.

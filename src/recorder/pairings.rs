@@ -8,9 +8,9 @@
 //! `round`, `white_fide_id`, `white_title`, `white_rating`, `white_federation` and the `black_`
 //! ones are optional. Fields containing commas are written in double quotes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::config::Player;
+use super::config::{ConfigError, Player};
 
 /// One pairing: a board and its two players.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,35 +25,10 @@ pub struct Pairing {
     pub black: Player,
 }
 
-/// A pairings file that could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum PairingsError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A line has a bad value.
-    #[error("{path}:{line}: {field}: {message}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// The tag or column concerned.
-        field: String,
-        /// What is wrong.
-        message: String,
-    },
-}
-
 /// Reads pairings from a `.pgn` file of headers or a `.csv` file (by extension; content
 /// starting with `[` is read as PGN whatever the name).
-pub fn load(path: &Path) -> Result<Vec<Pairing>, PairingsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PairingsError::Read {
+pub fn load(path: &Path) -> Result<Vec<Pairing>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -66,7 +41,7 @@ pub fn load(path: &Path) -> Result<Vec<Pairing>, PairingsError> {
     } else {
         parse_csv(&text)
     };
-    parsed.map_err(|(line, field, message)| PairingsError::Invalid {
+    parsed.map_err(|(line, field, message)| ConfigError::Invalid {
         path: path.to_path_buf(),
         line,
         field,
