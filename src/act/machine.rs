@@ -43,6 +43,10 @@ pub struct MachineConfig {
     /// of the squares takes time): reconstructions of missed moves must agree with the
     /// report times within this.
     pub report_reorder_ms: Millis,
+    /// A move that mates, stalemates or otherwise ends the game ends it once confirmed by a
+    /// press or once its landing square has stood this long (a sliding piece passing a
+    /// mating square has not moved there).
+    pub end_confirm_ms: Millis,
     /// How much unwinnability analysis may be spent after a move to find a dead position
     /// (5.2.2). The default is deterministic (no wall clock in the core).
     pub dead_position_budget: Budget,
@@ -61,6 +65,7 @@ impl Default for MachineConfig {
             revisable_plies: 2,
             missed_update_ms: 1_000,
             report_reorder_ms: 600,
+            end_confirm_ms: 1_000,
             dead_position_budget: Budget::deterministic(),
         }
     }
@@ -129,6 +134,7 @@ pub struct Machine {
     two_hands_ply: Option<u32>,
     last_place: Option<(Square, Millis)>,
     surplus: Option<(Square, Millis)>,
+    pending_end: Option<PendingEnd>,
     signalled: Option<&'static str>,
     now: Millis,
 }
@@ -171,6 +177,7 @@ impl Machine {
             two_hands_ply: None,
             last_place: None,
             surplus: None,
+            pending_end: None,
             signalled: None,
             now: 0,
         }
@@ -311,6 +318,7 @@ impl Machine {
             }
         }
         self.settle_completion(now);
+        self.confirm_end(now, out);
         if let Some((sq, since)) = self.surplus
             && now >= since.saturating_add(self.config.missed_update_ms)
         {
@@ -318,6 +326,25 @@ impl Machine {
             if self.phase == Phase::Playing && self.correct_missed_lift(sq, now, out) {
                 self.read_and_adopt(now, out);
             }
+        }
+    }
+
+    /// Ends the game at an automatic end once the move that reached it stands: confirmed by
+    /// a press, or its landing square kept for [`MachineConfig::end_confirm_ms`]. A move that
+    /// was revised meanwhile (the piece slid on) takes its end with it.
+    fn confirm_end(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let Some(pending) = self.pending_end.clone() else {
+            return;
+        };
+        if self.phase != Phase::Playing || self.game.plies() != pending.ply {
+            self.pending_end = None;
+            return;
+        }
+        let confirmed = self.completed >= pending.ply
+            || now >= pending.t_ms.saturating_add(self.config.end_confirm_ms);
+        if confirmed && self.landing_stands(pending.ply) {
+            self.pending_end = None;
+            self.finish(pending.end, pending.t_ms, out);
         }
     }
 
@@ -345,7 +372,11 @@ impl Machine {
         let surplus = self
             .surplus
             .map(|(_, since)| since.saturating_add(self.config.missed_update_ms));
-        [press, settle, surplus].into_iter().flatten().min()
+        let end = self
+            .pending_end
+            .as_ref()
+            .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
+        [press, settle, surplus, end].into_iter().flatten().min()
     }
 
     fn map(&self, sq: Square) -> Square {
@@ -601,6 +632,11 @@ impl Machine {
                 self.doubt = None;
                 self.set_held(None, t, out);
             }
+            Reading::Adopt { from, .. }
+                if self.pending_end.is_some() && from >= self.game.plies() =>
+            {
+                // The game is over if the last move stands: nothing is played after it.
+            }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
                 let undecided = matches!(doubt, Some(Doubt::Sequences(_)));
@@ -815,7 +851,7 @@ impl Machine {
             self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
         }
         for &m in &moves[same..] {
-            if self.phase != Phase::Playing {
+            if self.phase != Phase::Playing || self.pending_end.is_some() {
                 break;
             }
             self.record(m, t, out);
@@ -941,7 +977,13 @@ impl Machine {
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
         self.settle(window.max(self.settled));
         if let Some(end) = ending::automatic_end(&self.game, &self.config.dead_position_budget) {
-            self.finish(end, t, out);
+            // A piece sliding over a square that mates is not a move made there: the end
+            // stands once the move does (a press, or its landing square kept).
+            self.pending_end = Some(PendingEnd {
+                end,
+                ply: n + 1,
+                t_ms: t,
+            });
         }
     }
 
@@ -1175,6 +1217,14 @@ impl Machine {
 /// Longest time between the two kings' placements of one result signal: a king move to
 /// the centre made longer before the signal was a move of the game.
 const SIGNAL_GAP_MS: Millis = 3_000;
+
+/// An automatic end reached by a move that may still be revised.
+#[derive(Debug, Clone)]
+struct PendingEnd {
+    end: Ending,
+    ply: usize,
+    t_ms: Millis,
+}
 
 /// A clock press waiting for the board: `ply` is the ply it completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -71,7 +71,7 @@ impl Reports<'_> {
     /// order of moves cannot have happened.
     pub fn inversion(&self, start: &Chess, seq: &[Move]) -> Option<Millis> {
         let turn = |i: usize| {
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 start.turn()
             } else {
                 !start.turn()
