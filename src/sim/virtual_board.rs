@@ -7,7 +7,8 @@
 //! which it reports as clock messages. The board can be presented rotated (White at the
 //! connector end), unplugged (the pseudo-terminal closes and the port vanishes) and plugged in
 //! again at the same path (a symbolic link it owns); like a real board it remembers its pieces
-//! while unplugged.
+//! while unplugged. It can also lose chosen field updates on purpose
+//! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
 
 pub mod timeline;
 
