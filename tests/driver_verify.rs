@@ -1,7 +1,8 @@
 //! Board verification over a real pseudo-terminal: the virtual board loses field updates on
 //! purpose, the driver's verification dumps correct the host's picture, and the act-of-moving
 //! machine records the game as played. With verification off, the same losses leave the
-//! recorded game short (the check that the losses matter).
+//! recorded game short (the check that the losses matter). Dumps never cost a clock
+//! acknowledgement.
 
 mod driver_common;
 
@@ -189,4 +190,57 @@ async fn without_verification_the_lost_updates_hold_the_game() {
         played.recorded[..],
         played.expected[..played.recorded.len()]
     );
+}
+
+#[tokio::test]
+async fn verification_dumps_leave_clock_acknowledgements_alone() {
+    use touchmove::wire::dgt::{AckKind, ClockCommand, ClockMessage};
+    let (_dir, dir) = temp_dir();
+    let board = VirtualBoard::spawn(board_config(&dir, 100.0)).expect("virtual board");
+    let (link, mut events) = spawn_link(fast_link(board.path()), Instant::now());
+    let mut decoded = Decoded::default();
+    let deadline = Instant::now() + LIMIT;
+    let mut sent = 0;
+    let acks = |d: &Decoded| {
+        d.messages
+            .iter()
+            .filter(|m| matches!(m, Message::Clock(ClockMessage::Ack(_))))
+            .count()
+    };
+    // Clock commands while the game is played fast: presses (and their dumps) all along.
+    while acks(&decoded) < 6 {
+        if let LinkEvent::Bytes { t_ms, data } =
+            next_event(&mut events, deadline - Instant::now()).await
+        {
+            decoded.push(t_ms, &data);
+        }
+        if sent < 6 && decoded.messages.len() > 20 * (sent + 1) {
+            link.send(Command::Clock(ClockCommand::Beep { duration: 1 }));
+            sent += 1;
+        }
+    }
+    let kinds: Vec<AckKind> = decoded
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Clock(ClockMessage::Ack(a)) => Some(a.kind()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, vec![AckKind::Accepted { command: 0x0B }; 6]);
+    let dumps = board
+        .commands()
+        .iter()
+        .filter(|c| matches!(c, Command::SendBoard))
+        .count();
+    assert!(
+        dumps > 6,
+        "dumps interleaved with the clock commands: {dumps}"
+    );
+    let beeps = board
+        .commands()
+        .iter()
+        .filter(|c| matches!(c, Command::Clock(_)))
+        .count();
+    assert_eq!(beeps, 6, "no clock command resent");
 }

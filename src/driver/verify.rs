@@ -99,10 +99,8 @@ impl Verifier {
     /// Takes in one message received at `now_ms`.
     pub fn on_message(&mut self, message: &Message, now_ms: u64) {
         match message {
-            Message::FieldUpdate { .. } => {
-                if self.config.after_quiet.is_some() {
-                    self.quiet_from = Some(now_ms);
-                }
+            Message::FieldUpdate { .. } if self.config.after_quiet.is_some() => {
+                self.quiet_from = Some(now_ms);
             }
             Message::BoardDump(_) => self.outstanding_since = None,
             Message::Clock(ClockMessage::Times(times)) => {
