@@ -135,6 +135,8 @@ pub struct Machine {
     last_place: Option<(Square, Millis)>,
     surplus: Option<(Square, Millis)>,
     pending_end: Option<PendingEnd>,
+    outage: Option<Millis>,
+    lifted_last: bool,
     signalled: Option<&'static str>,
     now: Millis,
 }
@@ -178,6 +180,8 @@ impl Machine {
             last_place: None,
             surplus: None,
             pending_end: None,
+            outage: None,
+            lifted_last: false,
             signalled: None,
             now: 0,
         }
@@ -245,6 +249,7 @@ impl Machine {
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
         self.settle_completion(t);
+        self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
@@ -278,8 +283,12 @@ impl Machine {
                 if self.rotated {
                     board.rotate_180();
                 }
-                for sq in self.physical.diff(&board) {
+                let changed = self.physical.diff(&board);
+                for sq in changed {
                     self.last_seen[sq as usize] = Some(t);
+                }
+                if changed.count() >= 2 {
+                    self.outage = Some(t);
                 }
                 self.physical.replace(&board);
                 self.board_changed(t, out);
@@ -775,7 +784,9 @@ impl Machine {
         let in_progress = s.in_progress(current)
             || revisable.clone().any(|k| s.in_progress(&positions[k]))
             || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
-        if in_progress {
+        // A lift completes no sequence of moves: a piece just lifted is in the air, not
+        // captured on a square nobody saw it reach.
+        if in_progress || self.lifted_last {
             return Reading::Unexplained { in_progress };
         }
         // The shortest explanation counted from the oldest revisable position wins; on a
@@ -791,10 +802,12 @@ impl Machine {
             if depth < 2 {
                 continue;
             }
+            let since = self.reached_at.get(k).copied().unwrap_or(0);
             let reports = Reports {
                 times: &self.last_seen,
-                since: self.reached_at.get(k).copied().unwrap_or(0),
+                since,
                 slack: self.config.report_reorder_ms,
+                outage: self.outage.is_some_and(|o| o >= since),
             };
             let (len, reading) = match s.sequences(&positions[k], depth, &reports) {
                 Explanation::None => continue,

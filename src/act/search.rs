@@ -40,6 +40,9 @@ pub struct Reports<'a> {
     /// How much earlier than the lift before it a board may report a placement (its scan
     /// order): a piece seen arriving more than this before another left is not a later move.
     pub slack: Millis,
+    /// The board was out of touch (a dump changed several squares at once): any square may
+    /// have changed unreported, any number of times.
+    pub outage: bool,
 }
 
 impl Reports<'_> {
@@ -49,6 +52,7 @@ impl Reports<'_> {
         times: &[Some(0); 64],
         since: 0,
         slack: Millis::MAX,
+        outage: false,
     };
 
     /// When `sq` last changed, if it changed during the moves being reconstructed.
@@ -424,6 +428,9 @@ impl Walk<'_> {
             _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
         };
         let fresh = ends & !self.seen;
+        if self.reports.outage {
+            return Some(self.unseen | fresh);
+        }
         if (fresh & self.unseen).any() {
             return None;
         }
