@@ -361,7 +361,7 @@ impl Machine {
     fn settle_completion(&mut self, now: Millis) {
         if let Some(c) = self.completion
             && now >= c.pressed.saturating_add(self.config.press_grace_ms)
-            && self.landing_stands(c.ply)
+            && !self.slide_may_continue(c.ply)
         {
             self.completion = None;
             self.settle(c.ply.max(self.settled));
@@ -376,7 +376,7 @@ impl Machine {
         // clock.
         let settle = self
             .completion
-            .filter(|c| self.landing_stands(c.ply))
+            .filter(|c| !self.slide_may_continue(c.ply))
             .map(|c| c.due);
         let surplus = self
             .surplus
@@ -606,6 +606,26 @@ impl Machine {
             self.complete(press.by, press.t_ms, ply, out);
         }
         by_presser
+    }
+
+    /// True when the last recorded move is `ply`, its landing square was vacated again and
+    /// the opponent had lifted nothing before that: the piece may have only passed there.
+    /// After an opponent's lift the move was over; its landing square emptying is the next
+    /// move beginning.
+    fn slide_may_continue(&self, ply: usize) -> bool {
+        if self.landing_stands(ply) {
+            return false;
+        }
+        let Some(played) = self.game.moves().get(ply - 1) else {
+            return false;
+        };
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let vacated = self.last_seen[played.mv.to() as usize].unwrap_or(Millis::MAX);
+        let mover = self.game.positions()[ply - 1].turn();
+        !self
+            .lifts
+            .iter()
+            .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= vacated)
     }
 
     /// False when the last recorded move is `ply` and a square it put a piece on differs
