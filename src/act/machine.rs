@@ -248,6 +248,7 @@ impl Machine {
         self.now = self.now.max(t);
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
+        self.correct_due_surplus(t, out);
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
         match &obs.kind {
@@ -315,6 +316,7 @@ impl Machine {
     /// silent; [`Machine::observe`] calls it itself.
     pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
         self.now = self.now.max(now);
+        self.correct_due_surplus(now, out);
         if let Some(press) = self.pending_press
             && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
         {
@@ -328,6 +330,11 @@ impl Machine {
         }
         self.settle_completion(now);
         self.confirm_end(now, out);
+    }
+
+    /// Looks for a lost lift once a surplus piece has stood long enough; before anything
+    /// is settled, so that the move it corrects is still open.
+    fn correct_due_surplus(&mut self, now: Millis, out: &mut Vec<Event>) {
         if let Some((sq, since)) = self.surplus
             && now >= since.saturating_add(self.config.missed_update_ms)
         {
@@ -878,6 +885,9 @@ impl Machine {
                 t_ms: t,
             });
             self.game.truncate(keep);
+            if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
+                self.pending_end = None;
+            }
             self.turn_start.truncate(keep + 1);
             self.reached_at.truncate(keep + 1);
             self.completed = self.completed.min(keep);
