@@ -103,6 +103,8 @@ enum Doubt {
     Sequences(Vec<Vec<Move>>),
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
+    /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
+    Overlapping { moves: Vec<Move>, ms: Millis },
 }
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
@@ -838,14 +840,21 @@ impl Machine {
             };
             let (len, reading) = match s.sequences(&positions[k], depth, &reports) {
                 Explanation::None => continue,
-                Explanation::Unique(seq) => (
-                    seq.len(),
-                    Reading::Adopt {
-                        from: k,
-                        moves: seq,
-                        doubt: None,
-                    },
-                ),
+                Explanation::Unique(seq) => {
+                    let overlap = reports.overlap(&positions[k], &seq);
+                    let doubt = (overlap > 0).then(|| Doubt::Overlapping {
+                        moves: seq.clone(),
+                        ms: overlap,
+                    });
+                    (
+                        seq.len(),
+                        Reading::Adopt {
+                            from: k,
+                            moves: seq,
+                            doubt,
+                        },
+                    )
+                }
                 Explanation::Ambiguous(seqs) => (
                     seqs[0].len(),
                     Reading::Adopt {
@@ -942,6 +951,27 @@ impl Machine {
                     squares |= super::search::squares_of(*m);
                 }
                 a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a
+            }
+            Doubt::Overlapping { moves, ms } => {
+                let mut a = self.alert("7.4", None, t, Severity::Warning);
+                let first = self.game.plies().saturating_sub(moves.len());
+                let sans: Vec<&str> = self.game.moves()[first..]
+                    .iter()
+                    .map(|p| p.san.as_str())
+                    .collect();
+                a.ply = ply_number(first + 1);
+                let mut squares = Bitboard::EMPTY;
+                for m in moves {
+                    squares |= super::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {} were read from actions that overlapped by {ms} ms (a move \
+                     began before the one before it was over): one of them may be a knocked or \
+                     displaced piece; the arbiter should check",
+                    sans.join(" ")
+                );
                 a
             }
             Doubt::PromotionPiece => {

@@ -128,6 +128,50 @@ impl Reports<'_> {
     }
 }
 
+impl Reports<'_> {
+    /// How long before a piece of `seq` was seen arriving for good a later move of the
+    /// sequence was seen leaving its square: zero when the moves came one after the other.
+    /// More than zero means the next player began before the previous move was over, or
+    /// that one of the "moves" was a piece knocked over by the hand making the other.
+    pub fn overlap(&self, start: &Chess, seq: &[Move]) -> Millis {
+        let turn = |i: usize| {
+            if i.is_multiple_of(2) {
+                start.turn()
+            } else {
+                !start.turn()
+            }
+        };
+        let touched: Vec<Bitboard> = seq
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| touched_squares(m, turn(i)))
+            .collect();
+        let later = |i: usize| -> Bitboard {
+            touched[i + 1..]
+                .iter()
+                .fold(Bitboard::EMPTY, |acc, &b| acc | b)
+        };
+        let mut most = 0;
+        for (i, &m) in seq.iter().enumerate() {
+            let after_i = later(i);
+            for (_, to) in paths(m, turn(i)) {
+                let Some(arrived) = self.time(to).filter(|_| !after_i.contains(to)) else {
+                    continue;
+                };
+                for (j, &next) in seq.iter().enumerate().skip(i + 1) {
+                    let after_j = later(j);
+                    for (from, _) in paths(next, turn(j)) {
+                        if let Some(left) = self.time(from).filter(|_| !after_j.contains(from)) {
+                            most = most.max(arrived.saturating_sub(left));
+                        }
+                    }
+                }
+            }
+        }
+        most
+    }
+}
+
 /// The pieces a move carries from one square to another (castling carries two).
 fn paths(m: Move, color: Color) -> Vec<(Square, Square)> {
     match m {
