@@ -662,9 +662,6 @@ impl Machine {
     }
 
     fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
-        if std::env::var_os("TM_DEBUG").is_some() {
-            eprintln!("DEBUG t={t} sensed={} settled={} n={}", self.physical.board(), self.settled, self.game.plies());
-        }
         match self.read_board() {
             Reading::Current => {
                 self.doubt = None;
@@ -873,9 +870,6 @@ impl Machine {
     }
 
     fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
-        if std::env::var_os("TM_DEBUG").is_some() {
-            eprintln!("DEBUG adopt from={from} moves={moves:?}");
-        }
         let n = self.game.plies();
         let same = self.game.moves()[from.min(n)..]
             .iter()
