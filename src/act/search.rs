@@ -469,6 +469,8 @@ impl Walk<'_> {
     fn allows(&self, m: Move) -> Option<Bitboard> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+            // The pawn taken en passant leaves a square of its own.
+            Move::EnPassant { .. } => squares_of(m),
             _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
         };
         let fresh = ends & !self.seen;
