@@ -570,6 +570,79 @@ mod tests {
         );
     }
 
+    fn times(reports: &[(Square, Millis)]) -> [Option<Millis>; 64] {
+        let mut t = [None; 64];
+        for &(sq, when) in reports {
+            t[sq as usize] = Some(when);
+        }
+        t
+    }
+
+    #[test]
+    fn report_times_pick_the_order_the_moves_were_made_in() {
+        let start = Chess::default();
+        let target = after(&["e2e4", "e7e5", "d2d4"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        let t = times(&[
+            (Square::E2, 100),
+            (Square::E4, 200),
+            (Square::E7, 300),
+            (Square::E5, 400),
+            (Square::D2, 500),
+            (Square::D4, 600),
+        ]);
+        let reports = Reports {
+            times: &t,
+            since: 0,
+            slack: 600,
+            outage: false,
+        };
+        assert_eq!(
+            s.sequences(&start, 4, &reports),
+            Explanation::Unique(after_moves(&["e2e4", "e7e5", "d2d4"]))
+        );
+        let wrong = after_moves(&["d2d4", "e7e5", "e2e4"]);
+        assert_eq!(reports.inversion(&start, &wrong), Some(500));
+        let strict = Reports {
+            slack: 200,
+            ..reports
+        };
+        assert_eq!(strict.inversion(&start, &wrong), None);
+    }
+
+    #[test]
+    fn an_unreported_square_serves_one_move_only() {
+        // e2-e4 and ...d5 were reported; e4xd5 would need e4 to be filled and emptied again
+        // without a report: two lost updates, not one.
+        let start = Chess::default();
+        let target = after(&["e2e4", "d7d5", "e4d5"]);
+        let s = Sensed {
+            board: target.board(),
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        };
+        let t = times(&[(Square::E2, 100), (Square::D7, 300), (Square::D5, 500)]);
+        let reports = Reports {
+            times: &t,
+            since: 0,
+            slack: 600,
+            outage: false,
+        };
+        assert_eq!(s.sequences(&start, 4, &reports), Explanation::None);
+        let outage = Reports {
+            outage: true,
+            ..reports
+        };
+        assert_eq!(
+            s.sequences(&start, 4, &outage),
+            Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
+        );
+    }
+
     fn after_moves(ucis: &[&str]) -> Vec<Move> {
         let mut pos = Chess::default();
         ucis.iter()
