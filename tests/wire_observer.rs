@@ -4,7 +4,7 @@
 use shakmaty::{Board, Color, Square};
 use touchmove::board::dgt::{DgtObserver, fields_from_board};
 use touchmove::board::orientation::{Orientation, is_chess960_start, rotated};
-use touchmove::board::{ColorName, Observation, ObservationKind};
+use touchmove::board::{ColorName, MagicPiece, Observation, ObservationKind};
 use touchmove::wire::capture::read_capture;
 use touchmove::wire::dgt::{
     ClockMessage, ClockSide, ClockStatus, ClockTimes, Decoder, Message, SideTime,
@@ -186,6 +186,47 @@ fn turning_the_board_round_after_setting_up_switches_and_emits_a_snapshot() {
         Some(ObservationKind::Snapshot(s)) => assert_eq!(s.board, Board::new()),
         other => panic!("expected a snapshot, got {other:?}"),
     }
+}
+
+#[test]
+fn magic_pieces_are_result_signals_not_pieces() {
+    let mut observer = DgtObserver::new();
+    let mut out = Vec::new();
+    let fields = fields_from_board(&Board::new(), Orientation::Normal);
+    observer.on_message(0, &Message::BoardDump(fields), &mut out);
+    out.clear();
+    // Field 27 is d5 on a board the normal way round (a8 = field 0).
+    for (code, magic) in [
+        (0x0D, MagicPiece::Draw),
+        (0x0E, MagicPiece::WhiteWins),
+        (0x0F, MagicPiece::BlackWins),
+    ] {
+        observer.on_message(
+            1,
+            &Message::FieldUpdate {
+                field: 27,
+                piece: code,
+            },
+            &mut out,
+        );
+        assert_eq!(
+            out.pop().map(|o| o.kind),
+            Some(ObservationKind::MagicPiece(Square::D5, magic))
+        );
+        observer.on_message(
+            2,
+            &Message::FieldUpdate {
+                field: 27,
+                piece: 0,
+            },
+            &mut out,
+        );
+        assert_eq!(
+            out.pop().map(|o| o.kind),
+            Some(ObservationKind::Emptied(Square::D5))
+        );
+    }
+    assert_eq!(observer.board(), Board::new());
 }
 
 fn clock(left_s: u8, right_s: u8, status: u8) -> Message {

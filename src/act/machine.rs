@@ -297,6 +297,17 @@ impl Machine {
                 self.board_changed(t, out);
             }
             ObservationKind::ClockPressed { by } => self.on_press(*by, t, out),
+            ObservationKind::MagicPiece(sq, magic) => {
+                let sq = self.map(*sq);
+                self.last_seen[sq as usize] = Some(t);
+                if self.phase == Phase::Playing {
+                    let signal = Ending {
+                        result: magic.result(),
+                        reason: format!("result signal: magic piece on {sq}"),
+                    };
+                    self.finish(signal, t, out);
+                }
+            }
             ObservationKind::ClockTimes(reading) => {
                 let times = (reading.white_ms, reading.black_ms);
                 if self.phase == Phase::Playing && self.last_clock != Some(times) {

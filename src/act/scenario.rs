@@ -13,7 +13,7 @@
 use shakmaty::{Board, Color, Piece, Square};
 
 use super::{Event, Machine, MachineConfig};
-use crate::board::{ClockReading, Observation, ObservationKind, Snapshot};
+use crate::board::{ClockReading, MagicPiece, Observation, ObservationKind, Snapshot};
 
 /// One observation and the events it must cause.
 #[derive(Debug, Clone)]
@@ -263,6 +263,15 @@ fn parse_observation(words: &[&str], config: &MachineConfig) -> Result<Observati
             };
             ObservationKind::Placed(square(2)?, piece)
         }
+        "magic" => ObservationKind::MagicPiece(
+            square(2)?,
+            match arg(3)? {
+                "draw" => MagicPiece::Draw,
+                "white" => MagicPiece::WhiteWins,
+                "black" => MagicPiece::BlackWins,
+                w => return Err(format!("{w:?} is not a magic piece (draw, white, black)")),
+            },
+        ),
         "press" => ObservationKind::ClockPressed {
             by: parse_color(arg(2)?)?,
         },

@@ -6,7 +6,9 @@
 use shakmaty::{Board, Color, Piece, Role};
 
 use crate::board::orientation::Orientation;
-use crate::board::{ClockReading, ColorName, Millis, Observation, ObservationKind, Snapshot};
+use crate::board::{
+    ClockReading, ColorName, MagicPiece, Millis, Observation, ObservationKind, Snapshot,
+};
 use crate::wire::dgt::{ClockMessage, ClockSide, ClockTimes, Message};
 
 /// The chess piece for a DGT piece code; `None` for empty, the magic pieces and unknown
@@ -75,8 +77,9 @@ pub fn board_from_fields(fields: &[u8; 64], orientation: Orientation) -> Board {
 /// set-up given with [`DgtObserver::expect_setup`]) only in the other orientation, the
 /// mapping switches and a fresh [`Snapshot`] in the new orientation is emitted.
 ///
-/// Pieces: a magic piece (codes 0x0D-0x0F) or an unknown code is reported as
-/// `Placed(square, None)`: the square is occupied by something that is not a chess piece.
+/// Pieces: a magic piece (codes 0x0D-0x0F) is reported as [`ObservationKind::MagicPiece`]
+/// (a result signal); an unknown code as `Placed(square, None)`: the square is occupied by
+/// something that is not a chess piece.
 ///
 /// Clock: the documents disagree on the status byte's turn bits, so they are not used. The
 /// running side comes from the running bit and the lever; while the pieces stand in a start
@@ -172,7 +175,9 @@ impl DgtObserver {
                 *slot = piece;
                 let square = self.orientation.field_to_square(field);
                 let identity = piece_from_code(piece).filter(|_| self.identifies_pieces);
-                if piece == 0 {
+                if let Some(magic) = MagicPiece::from_code(piece) {
+                    emit(ObservationKind::MagicPiece(square, magic));
+                } else if piece == 0 {
                     emit(ObservationKind::Emptied(square));
                 } else {
                     self.last_placed = identity.map(|p| p.color);

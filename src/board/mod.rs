@@ -43,6 +43,50 @@ pub enum ObservationKind {
     },
     /// Clock times as read from an electronic clock, already mapped to White/Black.
     ClockTimes(ClockReading),
+    /// One of DGT's "magic" result pieces was placed on a square: a result signal, never a
+    /// piece of the game.
+    MagicPiece(Square, MagicPiece),
+}
+
+/// DGT's three result pieces (piece codes 0x0D, 0x0E, 0x0F).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MagicPiece {
+    /// The game is drawn.
+    Draw,
+    /// White wins.
+    WhiteWins,
+    /// Black wins.
+    BlackWins,
+}
+
+impl MagicPiece {
+    /// The result piece of a DGT piece code, if it is one.
+    pub fn from_code(code: u8) -> Option<MagicPiece> {
+        match code {
+            0x0D => Some(MagicPiece::Draw),
+            0x0E => Some(MagicPiece::WhiteWins),
+            0x0F => Some(MagicPiece::BlackWins),
+            _ => None,
+        }
+    }
+
+    /// Its DGT piece code.
+    pub fn code(self) -> u8 {
+        match self {
+            MagicPiece::Draw => 0x0D,
+            MagicPiece::WhiteWins => 0x0E,
+            MagicPiece::BlackWins => 0x0F,
+        }
+    }
+
+    /// The PGN result it signals.
+    pub fn result(self) -> &'static str {
+        match self {
+            MagicPiece::Draw => "1/2-1/2",
+            MagicPiece::WhiteWins => "1-0",
+            MagicPiece::BlackWins => "0-1",
+        }
+    }
 }
 
 /// A full picture of the physical board.

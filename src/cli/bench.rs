@@ -281,6 +281,7 @@ fn describe(obs: &Observation) -> String {
         K::Snapshot(s) => format!("snapshot {}", s.board),
         K::ClockPressed { by } => format!("press {by}"),
         K::ClockTimes(c) => format!("clock {} {}", c.white_ms, c.black_ms),
+        K::MagicPiece(sq, m) => format!("{sq}=magic {}", m.result()),
     }
 }
 

@@ -552,7 +552,8 @@ pub fn apply_physical(board: &mut Board, obs: &Observation) {
         }
         ObservationKind::Placed(..)
         | ObservationKind::ClockPressed { .. }
-        | ObservationKind::ClockTimes(_) => {}
+        | ObservationKind::ClockTimes(_)
+        | ObservationKind::MagicPiece(..) => {}
     }
 }
 

@@ -686,6 +686,10 @@ impl BoardTask {
                 self.clock.press(by, game_ms);
                 self.send_clock(true).await;
             }
+            ObservationKind::MagicPiece(square, magic) => {
+                self.set_field(self.field(square), magic.code(), report)
+                    .await;
+            }
             ObservationKind::ClockTimes(_) => {}
         }
         if self.script.is_empty() {
