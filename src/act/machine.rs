@@ -99,8 +99,9 @@ enum Reading {
 /// Why an adopted move is not certain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Doubt {
-    /// Several sequences explain the board; only their common part was adopted.
-    Sequences(Vec<Vec<Move>>),
+    /// Several sequences from ply `from` explain the board; only their common part was
+    /// adopted.
+    Sequences { from: usize, seqs: Vec<Vec<Move>> },
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
@@ -685,9 +686,10 @@ impl Machine {
             }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
-                let undecided = matches!(doubt, Some(Doubt::Sequences(_)));
-                if let Some(doubt) = doubt {
-                    self.raise_doubt(doubt, t, out);
+                let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
+                match doubt {
+                    Some(doubt) => self.raise_doubt(doubt, t, out),
+                    None => self.doubt = None,
                 }
                 if self.phase == Phase::Playing {
                     let d = self.sensed().diff(self.game.position().board());
@@ -799,6 +801,9 @@ impl Machine {
                 doubt,
             };
         }
+        if let Some(resolved) = self.resolve_doubt(&s) {
+            return resolved;
+        }
         let revisable = self.settled..n;
         for k in revisable.clone().rev() {
             let pos = &positions[k];
@@ -868,7 +873,7 @@ impl Machine {
                     Reading::Adopt {
                         from: k,
                         moves: common_prefix(&seqs),
-                        doubt: Some(Doubt::Sequences(seqs)),
+                        doubt: Some(Doubt::Sequences { from: k, seqs }),
                     },
                 ),
             };
@@ -878,6 +883,42 @@ impl Machine {
             return reading;
         }
         Reading::Unexplained { in_progress: false }
+    }
+
+    /// After several move sequences explained a board, the next move tells them apart: when
+    /// exactly one of them is followed by a legal move that leaves the board as it now is,
+    /// that sequence and the move are the game.
+    fn resolve_doubt(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let Some(Doubt::Sequences { from, seqs }) = &self.doubt else {
+            return None;
+        };
+        let positions = self.game.positions();
+        if *from < self.settled || *from >= positions.len() {
+            return None;
+        }
+        let mut explaining = Vec::new();
+        for seq in seqs {
+            let mut pos = positions[*from].clone();
+            for &m in seq {
+                pos.play_unchecked(m);
+            }
+            if s.diff(pos.board()).is_empty() {
+                return None;
+            }
+            if let [(m, _)] = s.single_moves(&pos)[..] {
+                let mut moves = seq.clone();
+                moves.push(m);
+                explaining.push(moves);
+            }
+        }
+        match explaining.len() {
+            1 => Some(Reading::Adopt {
+                from: *from,
+                moves: explaining.remove(0),
+                doubt: None,
+            }),
+            _ => None,
+        }
     }
 
     fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
@@ -930,7 +971,7 @@ impl Machine {
         }
         let side = self.game.position().turn();
         let alert = match &doubt {
-            Doubt::Sequences(seqs) => {
+            Doubt::Sequences { seqs, .. } => {
                 let mut a = self.alert("8.5.3", None, t, Severity::Warning);
                 let lines: Vec<String> = seqs
                     .iter()
