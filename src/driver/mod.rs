@@ -2,11 +2,13 @@
 //!
 //! [`dgt`] is the link to one DGT board (handshake, watchdog, reconnection, clock command
 //! pacing); [`bus`] polls a chain of tournament boards on one port; [`ports`] finds serial
-//! ports; [`serial`] opens them with errors that name the fix.
+//! ports; [`probe`] asks a port which board is behind it; [`serial`] opens them with errors
+//! that name the fix.
 
 pub mod backoff;
 pub mod bus;
 pub mod clock_pacing;
 pub mod dgt;
 pub mod ports;
+pub mod probe;
 pub mod serial;

@@ -8,14 +8,15 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::{BoardConfig, BoardSource};
+use super::discovery::{Found, Target};
 use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
-use super::replay::{History, Step, board_key};
+use super::replay::{BOUND_SERIAL, History, Step, board_key};
 use super::{Shared, loud, say};
 use crate::act::Event;
 use crate::board::Millis;
 use crate::clock::TimeControl;
-use crate::driver::dgt::{LinkConfig, LinkEvent, spawn_link};
+use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::server::feed::GameInfo;
 use crate::store::BoardKey;
@@ -32,7 +33,9 @@ pub(crate) struct BoardTask {
     shared: Arc<Shared>,
     key: BoardKey,
     number: u32,
-    port: Option<String>,
+    source: BoardSource,
+    /// The serial number of the board an "auto" entry took (kept across restarts).
+    bound_serial: Option<String>,
     pipeline: BoardPipeline,
     events: Vec<Event>,
     /// Events already in the journal from earlier runs that a replay regenerates: they are
@@ -67,10 +70,6 @@ impl BoardTask {
             }
         }
         pipeline.tick(shared.session.now_ms(), &mut events);
-        let port = match &board.source {
-            BoardSource::Port(p) => Some(p.to_string_lossy().into_owned()),
-            _ => None,
-        };
         let tags = GameTags::new(&shared.config, board.number);
         shared.feed.upsert_game(GameInfo {
             round: shared.config.round,
@@ -91,7 +90,8 @@ impl BoardTask {
             key: board_key(shared.config.round, board.number),
             shared,
             number: board.number,
-            port,
+            source: board.source.clone(),
+            bound_serial: history.serial.clone(),
             pipeline,
             events: Vec::new(),
             journalled_before: history.events,
@@ -103,40 +103,60 @@ impl BoardTask {
         task
     }
 
-    /// Runs until shut down: link events, arbiter requests and a clock tick.
+    /// Runs until shut down: link events, arbiter requests and a clock tick. A board named
+    /// by serial number or "auto" first waits for the prober to find its port, and goes back
+    /// to it whenever its port disappears (it may come back on another one).
     pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<BoardCommand>) {
-        let Some(port) = self.port.clone() else {
-            loud(&format!("board {}: no port to open", self.number));
-            return;
-        };
-        let (link, mut link_events) =
-            spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
+        let mut link: Option<Link> = None;
+        let mut finding: Option<oneshot::Receiver<Found>> = None;
+        match &self.source {
+            BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
+            _ => finding = Some(self.find()),
+        }
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
-                event = link_events.recv() => match event {
-                    Some(LinkEvent::Bytes { t_ms, data }) => off_the_runtime(|| self.on_bytes(t_ms, &data)),
-                    Some(LinkEvent::Connected { port, version, serial }) => say(&format!(
-                        "board {}: connected on {port} (DGT board serial {}, version {})",
-                        self.number,
-                        serial.as_deref().unwrap_or("unknown"),
-                        version.as_deref().unwrap_or("unknown")
-                    )),
-                    Some(LinkEvent::Disconnected { reason }) => loud(&format!(
-                        "board {}: port {port} disappeared ({reason}); the other boards keep recording, \
-                         and this one resumes when it is plugged in again",
-                        self.number
-                    )),
-                    Some(LinkEvent::Failed { message }) => loud(&format!(
-                        "board {}: {message}",
-                        self.number
-                    )),
-                    None => {
-                        loud(&format!("board {}: the link to {port} stopped", self.number));
-                        break;
+                event = next_link_event(&mut link) => {
+                    let port = link.as_ref().map(|l| l.port.clone()).unwrap_or_default();
+                    let keep = match event {
+                        Some(LinkEvent::Bytes { t_ms, data }) => {
+                            off_the_runtime(|| self.on_bytes(t_ms, &data));
+                            true
+                        }
+                        Some(LinkEvent::Connected { port, version, serial }) => {
+                            self.on_connected(&port, version.as_deref(), serial.as_deref())
+                        }
+                        Some(LinkEvent::Disconnected { reason }) => {
+                            self.on_lost(&port, &reason);
+                            matches!(self.source, BoardSource::Port(_))
+                        }
+                        Some(LinkEvent::Failed { message }) => {
+                            loud(&format!("board {}: {message}", self.number));
+                            false
+                        }
+                        None => false,
+                    };
+                    if !keep && let Some(old) = link.take() {
+                        old.handle.shutdown();
+                        if !matches!(self.source, BoardSource::Port(_)) {
+                            finding = Some(self.find());
+                        }
                     }
-                },
+                }
+                found = next_found(&mut finding) => {
+                    finding = None;
+                    match found {
+                        Some(found) => {
+                            self.on_found(&found);
+                            link = Some(self.open_link(found.port.to_string_lossy().into_owned()));
+                        }
+                        None => loud(&format!(
+                            "board {}: the port search stopped; restart the recorder",
+                            self.number
+                        )),
+                    }
+                }
                 command = commands.recv() => match command {
                     Some(BoardCommand::Arbiter(request, reply)) => {
                         let answer = off_the_runtime(|| self.on_arbiter(request));
@@ -147,7 +167,99 @@ impl BoardTask {
                 _ = tick.tick() => off_the_runtime(|| self.on_tick()),
             }
         }
-        link.shutdown();
+        if let Some(link) = link {
+            link.handle.shutdown();
+        }
+    }
+
+    /// The board the prober must find for this task.
+    fn target(&self) -> Target {
+        match (&self.source, &self.bound_serial) {
+            (BoardSource::Serial(s), _) | (BoardSource::Auto, Some(s)) => Target::Serial(s.clone()),
+            _ => Target::Auto,
+        }
+    }
+
+    fn find(&self) -> oneshot::Receiver<Found> {
+        self.shared.discovery.want(self.number, self.target())
+    }
+
+    fn open_link(&self, port: String) -> Link {
+        let (handle, events) =
+            spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
+        Link {
+            handle,
+            events,
+            port,
+        }
+    }
+
+    /// A port was found: an "auto" board keeps the serial number it took, in the journal too.
+    fn on_found(&mut self, found: &Found) {
+        say(&format!(
+            "board {}: found {} on {}",
+            self.number,
+            found
+                .serial
+                .as_deref()
+                .map_or("a DGT board".to_string(), |s| format!(
+                    "DGT board serial {s}"
+                )),
+            found.port.display()
+        ));
+        if self.source != BoardSource::Auto || self.bound_serial.is_some() {
+            return;
+        }
+        let Some(serial) = found.serial.clone() else {
+            return;
+        };
+        let t_ms = self.shared.session.now_ms();
+        let value = serde_json::Value::String(serial.clone());
+        let result =
+            self.shared
+                .lock_journal()
+                .append_metadata(Some(&self.key), t_ms, BOUND_SERIAL, &value);
+        if let Err(e) = result {
+            self.journal_failed(&e.to_string(), e.is_disk_full());
+        }
+        self.bound_serial = Some(serial);
+    }
+
+    /// The link's handshake succeeded; false when it is not the board this task wants.
+    fn on_connected(&mut self, port: &str, version: Option<&str>, serial: Option<&str>) -> bool {
+        if let Target::Serial(wanted) = self.target()
+            && !matches!(self.source, BoardSource::Port(_))
+            && serial.is_some_and(|s| s != wanted)
+        {
+            loud(&format!(
+                "board {}: the board on {port} now reports serial {}, not {wanted}; looking for \
+                 board serial {wanted} again",
+                self.number,
+                serial.unwrap_or("unknown")
+            ));
+            return false;
+        }
+        say(&format!(
+            "board {}: connected on {port} (DGT board serial {}, version {})",
+            self.number,
+            serial.unwrap_or("unknown"),
+            version.unwrap_or("unknown")
+        ));
+        true
+    }
+
+    fn on_lost(&self, port: &str, reason: &str) {
+        let next = match (&self.source, self.target()) {
+            (BoardSource::Port(_), _) => "this one resumes when it is plugged in again".to_string(),
+            (_, Target::Serial(s)) => {
+                format!("board serial {s} is looked for on every candidate port until it is back")
+            }
+            (_, Target::Auto) => "a free board is looked for on every candidate port".to_string(),
+        };
+        loud(&format!(
+            "board {}: port {port} lost ({reason}); the other boards keep recording, and {next}",
+            self.number
+        ));
     }
 
     fn on_tick(&mut self) {
@@ -265,6 +377,30 @@ impl BoardTask {
         };
         self.shared
             .publish_board(self.number, self.pipeline.pgn(), summary);
+    }
+}
+
+/// A running link to the board.
+struct Link {
+    handle: LinkHandle,
+    events: mpsc::Receiver<LinkEvent>,
+    port: String,
+}
+
+/// The next event of the link, if there is one (otherwise waits forever).
+async fn next_link_event(link: &mut Option<Link>) -> Option<LinkEvent> {
+    match link {
+        Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The port found for the board, if it is being looked for (otherwise waits forever); `None`
+/// when the prober stopped.
+async fn next_found(finding: &mut Option<oneshot::Receiver<Found>>) -> Option<Found> {
+    match finding {
+        Some(answer) => answer.await.ok(),
+        None => std::future::pending().await,
     }
 }
 

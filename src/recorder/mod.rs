@@ -49,6 +49,7 @@ pub mod bench;
 mod board_task;
 pub mod channel;
 pub mod config;
+mod discovery;
 pub mod layout;
 pub mod pairings;
 pub mod pipeline;
@@ -65,12 +66,15 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 pub use channel::ArbiterSink;
-pub use config::{BoardConfig, BoardSource, EventConfig, Player};
+pub use config::{BoardConfig, BoardOrigins, BoardSource, EventConfig, Player};
+pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
 
+use crate::driver::probe::Candidates;
 use crate::server::feed::Feed;
 use crate::store::Journal;
 use board_task::{BoardCommand, BoardTask};
+use discovery::{Discovery, DiscoverySetup};
 use layout::{BoardSummary, OutputFolder};
 
 /// Options of a recorder run besides the event itself.
@@ -90,6 +94,10 @@ pub struct RunOptions {
     /// For `touchmove bench boards`: receives, for every chunk of bytes that produced an
     /// event, the time from its arrival to the PGN files being rewritten.
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
+    /// Where boards named by serial number or "auto" are looked for.
+    pub candidates: Candidates,
+    /// Where each board was configured, for messages (from [`EventConfig::load_located`]).
+    pub board_origins: BoardOrigins,
 }
 
 impl RunOptions {
@@ -102,6 +110,8 @@ impl RunOptions {
             feed,
             lichess: None,
             latency_probe: None,
+            candidates: Candidates::default(),
+            board_origins: BoardOrigins::new(),
         }
     }
 }
@@ -159,6 +169,8 @@ pub(crate) struct Shared {
     pub boards: Mutex<BTreeMap<u32, (String, BoardSummary)>>,
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
     pub session: session::Session,
+    /// Finds the ports of boards named by serial number or "auto".
+    pub discovery: Discovery,
     /// Pushes the round to lichess after every change, when asked to.
     pub pusher: Mutex<Option<crate::server::lichess::Pusher>>,
 }
@@ -283,6 +295,28 @@ impl Recorder {
             ),
             None => None,
         };
+        let setup = DiscoverySetup {
+            candidates: options.candidates.clone(),
+            fixed: config
+                .boards
+                .iter()
+                .filter_map(|b| match &b.source {
+                    BoardSource::Port(p) => Some((p.clone(), b.number)),
+                    _ => None,
+                })
+                .collect(),
+            reserved: config
+                .boards
+                .iter()
+                .filter_map(|b| match &b.source {
+                    BoardSource::Serial(s) => Some(s.clone()),
+                    BoardSource::Auto => replay.get(&b.number)?.serial.clone(),
+                    BoardSource::Port(_) => None,
+                })
+                .collect(),
+            origins: options.board_origins.clone(),
+        };
+        let (discovery, prober) = Discovery::start(setup);
         let shared = Arc::new(Shared {
             config: config.clone(),
             out,
@@ -293,6 +327,7 @@ impl Recorder {
             boards: Mutex::new(BTreeMap::new()),
             latency_probe: options.latency_probe.clone(),
             session,
+            discovery,
             pusher: Mutex::new(pusher),
         });
         let mut boards = BTreeMap::new();
@@ -305,7 +340,7 @@ impl Recorder {
             tasks.push(tokio::spawn(task.run(rx)));
         }
         let (sink, requests) = mpsc::channel(64);
-        let mut background = vec![tokio::spawn(dispatch(requests, boards.clone()))];
+        let mut background = vec![tokio::spawn(dispatch(requests, boards.clone())), prober];
         let token =
             channel::create_token(&options.out_dir).map_err(|source| RecorderError::OutDir {
                 path: options.out_dir.clone(),
