@@ -2,7 +2,6 @@
 //! pipeline and rewrites the files.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
@@ -19,7 +18,7 @@ use crate::clock::TimeControl;
 use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::server::feed::GameInfo;
-use crate::store::BoardKey;
+use crate::store::{BoardKey, NewEntry, Record};
 
 /// What the recorder asks of a board task.
 pub(crate) enum BoardCommand {
@@ -38,17 +37,18 @@ pub(crate) struct BoardTask {
     bound_serial: Option<String>,
     pipeline: BoardPipeline,
     events: Vec<Event>,
-    /// Events already in the journal from earlier runs that a replay regenerates: they are
-    /// not journalled twice.
-    journalled_before: usize,
-    emitted: usize,
-    journal_complaint: bool,
+    /// Entries the journal refused (disk full, read-only), in order: they are committed,
+    /// before anything newer, as soon as it accepts writes again.
+    backlog: Vec<NewEntry>,
+    /// A new game began while the journal was failing: it is not published until the
+    /// journal has it.
+    holding_new_game: bool,
 }
 
 impl BoardTask {
     /// Rebuilds board `board`'s game from the journal (its bytes and `actions`, in time order)
     /// and publishes it.
-    pub(crate) fn resume(
+    pub(crate) async fn resume(
         shared: Arc<Shared>,
         board: &BoardConfig,
         control: TimeControl,
@@ -94,11 +94,17 @@ impl BoardTask {
             bound_serial: history.serial.clone(),
             pipeline,
             events: Vec::new(),
-            journalled_before: history.events,
-            emitted: 0,
-            journal_complaint: false,
+            backlog: Vec::new(),
+            holding_new_game: false,
         };
-        task.deliver(0, &mut events);
+        // The replay regenerates the events journalled before; only those beyond (a flag
+        // that fell while the recorder was down) are new.
+        let new = events.split_off(history.events.min(events.len()));
+        let t_ms = task.shared.session.now_ms();
+        task.commit(new.iter().map(|e| task.event_entry(t_ms, e)).collect())
+            .await;
+        events.extend(new);
+        task.publish(&mut events);
         task.write_files();
         task
     }
@@ -121,7 +127,7 @@ impl BoardTask {
                     let port = link.as_ref().map(|l| l.port.clone()).unwrap_or_default();
                     let keep = match event {
                         Some(LinkEvent::Bytes { t_ms, data }) => {
-                            off_the_runtime(|| self.on_bytes(t_ms, &data));
+                            self.on_bytes(t_ms, data).await;
                             true
                         }
                         Some(LinkEvent::Connected { port, version, serial }) => {
@@ -148,7 +154,7 @@ impl BoardTask {
                     finding = None;
                     match found {
                         Some(found) => {
-                            self.on_found(&found);
+                            self.on_found(&found).await;
                             link = Some(self.open_link(found.port.to_string_lossy().into_owned()));
                         }
                         None => loud(&format!(
@@ -159,12 +165,12 @@ impl BoardTask {
                 }
                 command = commands.recv() => match command {
                     Some(BoardCommand::Arbiter(request, reply)) => {
-                        let answer = off_the_runtime(|| self.on_arbiter(request));
+                        let answer = self.on_arbiter(request).await;
                         let _ = reply.send(answer);
                     }
                     Some(BoardCommand::Shutdown) | None => break,
                 },
-                _ = tick.tick() => off_the_runtime(|| self.on_tick()),
+                _ = tick.tick() => self.on_tick().await,
             }
         }
         if let Some(link) = link {
@@ -195,7 +201,7 @@ impl BoardTask {
     }
 
     /// A port was found: an "auto" board keeps the serial number it took, in the journal too.
-    fn on_found(&mut self, found: &Found) {
+    async fn on_found(&mut self, found: &Found) {
         say(&format!(
             "board {}: found {} on {}",
             self.number,
@@ -213,15 +219,15 @@ impl BoardTask {
         let Some(serial) = found.serial.clone() else {
             return;
         };
-        let t_ms = self.shared.session.now_ms();
-        let value = serde_json::Value::String(serial.clone());
-        let result =
-            self.shared
-                .lock_journal()
-                .append_metadata(Some(&self.key), t_ms, BOUND_SERIAL, &value);
-        if let Err(e) = result {
-            self.journal_failed(&e.to_string(), e.is_disk_full());
-        }
+        let entry = NewEntry {
+            board: Some(self.key.clone()),
+            t_ms: self.shared.session.now_ms(),
+            record: Record::Metadata {
+                key: BOUND_SERIAL.to_string(),
+                value: serde_json::Value::String(serial.clone()),
+            },
+        };
+        self.commit(vec![entry]).await;
         self.bound_serial = Some(serial);
     }
 
@@ -262,30 +268,52 @@ impl BoardTask {
         ));
     }
 
-    fn on_tick(&mut self) {
+    async fn on_tick(&mut self) {
+        let t_ms = self.shared.session.now_ms();
         let mut events = std::mem::take(&mut self.events);
-        self.pipeline
-            .tick(self.shared.session.now_ms(), &mut events);
+        events.clear();
+        self.pipeline.tick(t_ms, &mut events);
+        let entries: Vec<NewEntry> = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
+        // Also retries what the journal refused, so that it recovers without new bytes.
+        if (!entries.is_empty() || !self.backlog.is_empty()) && self.commit(entries).await {
+            self.release_held_game();
+        }
         if !events.is_empty() {
-            self.deliver(self.shared.session.now_ms(), &mut events);
+            self.publish(&mut events);
             self.write_files();
         }
         self.events = events;
     }
 
-    fn on_bytes(&mut self, t_ms: Millis, data: &[u8]) {
-        let result = self
-            .shared
-            .lock_journal()
-            .append_bytes(&self.key, t_ms, data);
-        if let Err(e) = result {
-            self.journal_failed(&e.to_string(), e.is_disk_full());
-        }
+    /// A chunk of bytes: through the pipeline, then the chunk and the events it caused are
+    /// committed together (one transaction, one disk sync shared with the other boards),
+    /// and only then published and written to the PGN files.
+    async fn on_bytes(&mut self, t_ms: Millis, data: Vec<u8>) {
+        let was_live = self.pipeline.live();
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        self.pipeline.on_bytes(t_ms, data, &mut events);
-        if !events.is_empty() {
-            self.deliver(t_ms, &mut events);
+        self.pipeline.on_bytes(t_ms, &data, &mut events);
+        let mut entries = Vec::with_capacity(events.len() + 1);
+        entries.push(NewEntry {
+            board: Some(self.key.clone()),
+            t_ms,
+            record: Record::Bytes(data),
+        });
+        entries.extend(events.iter().map(|e| self.event_entry(t_ms, e)));
+        if self.commit(entries).await {
+            self.release_held_game();
+        } else if !was_live && self.pipeline.live() && !self.holding_new_game {
+            self.holding_new_game = true;
+            loud(&format!(
+                "board {}: a new game began on the board, but the journal {} cannot be written: \
+                 it is NOT recorded (the files keep the previous game) until the journal \
+                 accepts writes again",
+                self.number,
+                self.shared.journal_path.display()
+            ));
+        }
+        if !events.is_empty() && !self.holding_new_game {
+            self.publish(&mut events);
             self.write_files();
             if let Some(probe) = &self.shared.latency_probe {
                 let since_arrival = self
@@ -300,10 +328,8 @@ impl BoardTask {
         self.events = events;
     }
 
-    fn on_arbiter(&mut self, request: ArbiterRequest) -> Result<String, String> {
-        if matches!(request.action, ArbiterAction::NewGame)
-            && self.shared.journal_broken.load(Ordering::Relaxed)
-        {
+    async fn on_arbiter(&mut self, request: ArbiterRequest) -> Result<String, String> {
+        if matches!(request.action, ArbiterAction::NewGame) && self.shared.journal_failing() {
             return Err(format!(
                 "the journal {} cannot be written (disk full or read-only): no new game is started \
                  until it can; the games recorded so far are kept",
@@ -311,10 +337,19 @@ impl BoardTask {
             ));
         }
         let t_ms = self.shared.session.now_ms();
-        let result = self.shared.lock_journal().append_arbiter(t_ms, &request);
-        if let Err(e) = result {
-            self.journal_failed(&e.to_string(), e.is_disk_full());
-            return Err(format!("not applied: the journal cannot record it ({e})"));
+        let entry = NewEntry {
+            board: None,
+            t_ms,
+            record: Record::Arbiter(request.clone()),
+        };
+        if !self.commit(vec![entry]).await {
+            // Not applied, so not to be journalled later either.
+            self.backlog.pop();
+            return Err(format!(
+                "not applied: the journal {} cannot record it (disk full or read-only); free \
+                 space or fix its permissions and ask again",
+                self.shared.journal_path.display()
+            ));
         }
         let mut events = Vec::new();
         let answer = self.pipeline.on_arbiter(t_ms, &request, &mut events);
@@ -325,58 +360,87 @@ impl BoardTask {
                 &request.action,
             );
         }
-        self.deliver(t_ms, &mut events);
+        let entries = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
+        self.commit(entries).await;
+        self.publish(&mut events);
         self.write_files();
         answer
     }
 
-    /// Journals (unless a replay regenerated them) and publishes events.
-    fn deliver(&mut self, t_ms: Millis, events: &mut Vec<Event>) {
-        for event in events.drain(..) {
-            self.emitted += 1;
-            if self.emitted > self.journalled_before {
-                let result = self
-                    .shared
-                    .lock_journal()
-                    .append_event(&self.key, t_ms, &event);
-                if let Err(e) = result {
-                    self.journal_failed(&e.to_string(), e.is_disk_full());
+    fn event_entry(&self, t_ms: Millis, event: &Event) -> NewEntry {
+        NewEntry {
+            board: Some(self.key.clone()),
+            t_ms,
+            record: Record::Event(event.clone()),
+        }
+    }
+
+    /// Journals `entries` after the entries the journal refused before, in one transaction.
+    /// False when the journal refuses again: they all wait, in order, for the next attempt
+    /// (the next chunk, or the next tick).
+    async fn commit(&mut self, entries: Vec<NewEntry>) -> bool {
+        self.backlog.extend(entries);
+        if self.backlog.is_empty() {
+            return true;
+        }
+        let held = self.backlog.len();
+        match self.shared.journal.append_all(self.backlog.clone()).await {
+            Ok(_) => {
+                self.backlog.clear();
+                if self.shared.board_recovered(self.number) {
+                    loud(&format!(
+                        "board {}: the journal {} accepts writes again; the {held} entries held \
+                         in memory are journalled, nothing was lost",
+                        self.number,
+                        self.shared.journal_path.display()
+                    ));
                 }
+                true
             }
+            Err(e) => {
+                if self.shared.board_failed(self.number) {
+                    loud(&format!(
+                        "JOURNAL FAILING (board {}): {e}. The games in progress go on in memory \
+                         and in the PGN files and are journalled as soon as the journal accepts \
+                         writes again; no new game is recorded until then, and a crash before \
+                         then would lose the moves since now.",
+                        self.number
+                    ));
+                }
+                false
+            }
+        }
+    }
+
+    /// The journal took the new game that was held back: publish it.
+    fn release_held_game(&mut self) {
+        if std::mem::take(&mut self.holding_new_game) {
+            say(&format!(
+                "board {}: the new game is journalled and recorded now",
+                self.number
+            ));
+            self.write_files();
+        }
+    }
+
+    /// Publishes events to the live feed.
+    fn publish(&self, events: &mut Vec<Event>) {
+        for event in events.drain(..) {
             self.shared
                 .feed
                 .publish(self.shared.config.round, self.number, event);
         }
     }
 
-    fn journal_failed(&mut self, error: &str, disk_full: bool) {
-        self.shared.journal_broken.store(true, Ordering::Relaxed);
-        if !self.journal_complaint {
-            self.journal_complaint = true;
-            let why = if disk_full {
-                "the disk is full"
-            } else {
-                "it cannot be written"
-            };
-            loud(&format!(
-                "JOURNAL FAILING on board {}: {} ({error}). Games go on in memory and in the PGN \
-                 files while they can be written, but a crash now would lose moves. No new game \
-                 will be started. Free space or fix {} now.",
-                self.number,
-                why,
-                self.shared.journal_path.display()
-            ));
-        }
-    }
-
+    /// Rewrites the board's PGN file and the round's files.
     fn write_files(&self) {
         let summary = BoardSummary {
             board: self.number,
             result: self.pipeline.result().to_string(),
             live: self.pipeline.live(),
         };
-        self.shared
-            .publish_board(self.number, self.pipeline.pgn(), summary);
+        let pgn = self.pipeline.pgn();
+        off_the_runtime(|| self.shared.publish_board(self.number, pgn, summary));
     }
 }
 
@@ -404,8 +468,7 @@ async fn next_found(finding: &mut Option<oneshot::Receiver<Found>>) -> Option<Fo
     }
 }
 
-/// Runs `work`, which waits for the disk (journal commits with `synchronous=FULL`, PGN
-/// rewrites), without stalling the other tasks of a multi-threaded runtime: a slow fsync on one
+/// Runs `work`, which waits for the disk (PGN rewrites are synced), without stalling the other tasks of a multi-threaded runtime: a slow fsync on one
 /// board must not starve the links of the others (or the virtual boards of the demo).
 fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {

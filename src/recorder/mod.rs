@@ -56,10 +56,9 @@ pub mod pipeline;
 mod replay;
 mod session;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -72,7 +71,7 @@ pub use pipeline::{BoardPipeline, GameTags};
 
 use crate::driver::probe::Candidates;
 use crate::server::feed::Feed;
-use crate::store::Journal;
+use crate::store::{Journal, SharedJournal};
 use board_task::{BoardCommand, BoardTask};
 use discovery::{Discovery, DiscoverySetup};
 use layout::{BoardSummary, OutputFolder};
@@ -162,10 +161,13 @@ pub(crate) struct Shared {
     pub config: EventConfig,
     pub out: OutputFolder,
     pub feed: Arc<Feed>,
-    pub journal: Mutex<Journal>,
+    pub journal: SharedJournal,
     pub journal_path: PathBuf,
-    /// Set once the journal refused a write (disk full, read-only): new games are refused.
-    pub journal_broken: AtomicBool,
+    /// Boards whose entries the journal refuses (disk full, read-only): while there is one,
+    /// no new game is recorded.
+    pub journal_failing: Mutex<BTreeSet<u32>>,
+    /// Output files that could not be written, so that each failure is said once.
+    pub unwritable: Mutex<BTreeSet<PathBuf>>,
     pub boards: Mutex<BTreeMap<u32, (String, BoardSummary)>>,
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
     pub session: session::Session,
@@ -176,32 +178,69 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn lock_journal(&self) -> std::sync::MutexGuard<'_, Journal> {
-        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    /// True while the journal refuses some board's entries.
+    pub(crate) fn journal_failing(&self) -> bool {
+        !lock(&self.journal_failing).is_empty()
+    }
+
+    /// Notes that the journal refused board `board`'s entries; true the first time.
+    pub(crate) fn board_failed(&self, board: u32) -> bool {
+        lock(&self.journal_failing).insert(board)
+    }
+
+    /// Notes that the journal took board `board`'s entries; true if it had refused them.
+    pub(crate) fn board_recovered(&self, board: u32) -> bool {
+        lock(&self.journal_failing).remove(&board)
+    }
+
+    /// Says loudly when writing `path` starts failing (once) and when it works again.
+    fn check_written(&self, path: &Path, result: std::io::Result<()>) {
+        let mut unwritable = lock(&self.unwritable);
+        match result {
+            Ok(()) => {
+                if unwritable.remove(path) {
+                    say(&format!("{} is written again", path.display()));
+                }
+            }
+            Err(e) => {
+                if unwritable.insert(path.to_path_buf()) {
+                    let why = match e.kind() {
+                        std::io::ErrorKind::StorageFull => "the disk is full".to_string(),
+                        std::io::ErrorKind::PermissionDenied
+                        | std::io::ErrorKind::ReadOnlyFilesystem => {
+                            "it is read-only".to_string()
+                        }
+                        _ => e.to_string(),
+                    };
+                    loud(&format!(
+                        "CANNOT WRITE {}: {why} ({e}). The games are kept in memory and in the \
+                         journal {}; free space on the disk or make the folder writable, and the \
+                         file is rewritten at the next move",
+                        path.display(),
+                        self.journal_path.display()
+                    ));
+                }
+            }
+        }
     }
 
     /// Stores board `board`'s PGN and summary and rewrites the round's files.
     pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
         let round = self.config.round;
         self.feed.set_pgn(round, board, pgn.clone());
-        if let Err(e) = self.out.write_game(round, board, &pgn) {
-            loud(&format!(
-                "cannot write {}: {e} — the game is safe in the journal {}; free space or fix permissions",
-                self.out.game_path(round, board).display(),
-                self.journal_path.display()
-            ));
-        }
+        self.check_written(
+            &self.out.game_path(round, board),
+            self.out.write_game(round, board, &pgn),
+        );
         let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
         let summary_changed = boards.get(&board).is_none_or(|(_, s)| *s != summary);
         boards.insert(board, (pgn, summary));
         let texts: Vec<&str> = boards.values().map(|(p, _)| p.as_str()).collect();
         let combined = layout::combine(&texts);
-        if let Err(e) = self.out.write_round(round, &texts) {
-            loud(&format!(
-                "cannot write {}: {e}",
-                self.out.round_path(round).display()
-            ));
-        }
+        self.check_written(
+            &self.out.round_path(round),
+            self.out.write_round(round, &texts),
+        );
         if let Some(pusher) = self
             .pusher
             .lock()
@@ -213,11 +252,18 @@ impl Shared {
         self.feed.set_round_pgn(round, combined);
         if summary_changed {
             let summaries: Vec<BoardSummary> = boards.values().map(|(_, s)| s.clone()).collect();
-            if let Err(e) = self.out.write_index(&self.config, &summaries) {
-                loud(&format!("cannot write index.json: {e}"));
-            }
+            self.check_written(
+                &self.out.round_dir(round).join("index.json"),
+                self.out.write_index(&self.config, &summaries),
+            );
         }
     }
+}
+
+/// Locks a mutex whose holder may have panicked (the data is still consistent: every update
+/// is a single insert or remove).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Says something the arbiter must see, on stderr and in the log.
@@ -321,9 +367,10 @@ impl Recorder {
             config: config.clone(),
             out,
             feed: options.feed.clone(),
-            journal: Mutex::new(journal),
+            journal: SharedJournal::new(journal),
             journal_path: options.journal_path.clone(),
-            journal_broken: AtomicBool::new(false),
+            journal_failing: Mutex::new(BTreeSet::new()),
+            unwritable: Mutex::new(BTreeSet::new()),
             boards: Mutex::new(BTreeMap::new()),
             latency_probe: options.latency_probe.clone(),
             session,
@@ -334,7 +381,7 @@ impl Recorder {
         let mut tasks = Vec::new();
         for board in &config.boards {
             let history = replay.remove(&board.number).unwrap_or_default();
-            let task = BoardTask::resume(shared.clone(), board, control.clone(), history);
+            let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
             let (tx, rx) = mpsc::channel(64);
             boards.insert(board.number, tx);
             tasks.push(tokio::spawn(task.run(rx)));
