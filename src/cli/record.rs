@@ -41,6 +41,10 @@ pub struct RecordArgs {
     /// Address of the web server (live view, PGN, arbiter API).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Keep the journal under about this many bytes; beyond, it fails as on a full disk
+    /// (tests of a full disk).
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub journal_limit: Option<u64>,
     /// Do not start the web server.
     #[arg(long)]
     pub no_server: bool,
@@ -217,6 +221,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
         }
         let mut options = RunOptions::new(&args.out, Arc::new(Feed::new()));
         options.candidates = candidates;
+        options.journal_limit = args.journal_limit;
         options.board_origins = origins;
         if let Some(j) = &args.journal {
             options.journal_path = j.clone();

@@ -105,8 +105,45 @@ impl BoardTask {
             .await;
         events.extend(new);
         task.publish(&mut events);
+        task.keep_longer_file();
         task.write_files();
         task
+    }
+
+    /// Before the rebuilt game replaces the board's PGN file: a file that knows more moves
+    /// (written while the journal was failing, before a restart) is kept beside it.
+    fn keep_longer_file(&self) {
+        let path = self
+            .shared
+            .out
+            .game_path(self.shared.config.round, self.number);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return;
+        };
+        let Ok(games) = crate::record::pgn::read_games(&text) else {
+            return;
+        };
+        let before = games.last().map_or(0, |g| g.moves.len());
+        if before <= self.pipeline.plies() {
+            return;
+        }
+        let kept = path.with_extension("before-restart.pgn");
+        match std::fs::rename(&path, &kept) {
+            Ok(()) => loud(&format!(
+                "board {}: {} had {before} plies, the journal only {}: the file is kept as {} \
+                 (moves made while the journal could not be written); compare and correct with \
+                 `touchmove arbiter`",
+                self.number,
+                path.display(),
+                self.pipeline.plies(),
+                kept.display()
+            )),
+            Err(e) => loud(&format!(
+                "board {}: cannot keep {} ({e}) before rewriting it from the journal",
+                self.number,
+                path.display()
+            )),
+        }
     }
 
     /// Runs until shut down: link events, arbiter requests and a clock tick. A board named

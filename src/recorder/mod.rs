@@ -97,6 +97,9 @@ pub struct RunOptions {
     pub candidates: Candidates,
     /// Where each board was configured, for messages (from [`EventConfig::load_located`]).
     pub board_origins: BoardOrigins,
+    /// Keep the journal under about this many bytes (SQLite `max_page_count`): appends beyond
+    /// fail as on a full disk. For tests of a full disk, or to leave room on a shared one.
+    pub journal_limit: Option<u64>,
 }
 
 impl RunOptions {
@@ -111,6 +114,7 @@ impl RunOptions {
             latency_probe: None,
             candidates: Candidates::default(),
             board_origins: BoardOrigins::new(),
+            journal_limit: None,
         }
     }
 }
@@ -207,9 +211,7 @@ impl Shared {
                     let why = match e.kind() {
                         std::io::ErrorKind::StorageFull => "the disk is full".to_string(),
                         std::io::ErrorKind::PermissionDenied
-                        | std::io::ErrorKind::ReadOnlyFilesystem => {
-                            "it is read-only".to_string()
-                        }
+                        | std::io::ErrorKind::ReadOnlyFilesystem => "it is read-only".to_string(),
                         _ => e.to_string(),
                     };
                     loud(&format!(
@@ -319,6 +321,11 @@ impl Recorder {
         };
         let mut journal =
             Journal::open(&options.journal_path).map_err(|e| journal_error(e.to_string()))?;
+        if let Some(limit) = options.journal_limit {
+            journal
+                .limit_size(limit)
+                .map_err(|e| journal_error(e.to_string()))?;
+        }
         let first_start = journal
             .sessions()
             .map_err(|e| journal_error(e.to_string()))?
@@ -463,6 +470,12 @@ impl RecorderHandle {
     /// The address the web server listens on, if it runs.
     pub fn server_addr(&self) -> Option<SocketAddr> {
         self.server.as_ref().map(|s| s.local_addr())
+    }
+
+    /// Journal transactions (disk syncs) committed so far by this run, and the entries they
+    /// held.
+    pub fn journal_commits(&self) -> (u64, u64) {
+        self.shared.journal.commits()
     }
 
     /// The output folder.

@@ -1,6 +1,7 @@
 //! The journal shared by the recorder's tokio tasks, with group commit.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -29,6 +30,14 @@ pub struct SharedJournal {
     journal: Arc<Mutex<Journal>>,
     queue: mpsc::Sender<Pending>,
     path: PathBuf,
+    stats: Arc<Stats>,
+}
+
+/// What the writer thread has committed.
+#[derive(Default)]
+struct Stats {
+    commits: AtomicU64,
+    entries: AtomicU64,
 }
 
 /// Entries of one caller, committed together.
@@ -44,16 +53,27 @@ impl SharedJournal {
         let journal = Arc::new(Mutex::new(journal));
         let (queue, waiting) = mpsc::channel();
         let writer = Arc::clone(&journal);
+        let stats = Arc::new(Stats::default());
+        let counted = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("journal-writer".into())
-            .spawn(move || write_groups(&writer, &waiting))
+            .spawn(move || write_groups(&writer, &waiting, &counted))
             .map(drop)
             .unwrap_or_else(|e| tracing::error!("cannot start the journal writer thread: {e}"));
         SharedJournal {
             journal,
             queue,
             path,
+            stats,
         }
+    }
+
+    /// Transactions (disk syncs) committed by the writer thread, and the entries they held.
+    pub fn commits(&self) -> (u64, u64) {
+        (
+            self.stats.commits.load(Ordering::Relaxed),
+            self.stats.entries.load(Ordering::Relaxed),
+        )
     }
 
     /// The journal itself, for reads (blocks the calling thread: do not hold it across an
@@ -131,7 +151,7 @@ impl SharedJournal {
 }
 
 /// The writer thread: commits whatever is waiting as one group, answers, repeats.
-fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>) {
+fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, stats: &Stats) {
     while let Ok(first) = waiting.recv() {
         let mut size = first.entries.len();
         let mut group = vec![first];
@@ -151,6 +171,10 @@ fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>) {
         let all: Vec<NewEntry> = batches.into_iter().flatten().collect();
         match journal.append_all(&all) {
             Ok(seqs) => {
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+                stats
+                    .entries
+                    .fetch_add(seqs.len() as u64, Ordering::Relaxed);
                 let mut seqs = seqs.into_iter();
                 for (reply, size) in replies.into_iter().zip(sizes) {
                     let _ = reply.send(Ok(seqs.by_ref().take(size).collect()));
