@@ -31,12 +31,13 @@
 //!
 //! # What happens to a byte
 //!
-//! Each board has a task that owns its serial link. Every chunk of bytes is committed to the
-//! journal before anything is done with it, then goes through the board's [`BoardPipeline`]
-//! (decoder, observer, act-of-moving machine, clock); the events that come out are journalled,
-//! published to the feed, and the board's `game-K.pgn` and the round's `games.pgn` are
-//! rewritten atomically. Arbiter requests reach the same task, are journalled with their
-//! author and time, and are applied between two chunks of bytes.
+//! Each board has a task that owns its serial link. Every chunk of bytes goes through the
+//! board's [`BoardPipeline`] (decoder, observer, act-of-moving machine, clock); the chunk and
+//! the events that come out are committed to the journal together (sharing a disk sync with
+//! the other boards' commits of the moment), and only then published to the feed and written
+//! to the board's `game-K.pgn` and the round's `games.pgn`, atomically. Arbiter requests
+//! reach the same task, are journalled with their author and time, and are applied between
+//! two chunks of bytes.
 //!
 //! # Restart
 //!
@@ -44,6 +45,29 @@
 //! in time order — through fresh pipelines, so after `kill -9` the games, clocks and alerts
 //! are exactly where they were, and recording continues. Session time (`t_ms`) is counted from
 //! the first start of the journal, so times stay comparable across restarts.
+//!
+//! # Times of a burst
+//!
+//! A board does not date its messages: a chunk's time is when the recorder read it. What the
+//! board sent while the recorder was down (killed, restarting) queues in the operating system
+//! and comes in one read, with one time, right after the restart; so may a backlog after a
+//! stall. The pipeline keeps the order of the messages of a chunk exactly, and gives them all
+//! the chunk's time: equal times within a chunk mean "the interval is not known", never
+//! "simultaneous". The act-of-moving machine and the clock must read them so.
+//!
+//! # Boards found by serial number or "auto"
+//!
+//! Boards configured with `serial = "…"` or `port = "auto"` are found by probing the
+//! candidate ports ([`RunOptions::candidates`]) for a DGT board and its serial number, at the
+//! start and whenever the board's port disappears; see the `discovery` module.
+//!
+//! # A full or read-only disk
+//!
+//! A chunk and the events it caused are committed to the journal in one transaction before
+//! they are published or written to the PGN files. When the journal refuses (disk full,
+//! read-only), the recorder says so loudly, keeps the refused entries in memory in order and
+//! commits them as soon as it can, goes on with the games in progress, and records no new
+//! game until then. PGN files that cannot be written are reported once, with the fix.
 
 pub mod bench;
 mod board_task;
