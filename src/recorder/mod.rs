@@ -196,7 +196,11 @@ pub(crate) struct Shared {
     pub journal_failing: Mutex<BTreeSet<u32>>,
     /// Output files that could not be written, so that each failure is said once.
     pub unwritable: Mutex<BTreeSet<PathBuf>>,
-    pub boards: Mutex<BTreeMap<u32, (String, BoardSummary)>>,
+    pub boards: Mutex<RoundBoards>,
+    /// Set when a board's PGN changed: the round's files are to be rewritten.
+    pub round_changed: tokio::sync::Notify,
+    /// The generation of the boards last written to the round's files.
+    pub round_written: Mutex<u64>,
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
     pub session: session::Session,
     /// Finds the ports of boards named by serial number or "auto".
@@ -250,7 +254,8 @@ impl Shared {
         }
     }
 
-    /// Stores board `board`'s PGN and summary and rewrites the round's files.
+    /// Stores board `board`'s PGN and summary and rewrites its `game-K.pgn`; the round's
+    /// files follow within [`ROUND_FILES_DELAY`].
     pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
         let round = self.config.round;
         self.feed.set_pgn(round, board, pgn.clone());
@@ -258,31 +263,72 @@ impl Shared {
             &self.out.game_path(round, board),
             self.out.write_game(round, board, &pgn),
         );
-        let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
-        let summary_changed = boards.get(&board).is_none_or(|(_, s)| *s != summary);
-        boards.insert(board, (pgn, summary));
-        let texts: Vec<&str> = boards.values().map(|(p, _)| p.as_str()).collect();
-        let combined = layout::combine(&texts);
+        let mut boards = lock(&self.boards);
+        if boards.games.get(&board).is_none_or(|(_, s)| *s != summary) {
+            boards.index_changed = true;
+        }
+        boards.games.insert(board, (pgn, summary));
+        boards.generation += 1;
+        drop(boards);
+        self.round_changed.notify_one();
+    }
+
+    /// Rewrites `games.pgn` (and `index.json` when a board's result or state changed) and
+    /// passes the round on to the feed and lichess, unless a newer state was written already.
+    pub(crate) fn write_round_files(&self) {
+        let mut written = lock(&self.round_written);
+        let (texts, summaries) = {
+            let mut boards = lock(&self.boards);
+            if boards.generation <= *written {
+                return;
+            }
+            *written = boards.generation;
+            let summaries: Option<Vec<BoardSummary>> = std::mem::take(&mut boards.index_changed)
+                .then(|| boards.games.values().map(|(_, s)| s.clone()).collect());
+            let texts: Vec<String> = boards.games.values().map(|(p, _)| p.clone()).collect();
+            (texts, summaries)
+        };
+        let round = self.config.round;
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.check_written(
             &self.out.round_path(round),
             self.out.write_round(round, &texts),
         );
-        if let Some(pusher) = self
-            .pusher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
+        let combined = layout::combine(&texts);
+        if let Some(pusher) = lock(&self.pusher).as_ref() {
             pusher.push(combined.clone());
         }
         self.feed.set_round_pgn(round, combined);
-        if summary_changed {
-            let summaries: Vec<BoardSummary> = boards.values().map(|(_, s)| s.clone()).collect();
+        if let Some(summaries) = summaries {
             self.check_written(
                 &self.out.round_dir(round).join("index.json"),
                 self.out.write_index(&self.config, &summaries),
             );
         }
+    }
+}
+
+/// How long the round's files wait after a change, so that the moves of many boards share one
+/// rewrite of `games.pgn` (each board's own `game-K.pgn` is rewritten at once).
+pub const ROUND_FILES_DELAY: Duration = Duration::from_millis(200);
+
+/// Every board's latest PGN and summary, for the round's files.
+#[derive(Default)]
+pub(crate) struct RoundBoards {
+    games: BTreeMap<u32, (String, BoardSummary)>,
+    /// Counts changes, so that an older state never overwrites a newer one.
+    generation: u64,
+    /// A summary changed since `index.json` was written.
+    index_changed: bool,
+}
+
+/// Rewrites the round's files after changes, at most every [`ROUND_FILES_DELAY`].
+async fn write_round_files(shared: Arc<Shared>) {
+    loop {
+        shared.round_changed.notified().await;
+        tokio::time::sleep(ROUND_FILES_DELAY).await;
+        let writer = Arc::clone(&shared);
+        let _ = tokio::task::spawn_blocking(move || writer.write_round_files()).await;
     }
 }
 
@@ -402,7 +448,9 @@ impl Recorder {
             journal_path: options.journal_path.clone(),
             journal_failing: Mutex::new(BTreeSet::new()),
             unwritable: Mutex::new(BTreeSet::new()),
-            boards: Mutex::new(BTreeMap::new()),
+            boards: Mutex::new(RoundBoards::default()),
+            round_changed: tokio::sync::Notify::new(),
+            round_written: Mutex::new(0),
             latency_probe: options.latency_probe.clone(),
             session,
             discovery,
@@ -418,7 +466,11 @@ impl Recorder {
             tasks.push(tokio::spawn(task.run(rx)));
         }
         let (sink, requests) = mpsc::channel(64);
-        let mut background = vec![tokio::spawn(dispatch(requests, boards.clone())), prober];
+        let mut background = vec![
+            tokio::spawn(dispatch(requests, boards.clone())),
+            prober,
+            tokio::spawn(write_round_files(shared.clone())),
+        ];
         let token =
             channel::create_token(&options.out_dir).map_err(|source| RecorderError::OutDir {
                 path: options.out_dir.clone(),
@@ -519,6 +571,8 @@ impl RecorderHandle {
         for task in self.background {
             task.abort();
         }
+        let last = Arc::clone(&self.shared);
+        let _ = tokio::task::spawn_blocking(move || last.write_round_files()).await;
         if let Some(server) = self.server {
             server.shutdown().await;
         }
