@@ -4,7 +4,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
 
 use super::ending::{self, Ending};
 use super::physical::PhysicalBoard;
-use super::search::{Explanation, Sensed};
+use super::search::{Explanation, Reports, Sensed};
 use super::start::{SetUp, Start, StartRules};
 use super::touch::{self, Lift};
 use super::{Alert, Event, Severity};
@@ -35,6 +35,18 @@ pub struct MachineConfig {
     pub press_grace_ms: Millis,
     /// Moves that may still be revised when no clock press confirmed them.
     pub revisable_plies: usize,
+    /// A piece placed while the board shows one more of its kind than the game can have is
+    /// taken as a lost "emptied" update of another of its kind after this long (the board
+    /// may report a placement before the lift that preceded it, by up to a scan).
+    pub missed_update_ms: Millis,
+    /// How much earlier than the lift before it the board may report a placement (a scan
+    /// of the squares takes time): reconstructions of missed moves must agree with the
+    /// report times within this.
+    pub report_reorder_ms: Millis,
+    /// A move that mates, stalemates or otherwise ends the game ends it once confirmed by a
+    /// press or once its landing square has stood this long (a sliding piece passing a
+    /// mating square has not moved there).
+    pub end_confirm_ms: Millis,
     /// How much unwinnability analysis may be spent after a move to find a dead position
     /// (5.2.2). The default is deterministic (no wall clock in the core).
     pub dead_position_budget: Budget,
@@ -51,6 +63,9 @@ impl Default for MachineConfig {
             max_reconstruction_plies: 4,
             press_grace_ms: 400,
             revisable_plies: 2,
+            missed_update_ms: 1_000,
+            report_reorder_ms: 600,
+            end_confirm_ms: 1_000,
             dead_position_budget: Budget::deterministic(),
         }
     }
@@ -118,6 +133,8 @@ pub struct Machine {
     wrong_setup: Vec<Square>,
     two_hands_ply: Option<u32>,
     last_place: Option<(Square, Millis)>,
+    surplus: Option<(Square, Millis)>,
+    pending_end: Option<PendingEnd>,
     signalled: Option<&'static str>,
     now: Millis,
 }
@@ -159,6 +176,8 @@ impl Machine {
             wrong_setup: Vec::new(),
             two_hands_ply: None,
             last_place: None,
+            surplus: None,
+            pending_end: None,
             signalled: None,
             now: 0,
         }
@@ -245,6 +264,13 @@ impl Machine {
                     self.on_place(sq, t, out);
                 }
                 self.physical.place(sq, *piece);
+                if self.phase == Phase::Playing
+                    && self.config.identifies_pieces
+                    && self.surplus.is_none()
+                    && self.surplus_at(sq)
+                {
+                    self.surplus = Some((sq, t));
+                }
                 self.board_changed(t, out);
             }
             ObservationKind::Snapshot(snapshot) => {
@@ -292,12 +318,41 @@ impl Machine {
             }
         }
         self.settle_completion(now);
+        self.confirm_end(now, out);
+        if let Some((sq, since)) = self.surplus
+            && now >= since.saturating_add(self.config.missed_update_ms)
+        {
+            self.surplus = None;
+            if self.phase == Phase::Playing && self.correct_missed_lift(sq, now, out) {
+                self.read_and_adopt(now, out);
+            }
+        }
+    }
+
+    /// Ends the game at an automatic end once the move that reached it stands: confirmed by
+    /// a press, or its landing square kept for [`MachineConfig::end_confirm_ms`]. A move that
+    /// was revised meanwhile (the piece slid on) takes its end with it.
+    fn confirm_end(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let Some(pending) = self.pending_end.clone() else {
+            return;
+        };
+        if self.phase != Phase::Playing || self.game.plies() != pending.ply {
+            self.pending_end = None;
+            return;
+        }
+        let confirmed = self.completed >= pending.ply
+            || now >= pending.t_ms.saturating_add(self.config.end_confirm_ms);
+        if confirmed && self.landing_stands(pending.ply) {
+            self.pending_end = None;
+            self.finish(pending.end, pending.t_ms, out);
+        }
     }
 
     /// Makes a press-confirmed move final once its grace period is over.
     fn settle_completion(&mut self, now: Millis) {
         if let Some(c) = self.completion
             && now >= c.pressed.saturating_add(self.config.press_grace_ms)
+            && self.landing_stands(c.ply)
         {
             self.completion = None;
             self.settle(c.ply.max(self.settled));
@@ -308,11 +363,20 @@ impl Machine {
     pub fn next_deadline(&self) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
         let press = self.pending_press.map(|p| p.t_ms.saturating_add(grace));
-        let settle = self.completion.map(|c| c.due);
-        match (press, settle) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // A completion whose landing square was vacated again waits for the board, not the
+        // clock.
+        let settle = self
+            .completion
+            .filter(|c| self.landing_stands(c.ply))
+            .map(|c| c.due);
+        let surplus = self
+            .surplus
+            .map(|(_, since)| since.saturating_add(self.config.missed_update_ms));
+        let end = self
+            .pending_end
+            .as_ref()
+            .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
+        [press, settle, surplus, end].into_iter().flatten().min()
     }
 
     fn map(&self, sq: Square) -> Square {
@@ -560,10 +624,18 @@ impl Machine {
     }
 
     fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
+        if std::env::var_os("TM_DEBUG").is_some() {
+            eprintln!("DEBUG t={t} sensed={} settled={} n={}", self.physical.board(), self.settled, self.game.plies());
+        }
         match self.read_board() {
             Reading::Current => {
                 self.doubt = None;
                 self.set_held(None, t, out);
+            }
+            Reading::Adopt { from, .. }
+                if self.pending_end.is_some() && from >= self.game.plies() =>
+            {
+                // The game is over if the last move stands: nothing is played after it.
             }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
@@ -596,6 +668,71 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// Pieces of the kind on `sq` that the board shows beyond what any position of the game
+    /// still open has: a lift of one of them was not reported, or not yet.
+    fn surplus_at(&self, sq: Square) -> bool {
+        let Some(piece) = self.physical.board().piece_at(sq) else {
+            return false;
+        };
+        let sensed = self.physical.board().by_piece(piece).count();
+        let most = self.game.positions()[self.settled..]
+            .iter()
+            .map(|pos| pos.board().by_piece(piece).count())
+            .max()
+            .unwrap_or(0);
+        sensed > most
+    }
+
+    /// A piece placed on `placed_on` long enough ago that the board cannot hold: one more of
+    /// its kind than any position of the game still open has, so the lift of one of its kind
+    /// was lost (a dropped update, or a slide whose passing square's "emptied" was lost).
+    /// When forgetting exactly one of them makes the board a legal continuation (or one being
+    /// made), that square is taken as emptied and the arbiter is told. Returns true when it
+    /// corrected the picture.
+    fn correct_missed_lift(&mut self, placed_on: Square, t: Millis, out: &mut Vec<Event>) -> bool {
+        if !self.surplus_at(placed_on) {
+            return false;
+        }
+        if let Reading::Current | Reading::Adopt { doubt: None, .. } = self.read_board() {
+            return false;
+        }
+        let Some(piece) = self.physical.board().piece_at(placed_on) else {
+            return false;
+        };
+        let mut explaining = Vec::new();
+        for sq in self.physical.board().by_piece(piece) {
+            if sq == placed_on {
+                continue;
+            }
+            let mut trial = self.physical.clone();
+            trial.forget(sq);
+            let kept = std::mem::replace(&mut self.physical, trial);
+            let explained = match self.read_board() {
+                Reading::Current | Reading::Adopt { doubt: None, .. } => true,
+                Reading::Unexplained { in_progress } => in_progress,
+                Reading::Adopt { .. } => false,
+            };
+            self.physical = kept;
+            if explained {
+                explaining.push(sq);
+            }
+        }
+        let [missed] = explaining[..] else {
+            return false;
+        };
+        self.physical.forget(missed);
+        self.last_seen[missed as usize] = Some(t);
+        let mut a = self.alert("8.5.3", None, t, Severity::Info);
+        a.evidence_ms = vec![t];
+        a.squares = vec![missed.to_string(), placed_on.to_string()];
+        a.message = format!(
+            "the board reported a piece placed on {placed_on} but never that one left {missed} \
+             (a lost update); {missed} is taken as empty"
+        );
+        out.push(Event::Alert(a));
+        true
     }
 
     /// What explains the board: the game as it is, one more move, a revision of moves not
@@ -654,8 +791,12 @@ impl Machine {
             if depth < 2 {
                 continue;
             }
-            let since = self.reached_at.get(k).copied().unwrap_or(0);
-            let (len, reading) = match s.sequences(&positions[k], depth, self.seen_since(since)) {
+            let reports = Reports {
+                times: &self.last_seen,
+                since: self.reached_at.get(k).copied().unwrap_or(0),
+                slack: self.config.report_reorder_ms,
+            };
+            let (len, reading) = match s.sequences(&positions[k], depth, &reports) {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => (
                     seq.len(),
@@ -682,18 +823,10 @@ impl Machine {
         Reading::Unexplained { in_progress: false }
     }
 
-    /// Squares the board reported a change on at or after `t`.
-    fn seen_since(&self, t: Millis) -> Bitboard {
-        let mut seen = Bitboard::EMPTY;
-        for (i, when) in self.last_seen.iter().enumerate() {
-            if when.is_some_and(|w| w >= t) {
-                seen.add(Square::new(i as u32));
-            }
-        }
-        seen
-    }
-
     fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
+        if std::env::var_os("TM_DEBUG").is_some() {
+            eprintln!("DEBUG adopt from={from} moves={moves:?}");
+        }
         let n = self.game.plies();
         let same = self.game.moves()[from.min(n)..]
             .iter()
@@ -718,7 +851,7 @@ impl Machine {
             self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
         }
         for &m in &moves[same..] {
-            if self.phase != Phase::Playing {
+            if self.phase != Phase::Playing || self.pending_end.is_some() {
                 break;
             }
             self.record(m, t, out);
@@ -844,7 +977,13 @@ impl Machine {
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
         self.settle(window.max(self.settled));
         if let Some(end) = ending::automatic_end(&self.game, &self.config.dead_position_budget) {
-            self.finish(end, t, out);
+            // A piece sliding over a square that mates is not a move made there: the end
+            // stands once the move does (a press, or its landing square kept).
+            self.pending_end = Some(PendingEnd {
+                end,
+                ply: n + 1,
+                t_ms: t,
+            });
         }
     }
 
@@ -871,15 +1010,36 @@ impl Machine {
     fn result_signal(&mut self, signal: Ending, t: Millis, out: &mut Vec<Event>) {
         let n = self.game.plies();
         let mut keep = n;
-        while keep > self.settled {
+        // A king move to the centre that no press confirmed and that came just before the
+        // other king completed the signal was the first half of the signal, not a move.
+        while keep > self.settled.max(self.completed) {
             let m = self.game.moves()[keep - 1].mv;
             let king_to_centre = matches!(m, Move::Normal { role: Role::King, to, .. } if ending::CENTRE.contains(to));
-            if !king_to_centre {
+            let made = self.reached_at.get(keep).copied().unwrap_or(0);
+            if !king_to_centre || t.saturating_sub(made) > SIGNAL_GAP_MS {
                 break;
             }
             keep -= 1;
         }
         if keep < n {
+            let mut a = self.alert("8.1", None, t, Severity::Info);
+            a.ply = ply_number(keep + 1);
+            a.squares = self.game.moves()[keep..]
+                .iter()
+                .map(|p| p.mv.to().to_string())
+                .collect();
+            a.message = format!(
+                "the king move{} {} just before the result signal {} taken as part of the \
+                 signal, not as a move",
+                if n - keep == 1 { "" } else { "s" },
+                self.game.moves()[keep..]
+                    .iter()
+                    .map(|p| p.san.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                if n - keep == 1 { "was" } else { "were" },
+            );
+            out.push(Event::Alert(a));
             self.adopt(keep, &[], t, out);
         }
         self.signalled = Some(signal.result);
@@ -1052,6 +1212,18 @@ impl Machine {
         a.message = format!("7.5.5: {proposal}. The arbiter decides.");
         out.push(Event::Alert(a));
     }
+}
+
+/// Longest time between the two kings' placements of one result signal: a king move to
+/// the centre made longer before the signal was a move of the game.
+const SIGNAL_GAP_MS: Millis = 3_000;
+
+/// An automatic end reached by a move that may still be revised.
+#[derive(Debug, Clone)]
+struct PendingEnd {
+    end: Ending,
+    ply: usize,
+    t_ms: Millis,
 }
 
 /// A clock press waiting for the board: `ply` is the ply it completes.

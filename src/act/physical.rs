@@ -95,6 +95,12 @@ impl PhysicalBoard {
         self.placed.add(sq);
     }
 
+    /// Takes a piece off the picture without a lift: the board's report that the square
+    /// was emptied was lost.
+    pub fn forget(&mut self, sq: Square) {
+        self.board.discard_piece_at(sq);
+    }
+
     /// Replaces the whole picture (a board dump).
     pub fn replace(&mut self, board: &Board) {
         let newly = board.occupied() & !self.board.occupied();

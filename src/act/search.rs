@@ -4,6 +4,7 @@
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
 
 use super::physical::board_diff;
+use crate::board::Millis;
 
 /// What the search compares positions with: the sensed board and its evidence.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +27,123 @@ pub enum Explanation {
     Unique(Vec<Move>),
     /// Several shortest sequences (at most a few are kept).
     Ambiguous(Vec<Vec<Move>>),
+}
+
+/// When the board reported each square's latest change: the evidence a reconstruction must
+/// agree with in time as well as in squares.
+#[derive(Debug, Clone, Copy)]
+pub struct Reports<'a> {
+    /// Time of the latest report of each square (index = square), if any.
+    pub times: &'a [Option<Millis>; 64],
+    /// Only reports at or after this time belong to the moves being reconstructed.
+    pub since: Millis,
+    /// How much earlier than the lift before it a board may report a placement (its scan
+    /// order): a piece seen arriving more than this before another left is not a later move.
+    pub slack: Millis,
+}
+
+impl Reports<'_> {
+    /// Every square reported, with no time constraint.
+    #[cfg(test)]
+    pub const EVERYTHING: Reports<'static> = Reports {
+        times: &[Some(0); 64],
+        since: 0,
+        slack: Millis::MAX,
+    };
+
+    /// When `sq` last changed, if it changed during the moves being reconstructed.
+    fn time(&self, sq: Square) -> Option<Millis> {
+        self.times[sq as usize].filter(|&t| t >= self.since)
+    }
+
+    /// The squares reported during the moves being reconstructed.
+    fn seen(&self) -> Bitboard {
+        Bitboard::FULL
+            .into_iter()
+            .filter(|&sq| self.time(sq).is_some())
+            .collect()
+    }
+
+    /// How far `seq`, played from `start`, runs against the times the board reported its
+    /// squares: the sum over every piece seen arriving for good and every square seen
+    /// vacated for good by the same or an earlier move, of how much earlier the arrival was
+    /// reported than the departure. `None` when one such inversion exceeds the slack: that
+    /// order of moves cannot have happened.
+    pub fn inversion(&self, start: &Chess, seq: &[Move]) -> Option<Millis> {
+        let turn = |i: usize| {
+            if i.is_multiple_of(2) {
+                start.turn()
+            } else {
+                !start.turn()
+            }
+        };
+        let touched: Vec<Bitboard> = seq
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| touched_squares(m, turn(i)))
+            .collect();
+        let later = |i: usize| -> Bitboard {
+            touched[i + 1..]
+                .iter()
+                .fold(Bitboard::EMPTY, |acc, &b| acc | b)
+        };
+        let mut total: Millis = 0;
+        for (i, &m) in seq.iter().enumerate() {
+            let after_i = later(i);
+            for (from, to) in paths(m, turn(i)) {
+                if after_i.contains(to) {
+                    continue;
+                }
+                let Some(arrived) = self.time(to) else {
+                    continue;
+                };
+                for (j, &earlier) in seq[..=i].iter().enumerate() {
+                    let after_j = later(j);
+                    let departures: Bitboard = if j == i {
+                        Bitboard::from(from)
+                    } else {
+                        paths(earlier, turn(j))
+                            .into_iter()
+                            .map(|(f, _)| f)
+                            .collect()
+                    };
+                    for d in departures & !after_j {
+                        let Some(left) = self.time(d) else {
+                            continue;
+                        };
+                        let early = left.saturating_sub(arrived);
+                        if early > self.slack {
+                            return None;
+                        }
+                        total = total.saturating_add(early);
+                    }
+                }
+            }
+        }
+        Some(total)
+    }
+}
+
+/// The pieces a move carries from one square to another (castling carries two).
+fn paths(m: Move, color: Color) -> Vec<(Square, Square)> {
+    match m {
+        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => vec![(from, to)],
+        Move::Castle { king, rook } => match m.castling_side() {
+            Some(side) => [(king, side.king_to(color)), (rook, side.rook_to(color))]
+                .into_iter()
+                .filter(|(a, b)| a != b)
+                .collect(),
+            None => Vec::new(),
+        },
+        Move::Put { .. } => Vec::new(),
+    }
+}
+
+/// Every square a move changes, castling's destination squares included.
+fn touched_squares(m: Move, color: Color) -> Bitboard {
+    paths(m, color)
+        .into_iter()
+        .fold(squares_of(m), |acc, (_, to)| acc | Bitboard::from(to))
 }
 
 /// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
@@ -176,9 +294,11 @@ impl Sensed<'_> {
 
     /// The shortest sequences of 2 to `max_depth` legal moves from `start` that leave the
     /// sensed board. Every move must start and end on squares the board reported a change
-    /// on (`seen`), but for one square in the whole sequence (a missed update): a sequence
-    /// of moves nobody was seen making is no explanation.
-    pub fn sequences(&self, start: &Chess, max_depth: usize, seen: Bitboard) -> Explanation {
+    /// on since `reports.since`, but for one square in the whole sequence (a missed update):
+    /// a sequence of moves nobody was seen making is no explanation. The order must agree
+    /// with the report times ([`Reports::inversion`]); among several sequences, the one that
+    /// agrees with them best wins when no other agrees as well.
+    pub fn sequences(&self, start: &Chess, max_depth: usize, reports: &Reports<'_>) -> Explanation {
         if !self.feasible(start) {
             return Explanation::None;
         }
@@ -187,8 +307,10 @@ impl Sensed<'_> {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
             let mut walk = Walk {
-                seen,
+                seen: reports.seen(),
                 unseen: Bitboard::EMPTY,
+                start,
+                reports,
                 path: &mut path,
                 found: &mut found,
                 budget: &mut budget,
@@ -197,11 +319,20 @@ impl Sensed<'_> {
             if budget == 0 {
                 return Explanation::None;
             }
-            match found.len() {
-                0 => continue,
-                1 => return Explanation::Unique(found.remove(0)),
-                _ => return Explanation::Ambiguous(found),
+            if found.is_empty() {
+                continue;
             }
+            let best = found.iter().map(|(_, inv)| *inv).min().unwrap_or(0);
+            let mut fits: Vec<Vec<Move>> = Vec::new();
+            for (seq, inv) in &found {
+                if *inv == best {
+                    fits.push(seq.clone());
+                }
+            }
+            return match fits.len() {
+                1 => Explanation::Unique(fits.remove(0)),
+                _ => Explanation::Ambiguous(found.into_iter().map(|(seq, _)| seq).collect()),
+            };
         }
         Explanation::None
     }
@@ -220,7 +351,9 @@ impl Sensed<'_> {
                 if walk.allows(m).is_some() && walk.found.len() < KEEP {
                     let mut seq = walk.path.clone();
                     seq.push(m);
-                    walk.found.push(seq);
+                    if let Some(inv) = walk.reports.inversion(walk.start, &seq) {
+                        walk.found.push((seq, inv));
+                    }
                 }
             }
             return;
@@ -274,20 +407,27 @@ impl Sensed<'_> {
 struct Walk<'a> {
     seen: Bitboard,
     unseen: Bitboard,
+    start: &'a Chess,
+    reports: &'a Reports<'a>,
     path: &'a mut Vec<Move>,
-    found: &'a mut Vec<Vec<Move>>,
+    found: &'a mut Vec<(Vec<Move>, Millis)>,
     budget: &'a mut usize,
 }
 
 impl Walk<'_> {
     /// The squares never reported on that the sequence would use with `m` added, if that
-    /// is at most one square (one missed update).
+    /// is at most one square used by one move (one missed update: a square two moves of
+    /// the sequence changed would have been reported twice).
     fn allows(&self, m: Move) -> Option<Bitboard> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
             _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
         };
-        let unseen = self.unseen | (ends & !self.seen);
+        let fresh = ends & !self.seen;
+        if (fresh & self.unseen).any() {
+            return None;
+        }
+        let unseen = self.unseen | fresh;
         (unseen.count() <= 1).then_some(unseen)
     }
 }
@@ -363,7 +503,7 @@ mod tests {
             placed: Bitboard::EMPTY,
         };
         assert_eq!(
-            s.sequences(&start, 4, Bitboard::FULL),
+            s.sequences(&start, 4, &Reports::EVERYTHING),
             Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
         );
         let target = after(&["e2e4", "e7e5", "d2d4"]);
@@ -373,7 +513,7 @@ mod tests {
             placed: Bitboard::EMPTY,
         };
         assert!(
-            matches!(s.sequences(&start, 4, Bitboard::FULL), Explanation::Ambiguous(v) if v.len() == 2)
+            matches!(s.sequences(&start, 4, &Reports::EVERYTHING), Explanation::Ambiguous(v) if v.len() == 2)
         );
     }
 

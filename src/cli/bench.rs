@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::act::{Event, Machine, MachineConfig};
-use crate::board::Observation;
+use crate::board::{Millis, Observation};
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Summary, game_seed};
 use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
@@ -195,7 +195,9 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
 
 /// A fresh act-of-moving machine for a simulated game, configured as an arbiter would for
 /// that game (start position, Chess960, blitz); everything else default.
-pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(&Observation, &mut Vec<Event>) + use<> {
+pub fn recogniser(
+    sim: &SimulatedGame,
+) -> impl FnMut(Option<&Observation>, &mut Vec<Event>) + use<> {
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
@@ -203,7 +205,10 @@ pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(&Observation, &mut Vec<Even
         ..MachineConfig::default()
     };
     let mut machine = Machine::new(config);
-    move |obs, out| machine.observe(obs, out)
+    move |obs, out| match obs {
+        Some(obs) => machine.observe(obs, out),
+        None => machine.advance(Millis::MAX, out),
+    }
 }
 
 /// Simulates and recognises every game, adding each verdict to a summary.

@@ -7,6 +7,11 @@
 //! link is lost (the task then reconnects with backoff and resynchronises with a board dump),
 //! and `Failed` when nothing can be done without the user. The task ends after `Failed`, after
 //! [`LinkHandle::shutdown`], or when every handle and the event receiver are dropped.
+//!
+//! Once connected, the link also re-reads the whole board now and then (after a clock press,
+//! after garbage on the line, after a quiet period: see [`super::verify`]) so that a lost
+//! field update is corrected by the board dump that follows; the dump arrives in `Bytes` like
+//! everything else.
 
 use std::time::Duration;
 
@@ -18,6 +23,7 @@ use tokio_serial::SerialStream;
 use super::backoff::Backoff;
 use super::clock_pacing::{ClockAction, ClockPacer};
 use super::serial;
+use super::verify::{Verifier, VerifyConfig};
 use crate::wire::dgt::{AckKind, ClockMessage, Command, Decoder, Message};
 
 /// Which update mode the driver puts the board in.
@@ -57,6 +63,8 @@ pub struct LinkConfig {
     pub give_up_after: Option<Duration>,
     /// The update mode set after the handshake.
     pub update_mode: UpdateMode,
+    /// When the board is re-read with a full dump to correct lost field updates.
+    pub verify: VerifyConfig,
 }
 
 impl LinkConfig {
@@ -83,6 +91,7 @@ impl Default for LinkConfig {
             reconnect_max: Duration::from_secs(2),
             give_up_after: None,
             update_mode: UpdateMode::Nice,
+            verify: VerifyConfig::default(),
         }
     }
 }
@@ -301,6 +310,8 @@ struct Session<'a> {
     held: Option<Vec<(u64, Vec<u8>)>>,
     last_rx: Instant,
     probed: bool,
+    /// Decides when to re-read the board; active once connected.
+    verifier: Verifier,
 }
 
 impl<'a> Session<'a> {
@@ -313,6 +324,7 @@ impl<'a> Session<'a> {
             held: Some(Vec::new()),
             last_rx: Instant::now(),
             probed: false,
+            verifier: Verifier::new(VerifyConfig::off(), 0),
         }
     }
 
@@ -383,6 +395,7 @@ impl<'a> Session<'a> {
             serial,
         };
         self.link.emit(connected).await.map_err(|()| End::Stop)?;
+        self.verifier = Verifier::new(self.link.config.verify, self.decoder.skipped_bytes());
         self.link.connected_once = true;
         self.link.backoff.reset();
         self.link.unreachable_since = None;
@@ -443,10 +456,11 @@ impl<'a> Session<'a> {
         } else {
             self.last_rx + cfg.watchdog_probe_after
         };
-        match self.link.pacer.deadline_ms() {
-            Some(ms) => watchdog.min(self.link.epoch + Duration::from_millis(ms)),
-            None => watchdog,
-        }
+        [self.link.pacer.deadline_ms(), self.verifier.deadline_ms()]
+            .into_iter()
+            .flatten()
+            .map(|ms| self.link.epoch + Duration::from_millis(ms))
+            .fold(watchdog, Instant::min)
     }
 
     async fn on_timer(&mut self) -> Result<(), End> {
@@ -454,6 +468,8 @@ impl<'a> Session<'a> {
         for action in self.link.pacer.on_time(now) {
             self.clock_action(action).await?;
         }
+        self.verifier.on_time(now);
+        self.verify_if_due(now).await?;
         let silent = self.last_rx.elapsed();
         let cfg = &self.link.config;
         if silent >= cfg.watchdog_timeout {
@@ -516,6 +532,19 @@ impl<'a> Session<'a> {
             if let Some(action) = self.link.pacer.on_ack(command, t_ms) {
                 self.clock_action(action).await?;
             }
+        }
+        for message in &self.messages {
+            self.verifier.on_message(message, t_ms);
+        }
+        self.verifier.on_skipped(self.decoder.skipped_bytes());
+        self.verify_if_due(t_ms).await
+    }
+
+    /// Writes a board dump request when the verifier wants one (never during the handshake,
+    /// which dumps the board itself).
+    async fn verify_if_due(&mut self, now_ms: u64) -> Result<(), End> {
+        if self.held.is_none() && self.verifier.take_request(now_ms) {
+            self.write(&Command::SendBoard.encode()).await?;
         }
         Ok(())
     }

@@ -28,10 +28,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use shakmaty::uci::UciMove;
-use shakmaty::{Board, Color, Position, Square};
+use shakmaty::{Board, Position, Square};
 
 use crate::board::{Millis, Observation, ObservationKind, Snapshot};
-use crate::rules::Game;
+use crate::rules::{Budget, Game};
 
 /// How much trouble the simulated hands and board make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
@@ -462,6 +462,7 @@ pub fn simulate_with_model(
     };
     let start_board = game.start().board().clone();
     let mut hands = choreography::Performer::new(model, rng, start_board.clone());
+    let mut on_board = None;
     for uci in moves_uci {
         let pos = game.position().clone();
         let mv = match uci
@@ -488,18 +489,13 @@ pub fn simulate_with_model(
                 break;
             }
         }
+        // The game is over when the board reaches an automatic end (5.1.1, 5.2.1, 5.2.2,
+        // 9.6): moves a source file has after it are not part of the game.
+        if let Some(end) = game.automatic_end(&Budget::deterministic()) {
+            on_board = Some(end.result.pgn_token());
+            break;
+        }
     }
-    let end = game.position();
-    let on_board = if end.is_checkmate() {
-        Some(match end.turn() {
-            Color::White => "0-1",
-            Color::Black => "1-0",
-        })
-    } else if end.is_stalemate() || end.is_insufficient_material() {
-        Some("1/2-1/2")
-    } else {
-        None
-    };
     let declared = result.filter(|r| matches!(*r, "1-0" | "0-1" | "1/2-1/2"));
     match (on_board, declared) {
         (Some(r), _) => sim.expected_result = Some(r.to_string()),

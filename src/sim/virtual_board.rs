@@ -7,7 +7,8 @@
 //! which it reports as clock messages. The board can be presented rotated (White at the
 //! connector end), unplugged (the pseudo-terminal closes and the port vanishes) and plugged in
 //! again at the same path (a symbolic link it owns); like a real board it remembers its pieces
-//! while unplugged.
+//! while unplugged. It can also lose chosen field updates on purpose
+//! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
 
 pub mod timeline;
 
@@ -72,6 +73,10 @@ pub struct VirtualBoardConfig {
     /// Keep every message written and command received, for [`VirtualBoard::emitted`] and
     /// [`VirtualBoard::commands`] (tests). Off by default: a long demo would grow without end.
     pub log_traffic: bool,
+    /// Indices into `script` whose field updates are lost on the way to the host (as line
+    /// noise would lose them): the board's own picture changes, so a later board dump shows
+    /// the change, but no field update is written for it. Empty by default.
+    pub lose_updates: Vec<usize>,
 }
 
 impl VirtualBoardConfig {
@@ -93,6 +98,7 @@ impl VirtualBoardConfig {
             clock_version: (2, 0),
             serial: "01025".to_string(),
             log_traffic: false,
+            lose_updates: Vec::new(),
         }
     }
 }
@@ -162,6 +168,7 @@ impl VirtualBoard {
             session: 0,
             last_clock_sent: None,
             last_lifted: None,
+            played: 0,
             shared: Arc::clone(&shared),
             finished: finished_tx,
         };
@@ -436,6 +443,8 @@ struct BoardTask {
     session: u32,
     last_clock_sent: Option<ClockTimes>,
     last_lifted: Option<u8>,
+    /// How many script observations have been played.
+    played: usize,
     shared: Arc<Mutex<Shared>>,
     finished: watch::Sender<bool>,
 }
@@ -650,25 +659,27 @@ impl BoardTask {
             return;
         };
         let game_ms = self.game_ms().max(observation.t_ms);
+        let report = !self.config.lose_updates.contains(&self.played);
+        self.played += 1;
         match observation.kind {
             ObservationKind::Emptied(square) => {
                 let field = self.field(square);
                 if self.fields[field] != 0 {
                     self.last_lifted = Some(self.fields[field]);
                 }
-                self.set_field(field, 0).await;
+                self.set_field(field, 0, report).await;
             }
             ObservationKind::Placed(square, piece) => {
                 let code = piece
                     .map(code_from_piece)
                     .or(self.last_lifted)
                     .unwrap_or(code_from_piece(Color::White.pawn()));
-                self.set_field(self.field(square), code).await;
+                self.set_field(self.field(square), code, report).await;
             }
             ObservationKind::Snapshot(snapshot) => {
                 let fields = fields_from_board(&snapshot.board, self.config.orientation);
                 for (field, code) in fields.into_iter().enumerate() {
-                    self.set_field(field, code).await;
+                    self.set_field(field, code, report).await;
                 }
             }
             ObservationKind::ClockPressed { by } => {
@@ -688,13 +699,14 @@ impl BoardTask {
         usize::from(self.config.orientation.square_to_field(square))
     }
 
-    async fn set_field(&mut self, field: usize, code: u8) {
+    /// Changes a field; `report` false loses its field update.
+    async fn set_field(&mut self, field: usize, code: u8, report: bool) {
         if self.fields[field] == code {
             return;
         }
         self.fields[field] = code;
         lock(&self.shared).fields = self.fields;
-        if self.mode.sends_fields() {
+        if report && self.mode.sends_fields() {
             let field = u8::try_from(field).unwrap_or(0);
             self.send(Message::FieldUpdate { field, piece: code }).await;
         }

@@ -42,10 +42,11 @@ pub struct Run {
     pub ns_per_observation: Vec<u64>,
 }
 
-/// Feeds every observation to `observe`, timing each call.
+/// Feeds every observation to `observe`, timing each call, then `None`: the end of the
+/// stream, when the recogniser lets the time run out (a shell's timer would).
 pub fn run<F>(sim: &SimulatedGame, mut observe: F) -> Run
 where
-    F: FnMut(&Observation, &mut Vec<Event>),
+    F: FnMut(Option<&Observation>, &mut Vec<Event>),
 {
     let mut out = Run {
         events: Vec::new(),
@@ -55,11 +56,14 @@ where
     for (i, obs) in sim.observations.iter().enumerate() {
         buf.clear();
         let started = Instant::now();
-        observe(obs, &mut buf);
+        observe(Some(obs), &mut buf);
         out.ns_per_observation
             .push(started.elapsed().as_nanos().min(u64::MAX as u128) as u64);
         out.events.extend(buf.drain(..).map(|e| (i, e)));
     }
+    observe(None, &mut buf);
+    let last = sim.observations.len().saturating_sub(1);
+    out.events.extend(buf.drain(..).map(|e| (last, e)));
     out
 }
 
