@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use recorder_support::{essentials, read_board, realistic_games, scripts, uci_moves};
+use recorder_support::{essentials, read_board, realistic_games, scripts, stop, uci_moves};
 use touchmove::recorder::bench::spawn_boards;
 
 const BOARDS: usize = 4;
@@ -80,19 +80,6 @@ fn start_recorder(config: &Path, out: &Path, log: &Path) -> Child {
         .stderr(log)
         .spawn()
         .expect("the touchmove binary starts")
-}
-
-fn stop(mut child: Child) {
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    for _ in 0..100 {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Plays the games on fresh virtual boards while the recorder records into `dir/out`,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use recorder_support::{read_board, uci_moves};
+use recorder_support::{read_board, stop, uci_moves};
 use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;
@@ -65,19 +65,6 @@ async fn wait_for_log(dir: &Path, text: &str, times: usize) -> String {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn stop(mut child: Child) {
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    for _ in 0..100 {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 async fn finish(boards: &[&VirtualBoard]) {

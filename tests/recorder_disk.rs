@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use recorder_support::{read_board, uci_moves};
+use recorder_support::{read_board, stop, uci_moves};
 use touchmove::act::Event;
 use touchmove::record::pgn::read_games;
 use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
@@ -72,19 +72,6 @@ fn record(dir: &Path, config: &Path, extra: &[&str]) -> Child {
 
 fn log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("recorder.log")).unwrap_or_default()
-}
-
-fn stop(mut child: Child) {
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    for _ in 0..100 {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// The moves the journal holds for board 1, in UCI.

@@ -625,7 +625,12 @@ impl Machine {
 
     fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
         if std::env::var_os("TM_DEBUG").is_some() {
-            eprintln!("DEBUG t={t} sensed={} settled={} n={}", self.physical.board(), self.settled, self.game.plies());
+            eprintln!(
+                "DEBUG t={t} sensed={} settled={} n={}",
+                self.physical.board(),
+                self.settled,
+                self.game.plies()
+            );
         }
         match self.read_board() {
             Reading::Current => {
