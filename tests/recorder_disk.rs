@@ -3,7 +3,8 @@
 //! progress, and loses nothing it had recorded.
 //!
 //! - The journal fills up mid-game (SQLite `max_page_count`, the recorder's hidden
-//!   `--journal-limit`): SQLite fails exactly as on a full disk.
+//!   `--journal-limit`): SQLite fails exactly as on a full disk. When room is made while
+//!   recording, everything held in memory meanwhile reaches the journal.
 //! - The round's folder becomes unwritable mid-game (replaced by a file: it works as root
 //!   too, where permissions do not stop writes).
 //! - A journal that is read-only at start (the recorder runs as `nobody` when the test runs as
@@ -16,9 +17,15 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use recorder_support::{read_board, stop, uci_moves};
+use std::sync::Arc;
 use touchmove::act::Event;
 use touchmove::record::pgn::read_games;
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
+
+use touchmove::recorder::bench::{
+    ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards,
+};
+use touchmove::recorder::{Recorder, RunOptions};
+use touchmove::server::feed::Feed;
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;
 use touchmove::store::{BoardKey, Journal};
@@ -272,4 +279,41 @@ async fn a_read_only_journal_is_refused_with_the_fix_and_stays_readable() {
         "{e}"
     );
     assert_eq!(journalled_moves(&journal), game.moves_uci, "nothing lost");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_journal_has_room_again_everything_held_is_journalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let (board, _) = board_and_config(dir.path(), &game);
+    let config = event_for_ports("Disk test", "600", &[board.path().to_path_buf()]);
+    let out = dir.path().join("out");
+    let mut options = RunOptions::new(&out, Arc::new(Feed::new()));
+    options.journal_limit = Some(28_672);
+    let recorder = Recorder::start(config, options).await.unwrap();
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !recorder.journal_failing() {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "the journal never filled up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Some moves are played while the journal is full, then room is made.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let held = journalled_moves(&out.join("journal.sqlite")).len();
+    recorder.limit_journal(None).unwrap();
+    tokio::time::timeout(Duration::from_secs(40), board.finished())
+        .await
+        .expect("the board plays its game");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!recorder.journal_failing(), "the journal recovered");
+    recorder.shutdown().await;
+    assert!(held < PLIES, "the journal was full mid-game ({held} plies)");
+    assert_eq!(uci_moves(&read_board(&out, 1)), game.moves_uci);
+    assert_eq!(
+        journalled_moves(&out.join("journal.sqlite")),
+        game.moves_uci,
+        "every move is in the journal once it had room again"
+    );
 }

@@ -308,6 +308,9 @@ impl Shared {
     }
 }
 
+/// A journal size limit that no disk reaches (1 TiB).
+const NO_JOURNAL_LIMIT: u64 = 1 << 40;
+
 /// How long the round's files wait after a change, so that the moves of many boards share one
 /// rewrite of `games.pgn` (each board's own `game-K.pgn` is rewritten at once).
 pub const ROUND_FILES_DELAY: Duration = Duration::from_millis(200);
@@ -552,6 +555,21 @@ impl RecorderHandle {
     /// held.
     pub fn journal_commits(&self) -> (u64, u64) {
         self.shared.journal.commits()
+    }
+
+    /// True while the journal refuses some board's entries (disk full, read-only).
+    pub fn journal_failing(&self) -> bool {
+        self.shared.journal_failing()
+    }
+
+    /// Changes the journal's size limit while recording (`None`: no limit but the disk's),
+    /// like [`RunOptions::journal_limit`]. Entries refused for the old limit are committed at
+    /// the next chunk or tick.
+    pub fn limit_journal(&self, max_bytes: Option<u64>) -> Result<u64, crate::store::JournalError> {
+        self.shared
+            .journal
+            .lock()
+            .limit_size(max_bytes.unwrap_or(NO_JOURNAL_LIMIT))
     }
 
     /// The output folder.
