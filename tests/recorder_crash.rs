@@ -45,15 +45,22 @@ fn speed() -> f64 {
 const MAX_PAUSE_MS: u64 = 600;
 const SEED: u64 = 20_261_122;
 
+/// Boards 1 and 2 by port, board 3 by serial number (the virtual boards have 10000, 10001,
+/// …), board 4 "auto": after each restart the last two are found again by probing, and what
+/// the boards sent meanwhile is recorded even though the probe reads it.
 fn write_config(dir: &Path, ports: &[PathBuf]) -> PathBuf {
     let mut text = String::from(
         "event = \"Crash test\"\nsite = \"Kill -9\"\nround = 1\ntime_control = \"5400+30\"\n",
     );
     for (i, p) in ports.iter().enumerate() {
+        let source = match i {
+            0 | 1 => format!("port = \"{}\"", p.display()),
+            2 => format!("serial = \"{}\"", 10_000 + i),
+            _ => "port = \"auto\"".to_string(),
+        };
         text.push_str(&format!(
-            "\n[[board]]\nnumber = {}\nport = \"{}\"\nwhite = {{ name = \"White, {}\", fide_id = {} }}\nblack = {{ name = \"Black, {}\" }}\n",
+            "\n[[board]]\nnumber = {}\n{source}\nwhite = {{ name = \"White, {}\", fide_id = {} }}\nblack = {{ name = \"Black, {}\" }}\n",
             i + 1,
-            p.display(),
             i + 1,
             1000 + i,
             i + 1
@@ -77,6 +84,8 @@ fn start_recorder(config: &Path, out: &Path, log: &Path) -> Child {
         .arg("--out")
         .arg(out)
         .arg("--no-server")
+        .arg("--probe")
+        .arg(config.with_file_name("board-*"))
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()

@@ -1,5 +1,6 @@
 //! `touchmove record`: records every board of an event until interrupted.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -131,6 +132,7 @@ async fn add_detected_boards(
     config: &mut EventConfig,
     origins: &mut BoardOrigins,
     candidates: &Candidates,
+    probed_bytes: &mut BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
 ) -> Result<(), String> {
     let mut found = 0;
     let mut report = Vec::new();
@@ -143,7 +145,8 @@ async fn add_detected_boards(
             continue;
         }
         match probe(&port, Duration::from_millis(800)).await {
-            Ok(id) => {
+            Ok(mut id) => {
+                probed_bytes.insert(port.clone(), std::mem::take(&mut id.received));
                 let named = id.serial.as_ref().is_some_and(|s| {
                     config
                         .boards
@@ -213,13 +216,19 @@ pub fn run(args: RecordArgs) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        let mut options = RunOptions::new(&args.out, Arc::new(Feed::new()));
         if args.port.iter().any(|p| p == "auto")
-            && let Err(e) = add_detected_boards(&mut config, &mut origins, &candidates).await
+            && let Err(e) = add_detected_boards(
+                &mut config,
+                &mut origins,
+                &candidates,
+                &mut options.probed_bytes,
+            )
+            .await
         {
             eprintln!("touchmove record: {e}");
             return ExitCode::FAILURE;
         }
-        let mut options = RunOptions::new(&args.out, Arc::new(Feed::new()));
         options.candidates = candidates;
         options.journal_limit = args.journal_limit;
         options.board_origins = origins;

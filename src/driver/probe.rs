@@ -23,6 +23,10 @@ pub struct BoardIdentity {
     /// The board's serial number (the five-digit one; the ten-digit one when that is all the
     /// board sends), or `None` when it did not answer that request.
     pub serial: Option<String>,
+    /// Every chunk read from the port, in order, with its receive time: a board left in an
+    /// update mode (by a recorder that was killed) may have queued moves, which must not be
+    /// lost with the probe.
+    pub received: Vec<(Instant, Vec<u8>)>,
 }
 
 /// Why a probe found no board.
@@ -63,6 +67,7 @@ pub async fn probe(port: &Path, timeout: Duration) -> Result<BoardIdentity, Prob
     let mut version = None;
     let mut serial = None;
     let mut long_serial = None;
+    let mut received = Vec::new();
     let mut deadline = Instant::now() + timeout;
     let mut buf = [0u8; 256];
     while serial.is_none() {
@@ -73,6 +78,7 @@ pub async fn probe(port: &Path, timeout: Duration) -> Result<BoardIdentity, Prob
             Ok(Ok(n)) => n,
             Ok(Err(e)) => return Err(ProbeFailure::Io(format!("read failed ({e})"))),
         };
+        received.push((Instant::now(), buf[..n].to_vec()));
         messages.clear();
         decoder.push(&buf[..n], &mut messages);
         for message in &messages {
@@ -92,6 +98,7 @@ pub async fn probe(port: &Path, timeout: Duration) -> Result<BoardIdentity, Prob
         Some(version) => Ok(BoardIdentity {
             version,
             serial: serial.or(long_serial),
+            received,
         }),
         None => Err(ProbeFailure::NoReply),
     }

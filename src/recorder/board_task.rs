@@ -190,8 +190,13 @@ impl BoardTask {
                 found = next_found(&mut finding) => {
                     finding = None;
                     match found {
-                        Some(found) => {
+                        Some(mut found) => {
                             self.on_found(&found).await;
+                            let epoch = self.shared.session.epoch();
+                            for (at, data) in std::mem::take(&mut found.received) {
+                                let t_ms = at.saturating_duration_since(epoch).as_millis() as u64;
+                                self.on_bytes(t_ms, data).await;
+                            }
                             link = Some(self.open_link(found.port.to_string_lossy().into_owned()));
                         }
                         None => loud(&format!(

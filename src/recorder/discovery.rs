@@ -46,7 +46,17 @@ pub(crate) struct Found {
     pub port: PathBuf,
     /// The serial number the board reported there.
     pub serial: Option<String>,
+    /// What the probes read from the port, with receive times: the board's own bytes, to be
+    /// recorded before the link's.
+    pub received: Vec<(Instant, Vec<u8>)>,
 }
+
+/// Bytes read by probes, by port, until a board takes the port.
+pub(crate) type Unread = BTreeMap<PathBuf, Vec<(Instant, Vec<u8>)>>;
+
+/// Most bytes kept for a port nobody takes (a board nobody configured keeps answering
+/// probes).
+const MAX_UNREAD: usize = 64 * 1024;
 
 struct Want {
     board: u32,
@@ -71,6 +81,8 @@ pub(crate) struct DiscoverySetup {
     pub reserved: BTreeSet<String>,
     /// Where each board was configured ("event.toml:12"), for messages.
     pub origins: BTreeMap<u32, String>,
+    /// Bytes read by probes before the recorder started (`record --port auto`).
+    pub unread: Unread,
 }
 
 impl Discovery {
@@ -174,7 +186,14 @@ impl Prober {
             {
                 Seen::Silent(why.clone())
             } else {
-                let answer = probe(&port, PROBE_TIMEOUT).await;
+                let mut answer = probe(&port, PROBE_TIMEOUT).await;
+                if let Ok(id) = &mut answer {
+                    let kept = self.setup.unread.entry(port.clone()).or_default();
+                    let size: usize = kept.iter().map(|(_, b)| b.len()).sum();
+                    if size < MAX_UNREAD {
+                        kept.append(&mut id.received);
+                    }
+                }
                 match &answer {
                     Err(why @ ProbeFailure::NoReply) => {
                         self.silent
@@ -205,7 +224,7 @@ impl Prober {
                 .position(|(_, s)| s.as_deref() == Some(serial.as_str()))
             {
                 let (port, serial) = free.remove(i);
-                self.hand_out(*board, Found { port, serial });
+                self.hand_out(*board, port, serial);
             }
         }
         free.retain(|(_, s)| s.as_ref().is_none_or(|s| !self.setup.reserved.contains(s)));
@@ -221,7 +240,7 @@ impl Prober {
             if let Some(s) = &serial {
                 self.setup.reserved.insert(s.clone());
             }
-            self.hand_out(*board, Found { port, serial });
+            self.hand_out(*board, port, serial);
         }
         let still: Vec<u32> = self.wanted.keys().copied().collect();
         for board in still {
@@ -233,11 +252,16 @@ impl Prober {
         }
     }
 
-    fn hand_out(&mut self, board: u32, found: Found) {
+    fn hand_out(&mut self, board: u32, port: PathBuf, serial: Option<String>) {
         if let Some(want) = self.wanted.remove(&board) {
             self.said.remove(&board);
-            self.bound.insert(found.port.clone(), board);
-            let _ = want.reply.send(found);
+            self.bound.insert(port.clone(), board);
+            let received = self.setup.unread.remove(&port).unwrap_or_default();
+            let _ = want.reply.send(Found {
+                port,
+                serial,
+                received,
+            });
         }
     }
 

@@ -124,6 +124,9 @@ pub struct RunOptions {
     /// Keep the journal under about this many bytes (SQLite `max_page_count`): appends beyond
     /// fail as on a full disk. For tests of a full disk, or to leave room on a shared one.
     pub journal_limit: Option<u64>,
+    /// Bytes read from ports by probes before the start (`record --port auto`), with their
+    /// receive times: recorded for the board found there.
+    pub probed_bytes: BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
 }
 
 impl RunOptions {
@@ -139,6 +142,7 @@ impl RunOptions {
             candidates: Candidates::default(),
             board_origins: BoardOrigins::new(),
             journal_limit: None,
+            probed_bytes: BTreeMap::new(),
         }
     }
 }
@@ -441,6 +445,7 @@ impl Recorder {
                 })
                 .collect(),
             origins: options.board_origins.clone(),
+            unread: options.probed_bytes.clone(),
         };
         let (discovery, prober) = Discovery::start(setup);
         let shared = Arc::new(Shared {
