@@ -97,8 +97,10 @@ async fn boards_are_bound_by_serial_and_auto_and_an_unknown_serial_is_reported()
     assert_eq!(uci_moves(&read_board(&out, 1)), games[2].moves_uci);
     assert_eq!(uci_moves(&read_board(&out, 2)), games[0].moves_uci);
     let text = log(dir.path());
+    // Said again whenever what the ports answer changes: the last one counts.
     let missing = text
         .lines()
+        .rev()
         .find(|l| l.contains("board 3 ("))
         .unwrap_or_else(|| panic!("no message about board 3:\n{text}"));
     let port = |k: usize| dir.path().join(format!("board-{k}")).display().to_string();

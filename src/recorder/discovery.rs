@@ -24,6 +24,8 @@ use crate::driver::probe::{BoardIdentity, Candidates, ProbeFailure, probe};
 
 /// Time between two probing rounds while a board waits.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(1);
+/// How long the first request waits for the others of the same moment.
+const GATHER: Duration = Duration::from_millis(100);
 /// How long a probed port has to answer each request.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 /// A port that answered nothing is probed again only after this long (it is probably not a
@@ -143,6 +145,8 @@ impl Prober {
                     Some(want) => self.take(want),
                     None => return,
                 }
+                // The boards of an event ask together: one round serves them all.
+                tokio::time::sleep(GATHER).await;
             }
             while let Ok(want) = incoming.try_recv() {
                 self.take(want);
