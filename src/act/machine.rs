@@ -103,6 +103,8 @@ enum Doubt {
     Sequences(Vec<Vec<Move>>),
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
+    /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
+    Overlapping { moves: Vec<Move>, ms: Millis },
 }
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
@@ -135,6 +137,8 @@ pub struct Machine {
     last_place: Option<(Square, Millis)>,
     surplus: Option<(Square, Millis)>,
     pending_end: Option<PendingEnd>,
+    outage: Option<Millis>,
+    lifted_last: bool,
     signalled: Option<&'static str>,
     now: Millis,
 }
@@ -178,6 +182,8 @@ impl Machine {
             last_place: None,
             surplus: None,
             pending_end: None,
+            outage: None,
+            lifted_last: false,
             signalled: None,
             now: 0,
         }
@@ -244,7 +250,9 @@ impl Machine {
         self.now = self.now.max(t);
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
+        self.correct_due_surplus(t, out);
         self.settle_completion(t);
+        self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
@@ -278,8 +286,12 @@ impl Machine {
                 if self.rotated {
                     board.rotate_180();
                 }
-                for sq in self.physical.diff(&board) {
+                let changed = self.physical.diff(&board);
+                for sq in changed {
                     self.last_seen[sq as usize] = Some(t);
+                }
+                if changed.count() >= 2 {
+                    self.outage = Some(t);
                 }
                 self.physical.replace(&board);
                 self.board_changed(t, out);
@@ -306,6 +318,7 @@ impl Machine {
     /// silent; [`Machine::observe`] calls it itself.
     pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
         self.now = self.now.max(now);
+        self.correct_due_surplus(now, out);
         if let Some(press) = self.pending_press
             && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
         {
@@ -319,6 +332,11 @@ impl Machine {
         }
         self.settle_completion(now);
         self.confirm_end(now, out);
+    }
+
+    /// Looks for a lost lift once a surplus piece has stood long enough; before anything
+    /// is settled, so that the move it corrects is still open.
+    fn correct_due_surplus(&mut self, now: Millis, out: &mut Vec<Event>) {
         if let Some((sq, since)) = self.surplus
             && now >= since.saturating_add(self.config.missed_update_ms)
         {
@@ -352,7 +370,7 @@ impl Machine {
     fn settle_completion(&mut self, now: Millis) {
         if let Some(c) = self.completion
             && now >= c.pressed.saturating_add(self.config.press_grace_ms)
-            && self.landing_stands(c.ply)
+            && !self.slide_may_continue(c.ply)
         {
             self.completion = None;
             self.settle(c.ply.max(self.settled));
@@ -367,7 +385,7 @@ impl Machine {
         // clock.
         let settle = self
             .completion
-            .filter(|c| self.landing_stands(c.ply))
+            .filter(|c| !self.slide_may_continue(c.ply))
             .map(|c| c.due);
         let surplus = self
             .surplus
@@ -599,6 +617,26 @@ impl Machine {
         by_presser
     }
 
+    /// True when the last recorded move is `ply`, its landing square was vacated again and
+    /// the opponent had lifted nothing before that: the piece may have only passed there.
+    /// After an opponent's lift the move was over; its landing square emptying is the next
+    /// move beginning.
+    fn slide_may_continue(&self, ply: usize) -> bool {
+        if self.landing_stands(ply) {
+            return false;
+        }
+        let Some(played) = self.game.moves().get(ply - 1) else {
+            return false;
+        };
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let vacated = self.last_seen[played.mv.to() as usize].unwrap_or(Millis::MAX);
+        let mover = self.game.positions()[ply - 1].turn();
+        !self
+            .lifts
+            .iter()
+            .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= vacated)
+    }
+
     /// False when the last recorded move is `ply` and a square it put a piece on differs
     /// from the game again: the piece was lifted on, so the press does not confirm a square
     /// it only passed through, and the move stays open to revision.
@@ -624,14 +662,6 @@ impl Machine {
     }
 
     fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
-        if std::env::var_os("TM_DEBUG").is_some() {
-            eprintln!(
-                "DEBUG t={t} sensed={} settled={} n={}",
-                self.physical.board(),
-                self.settled,
-                self.game.plies()
-            );
-        }
         match self.read_board() {
             Reading::Current => {
                 self.doubt = None;
@@ -780,7 +810,9 @@ impl Machine {
         let in_progress = s.in_progress(current)
             || revisable.clone().any(|k| s.in_progress(&positions[k]))
             || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
-        if in_progress {
+        // A lift completes no sequence of moves: a piece just lifted is in the air, not
+        // captured on a square nobody saw it reach.
+        if in_progress || self.lifted_last {
             return Reading::Unexplained { in_progress };
         }
         // The shortest explanation counted from the oldest revisable position wins; on a
@@ -796,21 +828,30 @@ impl Machine {
             if depth < 2 {
                 continue;
             }
+            let since = self.reached_at.get(k).copied().unwrap_or(0);
             let reports = Reports {
                 times: &self.last_seen,
-                since: self.reached_at.get(k).copied().unwrap_or(0),
+                since,
                 slack: self.config.report_reorder_ms,
+                outage: self.outage.is_some_and(|o| o >= since),
             };
             let (len, reading) = match s.sequences(&positions[k], depth, &reports) {
                 Explanation::None => continue,
-                Explanation::Unique(seq) => (
-                    seq.len(),
-                    Reading::Adopt {
-                        from: k,
-                        moves: seq,
-                        doubt: None,
-                    },
-                ),
+                Explanation::Unique(seq) => {
+                    let overlap = reports.overlap(&positions[k], &seq);
+                    let doubt = (overlap > 0).then(|| Doubt::Overlapping {
+                        moves: seq.clone(),
+                        ms: overlap,
+                    });
+                    (
+                        seq.len(),
+                        Reading::Adopt {
+                            from: k,
+                            moves: seq,
+                            doubt,
+                        },
+                    )
+                }
                 Explanation::Ambiguous(seqs) => (
                     seqs[0].len(),
                     Reading::Adopt {
@@ -829,9 +870,6 @@ impl Machine {
     }
 
     fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
-        if std::env::var_os("TM_DEBUG").is_some() {
-            eprintln!("DEBUG adopt from={from} moves={moves:?}");
-        }
         let n = self.game.plies();
         let same = self.game.moves()[from.min(n)..]
             .iter()
@@ -850,6 +888,9 @@ impl Machine {
                 t_ms: t,
             });
             self.game.truncate(keep);
+            if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
+                self.pending_end = None;
+            }
             self.turn_start.truncate(keep + 1);
             self.reached_at.truncate(keep + 1);
             self.completed = self.completed.min(keep);
@@ -904,6 +945,27 @@ impl Machine {
                     squares |= super::search::squares_of(*m);
                 }
                 a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a
+            }
+            Doubt::Overlapping { moves, ms } => {
+                let mut a = self.alert("7.4", None, t, Severity::Warning);
+                let first = self.game.plies().saturating_sub(moves.len());
+                let sans: Vec<&str> = self.game.moves()[first..]
+                    .iter()
+                    .map(|p| p.san.as_str())
+                    .collect();
+                a.ply = ply_number(first + 1);
+                let mut squares = Bitboard::EMPTY;
+                for m in moves {
+                    squares |= super::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {} were read from actions that overlapped by {ms} ms (a move \
+                     began before the one before it was over): one of them may be a knocked or \
+                     displaced piece; the arbiter should check",
+                    sans.join(" ")
+                );
                 a
             }
             Doubt::PromotionPiece => {

@@ -40,6 +40,9 @@ pub struct Reports<'a> {
     /// How much earlier than the lift before it a board may report a placement (its scan
     /// order): a piece seen arriving more than this before another left is not a later move.
     pub slack: Millis,
+    /// The board was out of touch (a dump changed several squares at once): any square may
+    /// have changed unreported, any number of times.
+    pub outage: bool,
 }
 
 impl Reports<'_> {
@@ -49,6 +52,7 @@ impl Reports<'_> {
         times: &[Some(0); 64],
         since: 0,
         slack: Millis::MAX,
+        outage: false,
     };
 
     /// When `sq` last changed, if it changed during the moves being reconstructed.
@@ -121,6 +125,50 @@ impl Reports<'_> {
             }
         }
         Some(total)
+    }
+}
+
+impl Reports<'_> {
+    /// How long before a piece of `seq` was seen arriving for good a later move of the
+    /// sequence was seen leaving its square: zero when the moves came one after the other.
+    /// More than zero means the next player began before the previous move was over, or
+    /// that one of the "moves" was a piece knocked over by the hand making the other.
+    pub fn overlap(&self, start: &Chess, seq: &[Move]) -> Millis {
+        let turn = |i: usize| {
+            if i.is_multiple_of(2) {
+                start.turn()
+            } else {
+                !start.turn()
+            }
+        };
+        let touched: Vec<Bitboard> = seq
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| touched_squares(m, turn(i)))
+            .collect();
+        let later = |i: usize| -> Bitboard {
+            touched[i + 1..]
+                .iter()
+                .fold(Bitboard::EMPTY, |acc, &b| acc | b)
+        };
+        let mut most = 0;
+        for (i, &m) in seq.iter().enumerate() {
+            let after_i = later(i);
+            for (_, to) in paths(m, turn(i)) {
+                let Some(arrived) = self.time(to).filter(|_| !after_i.contains(to)) else {
+                    continue;
+                };
+                for (j, &next) in seq.iter().enumerate().skip(i + 1) {
+                    let after_j = later(j);
+                    for (from, _) in paths(next, turn(j)) {
+                        if let Some(left) = self.time(from).filter(|_| !after_j.contains(from)) {
+                            most = most.max(arrived.saturating_sub(left));
+                        }
+                    }
+                }
+            }
+        }
+        most
     }
 }
 
@@ -421,9 +469,14 @@ impl Walk<'_> {
     fn allows(&self, m: Move) -> Option<Bitboard> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+            // The pawn taken en passant leaves a square of its own.
+            Move::EnPassant { .. } => squares_of(m),
             _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
         };
         let fresh = ends & !self.seen;
+        if self.reports.outage {
+            return Some(self.unseen | fresh);
+        }
         if (fresh & self.unseen).any() {
             return None;
         }
