@@ -1,12 +1,17 @@
 //! `touchmove record`: records every board of an event until interrupted.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
+use crate::driver::probe::{Candidates, probe};
 use crate::recorder::pairings;
-use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use crate::recorder::{
+    BoardConfig, BoardOrigins, BoardSource, EventConfig, Player, Recorder, RunOptions,
+};
 use crate::server::feed::Feed;
 
 /// Arguments of `touchmove record`.
@@ -19,6 +24,11 @@ pub struct RecordArgs {
     /// every DGT board found.
     #[arg(long)]
     pub port: Vec<String>,
+    /// Where to look for boards given by serial number or `auto` (repeatable; a `*` in the
+    /// last component matches anything, e.g. `/dev/ttyACM*`). Default: the serial ports that
+    /// look like DGT boards.
+    #[arg(long, value_name = "PATTERN")]
+    pub probe: Vec<PathBuf>,
     /// Pairings (PGN of headers or CSV) to put players on the boards.
     #[arg(long)]
     pub pairings: Option<PathBuf>,
@@ -32,6 +42,10 @@ pub struct RecordArgs {
     /// Address of the web server (live view, PGN, arbiter API).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Keep the journal under about this many bytes; beyond, it fails as on a full disk
+    /// (tests of a full disk).
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub journal_limit: Option<u64>,
     /// Do not start the web server.
     #[arg(long)]
     pub no_server: bool,
@@ -52,11 +66,12 @@ pub struct RecordArgs {
     pub event: Option<String>,
 }
 
-/// Builds the event from the file and the command-line options.
-fn event_config(args: &RecordArgs) -> Result<EventConfig, String> {
-    let mut config = match &args.config {
-        Some(path) => EventConfig::load(path).map_err(|e| e.to_string())?,
-        None => EventConfig::default(),
+/// Builds the event from the file and the command-line options (`--port auto` is resolved
+/// later, by [`add_detected_boards`]).
+fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String> {
+    let (mut config, mut origins) = match &args.config {
+        Some(path) => EventConfig::load_located(path).map_err(|e| e.to_string())?,
+        None => (EventConfig::default(), BoardOrigins::new()),
     };
     if let Some(event) = &args.event {
         config.event = event.clone();
@@ -69,36 +84,18 @@ fn event_config(args: &RecordArgs) -> Result<EventConfig, String> {
             .map_err(|e| format!("--time-control: {e}"))?;
         config.time_control = Some(tc.clone());
     }
-    let mut ports: Vec<PathBuf> = Vec::new();
-    for p in &args.port {
-        if p == "auto" {
-            let found = detect_ports();
-            if found.is_empty() {
-                return Err(
-                    "--port auto: no serial port that looks like a DGT board was found; plug the \
-                     board in, check `touchmove ports`, or give --port PATH"
-                        .to_string(),
-                );
-            }
-            ports.extend(found);
-        } else {
-            ports.push(PathBuf::from(p));
-        }
-    }
-    for path in ports {
+    for p in args.port.iter().filter(|p| *p != "auto") {
+        let path = PathBuf::from(p);
         if let Some(b) = config
             .boards
             .iter()
             .find(|b| b.source == BoardSource::Port(path.clone()))
         {
-            if args.port.iter().any(|p| p != "auto") {
-                return Err(format!(
-                    "port {} is given twice (board {} already uses it); two boards cannot share a port",
-                    path.display(),
-                    b.number
-                ));
-            }
-            continue;
+            return Err(format!(
+                "port {} is given twice (board {} already uses it); two boards cannot share a port",
+                path.display(),
+                b.number
+            ));
         }
         if let Some(b) = config
             .boards
@@ -106,41 +103,110 @@ fn event_config(args: &RecordArgs) -> Result<EventConfig, String> {
             .find(|b| b.source == BoardSource::Auto)
         {
             b.source = BoardSource::Port(path);
+            origins.insert(b.number, format!("--port {p}"));
             continue;
         }
-        let number = config.boards.iter().map(|b| b.number).max().unwrap_or(0) + 1;
+        let number = next_number(&config);
         config.boards.push(BoardConfig {
             number,
             source: BoardSource::Port(path),
             white: Player::named("?"),
             black: Player::named("?"),
         });
+        origins.insert(number, format!("--port {p}"));
     }
     if let Some(path) = &args.pairings {
         let list = pairings::load(path).map_err(|e| e.to_string())?;
         config.apply_pairings(&list);
     }
-    Ok(config)
+    Ok((config, origins))
 }
 
-/// Serial ports that look like DGT boards.
-fn detect_ports() -> Vec<PathBuf> {
-    use crate::driver::ports::{DgtLikelihood, list_ports};
-    list_ports(std::path::Path::new("/sys"))
-        .into_iter()
-        .filter(|p| p.dgt != DgtLikelihood::Unlikely)
-        .map(|p| PathBuf::from(p.path))
-        .collect()
+fn next_number(config: &EventConfig) -> u32 {
+    config.boards.iter().map(|b| b.number).max().unwrap_or(0) + 1
+}
+
+/// `--port auto`: one "auto" board for every detected board that no entry names by serial
+/// number and no "auto" entry will take.
+async fn add_detected_boards(
+    config: &mut EventConfig,
+    origins: &mut BoardOrigins,
+    candidates: &Candidates,
+    probed_bytes: &mut BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
+) -> Result<(), String> {
+    let mut found = 0;
+    let mut report = Vec::new();
+    for port in candidates.list() {
+        if config
+            .boards
+            .iter()
+            .any(|b| b.source == BoardSource::Port(port.clone()))
+        {
+            continue;
+        }
+        match probe(&port, Duration::from_millis(800)).await {
+            Ok(mut id) => {
+                probed_bytes.insert(port.clone(), std::mem::take(&mut id.received));
+                let named = id.serial.as_ref().is_some_and(|s| {
+                    config
+                        .boards
+                        .iter()
+                        .any(|b| b.source == BoardSource::Serial(s.clone()))
+                });
+                if !named {
+                    found += 1;
+                }
+                report.push(format!(
+                    "{} (DGT board serial {})",
+                    port.display(),
+                    id.serial.as_deref().unwrap_or("unknown")
+                ));
+            }
+            Err(why) => report.push(format!("{} ({why})", port.display())),
+        }
+    }
+    if found == 0 {
+        let probed = if report.is_empty() {
+            format!("no candidate port is present ({})", candidates.describe())
+        } else {
+            format!("probed {}", report.join(", "))
+        };
+        return Err(format!(
+            "--port auto: no DGT board found to record ({probed}); plug the board in and switch \
+             it on, check `touchmove ports`, or give --port PATH"
+        ));
+    }
+    let taken = config
+        .boards
+        .iter()
+        .filter(|b| b.source == BoardSource::Auto)
+        .count();
+    for _ in taken..found {
+        let number = next_number(config);
+        config.boards.push(BoardConfig {
+            number,
+            source: BoardSource::Auto,
+            white: Player::named("?"),
+            black: Player::named("?"),
+        });
+        origins.insert(number, "--port auto".to_string());
+    }
+    Ok(())
 }
 
 /// Runs `touchmove record`.
 pub fn run(args: RecordArgs) -> ExitCode {
-    let config = match event_config(&args) {
+    let (mut config, mut origins) = match event_config(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("touchmove record: {e}");
             return ExitCode::FAILURE;
         }
+    };
+    let candidates = if args.probe.is_empty() {
+        Candidates::Sysfs
+    } else {
+        Candidates::Patterns(args.probe.clone())
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -151,6 +217,21 @@ pub fn run(args: RecordArgs) -> ExitCode {
     };
     runtime.block_on(async move {
         let mut options = RunOptions::new(&args.out, Arc::new(Feed::new()));
+        if args.port.iter().any(|p| p == "auto")
+            && let Err(e) = add_detected_boards(
+                &mut config,
+                &mut origins,
+                &candidates,
+                &mut options.probed_bytes,
+            )
+            .await
+        {
+            eprintln!("touchmove record: {e}");
+            return ExitCode::FAILURE;
+        }
+        options.candidates = candidates;
+        options.journal_limit = args.journal_limit;
+        options.board_origins = origins;
         if let Some(j) = &args.journal {
             options.journal_path = j.clone();
         }
@@ -203,10 +284,11 @@ mod tests {
 
     #[test]
     fn ports_become_numbered_boards() {
-        let c = event_config(&args(&[
+        let (c, origins) = event_config(&args(&[
             "--port", "/dev/a", "--port", "/dev/b", "--round", "4",
         ]))
         .unwrap();
+        assert_eq!(origins[&2], "--port /dev/b");
         assert_eq!(c.round, 4);
         assert_eq!(c.boards.len(), 2);
         assert_eq!(c.boards[1].number, 2);

@@ -159,6 +159,10 @@ pub struct BoardsFigures {
     pub max_ms: f64,
     /// Resident memory added per board (recorder + its virtual board), in KiB.
     pub memory_per_board_kib: u64,
+    /// Journal entries written per second (byte chunks, events, metadata).
+    pub journal_entries_per_s: f64,
+    /// Journal transactions, each one disk sync, per second.
+    pub journal_syncs_per_s: f64,
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -200,6 +204,7 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let elapsed = started.elapsed();
     let after = resident_bytes();
+    let (commits, entries) = recorder.journal_commits();
     let out = recorder.out_dir().to_path_buf();
     recorder.shutdown().await;
     let played_ms = elapsed.as_millis() as u64;
@@ -238,6 +243,8 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
         p99_ms: percentile(&samples, 0.99),
         max_ms: samples.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
         memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
+        journal_entries_per_s: entries as f64 / elapsed.as_secs_f64(),
+        journal_syncs_per_s: commits as f64 / elapsed.as_secs_f64(),
     })
 }
 

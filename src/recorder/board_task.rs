@@ -2,23 +2,23 @@
 //! pipeline and rewrites the files.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::{BoardConfig, BoardSource};
+use super::discovery::{Found, Target};
 use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
-use super::replay::{History, Step, board_key};
+use super::replay::{BOUND_SERIAL, History, Step, board_key};
 use super::{Shared, loud, say};
 use crate::act::Event;
 use crate::board::Millis;
 use crate::clock::TimeControl;
-use crate::driver::dgt::{LinkConfig, LinkEvent, spawn_link};
+use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::server::feed::GameInfo;
-use crate::store::BoardKey;
+use crate::store::{BoardKey, NewEntry, Record};
 
 /// What the recorder asks of a board task.
 pub(crate) enum BoardCommand {
@@ -32,20 +32,23 @@ pub(crate) struct BoardTask {
     shared: Arc<Shared>,
     key: BoardKey,
     number: u32,
-    port: Option<String>,
+    source: BoardSource,
+    /// The serial number of the board an "auto" entry took (kept across restarts).
+    bound_serial: Option<String>,
     pipeline: BoardPipeline,
     events: Vec<Event>,
-    /// Events already in the journal from earlier runs that a replay regenerates: they are
-    /// not journalled twice.
-    journalled_before: usize,
-    emitted: usize,
-    journal_complaint: bool,
+    /// Entries the journal refused (disk full, read-only), in order: they are committed,
+    /// before anything newer, as soon as it accepts writes again.
+    backlog: Vec<NewEntry>,
+    /// A new game began while the journal was failing: it is not published until the
+    /// journal has it.
+    holding_new_game: bool,
 }
 
 impl BoardTask {
     /// Rebuilds board `board`'s game from the journal (its bytes and `actions`, in time order)
     /// and publishes it.
-    pub(crate) fn resume(
+    pub(crate) async fn resume(
         shared: Arc<Shared>,
         board: &BoardConfig,
         control: TimeControl,
@@ -67,10 +70,6 @@ impl BoardTask {
             }
         }
         pipeline.tick(shared.session.now_ms(), &mut events);
-        let port = match &board.source {
-            BoardSource::Port(p) => Some(p.to_string_lossy().into_owned()),
-            _ => None,
-        };
         let tags = GameTags::new(&shared.config, board.number);
         shared.feed.upsert_game(GameInfo {
             round: shared.config.round,
@@ -91,89 +90,272 @@ impl BoardTask {
             key: board_key(shared.config.round, board.number),
             shared,
             number: board.number,
-            port,
+            source: board.source.clone(),
+            bound_serial: history.serial.clone(),
             pipeline,
             events: Vec::new(),
-            journalled_before: history.events,
-            emitted: 0,
-            journal_complaint: false,
+            backlog: Vec::new(),
+            holding_new_game: false,
         };
-        task.deliver(0, &mut events);
+        // The replay regenerates the events journalled before; only those beyond (a flag
+        // that fell while the recorder was down) are new.
+        let new = events.split_off(history.events.min(events.len()));
+        let t_ms = task.shared.session.now_ms();
+        task.commit(new.iter().map(|e| task.event_entry(t_ms, e)).collect())
+            .await;
+        events.extend(new);
+        task.publish(&mut events);
+        task.keep_longer_file();
         task.write_files();
         task
     }
 
-    /// Runs until shut down: link events, arbiter requests and a clock tick.
-    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<BoardCommand>) {
-        let Some(port) = self.port.clone() else {
-            loud(&format!("board {}: no port to open", self.number));
+    /// Before the rebuilt game replaces the board's PGN file: a file that knows more moves
+    /// (written while the journal was failing, before a restart) is kept beside it.
+    fn keep_longer_file(&self) {
+        let path = self
+            .shared
+            .out
+            .game_path(self.shared.config.round, self.number);
+        let Ok(text) = std::fs::read_to_string(&path) else {
             return;
         };
-        let (link, mut link_events) =
-            spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
+        let Ok(games) = crate::record::pgn::read_games(&text) else {
+            return;
+        };
+        let before = games.last().map_or(0, |g| g.moves.len());
+        if before <= self.pipeline.plies() {
+            return;
+        }
+        let kept = path.with_extension("before-restart.pgn");
+        match std::fs::rename(&path, &kept) {
+            Ok(()) => loud(&format!(
+                "board {}: {} had {before} plies, the journal only {}: the file is kept as {} \
+                 (moves made while the journal could not be written); compare and correct with \
+                 `touchmove arbiter`",
+                self.number,
+                path.display(),
+                self.pipeline.plies(),
+                kept.display()
+            )),
+            Err(e) => loud(&format!(
+                "board {}: cannot keep {} ({e}) before rewriting it from the journal",
+                self.number,
+                path.display()
+            )),
+        }
+    }
+
+    /// Runs until shut down: link events, arbiter requests and a clock tick. A board named
+    /// by serial number or "auto" first waits for the prober to find its port, and goes back
+    /// to it whenever its port disappears (it may come back on another one).
+    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<BoardCommand>) {
+        let mut link: Option<Link> = None;
+        let mut finding: Option<oneshot::Receiver<Found>> = None;
+        match &self.source {
+            BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
+            _ => finding = Some(self.find()),
+        }
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
-                event = link_events.recv() => match event {
-                    Some(LinkEvent::Bytes { t_ms, data }) => off_the_runtime(|| self.on_bytes(t_ms, &data)),
-                    Some(LinkEvent::Connected { port, version, serial }) => say(&format!(
-                        "board {}: connected on {port} (DGT board serial {}, version {})",
-                        self.number,
-                        serial.as_deref().unwrap_or("unknown"),
-                        version.as_deref().unwrap_or("unknown")
-                    )),
-                    Some(LinkEvent::Disconnected { reason }) => loud(&format!(
-                        "board {}: port {port} disappeared ({reason}); the other boards keep recording, \
-                         and this one resumes when it is plugged in again",
-                        self.number
-                    )),
-                    Some(LinkEvent::Failed { message }) => loud(&format!(
-                        "board {}: {message}",
-                        self.number
-                    )),
-                    None => {
-                        loud(&format!("board {}: the link to {port} stopped", self.number));
-                        break;
+                event = next_link_event(&mut link) => {
+                    let port = link.as_ref().map(|l| l.port.clone()).unwrap_or_default();
+                    let keep = match event {
+                        Some(LinkEvent::Bytes { t_ms, data }) => {
+                            self.on_bytes(t_ms, data).await;
+                            true
+                        }
+                        Some(LinkEvent::Connected { port, version, serial }) => {
+                            self.on_connected(&port, version.as_deref(), serial.as_deref())
+                        }
+                        Some(LinkEvent::Disconnected { reason }) => {
+                            self.on_lost(&port, &reason);
+                            matches!(self.source, BoardSource::Port(_))
+                        }
+                        Some(LinkEvent::Failed { message }) => {
+                            loud(&format!("board {}: {message}", self.number));
+                            false
+                        }
+                        None => false,
+                    };
+                    if !keep && let Some(old) = link.take() {
+                        old.handle.shutdown();
+                        if !matches!(self.source, BoardSource::Port(_)) {
+                            finding = Some(self.find());
+                        }
                     }
-                },
+                }
+                found = next_found(&mut finding) => {
+                    finding = None;
+                    match found {
+                        Some(mut found) => {
+                            self.on_found(&found).await;
+                            let epoch = self.shared.session.epoch();
+                            for (at, data) in std::mem::take(&mut found.received) {
+                                let t_ms = at.saturating_duration_since(epoch).as_millis() as u64;
+                                self.on_bytes(t_ms, data).await;
+                            }
+                            link = Some(self.open_link(found.port.to_string_lossy().into_owned()));
+                        }
+                        None => loud(&format!(
+                            "board {}: the port search stopped; restart the recorder",
+                            self.number
+                        )),
+                    }
+                }
                 command = commands.recv() => match command {
                     Some(BoardCommand::Arbiter(request, reply)) => {
-                        let answer = off_the_runtime(|| self.on_arbiter(request));
+                        let answer = self.on_arbiter(request).await;
                         let _ = reply.send(answer);
                     }
                     Some(BoardCommand::Shutdown) | None => break,
                 },
-                _ = tick.tick() => off_the_runtime(|| self.on_tick()),
+                _ = tick.tick() => self.on_tick().await,
             }
         }
-        link.shutdown();
+        if let Some(link) = link {
+            link.handle.shutdown();
+        }
     }
 
-    fn on_tick(&mut self) {
+    /// The board the prober must find for this task.
+    fn target(&self) -> Target {
+        match (&self.source, &self.bound_serial) {
+            (BoardSource::Serial(s), _) | (BoardSource::Auto, Some(s)) => Target::Serial(s.clone()),
+            _ => Target::Auto,
+        }
+    }
+
+    fn find(&self) -> oneshot::Receiver<Found> {
+        self.shared.discovery.want(self.number, self.target())
+    }
+
+    fn open_link(&self, port: String) -> Link {
+        let (handle, events) =
+            spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
+        Link {
+            handle,
+            events,
+            port,
+        }
+    }
+
+    /// A port was found: an "auto" board keeps the serial number it took, in the journal too.
+    async fn on_found(&mut self, found: &Found) {
+        say(&format!(
+            "board {}: found {} on {}",
+            self.number,
+            found
+                .serial
+                .as_deref()
+                .map_or("a DGT board".to_string(), |s| format!(
+                    "DGT board serial {s}"
+                )),
+            found.port.display()
+        ));
+        if self.source != BoardSource::Auto || self.bound_serial.is_some() {
+            return;
+        }
+        let Some(serial) = found.serial.clone() else {
+            return;
+        };
+        let entry = NewEntry {
+            board: Some(self.key.clone()),
+            t_ms: self.shared.session.now_ms(),
+            record: Record::Metadata {
+                key: BOUND_SERIAL.to_string(),
+                value: serde_json::Value::String(serial.clone()),
+            },
+        };
+        self.commit(vec![entry]).await;
+        self.bound_serial = Some(serial);
+    }
+
+    /// The link's handshake succeeded; false when it is not the board this task wants.
+    fn on_connected(&mut self, port: &str, version: Option<&str>, serial: Option<&str>) -> bool {
+        if let Target::Serial(wanted) = self.target()
+            && !matches!(self.source, BoardSource::Port(_))
+            && serial.is_some_and(|s| s != wanted)
+        {
+            loud(&format!(
+                "board {}: the board on {port} now reports serial {}, not {wanted}; looking for \
+                 board serial {wanted} again",
+                self.number,
+                serial.unwrap_or("unknown")
+            ));
+            return false;
+        }
+        say(&format!(
+            "board {}: connected on {port} (DGT board serial {}, version {})",
+            self.number,
+            serial.unwrap_or("unknown"),
+            version.unwrap_or("unknown")
+        ));
+        true
+    }
+
+    fn on_lost(&self, port: &str, reason: &str) {
+        let next = match (&self.source, self.target()) {
+            (BoardSource::Port(_), _) => "this one resumes when it is plugged in again".to_string(),
+            (_, Target::Serial(s)) => {
+                format!("board serial {s} is looked for on every candidate port until it is back")
+            }
+            (_, Target::Auto) => "a free board is looked for on every candidate port".to_string(),
+        };
+        loud(&format!(
+            "board {}: port {port} lost ({reason}); the other boards keep recording, and {next}",
+            self.number
+        ));
+    }
+
+    async fn on_tick(&mut self) {
+        let t_ms = self.shared.session.now_ms();
         let mut events = std::mem::take(&mut self.events);
-        self.pipeline
-            .tick(self.shared.session.now_ms(), &mut events);
+        events.clear();
+        self.pipeline.tick(t_ms, &mut events);
+        let entries: Vec<NewEntry> = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
+        // Also retries what the journal refused, so that it recovers without new bytes.
+        if (!entries.is_empty() || !self.backlog.is_empty()) && self.commit(entries).await {
+            self.release_held_game();
+        }
         if !events.is_empty() {
-            self.deliver(self.shared.session.now_ms(), &mut events);
+            self.publish(&mut events);
             self.write_files();
         }
         self.events = events;
     }
 
-    fn on_bytes(&mut self, t_ms: Millis, data: &[u8]) {
-        let result = self
-            .shared
-            .lock_journal()
-            .append_bytes(&self.key, t_ms, data);
-        if let Err(e) = result {
-            self.journal_failed(&e.to_string(), e.is_disk_full());
-        }
+    /// A chunk of bytes: through the pipeline, then the chunk and the events it caused are
+    /// committed together (one transaction, one disk sync shared with the other boards),
+    /// and only then published and written to the PGN files.
+    async fn on_bytes(&mut self, t_ms: Millis, data: Vec<u8>) {
+        let was_live = self.pipeline.live();
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        self.pipeline.on_bytes(t_ms, data, &mut events);
-        if !events.is_empty() {
-            self.deliver(t_ms, &mut events);
+        self.pipeline.on_bytes(t_ms, &data, &mut events);
+        let mut entries = Vec::with_capacity(events.len() + 1);
+        entries.push(NewEntry {
+            board: Some(self.key.clone()),
+            t_ms,
+            record: Record::Bytes(data),
+        });
+        entries.extend(events.iter().map(|e| self.event_entry(t_ms, e)));
+        if self.commit(entries).await {
+            self.release_held_game();
+        } else if !was_live && self.pipeline.live() && !self.holding_new_game {
+            self.holding_new_game = true;
+            loud(&format!(
+                "board {}: a new game began on the board, but the journal {} cannot be written: \
+                 it is NOT recorded (the files keep the previous game) until the journal \
+                 accepts writes again",
+                self.number,
+                self.shared.journal_path.display()
+            ));
+        }
+        if !events.is_empty() && !self.holding_new_game {
+            self.publish(&mut events);
             self.write_files();
             if let Some(probe) = &self.shared.latency_probe {
                 let since_arrival = self
@@ -188,10 +370,8 @@ impl BoardTask {
         self.events = events;
     }
 
-    fn on_arbiter(&mut self, request: ArbiterRequest) -> Result<String, String> {
-        if matches!(request.action, ArbiterAction::NewGame)
-            && self.shared.journal_broken.load(Ordering::Relaxed)
-        {
+    async fn on_arbiter(&mut self, request: ArbiterRequest) -> Result<String, String> {
+        if matches!(request.action, ArbiterAction::NewGame) && self.shared.journal_failing() {
             return Err(format!(
                 "the journal {} cannot be written (disk full or read-only): no new game is started \
                  until it can; the games recorded so far are kept",
@@ -199,10 +379,19 @@ impl BoardTask {
             ));
         }
         let t_ms = self.shared.session.now_ms();
-        let result = self.shared.lock_journal().append_arbiter(t_ms, &request);
-        if let Err(e) = result {
-            self.journal_failed(&e.to_string(), e.is_disk_full());
-            return Err(format!("not applied: the journal cannot record it ({e})"));
+        let entry = NewEntry {
+            board: None,
+            t_ms,
+            record: Record::Arbiter(request.clone()),
+        };
+        if !self.commit(vec![entry]).await {
+            // Not applied, so not to be journalled later either.
+            self.backlog.pop();
+            return Err(format!(
+                "not applied: the journal {} cannot record it (disk full or read-only); free \
+                 space or fix its permissions and ask again",
+                self.shared.journal_path.display()
+            ));
         }
         let mut events = Vec::new();
         let answer = self.pipeline.on_arbiter(t_ms, &request, &mut events);
@@ -213,63 +402,115 @@ impl BoardTask {
                 &request.action,
             );
         }
-        self.deliver(t_ms, &mut events);
+        let entries = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
+        self.commit(entries).await;
+        self.publish(&mut events);
         self.write_files();
         answer
     }
 
-    /// Journals (unless a replay regenerated them) and publishes events.
-    fn deliver(&mut self, t_ms: Millis, events: &mut Vec<Event>) {
-        for event in events.drain(..) {
-            self.emitted += 1;
-            if self.emitted > self.journalled_before {
-                let result = self
-                    .shared
-                    .lock_journal()
-                    .append_event(&self.key, t_ms, &event);
-                if let Err(e) = result {
-                    self.journal_failed(&e.to_string(), e.is_disk_full());
+    fn event_entry(&self, t_ms: Millis, event: &Event) -> NewEntry {
+        NewEntry {
+            board: Some(self.key.clone()),
+            t_ms,
+            record: Record::Event(event.clone()),
+        }
+    }
+
+    /// Journals `entries` after the entries the journal refused before, in one transaction.
+    /// False when the journal refuses again: they all wait, in order, for the next attempt
+    /// (the next chunk, or the next tick).
+    async fn commit(&mut self, entries: Vec<NewEntry>) -> bool {
+        self.backlog.extend(entries);
+        if self.backlog.is_empty() {
+            return true;
+        }
+        let held = self.backlog.len();
+        match self.shared.journal.append_all(self.backlog.clone()).await {
+            Ok(_) => {
+                self.backlog.clear();
+                if self.shared.board_recovered(self.number) {
+                    loud(&format!(
+                        "board {}: the journal {} accepts writes again; the {held} entries held \
+                         in memory are journalled, nothing was lost",
+                        self.number,
+                        self.shared.journal_path.display()
+                    ));
                 }
+                true
             }
+            Err(e) => {
+                if self.shared.board_failed(self.number) {
+                    loud(&format!(
+                        "JOURNAL FAILING (board {}): {e}. The games in progress go on in memory \
+                         and in the PGN files and are journalled as soon as the journal accepts \
+                         writes again; no new game is recorded until then, and a crash before \
+                         then would lose the moves since now.",
+                        self.number
+                    ));
+                }
+                false
+            }
+        }
+    }
+
+    /// The journal took the new game that was held back: publish it.
+    fn release_held_game(&mut self) {
+        if std::mem::take(&mut self.holding_new_game) {
+            say(&format!(
+                "board {}: the new game is journalled and recorded now",
+                self.number
+            ));
+            self.write_files();
+        }
+    }
+
+    /// Publishes events to the live feed.
+    fn publish(&self, events: &mut Vec<Event>) {
+        for event in events.drain(..) {
             self.shared
                 .feed
                 .publish(self.shared.config.round, self.number, event);
         }
     }
 
-    fn journal_failed(&mut self, error: &str, disk_full: bool) {
-        self.shared.journal_broken.store(true, Ordering::Relaxed);
-        if !self.journal_complaint {
-            self.journal_complaint = true;
-            let why = if disk_full {
-                "the disk is full"
-            } else {
-                "it cannot be written"
-            };
-            loud(&format!(
-                "JOURNAL FAILING on board {}: {} ({error}). Games go on in memory and in the PGN \
-                 files while they can be written, but a crash now would lose moves. No new game \
-                 will be started. Free space or fix {} now.",
-                self.number,
-                why,
-                self.shared.journal_path.display()
-            ));
-        }
-    }
-
+    /// Rewrites the board's PGN file and the round's files.
     fn write_files(&self) {
         let summary = BoardSummary {
             board: self.number,
             result: self.pipeline.result().to_string(),
             live: self.pipeline.live(),
         };
-        self.shared
-            .publish_board(self.number, self.pipeline.pgn(), summary);
+        let pgn = self.pipeline.pgn();
+        off_the_runtime(|| self.shared.publish_board(self.number, pgn, summary));
     }
 }
 
-/// Runs `work`, which waits for the disk (journal commits with `synchronous=FULL`, PGN
-/// rewrites), without stalling the other tasks of a multi-threaded runtime: a slow fsync on one
+/// A running link to the board.
+struct Link {
+    handle: LinkHandle,
+    events: mpsc::Receiver<LinkEvent>,
+    port: String,
+}
+
+/// The next event of the link, if there is one (otherwise waits forever).
+async fn next_link_event(link: &mut Option<Link>) -> Option<LinkEvent> {
+    match link {
+        Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The port found for the board, if it is being looked for (otherwise waits forever); `None`
+/// when the prober stopped.
+async fn next_found(finding: &mut Option<oneshot::Receiver<Found>>) -> Option<Found> {
+    match finding {
+        Some(answer) => answer.await.ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// Runs `work`, which waits for the disk (PGN rewrites are synced), without stalling the other tasks of a multi-threaded runtime: a slow fsync on one
 /// board must not starve the links of the others (or the virtual boards of the demo).
 fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {

@@ -116,6 +116,10 @@ impl Default for EventConfig {
     }
 }
 
+/// Where each board was configured, by board number ("event.toml:12, serial = \"24587\""),
+/// for messages about it.
+pub type BoardOrigins = std::collections::BTreeMap<u32, String>;
+
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -194,6 +198,23 @@ impl EventConfig {
 
     /// Parses configuration text; `path` is used in messages and to resolve `pairings`.
     pub fn parse(text: &str, path: &Path) -> Result<EventConfig, ConfigError> {
+        Self::parse_located(text, path).map(|(config, _)| config)
+    }
+
+    /// Like [`EventConfig::load`], also saying where each board was configured.
+    pub fn load_located(path: &Path) -> Result<(EventConfig, BoardOrigins), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse_located(&text, path)
+    }
+
+    /// Like [`EventConfig::parse`], also saying where each board was configured.
+    pub fn parse_located(
+        text: &str,
+        path: &Path,
+    ) -> Result<(EventConfig, BoardOrigins), ConfigError> {
         let invalid = |offset: usize, field: &str, message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
             line: line_of(text, offset),
@@ -233,6 +254,8 @@ impl EventConfig {
             }
             config.time_control = Some(tc.into_inner());
         }
+        let mut origins = BoardOrigins::new();
+        let mut lines: std::collections::BTreeMap<u32, usize> = Default::default();
         for spanned in raw.board {
             let board = spanned.into_inner();
             let number = u32::try_from(*board.number.get_ref())
@@ -255,29 +278,26 @@ impl EventConfig {
                     format!("board {number} is listed twice"),
                 ));
             }
-            let source = match (board.port, board.serial) {
-                (Some(p), None) if p.get_ref() == "auto" => BoardSource::Auto,
-                (Some(p), None) => {
-                    let port = PathBuf::from(p.get_ref());
-                    if let Some(other) = config
-                        .boards
-                        .iter()
-                        .find(|b| b.source == BoardSource::Port(port.clone()))
-                    {
-                        return Err(invalid(
-                            p.span().start,
-                            "port",
-                            format!(
-                                "port {} is already used by board {}; each board needs its own port",
-                                p.get_ref(),
-                                other.number
-                            ),
-                        ));
-                    }
-                    BoardSource::Port(port)
+            let (source, offset) = match (board.port, board.serial) {
+                (Some(p), None) if p.get_ref() == "auto" => (BoardSource::Auto, p.span().start),
+                (Some(p), None) => (
+                    BoardSource::Port(PathBuf::from(p.get_ref())),
+                    p.span().start,
+                ),
+                (None, Some(s)) if s.get_ref().trim().is_empty() => {
+                    return Err(invalid(
+                        s.span().start,
+                        "serial",
+                        "the serial number is empty; give the number on the board's label, or \
+                         port = \"auto\""
+                            .to_string(),
+                    ));
                 }
-                (None, Some(s)) => BoardSource::Serial(s.into_inner()),
-                (None, None) => BoardSource::Auto,
+                (None, Some(s)) => (
+                    BoardSource::Serial(s.get_ref().trim().to_string()),
+                    s.span().start,
+                ),
+                (None, None) => (BoardSource::Auto, board.number.span().start),
                 (Some(p), Some(_)) => {
                     return Err(invalid(
                         p.span().start,
@@ -286,6 +306,32 @@ impl EventConfig {
                     ));
                 }
             };
+            let line = line_of(text, offset);
+            if source != BoardSource::Auto
+                && let Some(other) = config.boards.iter().find(|b| b.source == source)
+            {
+                let field = match source {
+                    BoardSource::Serial(_) => "serial",
+                    _ => "port",
+                };
+                let other_line = lines.get(&other.number).copied().unwrap_or(0);
+                return Err(invalid(
+                    offset,
+                    field,
+                    format!(
+                        "board {number} (line {line}) and board {} (line {other_line}) both name \
+                         {source}; each board needs its own {field}",
+                        other.number
+                    ),
+                ));
+            }
+            lines.insert(number, line);
+            let origin = match &source {
+                BoardSource::Serial(s) => format!("{}:{line}, serial = \"{s}\"", path.display()),
+                BoardSource::Auto => format!("{}:{line}, auto", path.display()),
+                BoardSource::Port(_) => format!("{}:{line}", path.display()),
+            };
+            origins.insert(number, origin);
             config.boards.push(BoardConfig {
                 number,
                 source,
@@ -301,8 +347,13 @@ impl EventConfig {
             let list = super::pairings::load(&file)
                 .map_err(|e| invalid(pairings.span().start, "pairings", e.to_string()))?;
             config.apply_pairings(&list);
+            for b in &config.boards {
+                origins
+                    .entry(b.number)
+                    .or_insert_with(|| format!("pairings {}, auto", file.display()));
+            }
         }
-        Ok(config)
+        Ok((config, origins))
     }
 
     /// Puts the players of `pairings` on the boards with the same numbers (boards missing from
@@ -398,7 +449,36 @@ port = "auto"
         )
         .unwrap_err();
         let text = err.to_string();
-        assert!(text.contains(":6:") && text.contains("board 1"), "{text}");
+        assert!(
+            text.contains("event.toml:6: port")
+                && text.contains("board 2 (line 6) and board 1 (line 3)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn two_boards_with_one_serial_are_refused_naming_both_lines() {
+        let (config, origins) = EventConfig::parse_located(
+            "[[board]]\nnumber = 1\nserial = \"10001\"\n[[board]]\nnumber = 2\nport = \"auto\"\n",
+            Path::new("event.toml"),
+        )
+        .unwrap();
+        assert_eq!(config.boards[0].source, BoardSource::Serial("10001".into()));
+        assert_eq!(origins[&1], "event.toml:3, serial = \"10001\"");
+        assert_eq!(origins[&2], "event.toml:6, auto");
+        let err = parse(
+            "[[board]]\nnumber = 1\nserial = \"10001\"\n\n[[board]]\nnumber = 2\nserial = \" 10001\"\n",
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("event.toml:7: serial")
+                && text.contains("board 2 (line 7) and board 1 (line 3)")
+                && text.contains("board serial 10001"),
+            "{text}"
+        );
+        let err = parse("[[board]]\nnumber = 1\nserial = \"\"\n").unwrap_err();
+        assert!(err.to_string().contains("event.toml:3: serial"), "{err}");
     }
 
     #[test]

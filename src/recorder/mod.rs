@@ -31,12 +31,13 @@
 //!
 //! # What happens to a byte
 //!
-//! Each board has a task that owns its serial link. Every chunk of bytes is committed to the
-//! journal before anything is done with it, then goes through the board's [`BoardPipeline`]
-//! (decoder, observer, act-of-moving machine, clock); the events that come out are journalled,
-//! published to the feed, and the board's `game-K.pgn` and the round's `games.pgn` are
-//! rewritten atomically. Arbiter requests reach the same task, are journalled with their
-//! author and time, and are applied between two chunks of bytes.
+//! Each board has a task that owns its serial link. Every chunk of bytes goes through the
+//! board's [`BoardPipeline`] (decoder, observer, act-of-moving machine, clock); the chunk and
+//! the events that come out are committed to the journal together (sharing a disk sync with
+//! the other boards' commits of the moment), and only then published to the feed and written
+//! to the board's `game-K.pgn` and the round's `games.pgn`, atomically. Arbiter requests
+//! reach the same task, are journalled with their author and time, and are applied between
+//! two chunks of bytes.
 //!
 //! # Restart
 //!
@@ -44,33 +45,59 @@
 //! in time order — through fresh pipelines, so after `kill -9` the games, clocks and alerts
 //! are exactly where they were, and recording continues. Session time (`t_ms`) is counted from
 //! the first start of the journal, so times stay comparable across restarts.
+//!
+//! # Times of a burst
+//!
+//! A board does not date its messages: a chunk's time is when the recorder read it. What the
+//! board sent while the recorder was down (killed, restarting) queues in the operating system
+//! and comes in one read, with one time, right after the restart; so may a backlog after a
+//! stall. The pipeline keeps the order of the messages of a chunk exactly, and gives them all
+//! the chunk's time: equal times within a chunk mean "the interval is not known", never
+//! "simultaneous". The act-of-moving machine and the clock must read them so.
+//!
+//! # Boards found by serial number or "auto"
+//!
+//! Boards configured with `serial = "…"` or `port = "auto"` are found by probing the
+//! candidate ports ([`RunOptions::candidates`]) for a DGT board and its serial number, at the
+//! start and whenever the board's port disappears; see the `discovery` module.
+//!
+//! # A full or read-only disk
+//!
+//! A chunk and the events it caused are committed to the journal in one transaction before
+//! they are published or written to the PGN files. When the journal refuses (disk full,
+//! read-only), the recorder says so loudly, keeps the refused entries in memory in order and
+//! commits them as soon as it can, goes on with the games in progress, and records no new
+//! game until then. PGN files that cannot be written are reported once, with the fix.
 
 pub mod bench;
 mod board_task;
 pub mod channel;
 pub mod config;
+mod discovery;
 pub mod layout;
 pub mod pairings;
 pub mod pipeline;
 mod replay;
 mod session;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 pub use channel::ArbiterSink;
-pub use config::{BoardConfig, BoardSource, EventConfig, Player};
+pub use config::{BoardConfig, BoardOrigins, BoardSource, EventConfig, Player};
+pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
 
+use crate::driver::probe::Candidates;
 use crate::server::feed::Feed;
-use crate::store::Journal;
+use crate::store::{Journal, SharedJournal};
 use board_task::{BoardCommand, BoardTask};
+use discovery::{Discovery, DiscoverySetup};
 use layout::{BoardSummary, OutputFolder};
 
 /// Options of a recorder run besides the event itself.
@@ -90,6 +117,16 @@ pub struct RunOptions {
     /// For `touchmove bench boards`: receives, for every chunk of bytes that produced an
     /// event, the time from its arrival to the PGN files being rewritten.
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
+    /// Where boards named by serial number or "auto" are looked for.
+    pub candidates: Candidates,
+    /// Where each board was configured, for messages (from [`EventConfig::load_located`]).
+    pub board_origins: BoardOrigins,
+    /// Keep the journal under about this many bytes (SQLite `max_page_count`): appends beyond
+    /// fail as on a full disk. For tests of a full disk, or to leave room on a shared one.
+    pub journal_limit: Option<u64>,
+    /// Bytes read from ports by probes before the start (`record --port auto`), with their
+    /// receive times: recorded for the board found there.
+    pub probed_bytes: BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
 }
 
 impl RunOptions {
@@ -102,6 +139,10 @@ impl RunOptions {
             feed,
             lichess: None,
             latency_probe: None,
+            candidates: Candidates::default(),
+            board_origins: BoardOrigins::new(),
+            journal_limit: None,
+            probed_bytes: BTreeMap::new(),
         }
     }
 }
@@ -152,60 +193,156 @@ pub(crate) struct Shared {
     pub config: EventConfig,
     pub out: OutputFolder,
     pub feed: Arc<Feed>,
-    pub journal: Mutex<Journal>,
+    pub journal: SharedJournal,
     pub journal_path: PathBuf,
-    /// Set once the journal refused a write (disk full, read-only): new games are refused.
-    pub journal_broken: AtomicBool,
-    pub boards: Mutex<BTreeMap<u32, (String, BoardSummary)>>,
+    /// Boards whose entries the journal refuses (disk full, read-only): while there is one,
+    /// no new game is recorded.
+    pub journal_failing: Mutex<BTreeSet<u32>>,
+    /// Output files that could not be written, so that each failure is said once.
+    pub unwritable: Mutex<BTreeSet<PathBuf>>,
+    pub boards: Mutex<RoundBoards>,
+    /// Set when a board's PGN changed: the round's files are to be rewritten.
+    pub round_changed: tokio::sync::Notify,
+    /// The generation of the boards last written to the round's files.
+    pub round_written: Mutex<u64>,
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
     pub session: session::Session,
+    /// Finds the ports of boards named by serial number or "auto".
+    pub discovery: Discovery,
     /// Pushes the round to lichess after every change, when asked to.
     pub pusher: Mutex<Option<crate::server::lichess::Pusher>>,
 }
 
 impl Shared {
-    pub(crate) fn lock_journal(&self) -> std::sync::MutexGuard<'_, Journal> {
-        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    /// True while the journal refuses some board's entries.
+    pub(crate) fn journal_failing(&self) -> bool {
+        !lock(&self.journal_failing).is_empty()
     }
 
-    /// Stores board `board`'s PGN and summary and rewrites the round's files.
-    pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
-        let round = self.config.round;
-        self.feed.set_pgn(round, board, pgn.clone());
-        if let Err(e) = self.out.write_game(round, board, &pgn) {
-            loud(&format!(
-                "cannot write {}: {e} — the game is safe in the journal {}; free space or fix permissions",
-                self.out.game_path(round, board).display(),
-                self.journal_path.display()
-            ));
-        }
-        let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
-        let summary_changed = boards.get(&board).is_none_or(|(_, s)| *s != summary);
-        boards.insert(board, (pgn, summary));
-        let texts: Vec<&str> = boards.values().map(|(p, _)| p.as_str()).collect();
-        let combined = layout::combine(&texts);
-        if let Err(e) = self.out.write_round(round, &texts) {
-            loud(&format!(
-                "cannot write {}: {e}",
-                self.out.round_path(round).display()
-            ));
-        }
-        if let Some(pusher) = self
-            .pusher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            pusher.push(combined.clone());
-        }
-        self.feed.set_round_pgn(round, combined);
-        if summary_changed {
-            let summaries: Vec<BoardSummary> = boards.values().map(|(_, s)| s.clone()).collect();
-            if let Err(e) = self.out.write_index(&self.config, &summaries) {
-                loud(&format!("cannot write index.json: {e}"));
+    /// Notes that the journal refused board `board`'s entries; true the first time.
+    pub(crate) fn board_failed(&self, board: u32) -> bool {
+        lock(&self.journal_failing).insert(board)
+    }
+
+    /// Notes that the journal took board `board`'s entries; true if it had refused them.
+    pub(crate) fn board_recovered(&self, board: u32) -> bool {
+        lock(&self.journal_failing).remove(&board)
+    }
+
+    /// Says loudly when writing `path` starts failing (once) and when it works again.
+    fn check_written(&self, path: &Path, result: std::io::Result<()>) {
+        let mut unwritable = lock(&self.unwritable);
+        match result {
+            Ok(()) => {
+                if unwritable.remove(path) {
+                    say(&format!("{} is written again", path.display()));
+                }
+            }
+            Err(e) => {
+                if unwritable.insert(path.to_path_buf()) {
+                    let why = match e.kind() {
+                        std::io::ErrorKind::StorageFull => "the disk is full".to_string(),
+                        std::io::ErrorKind::PermissionDenied
+                        | std::io::ErrorKind::ReadOnlyFilesystem => "it is read-only".to_string(),
+                        _ => e.to_string(),
+                    };
+                    loud(&format!(
+                        "CANNOT WRITE {}: {why} ({e}). The games are kept in memory and in the \
+                         journal {}; free space on the disk or make the folder writable, and the \
+                         file is rewritten at the next move",
+                        path.display(),
+                        self.journal_path.display()
+                    ));
+                }
             }
         }
     }
+
+    /// Stores board `board`'s PGN and summary and rewrites its `game-K.pgn`; the round's
+    /// files follow within [`ROUND_FILES_DELAY`].
+    pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
+        let round = self.config.round;
+        self.feed.set_pgn(round, board, pgn.clone());
+        self.check_written(
+            &self.out.game_path(round, board),
+            self.out.write_game(round, board, &pgn),
+        );
+        let mut boards = lock(&self.boards);
+        if boards.games.get(&board).is_none_or(|(_, s)| *s != summary) {
+            boards.index_changed = true;
+        }
+        boards.games.insert(board, (pgn, summary));
+        boards.generation += 1;
+        drop(boards);
+        self.round_changed.notify_one();
+    }
+
+    /// Rewrites `games.pgn` (and `index.json` when a board's result or state changed) and
+    /// passes the round on to the feed and lichess, unless a newer state was written already.
+    pub(crate) fn write_round_files(&self) {
+        let mut written = lock(&self.round_written);
+        let (texts, summaries) = {
+            let mut boards = lock(&self.boards);
+            if boards.generation <= *written {
+                return;
+            }
+            *written = boards.generation;
+            let summaries: Option<Vec<BoardSummary>> = std::mem::take(&mut boards.index_changed)
+                .then(|| boards.games.values().map(|(_, s)| s.clone()).collect());
+            let texts: Vec<String> = boards.games.values().map(|(p, _)| p.clone()).collect();
+            (texts, summaries)
+        };
+        let round = self.config.round;
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.check_written(
+            &self.out.round_path(round),
+            self.out.write_round(round, &texts),
+        );
+        let combined = layout::combine(&texts);
+        if let Some(pusher) = lock(&self.pusher).as_ref() {
+            pusher.push(combined.clone());
+        }
+        self.feed.set_round_pgn(round, combined);
+        if let Some(summaries) = summaries {
+            self.check_written(
+                &self.out.round_dir(round).join("index.json"),
+                self.out.write_index(&self.config, &summaries),
+            );
+        }
+    }
+}
+
+/// A journal size limit that no disk reaches (1 TiB).
+const NO_JOURNAL_LIMIT: u64 = 1 << 40;
+
+/// How long the round's files wait after a change, so that the moves of many boards share one
+/// rewrite of `games.pgn` (each board's own `game-K.pgn` is rewritten at once).
+pub const ROUND_FILES_DELAY: Duration = Duration::from_millis(200);
+
+/// Every board's latest PGN and summary, for the round's files.
+#[derive(Default)]
+pub(crate) struct RoundBoards {
+    games: BTreeMap<u32, (String, BoardSummary)>,
+    /// Counts changes, so that an older state never overwrites a newer one.
+    generation: u64,
+    /// A summary changed since `index.json` was written.
+    index_changed: bool,
+}
+
+/// Rewrites the round's files after changes, at most every [`ROUND_FILES_DELAY`].
+async fn write_round_files(shared: Arc<Shared>) {
+    loop {
+        shared.round_changed.notified().await;
+        tokio::time::sleep(ROUND_FILES_DELAY).await;
+        let writer = Arc::clone(&shared);
+        let _ = tokio::task::spawn_blocking(move || writer.write_round_files()).await;
+    }
+}
+
+/// Locks a mutex whose holder may have panicked (the data is still consistent: every update
+/// is a single insert or remove).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Says something the arbiter must see, on stderr and in the log.
@@ -261,6 +398,11 @@ impl Recorder {
         };
         let mut journal =
             Journal::open(&options.journal_path).map_err(|e| journal_error(e.to_string()))?;
+        if let Some(limit) = options.journal_limit {
+            journal
+                .limit_size(limit)
+                .map_err(|e| journal_error(e.to_string()))?;
+        }
         let first_start = journal
             .sessions()
             .map_err(|e| journal_error(e.to_string()))?
@@ -283,29 +425,60 @@ impl Recorder {
             ),
             None => None,
         };
+        let setup = DiscoverySetup {
+            candidates: options.candidates.clone(),
+            fixed: config
+                .boards
+                .iter()
+                .filter_map(|b| match &b.source {
+                    BoardSource::Port(p) => Some((p.clone(), b.number)),
+                    _ => None,
+                })
+                .collect(),
+            reserved: config
+                .boards
+                .iter()
+                .filter_map(|b| match &b.source {
+                    BoardSource::Serial(s) => Some(s.clone()),
+                    BoardSource::Auto => replay.get(&b.number)?.serial.clone(),
+                    BoardSource::Port(_) => None,
+                })
+                .collect(),
+            origins: options.board_origins.clone(),
+            unread: options.probed_bytes.clone(),
+        };
+        let (discovery, prober) = Discovery::start(setup);
         let shared = Arc::new(Shared {
             config: config.clone(),
             out,
             feed: options.feed.clone(),
-            journal: Mutex::new(journal),
+            journal: SharedJournal::new(journal),
             journal_path: options.journal_path.clone(),
-            journal_broken: AtomicBool::new(false),
-            boards: Mutex::new(BTreeMap::new()),
+            journal_failing: Mutex::new(BTreeSet::new()),
+            unwritable: Mutex::new(BTreeSet::new()),
+            boards: Mutex::new(RoundBoards::default()),
+            round_changed: tokio::sync::Notify::new(),
+            round_written: Mutex::new(0),
             latency_probe: options.latency_probe.clone(),
             session,
+            discovery,
             pusher: Mutex::new(pusher),
         });
         let mut boards = BTreeMap::new();
         let mut tasks = Vec::new();
         for board in &config.boards {
             let history = replay.remove(&board.number).unwrap_or_default();
-            let task = BoardTask::resume(shared.clone(), board, control.clone(), history);
+            let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
             let (tx, rx) = mpsc::channel(64);
             boards.insert(board.number, tx);
             tasks.push(tokio::spawn(task.run(rx)));
         }
         let (sink, requests) = mpsc::channel(64);
-        let mut background = vec![tokio::spawn(dispatch(requests, boards.clone()))];
+        let mut background = vec![
+            tokio::spawn(dispatch(requests, boards.clone())),
+            prober,
+            tokio::spawn(write_round_files(shared.clone())),
+        ];
         let token =
             channel::create_token(&options.out_dir).map_err(|source| RecorderError::OutDir {
                 path: options.out_dir.clone(),
@@ -383,6 +556,27 @@ impl RecorderHandle {
         self.server.as_ref().map(|s| s.local_addr())
     }
 
+    /// Journal transactions (disk syncs) committed so far by this run, and the entries they
+    /// held.
+    pub fn journal_commits(&self) -> (u64, u64) {
+        self.shared.journal.commits()
+    }
+
+    /// True while the journal refuses some board's entries (disk full, read-only).
+    pub fn journal_failing(&self) -> bool {
+        self.shared.journal_failing()
+    }
+
+    /// Changes the journal's size limit while recording (`None`: no limit but the disk's),
+    /// like [`RunOptions::journal_limit`]. Entries refused for the old limit are committed at
+    /// the next chunk or tick.
+    pub fn limit_journal(&self, max_bytes: Option<u64>) -> Result<u64, crate::store::JournalError> {
+        self.shared
+            .journal
+            .lock()
+            .limit_size(max_bytes.unwrap_or(NO_JOURNAL_LIMIT))
+    }
+
     /// The output folder.
     pub fn out_dir(&self) -> &Path {
         self.shared.out.root()
@@ -400,6 +594,8 @@ impl RecorderHandle {
         for task in self.background {
             task.abort();
         }
+        let last = Arc::clone(&self.shared);
+        let _ = tokio::task::spawn_blocking(move || last.write_round_files()).await;
         if let Some(server) = self.server {
             server.shutdown().await;
         }

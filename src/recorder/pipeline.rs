@@ -718,6 +718,61 @@ mod tests {
         p
     }
 
+    /// The field updates of lifting and placing each piece of `moves` (plain moves only),
+    /// board in normal orientation.
+    fn lift_place_messages(moves: &[&str]) -> Vec<Vec<u8>> {
+        let mut board = shakmaty::Board::new();
+        let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+        let mut out = Vec::new();
+        for uci in moves {
+            let from: shakmaty::Square = uci[..2].parse().unwrap();
+            let to: shakmaty::Square = uci[2..4].parse().unwrap();
+            let piece = board.remove_piece_at(from).unwrap();
+            board.set_piece_at(to, piece);
+            out.push(
+                Message::FieldUpdate {
+                    field: field(from),
+                    piece: 0,
+                }
+                .encode(),
+            );
+            out.push(
+                Message::FieldUpdate {
+                    field: field(to),
+                    piece: crate::board::dgt::code_from_piece(piece),
+                }
+                .encode(),
+            );
+        }
+        out
+    }
+
+    fn recorded_uci(p: &BoardPipeline) -> Vec<String> {
+        p.record()
+            .to_game()
+            .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// What queued in the operating system while the recorder was down arrives in one read,
+    /// with one receive time: the pipeline keeps the messages' order, so the moves come out
+    /// the same as when each message arrived on its own (the act machine must read equal
+    /// times as "interval unknown", not "simultaneous").
+    #[test]
+    fn a_burst_read_at_once_keeps_the_order_of_its_messages() {
+        let played = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"];
+        let messages = lift_place_messages(&played);
+        let mut paced = pipeline();
+        let mut events = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            paced.on_bytes(1000 + 900 * i as u64, m, &mut events);
+        }
+        assert_eq!(recorded_uci(&paced), played);
+        let mut burst = pipeline();
+        burst.on_bytes(1000, &messages.concat(), &mut events);
+        assert_eq!(recorded_uci(&burst), played);
+    }
+
     fn arbiter(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String> {
         let request = ArbiterRequest {
             who: "Anna".into(),

@@ -7,6 +7,9 @@ use crate::board::Millis;
 use crate::record::arbiter::ArbiterRequest;
 use crate::store::{BoardKey, Entry, Record};
 
+/// Journal metadata key: the serial number of the board an "auto" entry took.
+pub(crate) const BOUND_SERIAL: &str = "board-serial";
+
 /// One thing that happened to a board.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Step {
@@ -24,6 +27,8 @@ pub(crate) struct History {
     /// Events journalled for the board (a replay regenerates them; they are not journalled
     /// again).
     pub events: usize,
+    /// The serial number of the board an "auto" entry took.
+    pub serial: Option<String>,
 }
 
 /// The journal key of board `board` of `round`.
@@ -47,6 +52,9 @@ pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
                 .steps
                 .push(Step::Arbiter(entry.t_ms, request.clone())),
             Record::Event(_) => history.events += 1,
+            Record::Metadata { key, value } if key == BOUND_SERIAL => {
+                history.serial = value.as_str().map(str::to_string);
+            }
             Record::Boundary(_) | Record::Metadata { .. } => {}
         }
     }

@@ -1,6 +1,7 @@
 //! The journal shared by the recorder's tokio tasks, with group commit.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -13,7 +14,7 @@ use crate::act::Event;
 use crate::board::Millis;
 use crate::record::arbiter::ArbiterRequest;
 
-/// Most entries committed in one transaction.
+/// Most entries committed in one transaction (a caller's batch is never split).
 const MAX_GROUP: usize = 512;
 
 /// A [`Journal`] shared by many tasks, with group commit.
@@ -29,11 +30,20 @@ pub struct SharedJournal {
     journal: Arc<Mutex<Journal>>,
     queue: mpsc::Sender<Pending>,
     path: PathBuf,
+    stats: Arc<Stats>,
 }
 
+/// What the writer thread has committed.
+#[derive(Default)]
+struct Stats {
+    commits: AtomicU64,
+    entries: AtomicU64,
+}
+
+/// Entries of one caller, committed together.
 struct Pending {
-    entry: NewEntry,
-    reply: oneshot::Sender<Result<u64, JournalError>>,
+    entries: Vec<NewEntry>,
+    reply: oneshot::Sender<Result<Vec<u64>, JournalError>>,
 }
 
 impl SharedJournal {
@@ -43,16 +53,27 @@ impl SharedJournal {
         let journal = Arc::new(Mutex::new(journal));
         let (queue, waiting) = mpsc::channel();
         let writer = Arc::clone(&journal);
+        let stats = Arc::new(Stats::default());
+        let counted = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("journal-writer".into())
-            .spawn(move || write_groups(&writer, &waiting))
+            .spawn(move || write_groups(&writer, &waiting, &counted))
             .map(drop)
             .unwrap_or_else(|e| tracing::error!("cannot start the journal writer thread: {e}"));
         SharedJournal {
             journal,
             queue,
             path,
+            stats,
         }
+    }
+
+    /// Transactions (disk syncs) committed by the writer thread, and the entries they held.
+    pub fn commits(&self) -> (u64, u64) {
+        (
+            self.stats.commits.load(Ordering::Relaxed),
+            self.stats.entries.load(Ordering::Relaxed),
+        )
     }
 
     /// The journal itself, for reads (blocks the calling thread: do not hold it across an
@@ -98,64 +119,74 @@ impl SharedJournal {
         t_ms: Millis,
         record: Record,
     ) -> Result<u64, JournalError> {
-        let (reply, answer) = oneshot::channel();
         let entry = NewEntry {
             board,
             t_ms,
             record,
         };
-        let stopped = || JournalError::Other {
-            path: self.path.clone(),
-            source: "the journal writer thread has stopped; restart the recorder".into(),
-        };
-        self.queue
-            .send(Pending { entry, reply })
-            .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        let seqs = self.append_all(vec![entry]).await?;
+        seqs.first().copied().ok_or_else(|| self.stopped())
     }
 
-    /// Journals several entries in one transaction: all or none.
+    /// Journals several entries in one transaction: all or none. They go through the writer
+    /// thread like single appends, so they share a disk sync with what other tasks append at
+    /// the same moment, and they stay together and in order.
     pub async fn append_all(&self, entries: Vec<NewEntry>) -> Result<Vec<u64>, JournalError> {
-        let journal = Arc::clone(&self.journal);
-        let path = self.path.clone();
-        tokio::task::spawn_blocking(move || {
-            journal
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .append_all(&entries)
-        })
-        .await
-        .map_err(|e| JournalError::Other {
-            path,
-            source: format!("journal task failed: {e}").into(),
-        })?
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Pending { entries, reply })
+            .map_err(|_| self.stopped())?;
+        answer.await.map_err(|_| self.stopped())?
+    }
+
+    fn stopped(&self) -> JournalError {
+        JournalError::Other {
+            path: self.path.clone(),
+            source: "the journal writer thread has stopped; restart the recorder".into(),
+        }
     }
 }
 
 /// The writer thread: commits whatever is waiting as one group, answers, repeats.
-fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>) {
+fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, stats: &Stats) {
     while let Ok(first) = waiting.recv() {
+        let mut size = first.entries.len();
         let mut group = vec![first];
-        while group.len() < MAX_GROUP {
+        while size < MAX_GROUP {
             match waiting.try_recv() {
-                Ok(next) => group.push(next),
+                Ok(next) => {
+                    size += next.entries.len();
+                    group.push(next);
+                }
                 Err(_) => break,
             }
         }
-        let (entries, replies): (Vec<NewEntry>, Vec<_>) =
-            group.into_iter().map(|p| (p.entry, p.reply)).unzip();
         let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
-        match journal.append_all(&entries) {
+        let (batches, replies): (Vec<Vec<NewEntry>>, Vec<_>) =
+            group.into_iter().map(|p| (p.entries, p.reply)).unzip();
+        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        let all: Vec<NewEntry> = batches.into_iter().flatten().collect();
+        match journal.append_all(&all) {
             Ok(seqs) => {
-                for (reply, seq) in replies.into_iter().zip(seqs) {
-                    let _ = reply.send(Ok(seq));
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+                stats
+                    .entries
+                    .fetch_add(seqs.len() as u64, Ordering::Relaxed);
+                let mut seqs = seqs.into_iter();
+                for (reply, size) in replies.into_iter().zip(sizes) {
+                    let _ = reply.send(Ok(seqs.by_ref().take(size).collect()));
                 }
             }
-            // One entry that cannot be stored must not fail the others: commit them singly.
+            // One entry that cannot be stored must not fail the others: commit each caller's
+            // batch on its own.
             Err(JournalError::Unstorable { .. }) => {
-                for (entry, reply) in entries.into_iter().zip(replies) {
-                    let _ =
-                        reply.send(journal.append(entry.board.as_ref(), entry.t_ms, &entry.record));
+                let mut all = all.into_iter();
+                for (reply, size) in replies.into_iter().zip(sizes) {
+                    let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
+                    let _ = reply.send(journal.append_all(&batch));
                 }
             }
             Err(error) => {

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::process::Child;
+use std::time::Duration;
 
 use touchmove::board::Observation;
 use touchmove::record::GameRecord;
@@ -83,4 +85,18 @@ pub fn uci_moves(game: &GameRecord) -> Vec<String> {
     game.to_game()
         .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
         .unwrap_or_default()
+}
+
+/// Stops a recorder process as Ctrl-C would (SIGTERM), killing it if it does not stop.
+pub fn stop(mut child: Child) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    for _ in 0..100 {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
