@@ -68,3 +68,33 @@ fn every_move_of_the_real_game_gets_its_clock_time() {
         );
     }
 }
+
+/// After a restart the recorder may read a burst in which the clock reading taken after the
+/// opponent's press comes before the machine announces the opponent's move: the previous
+/// move keeps the time its mover's clock stopped at.
+#[test]
+fn a_reading_after_the_next_press_does_not_change_the_last_move() {
+    use touchmove::act::Event;
+    use touchmove::board::{ClockReading, ColorName};
+    let mut clock = ClockState::new(TimeControl::parse("300").unwrap());
+    let reading = |white_ms, black_ms, running| ClockReading {
+        white_ms,
+        black_ms,
+        running: Some(running),
+        flag: false,
+    };
+    clock.observe_reading(0, &reading(300_000, 300_000, ColorName::White));
+    clock.apply(&Event::Move {
+        ply: 1,
+        uci: "e2e4".into(),
+        san: "e4".into(),
+        t_ms: 2_000,
+        side: ColorName::White,
+        fen: String::new(),
+    });
+    clock.observe_reading(2_100, &reading(297_900, 300_000, ColorName::White));
+    clock.observe_reading(2_500, &reading(297_500, 300_000, ColorName::Black));
+    clock.observe_reading(4_000, &reading(297_500, 298_500, ColorName::Black));
+    clock.observe_reading(5_000, &reading(297_000, 297_600, ColorName::White));
+    assert_eq!(clock.move_time(1).and_then(|m| m.clock_ms), Some(297_500));
+}

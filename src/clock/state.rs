@@ -33,8 +33,9 @@ pub struct ClockState {
     game_start_ms: Option<Millis>,
     last_move_ms: Option<Millis>,
     last_press_ms: Option<Millis>,
-    /// The latest move whose mover's time later readings settle: (ply, mover).
-    settling: Option<(u32, Color)>,
+    /// The latest move whose mover's time later readings settle: (ply, mover, whether the
+    /// mover's clock was seen stopped since).
+    settling: Option<(u32, Color, bool)>,
     moves: Vec<MoveTime>,
     flag_budget: Budget,
 }
@@ -267,7 +268,7 @@ impl ClockState {
         self.moves.resize(index, MoveTime::default());
         self.moves.push(time);
         self.last_move_ms = Some(t_ms);
-        self.settling = Some((ply, side));
+        self.settling = Some((ply, side, false));
     }
 
     fn move_completed(&mut self, ply: u32, side: Color, t_ms: Millis) {
@@ -297,7 +298,7 @@ impl ClockState {
 
     fn revise(&mut self, ply: u32) {
         self.moves.truncate(ply.saturating_sub(1) as usize);
-        if self.settling.is_some_and(|(p, _)| p >= ply) {
+        if self.settling.is_some_and(|(p, _, _)| p >= ply) {
             self.settling = None;
         }
     }
@@ -317,7 +318,18 @@ impl ClockState {
             },
             running,
         });
-        if let Some((ply, side)) = self.settling {
+        if let Some((ply, side, stopped)) = self.settling {
+            // Once the mover's clock stopped and runs again, the opponent has pressed: later
+            // readings are the mover's next move's time (a burst may announce the opponent's
+            // move only after them).
+            match running {
+                Some(r) if r == side && stopped => {
+                    self.settling = None;
+                    return;
+                }
+                Some(r) if r != side => self.settling = Some((ply, side, true)),
+                _ => {}
+            }
             let shown = if side == Color::White {
                 white_ms
             } else {
