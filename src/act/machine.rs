@@ -637,7 +637,7 @@ impl Machine {
         if self.landing_stands(ply) {
             return false;
         }
-        let Some(played) = self.game.moves().get(ply - 1) else {
+        let Some(played) = ply.checked_sub(1).and_then(|i| self.game.moves().get(i)) else {
             return false;
         };
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
