@@ -68,12 +68,10 @@ impl Reports<'_> {
             .collect()
     }
 
-    /// How far `seq`, played from `start`, runs against the times the board reported its
-    /// squares: the sum over every piece seen arriving for good and every square seen
-    /// vacated for good by the same or an earlier move, of how much earlier the arrival was
-    /// reported than the departure. `None` when one such inversion exceeds the slack: that
-    /// order of moves cannot have happened.
-    pub fn inversion(&self, start: &Chess, seq: &[Move]) -> Option<Millis> {
+    /// Every piece `seq` carries, played from `start`, with the report times of its arrival
+    /// and of its departure when no later move of the sequence changes that square again
+    /// (only then is the square's last report that arrival or departure).
+    fn carried(&self, start: &Chess, seq: &[Move]) -> Vec<Carried> {
         let turn = |i: usize| {
             if i.is_multiple_of(2) {
                 start.turn()
@@ -86,90 +84,77 @@ impl Reports<'_> {
             .enumerate()
             .map(|(i, &m)| touched_squares(m, turn(i)))
             .collect();
-        let later = |i: usize| -> Bitboard {
-            touched[i + 1..]
-                .iter()
-                .fold(Bitboard::EMPTY, |acc, &b| acc | b)
-        };
-        let mut total: Millis = 0;
+        let mut carried = Vec::new();
         for (i, &m) in seq.iter().enumerate() {
-            let after_i = later(i);
+            let later = touched[i + 1..]
+                .iter()
+                .fold(Bitboard::EMPTY, |acc, &b| acc | b);
+            let final_time = |sq: Square| self.time(sq).filter(|_| !later.contains(sq));
             for (from, to) in paths(m, turn(i)) {
-                if after_i.contains(to) {
-                    continue;
-                }
-                let Some(arrived) = self.time(to) else {
+                carried.push(Carried {
+                    ply: i,
+                    arrived: final_time(to),
+                    left: final_time(from),
+                });
+            }
+        }
+        carried
+    }
+
+    /// How far `seq`, played from `start`, runs against the times the board reported its
+    /// squares: the sum over every piece seen arriving for good and every square seen
+    /// vacated for good by the same piece or an earlier move, of how much earlier the arrival
+    /// was reported than the departure. `None` when one such inversion exceeds the slack:
+    /// that order of moves cannot have happened.
+    pub fn inversion(&self, start: &Chess, seq: &[Move]) -> Option<Millis> {
+        let carried = self.carried(start, seq);
+        let mut total: Millis = 0;
+        for (a, arrival) in carried.iter().enumerate() {
+            let Some(arrived) = arrival.arrived else {
+                continue;
+            };
+            for (d, departure) in carried.iter().enumerate() {
+                let before = departure.ply < arrival.ply || d == a;
+                let Some(left) = departure.left.filter(|_| before) else {
                     continue;
                 };
-                for (j, &earlier) in seq[..=i].iter().enumerate() {
-                    let after_j = later(j);
-                    let departures: Bitboard = if j == i {
-                        Bitboard::from(from)
-                    } else {
-                        paths(earlier, turn(j))
-                            .into_iter()
-                            .map(|(f, _)| f)
-                            .collect()
-                    };
-                    for d in departures & !after_j {
-                        let Some(left) = self.time(d) else {
-                            continue;
-                        };
-                        let early = left.saturating_sub(arrived);
-                        if early > self.slack {
-                            return None;
-                        }
-                        total = total.saturating_add(early);
-                    }
+                let early = left.saturating_sub(arrived);
+                if early > self.slack {
+                    return None;
                 }
+                total = total.saturating_add(early);
             }
         }
         Some(total)
     }
-}
 
-impl Reports<'_> {
     /// How long before a piece of `seq` was seen arriving for good a later move of the
     /// sequence was seen leaving its square: zero when the moves came one after the other.
     /// More than zero means the next player began before the previous move was over, or
     /// that one of the "moves" was a piece knocked over by the hand making the other.
     pub fn overlap(&self, start: &Chess, seq: &[Move]) -> Millis {
-        let turn = |i: usize| {
-            if i.is_multiple_of(2) {
-                start.turn()
-            } else {
-                !start.turn()
-            }
-        };
-        let touched: Vec<Bitboard> = seq
-            .iter()
-            .enumerate()
-            .map(|(i, &m)| touched_squares(m, turn(i)))
-            .collect();
-        let later = |i: usize| -> Bitboard {
-            touched[i + 1..]
-                .iter()
-                .fold(Bitboard::EMPTY, |acc, &b| acc | b)
-        };
+        let carried = self.carried(start, seq);
         let mut most = 0;
-        for (i, &m) in seq.iter().enumerate() {
-            let after_i = later(i);
-            for (_, to) in paths(m, turn(i)) {
-                let Some(arrived) = self.time(to).filter(|_| !after_i.contains(to)) else {
-                    continue;
-                };
-                for (j, &next) in seq.iter().enumerate().skip(i + 1) {
-                    let after_j = later(j);
-                    for (from, _) in paths(next, turn(j)) {
-                        if let Some(left) = self.time(from).filter(|_| !after_j.contains(from)) {
-                            most = most.max(arrived.saturating_sub(left));
-                        }
-                    }
+        for arrival in &carried {
+            let Some(arrived) = arrival.arrived else {
+                continue;
+            };
+            for departure in carried.iter().filter(|d| d.ply > arrival.ply) {
+                if let Some(left) = departure.left {
+                    most = most.max(arrived.saturating_sub(left));
                 }
             }
         }
         most
     }
+}
+
+/// One piece carried by a move of a reconstructed sequence, with the report times that are
+/// its arrival and departure (when no later move changes those squares).
+struct Carried {
+    ply: usize,
+    arrived: Option<Millis>,
+    left: Option<Millis>,
 }
 
 /// The pieces a move carries from one square to another (castling carries two).
