@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use recorder_support::{read_board, stop, uci_moves};
+use recorder_support::{log, read_board, stop, uci_moves};
 use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;
@@ -49,10 +49,6 @@ fn record(dir: &Path, args: &[&str]) -> Child {
         .stderr(log)
         .spawn()
         .unwrap()
-}
-
-fn log(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("recorder.log")).unwrap_or_default()
 }
 
 /// Waits (at most 10 s) until the recorder's log contains `text` `times` times.

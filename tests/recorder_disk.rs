@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use recorder_support::{read_board, stop, uci_moves};
+use recorder_support::{log, read_board, stop, uci_moves};
 use std::sync::Arc;
 use touchmove::act::Event;
 use touchmove::record::pgn::read_games;
@@ -75,10 +75,6 @@ fn record(dir: &Path, config: &Path, extra: &[&str]) -> Child {
         .stderr(log)
         .spawn()
         .unwrap()
-}
-
-fn log(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("recorder.log")).unwrap_or_default()
 }
 
 /// The moves the journal holds for board 1, in UCI.

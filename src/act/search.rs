@@ -336,11 +336,12 @@ impl Sensed<'_> {
             return Explanation::None;
         }
         let mut budget = NODE_BUDGET;
+        let seen = reports.seen();
         for depth in 2..=max_depth {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
             let mut walk = Walk {
-                seen: reports.seen(),
+                seen,
                 unseen: Bitboard::EMPTY,
                 start,
                 reports,

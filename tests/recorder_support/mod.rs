@@ -100,3 +100,8 @@ pub fn stop(mut child: Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// What a recorder started by a test wrote to `recorder.log` in `dir` so far.
+pub fn log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("recorder.log")).unwrap_or_default()
+}
