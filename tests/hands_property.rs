@@ -147,20 +147,22 @@ fn check_case(seed: u64, start: Option<u32>, plies: usize, signal: usize) -> Res
     Ok(())
 }
 
-/// Random cases drawn from a fixed seed, so that CI is reproducible.
-const CASES: usize = 256;
-
-/// Silently wrong cases currently left among the `CASES` (issue 4's target is zero). The
-/// ceiling only stops the machine from getting worse; every failing case is printed so it can
-/// be reproduced with `check_case`.
-const KNOWN_SILENT_CASES: usize = 1;
+/// Random cases drawn from a fixed seed, so that CI is reproducible. A longer soak run:
+/// `TOUCHMOVE_PROPERTY_CASES=5000 cargo test --release --test hands_property`.
+fn cases() -> usize {
+    std::env::var("TOUCHMOVE_PROPERTY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
 
 #[test]
 fn recognised_moves_equal_the_game_or_an_alert_is_raised() {
     let mut draw = ChaCha8Rng::seed_from_u64(20_260_422);
     let mut silent = Vec::new();
     let mut unalerted = Vec::new();
-    for _ in 0..CASES {
+    let cases = cases();
+    for _ in 0..cases {
         let seed: u64 = draw.r#gen();
         let start = if draw.gen_bool(0.5) {
             None
@@ -179,7 +181,7 @@ fn recognised_moves_equal_the_game_or_an_alert_is_raised() {
         }
     }
     eprintln!(
-        "{} silently wrong of {CASES} cases:\n{}",
+        "{} silently wrong of {cases} cases:\n{}",
         silent.len(),
         silent.join("\n")
     );
@@ -189,8 +191,8 @@ fn recognised_moves_equal_the_game_or_an_alert_is_raised() {
         unalerted.join("\n")
     );
     assert!(
-        silent.len() <= KNOWN_SILENT_CASES,
-        "{} silently wrong cases (ceiling {KNOWN_SILENT_CASES}):\n{}",
+        silent.is_empty(),
+        "{} silently wrong cases:\n{}",
         silent.len(),
         silent.join("\n")
     );

@@ -47,6 +47,11 @@ pub struct MachineConfig {
     /// press or once its landing square has stood this long (a sliding piece passing a
     /// mating square has not moved there).
     pub end_confirm_ms: Millis,
+    /// A piece that leaves the square its final move was recorded on within this long, the
+    /// game held since, and stands on another square that move could have reached, is
+    /// recorded as that longer move with a 4.7 warning (a slide paused mid-way and reported
+    /// late), rather than holding the game.
+    pub moved_on_ms: Millis,
     /// How much unwinnability analysis may be spent after a move to find a dead position
     /// (5.2.2). The default is deterministic (no wall clock in the core).
     pub dead_position_budget: Budget,
@@ -66,6 +71,7 @@ impl Default for MachineConfig {
             missed_update_ms: 1_000,
             report_reorder_ms: 600,
             end_confirm_ms: 1_000,
+            moved_on_ms: 1_500,
             dead_position_budget: Budget::deterministic(),
         }
     }
@@ -106,6 +112,16 @@ enum Doubt {
     PromotionPiece,
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
     Overlapping { moves: Vec<Move>, ms: Millis },
+    /// A pawn's single step `step` was taken on its square after standing there `stood_ms`;
+    /// it may have gone on with `double` and been taken en passant unseen.
+    Unsampled {
+        step: Move,
+        double: Move,
+        stood_ms: Millis,
+    },
+    /// The piece of the final move `first` was carried on to another square: a slide seen
+    /// late, or a released piece moved again (4.7).
+    MovedOn { first: Move },
 }
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
@@ -126,9 +142,11 @@ pub struct Machine {
     last_seen: [Option<Millis>; 64],
     lifts: Vec<Lift>,
     held: Option<Bitboard>,
+    held_since: Millis,
     doubt: Option<Doubt>,
     illegal_moves: [u32; 2],
     last_press: Option<Color>,
+    pressed_at: [Option<Millis>; 2],
     pending_press: Option<Press>,
     completion: Option<Completion>,
     open_claims: Vec<(u32, Color)>,
@@ -171,9 +189,11 @@ impl Machine {
             last_seen: [None; 64],
             lifts: Vec::new(),
             held: None,
+            held_since: 0,
             doubt: None,
             illegal_moves: [0, 0],
             last_press: None,
+            pressed_at: [None; 2],
             pending_press: None,
             completion: None,
             open_claims: Vec::new(),
@@ -381,12 +401,22 @@ impl Machine {
     /// Makes a press-confirmed move final once its grace period is over.
     fn settle_completion(&mut self, now: Millis) {
         if let Some(c) = self.completion
-            && now >= c.pressed.saturating_add(self.config.press_grace_ms)
+            && now >= self.completion_due(c)
             && !self.slide_may_continue(c.ply)
+            && !self.held_since_made(c.ply)
         {
             self.completion = None;
             self.settle(c.ply.max(self.settled));
         }
+    }
+
+    /// When a press-confirmed move becomes final: the grace period after the press, or after
+    /// the move's piece last arrived when the board reported it arriving after the press (a
+    /// slide that went on past the press may go on further).
+    fn completion_due(&self, c: Completion) -> Millis {
+        let reached = self.reached_at.get(c.ply).copied().unwrap_or(0);
+        c.due
+            .max(reached.saturating_add(self.config.press_grace_ms))
     }
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
@@ -397,8 +427,8 @@ impl Machine {
         // clock.
         let settle = self
             .completion
-            .filter(|c| !self.slide_may_continue(c.ply))
-            .map(|c| c.due);
+            .filter(|c| !self.slide_may_continue(c.ply) && !self.held_since_made(c.ply))
+            .map(|c| self.completion_due(c));
         let surplus = self
             .surplus
             .map(|(_, since)| since.saturating_add(self.config.missed_update_ms));
@@ -649,6 +679,22 @@ impl Machine {
             .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= vacated)
     }
 
+    /// True when `ply` is the last recorded move and play has been held since just after it
+    /// was read (within a scan): its position never stood, so the move may have been a
+    /// knocked piece, and it stays open to revision until the board explains itself.
+    fn held_since_made(&self, ply: usize) -> bool {
+        if self.held.is_none() || ply == 0 || ply != self.game.plies() {
+            return false;
+        }
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let mover = self.game.positions()[ply - 1].turn();
+        let replied = self
+            .lifts
+            .iter()
+            .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= self.held_since);
+        !replied && self.held_since <= made.saturating_add(self.config.report_reorder_ms)
+    }
+
     /// False when the last recorded move is `ply` and a square it put a piece on differs
     /// from the game again: the piece was lifted on, so the press does not confirm a square
     /// it only passed through, and the move stays open to revision.
@@ -795,6 +841,24 @@ impl Machine {
         }
         let singles = s.single_moves(current);
         if let Some((m, doubt)) = choose(&singles) {
+            if doubt.is_none()
+                && let Some(unsampled) = self.unsampled_double_step(m)
+            {
+                return Reading::Adopt {
+                    from: n,
+                    moves: vec![m],
+                    doubt: Some(unsampled),
+                };
+            }
+            if doubt.is_none()
+                && let Some(moves) = self.slide_seen_late(m)
+            {
+                return Reading::Adopt {
+                    from: n - 2,
+                    moves,
+                    doubt: None,
+                };
+            }
             return Reading::Adopt {
                 from: n,
                 moves: vec![m],
@@ -882,7 +946,155 @@ impl Machine {
         if let Some((_, reading)) = best {
             return reading;
         }
-        Reading::Unexplained { in_progress: false }
+        self.moved_on(&s)
+            .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// The last move is final, but play was held soon after it and the board now
+    /// shows its piece standing on another square it could have reached instead: the piece
+    /// was carried on (a slide the board reported late) or it was released and moved again
+    /// (4.7). Rather than hold the game, the longer move is recorded and the arbiter told.
+    fn moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        if n == 0 || n > self.settled || self.held.is_none() {
+            return None;
+        }
+        let made = self.reached_at.get(n).copied().unwrap_or(0);
+        if self.held_since > made.saturating_add(self.config.moved_on_ms) {
+            return None;
+        }
+        let first = self.game.moves()[n - 1].mv;
+        let [(m, _)] = s.single_moves(&self.game.positions()[n - 1])[..] else {
+            return None;
+        };
+        (m.from() == first.from() && m.role() == first.role() && m.to() != first.to()).then(|| {
+            Reading::Adopt {
+                from: n - 1,
+                moves: vec![m],
+                doubt: Some(Doubt::MovedOn { first }),
+            }
+        })
+    }
+
+    /// A move `next` that carries on, along the same line, the piece the same player moved
+    /// two plies ago, within one scan of its arrival there: no hand moves twice around an
+    /// opponent's move that fast. The board sampled the slide's end late (a scan reports each
+    /// square in turn) and the opponent's reply in between. Returns the slide to its end and
+    /// the reply, when both are legal and leave the same board.
+    fn slide_seen_late(&self, next: Move) -> Option<Vec<Move>> {
+        let n = self.game.plies();
+        // Once the opponent pressed for the reply, the clock says it is the player's turn:
+        // a move now is a move.
+        if n < 2 || n - 2 < self.settled || self.completed >= n {
+            return None;
+        }
+        let Move::Normal {
+            role,
+            from: first_from,
+            capture: None,
+            to: first_to,
+            promotion: None,
+        } = self.game.moves()[n - 2].mv
+        else {
+            return None;
+        };
+        let carries_on = next.from() == Some(first_to)
+            && next.role() == role
+            && shakmaty::attacks::between(first_from, next.to()).contains(first_to);
+        let arrived = self.reached_at.get(n - 1).copied().unwrap_or(0);
+        if !carries_on || self.now.saturating_sub(arrived) > self.config.report_reorder_ms {
+            return None;
+        }
+        let before = &self.game.positions()[n - 2];
+        let slide = before.legal_moves().into_iter().find(|m| {
+            m.from() == Some(first_from) && m.to() == next.to() && m.promotion().is_none()
+        })?;
+        let mut pos = before.clone();
+        pos.play_unchecked(slide);
+        let reply = self.game.moves()[n - 1].mv;
+        if !pos.is_legal(reply) {
+            return None;
+        }
+        pos.play_unchecked(reply);
+        let mut expected = self.game.position().clone();
+        expected.play_unchecked(next);
+        (pos.board() == expected.board()).then(|| vec![slide, reply])
+    }
+
+    /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
+    /// one square off its start rank, that pawn having left the square before the capturer
+    /// was lifted. The board cannot tell this from a pawn that went on two squares and was
+    /// taken en passant (3.7.3.1) before its landing square was sampled: the same pieces end
+    /// on the same squares, and timing does not settle it (an opponent in a hurry takes the
+    /// pawn before its player pressed, a slide pauses). The single step is kept; when the
+    /// pawn left within one scan of arriving or before its player pressed, the arbiter is
+    /// told.
+    fn unsampled_double_step(&self, capture: Move) -> Option<Doubt> {
+        let n = self.game.plies();
+        if n == 0 || n - 1 < self.settled {
+            return None;
+        }
+        let step = self.game.moves()[n - 1].mv;
+        let Move::Normal {
+            role: Role::Pawn,
+            from: start,
+            capture: None,
+            to: stop,
+            ..
+        } = step
+        else {
+            return None;
+        };
+        let Move::Normal {
+            role: Role::Pawn,
+            from: capturer,
+            capture: Some(Role::Pawn),
+            to,
+            ..
+        } = capture
+        else {
+            return None;
+        };
+        let before = &self.game.positions()[n - 1];
+        let double = before.legal_moves().into_iter().find(|m| {
+            m.role() == Role::Pawn
+                && m.from() == Some(start)
+                && m.to().file() == start.file()
+                && shakmaty::attacks::between(start, m.to()).contains(stop)
+        })?;
+        let mut after_double = before.clone();
+        after_double.play_unchecked(double);
+        let en_passant = Move::EnPassant {
+            from: capturer,
+            to: stop,
+        };
+        if to != stop || !after_double.is_legal(en_passant) {
+            return None;
+        }
+        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let stepper = before.turn();
+        let left = self
+            .lifts
+            .iter()
+            .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)?
+            .t_ms;
+        let capturer_lifted = self
+            .lifts
+            .iter()
+            .find(|l| l.sq == capturer && l.t_ms >= arrived)
+            .map_or(Millis::MAX, |l| l.t_ms);
+        if left > capturer_lifted {
+            return None;
+        }
+        let before_press = self.pressed_at[stepper as usize].is_some_and(|p| p > left);
+        if !before_press && left.saturating_sub(arrived) > self.config.report_reorder_ms {
+            return None;
+        }
+        Some(Doubt::Unsampled {
+            step,
+            double,
+            stood_ms: left.saturating_sub(arrived),
+        })
     }
 
     /// After several move sequences explained a board, the next move tells them apart: when
@@ -1020,6 +1232,52 @@ impl Machine {
                 );
                 a
             }
+            Doubt::Unsampled {
+                step,
+                double,
+                stood_ms,
+            } => {
+                let mut a = self.alert("3.7.3.1", Some(!side), t, Severity::Warning);
+                a.ply = self.ply().saturating_sub(1);
+                let uci = |m: &Move| shakmaty::uci::UciMove::from_standard(*m).to_string();
+                a.squares = [step.from(), Some(step.to()), Some(double.to())]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "the pawn was seen on {} for {stood_ms} ms before it was taken there; the \
+                     board never showed it on {}. Recorded: {} and a capture on {}; if the pawn \
+                     went on, the moves were {} and an en passant capture. The arbiter should \
+                     check",
+                    step.to(),
+                    double.to(),
+                    uci(step),
+                    step.to(),
+                    uci(double),
+                );
+                a
+            }
+            Doubt::MovedOn { first } => {
+                let mut a = self.alert("4.7", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                let to = self.game.moves().last().map(|p| p.mv.to());
+                a.squares = [first.from(), Some(first.to()), to]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "the piece recorded as {} went on to {} after play was held: it is \
+                     recorded as a slide to {}; if it had been released on {} (4.7), that was \
+                     the move. The arbiter should check",
+                    shakmaty::uci::UciMove::from_move(*first, self.game.castling_mode()),
+                    to.map_or(String::new(), |s| s.to_string()),
+                    to.map_or(String::new(), |s| s.to_string()),
+                    first.to()
+                );
+                a
+            }
             Doubt::PromotionPiece => {
                 let mut a = self.alert("4.6", Some(!side), t, Severity::Warning);
                 a.ply = self.ply();
@@ -1041,6 +1299,9 @@ impl Machine {
             return;
         }
         let was_held = self.held.is_some();
+        if !was_held {
+            self.held_since = t;
+        }
         self.held = held;
         if held.is_none() && !was_held {
             return;
@@ -1168,6 +1429,7 @@ impl Machine {
     // ----- the clock -----
 
     fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        self.pressed_at[by as usize] = Some(t);
         if self.phase != Phase::Playing {
             self.last_press = Some(by);
             return;
