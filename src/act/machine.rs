@@ -112,6 +112,9 @@ enum Doubt {
     PromotionPiece,
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
     Overlapping { moves: Vec<Move>, ms: Millis },
+    /// The reconstructed moves put a piece on `squares` and changed them again, though the
+    /// board reported each of them once: a displaced piece may have been read as moves.
+    UnseenArrival { moves: Vec<Move>, squares: Bitboard },
     /// A pawn's single step `step` was taken on its square after standing there `stood_ms`;
     /// it may have gone on with `double` and been taken en passant unseen.
     Unsampled {
@@ -140,6 +143,7 @@ pub struct Machine {
     turn_start: Vec<Millis>,
     reached_at: Vec<Millis>,
     last_seen: [Option<Millis>; 64],
+    seen_before: [Option<Millis>; 64],
     lifts: Vec<Lift>,
     held: Option<Bitboard>,
     held_since: Millis,
@@ -187,6 +191,7 @@ impl Machine {
             turn_start: vec![0],
             reached_at: vec![0],
             last_seen: [None; 64],
+            seen_before: [None; 64],
             lifts: Vec::new(),
             held: None,
             held_since: 0,
@@ -277,7 +282,7 @@ impl Machine {
         match &obs.kind {
             ObservationKind::Emptied(sq) => {
                 let sq = self.map(*sq);
-                self.last_seen[sq as usize] = Some(t);
+                self.seen(sq, t);
                 let piece = self.physical.empty(sq, t);
                 if let Some(piece) = piece
                     && self.phase == Phase::Playing
@@ -288,7 +293,7 @@ impl Machine {
             }
             ObservationKind::Placed(sq, piece) => {
                 let sq = self.map(*sq);
-                self.last_seen[sq as usize] = Some(t);
+                self.seen(sq, t);
                 if self.phase == Phase::Playing {
                     self.on_place(sq, t, out);
                 }
@@ -309,7 +314,7 @@ impl Machine {
                 }
                 let changed = self.physical.diff(&board);
                 for sq in changed {
-                    self.last_seen[sq as usize] = Some(t);
+                    self.seen(sq, t);
                 }
                 if changed.count() >= 2 {
                     self.outage = Some(t);
@@ -320,7 +325,7 @@ impl Machine {
             ObservationKind::ClockPressed { by } => self.on_press(*by, t, out),
             ObservationKind::MagicPiece(sq, magic) => {
                 let sq = self.map(*sq);
-                self.last_seen[sq as usize] = Some(t);
+                self.seen(sq, t);
                 if self.phase == Phase::Playing {
                     let signal = Ending {
                         result: magic.result(),
@@ -437,6 +442,12 @@ impl Machine {
             .as_ref()
             .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
         [press, settle, surplus, end].into_iter().flatten().min()
+    }
+
+    /// The board reported `sq` at `t`.
+    fn seen(&mut self, sq: Square, t: Millis) {
+        self.seen_before[sq as usize] = self.last_seen[sq as usize];
+        self.last_seen[sq as usize] = Some(t);
     }
 
     fn map(&self, sq: Square) -> Square {
@@ -817,7 +828,7 @@ impl Machine {
             return false;
         };
         self.physical.forget(missed);
-        self.last_seen[missed as usize] = Some(t);
+        self.seen(missed, t);
         let mut a = self.alert("8.5.3", None, t, Severity::Info);
         a.evidence_ms = vec![t];
         a.squares = vec![missed.to_string(), placed_on.to_string()];
@@ -911,6 +922,7 @@ impl Machine {
             let since = self.reached_at.get(k).copied().unwrap_or(0);
             let reports = Reports {
                 times: &self.last_seen,
+                previous: &self.seen_before,
                 since,
                 slack: self.config.report_reorder_ms,
                 outage: self.outage.is_some_and(|o| o >= since),
@@ -919,10 +931,18 @@ impl Machine {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
                     let overlap = reports.overlap(&positions[k], &seq);
-                    let doubt = (overlap > 0).then(|| Doubt::Overlapping {
-                        moves: seq.clone(),
-                        ms: overlap,
-                    });
+                    let unseen = reports.unseen_arrivals(&positions[k], &seq);
+                    let doubt = if overlap > 0 {
+                        Some(Doubt::Overlapping {
+                            moves: seq.clone(),
+                            ms: overlap,
+                        })
+                    } else {
+                        unseen.any().then(|| Doubt::UnseenArrival {
+                            moves: seq.clone(),
+                            squares: unseen,
+                        })
+                    };
                     (
                         seq.len(),
                         Reading::Adopt {
@@ -1229,6 +1249,24 @@ impl Machine {
                      began before the one before it was over): one of them may be a knocked or \
                      displaced piece; the arbiter should check",
                     sans.join(" ")
+                );
+                a
+            }
+            Doubt::UnseenArrival { moves, squares } => {
+                let mut a = self.alert("7.4", None, t, Severity::Warning);
+                let first = self.game.plies().saturating_sub(moves.len());
+                let sans: Vec<&str> = self.game.moves()[first..]
+                    .iter()
+                    .map(|p| p.san.as_str())
+                    .collect();
+                a.ply = ply_number(first + 1);
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {} need a piece to arrive on {} and be taken or moved on, but \
+                     the board showed that square only once: a knocked or displaced piece may \
+                     have been read as moves; the arbiter should check",
+                    sans.join(" "),
+                    a.squares.join(" ")
                 );
                 a
             }

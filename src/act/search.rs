@@ -35,6 +35,8 @@ pub enum Explanation {
 pub struct Reports<'a> {
     /// Time of the latest report of each square (index = square), if any.
     pub times: &'a [Option<Millis>; 64],
+    /// Time of the report of each square before its latest one, if any.
+    pub previous: &'a [Option<Millis>; 64],
     /// Only reports at or after this time belong to the moves being reconstructed.
     pub since: Millis,
     /// How much earlier than the lift before it a board may report a placement (its scan
@@ -50,6 +52,7 @@ impl Reports<'_> {
     #[cfg(test)]
     pub const EVERYTHING: Reports<'static> = Reports {
         times: &[Some(0); 64],
+        previous: &[Some(0); 64],
         since: 0,
         slack: Millis::MAX,
         outage: false,
@@ -126,6 +129,40 @@ impl Reports<'_> {
             }
         }
         Some(total)
+    }
+
+    /// Squares on which a piece of `seq` arrives and a later move of `seq` changes again
+    /// (takes it, or moves it on), though the board reported the square only once during
+    /// the moves: the arrival was never seen. A scan can fold two quick changes into one
+    /// report, but so does a displaced piece read as a move; after an outage nothing is
+    /// expected to have been reported.
+    pub fn unseen_arrivals(&self, start: &Chess, seq: &[Move]) -> Bitboard {
+        if self.outage {
+            return Bitboard::EMPTY;
+        }
+        let turn = |i: usize| {
+            if i.is_multiple_of(2) {
+                start.turn()
+            } else {
+                !start.turn()
+            }
+        };
+        let mut unseen = Bitboard::EMPTY;
+        for (i, &m) in seq.iter().enumerate() {
+            let later = seq[i + 1..]
+                .iter()
+                .enumerate()
+                .fold(Bitboard::EMPTY, |acc, (j, &n)| {
+                    acc | touched_squares(n, turn(i + 1 + j))
+                });
+            for (_, to) in paths(m, turn(i)) {
+                let twice = self.previous[to as usize].is_some_and(|t| t >= self.since);
+                if later.contains(to) && !twice {
+                    unseen.add(to);
+                }
+            }
+        }
+        unseen
     }
 
     /// How long before a piece of `seq` was seen arriving for good a later move of the
@@ -583,6 +620,7 @@ mod tests {
         ]);
         let reports = Reports {
             times: &t,
+            previous: &t,
             since: 0,
             slack: 600,
             outage: false,
@@ -614,6 +652,7 @@ mod tests {
         let t = times(&[(Square::E2, 100), (Square::D7, 300), (Square::D5, 500)]);
         let reports = Reports {
             times: &t,
+            previous: &t,
             since: 0,
             slack: 600,
             outage: false,
@@ -627,6 +666,43 @@ mod tests {
             s.sequences(&start, 4, &outage),
             Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
         );
+    }
+
+    #[test]
+    fn an_arrival_taken_at_once_needs_two_reports_of_its_square() {
+        // ...d5 then exd5: d5 was filled and then taken; one report of d5 saw only the end.
+        let start = Chess::default();
+        let seq = after_moves(&["e2e4", "d7d5", "e4d5"]);
+        let t = times(&[
+            (Square::E2, 100),
+            (Square::E4, 500),
+            (Square::D7, 300),
+            (Square::D5, 600),
+        ]);
+        let previous = times(&[(Square::E4, 200)]);
+        let reports = Reports {
+            times: &t,
+            previous: &previous,
+            since: 0,
+            slack: 600,
+            outage: false,
+        };
+        assert_eq!(
+            reports.unseen_arrivals(&start, &seq),
+            Bitboard::from(Square::D5)
+        );
+        let outage = Reports {
+            outage: true,
+            ..reports
+        };
+        assert_eq!(outage.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
+        let mut both = previous;
+        both[Square::D5 as usize] = Some(400);
+        let twice = Reports {
+            previous: &both,
+            ..reports
+        };
+        assert_eq!(twice.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
     }
 
     fn after_moves(ucis: &[&str]) -> Vec<Move> {
