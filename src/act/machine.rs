@@ -123,7 +123,8 @@ enum Doubt {
         stood_ms: Millis,
     },
     /// The piece of the final move `first` was carried on to another square: a slide seen
-    /// late, or a released piece moved again (4.7).
+    /// late, or a released piece moved again (4.7); or `first` was the rook of a castling
+    /// made rook first (4.4.2).
     MovedOn { first: Move },
 }
 
@@ -378,7 +379,7 @@ impl Machine {
             && now >= since.saturating_add(self.config.missed_update_ms)
         {
             self.surplus = None;
-            if self.phase == Phase::Playing && self.correct_missed_lift(sq, now, out) {
+            if self.phase == Phase::Playing && self.correct_missed_lift(sq, since, now, out) {
                 self.read_and_adopt(now, out);
             }
         }
@@ -796,7 +797,13 @@ impl Machine {
     /// When forgetting exactly one of them makes the board a legal continuation (or one being
     /// made), that square is taken as emptied and the arbiter is told. Returns true when it
     /// corrected the picture.
-    fn correct_missed_lift(&mut self, placed_on: Square, t: Millis, out: &mut Vec<Event>) -> bool {
+    fn correct_missed_lift(
+        &mut self,
+        placed_on: Square,
+        placed_at: Millis,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
         if !self.surplus_at(placed_on) {
             return false;
         }
@@ -811,15 +818,19 @@ impl Machine {
             if sq == placed_on {
                 continue;
             }
+            // The lost lift came before the placement it made surplus.
             let mut trial = self.physical.clone();
             trial.forget(sq);
             let kept = std::mem::replace(&mut self.physical, trial);
+            let reports = (self.last_seen, self.seen_before);
+            self.seen(sq, placed_at);
             let explained = match self.read_board() {
                 Reading::Current | Reading::Adopt { doubt: None, .. } => true,
                 Reading::Unexplained { in_progress } => in_progress,
                 Reading::Adopt { .. } => false,
             };
             self.physical = kept;
+            (self.last_seen, self.seen_before) = reports;
             if explained {
                 explaining.push(sq);
             }
@@ -828,7 +839,7 @@ impl Machine {
             return false;
         };
         self.physical.forget(missed);
-        self.seen(missed, t);
+        self.seen(missed, placed_at);
         let mut a = self.alert("8.5.3", None, t, Severity::Info);
         a.evidence_ms = vec![t];
         a.squares = vec![missed.to_string(), placed_on.to_string()];
@@ -987,12 +998,14 @@ impl Machine {
         let [(m, _)] = s.single_moves(&self.game.positions()[n - 1])[..] else {
             return None;
         };
-        (m.from() == first.from() && m.role() == first.role() && m.to() != first.to()).then(|| {
-            Reading::Adopt {
-                from: n - 1,
-                moves: vec![m],
-                doubt: Some(Doubt::MovedOn { first }),
-            }
+        let carried_on =
+            m.from() == first.from() && m.role() == first.role() && m.to() != first.to();
+        let castled_rook_first =
+            matches!(m, Move::Castle { rook, .. } if first.from() == Some(rook));
+        (carried_on || castled_rook_first).then(|| Reading::Adopt {
+            from: n - 1,
+            moves: vec![m],
+            doubt: Some(Doubt::MovedOn { first }),
         })
     }
 
@@ -1293,6 +1306,25 @@ impl Machine {
                     uci(step),
                     step.to(),
                     uci(double),
+                );
+                a
+            }
+            Doubt::MovedOn { first }
+                if self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
+            {
+                let mut a = self.alert("4.4.2", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                a.squares = first
+                    .from()
+                    .into_iter()
+                    .chain([first.to()])
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "the rook was moved first ({}) and play was held until the king followed: \
+                     recorded as castling; castling with the rook touched first is not allowed \
+                     (4.4.2): the rook move stands if the arbiter so decides",
+                    shakmaty::uci::UciMove::from_move(*first, self.game.castling_mode()),
                 );
                 a
             }
