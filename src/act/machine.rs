@@ -122,10 +122,10 @@ enum Doubt {
         double: Move,
         stood_ms: Millis,
     },
-    /// The piece of the final move `first` was carried on to another square: a slide seen
-    /// late, or a released piece moved again (4.7); or `first` was the rook of a castling
-    /// made rook first (4.4.2).
-    MovedOn { first: Move },
+    /// The piece of the move `first` was carried on to another square `stood_ms` after it
+    /// arrived: a slide seen late, or a released piece moved again (4.7); or `first` was the
+    /// rook of a castling made rook first (4.4.2).
+    MovedOn { first: Move, stood_ms: Millis },
 }
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
@@ -873,12 +873,12 @@ impl Machine {
                 };
             }
             if doubt.is_none()
-                && let Some(moves) = self.slide_seen_late(m)
+                && let Some((moves, doubt)) = self.slide_seen_late(m)
             {
                 return Reading::Adopt {
                     from: n - 2,
                     moves,
-                    doubt: None,
+                    doubt,
                 };
             }
             return Reading::Adopt {
@@ -1005,7 +1005,10 @@ impl Machine {
         (carried_on || castled_rook_first).then(|| Reading::Adopt {
             from: n - 1,
             moves: vec![m],
-            doubt: Some(Doubt::MovedOn { first }),
+            doubt: Some(Doubt::MovedOn {
+                first,
+                stood_ms: self.held_since.saturating_sub(made),
+            }),
         })
     }
 
@@ -1013,8 +1016,11 @@ impl Machine {
     /// two plies ago, within one scan of its arrival there: no hand moves twice around an
     /// opponent's move that fast. The board sampled the slide's end late (a scan reports each
     /// square in turn) and the opponent's reply in between. Returns the slide to its end and
-    /// the reply, when both are legal and leave the same board.
-    fn slide_seen_late(&self, next: Move) -> Option<Vec<Move>> {
+    /// the reply, when both are legal and leave the same board. Up to
+    /// [`MachineConfig::moved_on_ms`], when the player had pressed meanwhile and the reply
+    /// is unconfirmed, the same reading is taken with a 4.7 warning: a quick second move
+    /// looks the same.
+    fn slide_seen_late(&self, next: Move) -> Option<(Vec<Move>, Option<Doubt>)> {
         let n = self.game.plies();
         // Once the opponent pressed for the reply, the clock says it is the player's turn:
         // a move now is a move.
@@ -1035,7 +1041,18 @@ impl Machine {
             && next.role() == role
             && shakmaty::attacks::between(first_from, next.to()).contains(first_to);
         let arrived = self.reached_at.get(n - 1).copied().unwrap_or(0);
-        if !carries_on || self.now.saturating_sub(arrived) > self.config.report_reorder_ms {
+        let stood = self.now.saturating_sub(arrived);
+        // Longer than a scan, the piece went on only if its player had pressed meanwhile:
+        // he took the move as made, and the opponent's reply is unconfirmed.
+        let mover = self.game.positions()[n - 2].turn();
+        let pressed_since = self.pressed_at[mover as usize].is_some_and(|p| p > arrived);
+        let replied = self.reached_at.get(n).copied().unwrap_or(0);
+        let reply_pressed = self.pressed_at[!mover as usize].is_some_and(|p| p > replied);
+        if !carries_on
+            || reply_pressed
+            || stood > self.config.moved_on_ms
+            || (stood > self.config.report_reorder_ms && !pressed_since)
+        {
             return None;
         }
         let before = &self.game.positions()[n - 2];
@@ -1051,7 +1068,11 @@ impl Machine {
         pos.play_unchecked(reply);
         let mut expected = self.game.position().clone();
         expected.play_unchecked(next);
-        (pos.board() == expected.board()).then(|| vec![slide, reply])
+        let doubt = (stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
+            first: self.game.moves()[n - 2].mv,
+            stood_ms: stood,
+        });
+        (pos.board() == expected.board()).then(|| (vec![slide, reply], doubt))
     }
 
     /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
@@ -1309,7 +1330,7 @@ impl Machine {
                 );
                 a
             }
-            Doubt::MovedOn { first }
+            Doubt::MovedOn { first, .. }
                 if self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
             {
                 let mut a = self.alert("4.4.2", Some(!side), t, Severity::Warning);
@@ -1328,22 +1349,29 @@ impl Machine {
                 );
                 a
             }
-            Doubt::MovedOn { first } => {
-                let mut a = self.alert("4.7", Some(!side), t, Severity::Warning);
-                a.ply = self.ply();
-                let to = self.game.moves().last().map(|p| p.mv.to());
+            Doubt::MovedOn { first, stood_ms } => {
+                let ply = self
+                    .game
+                    .moves()
+                    .iter()
+                    .rposition(|p| p.mv.from() == first.from())
+                    .unwrap_or(0);
+                let slide = self.game.moves().get(ply).map(|p| p.mv);
+                let mover = self.game.positions()[ply].turn();
+                let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
+                a.ply = ply_number(ply + 1);
+                let to = slide.map(|m| m.to());
                 a.squares = [first.from(), Some(first.to()), to]
                     .into_iter()
                     .flatten()
                     .map(|s| s.to_string())
                     .collect();
+                let to = to.map_or(String::new(), |s| s.to_string());
                 a.message = format!(
-                    "the piece recorded as {} went on to {} after play was held: it is \
-                     recorded as a slide to {}; if it had been released on {} (4.7), that was \
-                     the move. The arbiter should check",
-                    shakmaty::uci::UciMove::from_move(*first, self.game.castling_mode()),
-                    to.map_or(String::new(), |s| s.to_string()),
-                    to.map_or(String::new(), |s| s.to_string()),
+                    "the piece seen arriving on {} went on to {to} {stood_ms} ms later: it is \
+                     recorded as one move to {to}; if it had been released on {} (4.7), that \
+                     was the move. The arbiter should check",
+                    first.to(),
                     first.to()
                 );
                 a
