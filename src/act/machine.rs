@@ -1016,10 +1016,9 @@ impl Machine {
     /// two plies ago, within one scan of its arrival there: no hand moves twice around an
     /// opponent's move that fast. The board sampled the slide's end late (a scan reports each
     /// square in turn) and the opponent's reply in between. Returns the slide to its end and
-    /// the reply, when both are legal and leave the same board. Up to
-    /// [`MachineConfig::moved_on_ms`], when the player had pressed meanwhile and the reply
-    /// is unconfirmed, the same reading is taken with a 4.7 warning: a quick second move
-    /// looks the same.
+    /// the reply, when both are legal and leave the same board. Later than a scan, up to
+    /// [`MachineConfig::moved_on_ms`], the same reading is taken with a 4.7 warning: a quick
+    /// second move looks the same.
     fn slide_seen_late(&self, next: Move) -> Option<(Vec<Move>, Option<Doubt>)> {
         let n = self.game.plies();
         // Once the opponent pressed for the reply, the clock says it is the player's turn:
@@ -1042,17 +1041,12 @@ impl Machine {
             && shakmaty::attacks::between(first_from, next.to()).contains(first_to);
         let arrived = self.reached_at.get(n - 1).copied().unwrap_or(0);
         let stood = self.now.saturating_sub(arrived);
-        // Longer than a scan, the piece went on only if its player had pressed meanwhile:
-        // he took the move as made, and the opponent's reply is unconfirmed.
+        // A press for the reply, even one still waiting for the board, makes it the player's
+        // turn: a move now is a move.
         let mover = self.game.positions()[n - 2].turn();
-        let pressed_since = self.pressed_at[mover as usize].is_some_and(|p| p > arrived);
         let replied = self.reached_at.get(n).copied().unwrap_or(0);
         let reply_pressed = self.pressed_at[!mover as usize].is_some_and(|p| p > replied);
-        if !carries_on
-            || reply_pressed
-            || stood > self.config.moved_on_ms
-            || (stood > self.config.report_reorder_ms && !pressed_since)
-        {
+        if !carries_on || reply_pressed || stood > self.config.moved_on_ms {
             return None;
         }
         let before = &self.game.positions()[n - 2];
