@@ -930,14 +930,7 @@ impl Machine {
             if depth < 2 {
                 continue;
             }
-            let since = self.reached_at.get(k).copied().unwrap_or(0);
-            let reports = Reports {
-                times: &self.last_seen,
-                previous: &self.seen_before,
-                since,
-                slack: self.config.report_reorder_ms,
-                outage: self.outage.is_some_and(|o| o >= since),
-            };
+            let reports = self.reports(k);
             let (len, reading) = match s.sequences(&positions[k], depth, &reports) {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
@@ -995,16 +988,28 @@ impl Machine {
             return None;
         }
         let first = self.game.moves()[n - 1].mv;
-        let [(m, _)] = s.single_moves(&self.game.positions()[n - 1])[..] else {
-            return None;
+        let instead = |m: &Move| {
+            let carried_on =
+                m.from() == first.from() && m.role() == first.role() && m.to() != first.to();
+            carried_on || matches!(*m, Move::Castle { rook, .. } if first.from() == Some(rook))
         };
-        let carried_on =
-            m.from() == first.from() && m.role() == first.role() && m.to() != first.to();
-        let castled_rook_first =
-            matches!(m, Move::Castle { rook, .. } if first.from() == Some(rook));
-        (carried_on || castled_rook_first).then(|| Reading::Adopt {
+        let before = &self.game.positions()[n - 1];
+        // The longer move alone, or followed by the moves made meanwhile.
+        let moves = match s.single_moves(before)[..] {
+            [(m, _)] => instead(&m).then(|| vec![m])?,
+            [] => match s.sequences(
+                before,
+                self.config.max_reconstruction_plies,
+                &self.reports(n - 1),
+            ) {
+                Explanation::Unique(seq) if seq.first().is_some_and(instead) => seq,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        Some(Reading::Adopt {
             from: n - 1,
-            moves: vec![m],
+            moves,
             doubt: Some(Doubt::MovedOn {
                 first,
                 stood_ms: self.held_since.saturating_sub(made),
@@ -1143,6 +1148,18 @@ impl Machine {
             double,
             stood_ms: left.saturating_sub(arrived),
         })
+    }
+
+    /// The board's reports that belong to moves made from position `k` on.
+    fn reports(&self, k: usize) -> Reports<'_> {
+        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        Reports {
+            times: &self.last_seen,
+            previous: &self.seen_before,
+            since,
+            slack: self.config.report_reorder_ms,
+            outage: self.outage.is_some_and(|o| o >= since),
+        }
     }
 
     /// After several move sequences explained a board, the next move tells them apart: when
