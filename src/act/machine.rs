@@ -115,6 +115,10 @@ enum Doubt {
     /// The reconstructed moves put a piece on `squares` and changed them again, though the
     /// board reported each of them once: a displaced piece may have been read as moves.
     UnseenArrival { moves: Vec<Move>, squares: Bitboard },
+    /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
+    /// arriving, and that piece then went on: a piece knocked by the moving hand may have
+    /// been read as the reply.
+    QuickReply { reply: Move, ms: Millis },
     /// A pawn's single step `step` was taken on its square after standing there `stood_ms`;
     /// it may have gone on with `double` and been taken en passant unseen.
     Unsampled {
@@ -873,7 +877,7 @@ impl Machine {
                 };
             }
             if doubt.is_none()
-                && let Some((moves, doubt)) = self.slide_seen_late(m)
+                && let Some((moves, doubt)) = self.slide_seen_late(n, m)
             {
                 return Reading::Adopt {
                     from: n - 2,
@@ -902,6 +906,15 @@ impl Machine {
             }
             let singles = s.single_moves(pos);
             if let Some((m, doubt)) = choose(&singles) {
+                if doubt.is_none()
+                    && let Some((moves, doubt)) = self.slide_seen_late(k, m)
+                {
+                    return Reading::Adopt {
+                        from: k - 2,
+                        moves,
+                        doubt,
+                    };
+                }
                 return Reading::Adopt {
                     from: k,
                     moves: vec![m],
@@ -1024,54 +1037,63 @@ impl Machine {
     /// the reply, when both are legal and leave the same board. Later than a scan, up to
     /// [`MachineConfig::moved_on_ms`], the same reading is taken with a 4.7 warning: a quick
     /// second move looks the same.
-    fn slide_seen_late(&self, next: Move) -> Option<(Vec<Move>, Option<Doubt>)> {
-        let n = self.game.plies();
+    fn slide_seen_late(&self, k: usize, next: Move) -> Option<(Vec<Move>, Option<Doubt>)> {
         // Once the opponent pressed for the reply, the clock says it is the player's turn:
-        // a move now is a move.
-        if n < 2 || n - 2 < self.settled || self.completed >= n {
+        // a move now is a move. A move no press confirmed stays open to this reading even
+        // when later moves settled it.
+        if k < 2 || (k - 2 < self.settled && self.completed > k - 2) || self.completed >= k {
             return None;
         }
+        let first = self.game.moves()[k - 2].mv;
         let Move::Normal {
             role,
             from: first_from,
             capture: None,
             to: first_to,
             promotion: None,
-        } = self.game.moves()[n - 2].mv
+        } = first
         else {
             return None;
         };
         let carries_on = next.from() == Some(first_to)
             && next.role() == role
             && shakmaty::attacks::between(first_from, next.to()).contains(first_to);
-        let arrived = self.reached_at.get(n - 1).copied().unwrap_or(0);
+        let arrived = self.reached_at.get(k - 1).copied().unwrap_or(0);
         let stood = self.now.saturating_sub(arrived);
         // A press for the reply, even one still waiting for the board, makes it the player's
         // turn: a move now is a move.
-        let mover = self.game.positions()[n - 2].turn();
-        let replied = self.reached_at.get(n).copied().unwrap_or(0);
+        let mover = self.game.positions()[k - 2].turn();
+        let replied = self.reached_at.get(k).copied().unwrap_or(0);
         let reply_pressed = self.pressed_at[!mover as usize].is_some_and(|p| p > replied);
         if !carries_on || reply_pressed || stood > self.config.moved_on_ms {
             return None;
         }
-        let before = &self.game.positions()[n - 2];
+        let before = &self.game.positions()[k - 2];
         let slide = before.legal_moves().into_iter().find(|m| {
             m.from() == Some(first_from) && m.to() == next.to() && m.promotion().is_none()
         })?;
         let mut pos = before.clone();
         pos.play_unchecked(slide);
-        let reply = self.game.moves()[n - 1].mv;
+        let reply = self.game.moves()[k - 1].mv;
         if !pos.is_legal(reply) {
             return None;
         }
         pos.play_unchecked(reply);
-        let mut expected = self.game.position().clone();
+        let mut expected = self.game.positions()[k].clone();
         expected.play_unchecked(next);
-        let doubt = (stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
-            first: self.game.moves()[n - 2].mv,
-            stood_ms: stood,
-        });
-        (pos.board() == expected.board()).then(|| (vec![slide, reply], doubt))
+        if pos.board() != expected.board() {
+            return None;
+        }
+        let quick = replied.saturating_sub(arrived);
+        let doubt = if quick < self.config.two_hands_threshold_ms {
+            Some(Doubt::QuickReply { reply, ms: quick })
+        } else {
+            (stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
+                first,
+                stood_ms: stood,
+            })
+        };
+        Some((vec![slide, reply], doubt))
     }
 
     /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
@@ -1312,6 +1334,22 @@ impl Machine {
                      have been read as moves; the arbiter should check",
                     sans.join(" "),
                     a.squares.join(" ")
+                );
+                a
+            }
+            Doubt::QuickReply { reply, ms } => {
+                let mut a = self.alert("7.4", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                a.squares = super::search::squares_of(*reply)
+                    .into_iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "{} {} was complete {ms} ms after the piece it answers was first seen on \
+                     its way, and that piece went on moving: it may be a piece knocked over by \
+                     the moving hand; the arbiter should check",
+                    color_word(!side),
+                    self.game.moves().last().map_or("", |p| p.san.as_str()),
                 );
                 a
             }
