@@ -1088,7 +1088,9 @@ impl Machine {
         let doubt = if quick < self.config.two_hands_threshold_ms {
             Some(Doubt::QuickReply { reply, ms: quick })
         } else {
-            (stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
+            // A press by the player before the piece went on says he had let go of it.
+            let pressed = self.pressed_at[mover as usize].is_some_and(|p| p > arrived);
+            (pressed || stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
                 first,
                 stood_ms: stood,
             })
