@@ -1491,6 +1491,9 @@ impl Machine {
             side: mover.into(),
             fen: self.game.fen(),
         });
+        if let Some(a) = self.quick_reply(n, t) {
+            out.push(Event::Alert(a));
+        }
         if let Some(f) = finding {
             let mut a = self.alert(f.article, Some(mover), t, f.severity);
             a.ply = ply;
@@ -1514,6 +1517,34 @@ impl Machine {
                 t_ms: t,
             });
         }
+    }
+
+    /// The move just recorded as ply `n + 1` was complete sooner after the move before it
+    /// than a hand can answer (the two-hands threshold): the hand that made the move before
+    /// may have knocked a piece over, read as this reply.
+    fn quick_reply(&self, n: usize, t: Millis) -> Option<Alert> {
+        let previous = self.reached_at.get(n).copied().filter(|_| n > 0)?;
+        let ms = t.saturating_sub(previous);
+        // Moves read together from one observation (a reconstruction) carry no timing.
+        if ms == 0 || ms >= self.config.two_hands_threshold_ms {
+            return None;
+        }
+        let played = self.game.moves().get(n)?;
+        let side = self.game.positions()[n].turn();
+        let mut a = self.alert("7.4", Some(side), t, Severity::Warning);
+        a.ply = ply_number(n + 1);
+        a.evidence_ms = vec![previous, t];
+        a.squares = super::search::squares_of(played.mv)
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.message = format!(
+            "{} {} was complete {ms} ms after the move before it: quicker than a reply; it \
+             may be a piece knocked over by the other player's hand. The arbiter should check",
+            color_word(side),
+            played.san
+        );
+        Some(a)
     }
 
     fn settle(&mut self, plies: usize) {
