@@ -898,6 +898,18 @@ impl Machine {
         for k in revisable.clone().rev() {
             let pos = &positions[k];
             if s.diff(pos.board()).is_empty() {
+                // Both players taking their moves back is rarer than both moving back
+                // (a repetition): when moves lead back as well, they are the game.
+                if n - k >= 2
+                    && let Explanation::Unique(back) = s.sequences(current, n - k, &self.reports(n))
+                    && back.len() == n - k
+                {
+                    return Reading::Adopt {
+                        from: n,
+                        moves: back,
+                        doubt: None,
+                    };
+                }
                 return Reading::Adopt {
                     from: k,
                     moves: Vec::new(),
