@@ -748,6 +748,14 @@ impl Machine {
             }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
+                // Moves read from a doubtful reconstruction stay open together until the
+                // next move is made: a restored piece may still explain the board better.
+                if matches!(
+                    doubt,
+                    Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
+                ) {
+                    self.settled = self.settled.min(from);
+                }
                 let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
                 match doubt {
                     Some(doubt) => self.raise_doubt(doubt, t, out),
