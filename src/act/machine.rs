@@ -866,6 +866,12 @@ impl Machine {
     /// What explains the board: the game as it is, one more move, a revision of moves not
     /// yet confirmed, or a reconstruction of missed moves.
     fn read_board(&self) -> Reading {
+        self.read(false)
+    }
+
+    /// [`Machine::read_board`]; `pressed` when a clock press says the moves are made, so a
+    /// board that could still be a move in progress is explained by the moves if they do.
+    fn read(&self, pressed: bool) -> Reading {
         let s = self.sensed();
         let positions = self.game.positions();
         let n = positions.len() - 1;
@@ -947,7 +953,7 @@ impl Machine {
             || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
         // A lift completes no sequence of moves: a piece just lifted is in the air, not
         // captured on a square nobody saw it reach.
-        if in_progress || self.lifted_last {
+        if (in_progress || self.lifted_last) && !pressed {
             return Reading::Unexplained { in_progress };
         }
         // The shortest explanation counted from the oldest revisable position wins; on a
@@ -1697,6 +1703,25 @@ impl Machine {
     /// The side to move pressed without a recognised move: 7.5.2, 7.5.3 or 7.5.1.
     fn judge_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
         if self.phase != Phase::Playing || self.game.position().turn() != by {
+            return;
+        }
+        // What looked like a move still being made may be moves already made, some of
+        // them unseen: the press says they are over.
+        if let Reading::Adopt { from, moves, doubt } = self.read(true)
+            && !moves.is_empty()
+            && self.pending_end.is_none()
+        {
+            self.adopt(from, &moves, t, out);
+            match doubt {
+                Some(doubt) => self.raise_doubt(doubt, t, out),
+                None => self.doubt = None,
+            }
+            let n = self.game.plies();
+            if self.phase == Phase::Playing && n > 0 && self.game.positions()[n - 1].turn() == by {
+                self.complete(by, t, n, out);
+            }
+            let d = self.sensed().diff(self.game.position().board());
+            self.set_held(d.any().then_some(d), t, out);
             return;
         }
         let current = self.game.position().clone();
