@@ -47,10 +47,9 @@ pub struct MachineConfig {
     /// press or once its landing square has stood this long (a sliding piece passing a
     /// mating square has not moved there).
     pub end_confirm_ms: Millis,
-    /// A piece that leaves the square its final move was recorded on within this long, the
-    /// game held since, and stands on another square that move could have reached, is
-    /// recorded as that longer move with a 4.7 warning (a slide paused mid-way and reported
-    /// late), rather than holding the game.
+    /// How long after a piece was seen arriving it may still be read as sliding on (a slide
+    /// paused mid-way and reported late): its move is revised to the longer one, past the
+    /// opponent's reply or a hold, with a 4.7 warning when it stood longer than a scan.
     pub moved_on_ms: Millis,
     /// How much unwinnability analysis may be spent after a move to find a dead position
     /// (5.2.2). The default is deterministic (no wall clock in the core).
@@ -879,31 +878,8 @@ impl Machine {
         if s.diff(current.board()).is_empty() {
             return Reading::Current;
         }
-        let singles = s.single_moves(current);
-        if let Some((m, doubt)) = choose(&singles) {
-            if doubt.is_none()
-                && let Some(unsampled) = self.unsampled_double_step(m)
-            {
-                return Reading::Adopt {
-                    from: n,
-                    moves: vec![m],
-                    doubt: Some(unsampled),
-                };
-            }
-            if doubt.is_none()
-                && let Some((moves, doubt)) = self.slide_seen_late(n, m)
-            {
-                return Reading::Adopt {
-                    from: n - 2,
-                    moves,
-                    doubt,
-                };
-            }
-            return Reading::Adopt {
-                from: n,
-                moves: vec![m],
-                doubt,
-            };
+        if let Some((m, doubt)) = choose(&s.single_moves(current)) {
+            return self.one_move_from(n, m, doubt);
         }
         if let Some(resolved) = self.resolve_doubt(&s) {
             return resolved;
@@ -930,22 +906,8 @@ impl Machine {
                     doubt: None,
                 };
             }
-            let singles = s.single_moves(pos);
-            if let Some((m, doubt)) = choose(&singles) {
-                if doubt.is_none()
-                    && let Some((moves, doubt)) = self.slide_seen_late(k, m)
-                {
-                    return Reading::Adopt {
-                        from: k - 2,
-                        moves,
-                        doubt,
-                    };
-                }
-                return Reading::Adopt {
-                    from: k,
-                    moves: vec![m],
-                    doubt,
-                };
+            if let Some((m, doubt)) = choose(&s.single_moves(pos)) {
+                return self.one_move_from(k, m, doubt);
             }
         }
         let in_progress = s.in_progress(current)
@@ -1054,6 +1016,35 @@ impl Machine {
                 stood_ms: self.held_since.saturating_sub(made),
             }),
         })
+    }
+
+    /// The reading of one move `m` that leaves the board as it is from position `k`: the
+    /// move itself, or what it shows the moves before it were (a slide seen late, a double
+    /// step taken unseen).
+    fn one_move_from(&self, k: usize, m: Move, doubt: Option<Doubt>) -> Reading {
+        if doubt.is_none() {
+            if k == self.game.plies()
+                && let Some(unsampled) = self.unsampled_double_step(m)
+            {
+                return Reading::Adopt {
+                    from: k,
+                    moves: vec![m],
+                    doubt: Some(unsampled),
+                };
+            }
+            if let Some((moves, doubt)) = self.slide_seen_late(k, m) {
+                return Reading::Adopt {
+                    from: k - 2,
+                    moves,
+                    doubt,
+                };
+            }
+        }
+        Reading::Adopt {
+            from: k,
+            moves: vec![m],
+            doubt,
+        }
     }
 
     /// A move `next` that carries on, along the same line, the piece the same player moved
@@ -1328,39 +1319,29 @@ impl Machine {
             }
             Doubt::Overlapping { moves, ms } => {
                 let mut a = self.alert("7.4", None, t, Severity::Warning);
-                let first = self.game.plies().saturating_sub(moves.len());
-                let sans: Vec<&str> = self.game.moves()[first..]
-                    .iter()
-                    .map(|p| p.san.as_str())
-                    .collect();
-                a.ply = ply_number(first + 1);
+                let sans;
+                (a.ply, sans) = self.last_moves(moves.len());
                 let mut squares = Bitboard::EMPTY;
                 for m in moves {
                     squares |= super::search::squares_of(*m);
                 }
                 a.squares = squares.into_iter().map(|s| s.to_string()).collect();
                 a.message = format!(
-                    "the moves {} were read from actions that overlapped by {ms} ms (a move \
+                    "the moves {sans} were read from actions that overlapped by {ms} ms (a move \
                      began before the one before it was over): one of them may be a knocked or \
-                     displaced piece; the arbiter should check",
-                    sans.join(" ")
+                     displaced piece; the arbiter should check"
                 );
                 a
             }
             Doubt::UnseenArrival { moves, squares } => {
                 let mut a = self.alert("7.4", None, t, Severity::Warning);
-                let first = self.game.plies().saturating_sub(moves.len());
-                let sans: Vec<&str> = self.game.moves()[first..]
-                    .iter()
-                    .map(|p| p.san.as_str())
-                    .collect();
-                a.ply = ply_number(first + 1);
+                let sans;
+                (a.ply, sans) = self.last_moves(moves.len());
                 a.squares = squares.into_iter().map(|s| s.to_string()).collect();
                 a.message = format!(
-                    "the moves {} need a piece to arrive on {} and be taken or moved on, but \
-                     the board showed that square only once: a knocked or displaced piece may \
-                     have been read as moves; the arbiter should check",
-                    sans.join(" "),
+                    "the moves {sans} need a piece to arrive on {} and be taken or moved on, \
+                     but the board showed that square only once: a knocked or displaced piece \
+                     may have been read as moves; the arbiter should check",
                     a.squares.join(" ")
                 );
                 a
@@ -1467,6 +1448,16 @@ impl Machine {
         };
         out.push(Event::Alert(alert));
         self.doubt = Some(doubt);
+    }
+
+    /// The ply number of the first of the last `count` recorded moves, and their SAN.
+    fn last_moves(&self, count: usize) -> (u32, String) {
+        let first = self.game.plies().saturating_sub(count);
+        let sans: Vec<&str> = self.game.moves()[first..]
+            .iter()
+            .map(|p| p.san.as_str())
+            .collect();
+        (ply_number(first + 1), sans.join(" "))
     }
 
     fn set_held(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
