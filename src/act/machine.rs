@@ -887,28 +887,31 @@ impl Machine {
         let revisable = self.settled..n;
         for k in revisable.clone().rev() {
             let pos = &positions[k];
-            if s.diff(pos.board()).is_empty() {
-                // Both players taking their moves back is rarer than both moving back
-                // (a repetition): when moves lead back as well, they are the game.
-                if n - k >= 2
-                    && let Explanation::Unique(back) = s.sequences(current, n - k, &self.reports(n))
-                    && back.len() == n - k
-                {
-                    return Reading::Adopt {
-                        from: n,
-                        moves: back,
-                        doubt: None,
-                    };
-                }
+            let back_here = s.diff(pos.board()).is_empty();
+            let single = choose(&s.single_moves(pos));
+            if !back_here && single.is_none() {
+                continue;
+            }
+            // Both players' moves withdrawn is rarer than both playing on (a repetition,
+            // fast play): when as many moves from here explain the board, they are the game.
+            if n - k >= 2
+                && let Explanation::Unique(on) = s.sequences(current, n - k, &self.reports(n))
+                && on.len() == n - k
+            {
                 return Reading::Adopt {
-                    from: k,
-                    moves: Vec::new(),
+                    from: n,
+                    moves: on,
                     doubt: None,
                 };
             }
-            if let Some((m, doubt)) = choose(&s.single_moves(pos)) {
-                return self.one_move_from(k, m, doubt);
-            }
+            return match single {
+                Some((m, doubt)) if !back_here => self.one_move_from(k, m, doubt),
+                _ => Reading::Adopt {
+                    from: k,
+                    moves: Vec::new(),
+                    doubt: None,
+                },
+            };
         }
         let in_progress = s.in_progress(current)
             || revisable.clone().any(|k| s.in_progress(&positions[k]))
