@@ -566,31 +566,42 @@ mod tests {
     fn one_move_is_found_and_two_orders_are_ambiguous() {
         let start = Chess::default();
         let target = after(&["e2e4"]);
-        let s = Sensed {
-            board: target.board(),
-            identifies: true,
-            placed: Bitboard::EMPTY,
-        };
+        let s = sensed(target.board());
         assert_eq!(s.single_moves(&start).len(), 1);
         let target = after(&["e2e4", "d7d5", "e4d5"]);
-        let s = Sensed {
-            board: target.board(),
-            identifies: true,
-            placed: Bitboard::EMPTY,
-        };
+        let s = sensed(target.board());
         assert_eq!(
             s.sequences(&start, 4, &Reports::EVERYTHING),
             Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
         );
         let target = after(&["e2e4", "e7e5", "d2d4"]);
-        let s = Sensed {
-            board: target.board(),
-            identifies: true,
-            placed: Bitboard::EMPTY,
-        };
+        let s = sensed(target.board());
         assert!(
             matches!(s.sequences(&start, 4, &Reports::EVERYTHING), Explanation::Ambiguous(v) if v.len() == 2)
         );
+    }
+
+    /// What a DGT board senses when it shows `board`, nothing placed since the last move.
+    fn sensed(board: &Board) -> Sensed<'_> {
+        Sensed {
+            board,
+            identifies: true,
+            placed: Bitboard::EMPTY,
+        }
+    }
+
+    /// Reports at `times` (and `previous`), all belonging to the moves, 600 ms of slack.
+    fn reported<'a>(
+        times: &'a [Option<Millis>; 64],
+        previous: &'a [Option<Millis>; 64],
+    ) -> Reports<'a> {
+        Reports {
+            times,
+            previous,
+            since: 0,
+            slack: 600,
+            outage: false,
+        }
     }
 
     fn times(reports: &[(Square, Millis)]) -> [Option<Millis>; 64] {
@@ -605,11 +616,7 @@ mod tests {
     fn report_times_pick_the_order_the_moves_were_made_in() {
         let start = Chess::default();
         let target = after(&["e2e4", "e7e5", "d2d4"]);
-        let s = Sensed {
-            board: target.board(),
-            identifies: true,
-            placed: Bitboard::EMPTY,
-        };
+        let s = sensed(target.board());
         let t = times(&[
             (Square::E2, 100),
             (Square::E4, 200),
@@ -618,13 +625,7 @@ mod tests {
             (Square::D2, 500),
             (Square::D4, 600),
         ]);
-        let reports = Reports {
-            times: &t,
-            previous: &t,
-            since: 0,
-            slack: 600,
-            outage: false,
-        };
+        let reports = reported(&t, &t);
         assert_eq!(
             s.sequences(&start, 4, &reports),
             Explanation::Unique(after_moves(&["e2e4", "e7e5", "d2d4"]))
@@ -644,19 +645,9 @@ mod tests {
         // without a report: two lost updates, not one.
         let start = Chess::default();
         let target = after(&["e2e4", "d7d5", "e4d5"]);
-        let s = Sensed {
-            board: target.board(),
-            identifies: true,
-            placed: Bitboard::EMPTY,
-        };
+        let s = sensed(target.board());
         let t = times(&[(Square::E2, 100), (Square::D7, 300), (Square::D5, 500)]);
-        let reports = Reports {
-            times: &t,
-            previous: &t,
-            since: 0,
-            slack: 600,
-            outage: false,
-        };
+        let reports = reported(&t, &t);
         assert_eq!(s.sequences(&start, 4, &reports), Explanation::None);
         let outage = Reports {
             outage: true,
@@ -680,13 +671,7 @@ mod tests {
             (Square::D5, 600),
         ]);
         let previous = times(&[(Square::E4, 200)]);
-        let reports = Reports {
-            times: &t,
-            previous: &previous,
-            since: 0,
-            slack: 600,
-            outage: false,
-        };
+        let reports = reported(&t, &previous);
         assert_eq!(
             reports.unseen_arrivals(&start, &seq),
             Bitboard::from(Square::D5)
