@@ -153,7 +153,6 @@ pub struct Machine {
     held_since: Millis,
     doubt: Option<Doubt>,
     illegal_moves: [u32; 2],
-    last_press: Option<Color>,
     pressed_at: [Option<Millis>; 2],
     pending_press: Option<Press>,
     completion: Option<Completion>,
@@ -201,7 +200,6 @@ impl Machine {
             held_since: 0,
             doubt: None,
             illegal_moves: [0, 0],
-            last_press: None,
             pressed_at: [None; 2],
             pending_press: None,
             completion: None,
@@ -1628,10 +1626,24 @@ impl Machine {
 
     // ----- the clock -----
 
+    /// The player who pressed last, if anyone did.
+    fn last_press(&self) -> Option<Color> {
+        match self.pressed_at {
+            [None, None] => None,
+            [Some(_), None] => Some(Color::Black),
+            [None, Some(_)] => Some(Color::White),
+            [Some(black), Some(white)] => Some(if white >= black {
+                Color::White
+            } else {
+                Color::Black
+            }),
+        }
+    }
+
     fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        let last_press = self.last_press();
         self.pressed_at[by as usize] = Some(t);
         if self.phase != Phase::Playing {
-            self.last_press = Some(by);
             return;
         }
         let n = self.game.plies();
@@ -1650,9 +1662,9 @@ impl Machine {
                     });
                 }
             }
-        } else if n == 0 && self.last_press.is_none() && board_is_game {
+        } else if n == 0 && last_press.is_none() && board_is_game {
             // The clock started with the wrong lever: nothing was played yet.
-        } else if self.last_press == Some(by) && self.completed == n && n > 0 {
+        } else if last_press == Some(by) && self.completed == n && n > 0 {
             // A repeated press of the same lever.
         } else if n >= 2
             && self.completed < n - 1
@@ -1670,7 +1682,6 @@ impl Machine {
                 ply: n + 1,
             });
         }
-        self.last_press = Some(by);
     }
 
     fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
