@@ -151,12 +151,21 @@ impl BoardPipeline {
         self.check_flag(t_ms, out);
     }
 
-    /// Passes one observation to the machine and takes in its events, renumbered after an
-    /// arbiter correction.
+    /// Passes one observation to the machine.
     fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        self.run_machine(out, |machine, events| machine.observe(obs, events));
+    }
+
+    /// Runs one step of the machine and takes in its events, renumbered after an arbiter
+    /// correction.
+    fn run_machine(
+        &mut self,
+        out: &mut Vec<Event>,
+        step: impl FnOnce(&mut Machine, &mut Vec<Event>),
+    ) {
         let mut events = std::mem::take(&mut self.scratch);
         events.clear();
-        self.machine.observe(obs, &mut events);
+        step(&mut self.machine, &mut events);
         for mut event in events.drain(..) {
             if self.resuming && matches!(event, Event::GameStart { .. }) {
                 self.resuming = false;
@@ -169,9 +178,10 @@ impl BoardPipeline {
         self.scratch = events;
     }
 
-    /// Checks the clocks at `t_ms` (call it now and then: a software clock's flag falls
-    /// without any byte arriving).
+    /// Lets time pass at `t_ms` (call it now and then): a press the board did not follow is
+    /// judged, and a software clock's flag falls, without any byte arriving.
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<Event>) {
+        self.run_machine(out, |machine, events| machine.advance(t_ms, events));
         self.check_flag(t_ms, out);
     }
 
