@@ -1,6 +1,6 @@
 //! The act-of-moving machine: observations in, moves and alerts out.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square};
 
 use super::ending::{self, Ending};
 use super::physical::PhysicalBoard;
@@ -87,6 +87,12 @@ pub enum Phase {
     Ended,
 }
 
+/// How many grace periods after a press its judgement may wait for a board in motion.
+const PRESS_WAITS_FOR_MOTION: Millis = 3;
+
+/// How many placements on a promotion square are kept to tell promotions apart.
+const PROMOTIONS_KEPT: usize = 8;
+
 /// What the board shows, relative to the game.
 enum Reading {
     /// Exactly the game position.
@@ -161,7 +167,10 @@ pub struct Machine {
     wrong_setup: Vec<Square>,
     two_hands_ply: Option<u32>,
     last_place: Option<(Square, Millis)>,
-    surplus: Option<(Square, Millis)>,
+    /// A surplus piece: its square, when it was placed, when to look for its lost lift.
+    surplus: Option<(Square, Millis, Millis)>,
+    /// The latest pieces put on a back rank that a pawn could promote to there.
+    promotions_placed: Vec<(Square, Piece, Millis)>,
     pending_end: Option<PendingEnd>,
     outage: Option<Millis>,
     lifted_last: bool,
@@ -209,6 +218,7 @@ impl Machine {
             two_hands_ply: None,
             last_place: None,
             surplus: None,
+            promotions_placed: Vec::new(),
             pending_end: None,
             outage: None,
             lifted_last: false,
@@ -275,6 +285,7 @@ impl Machine {
     /// Takes one observation; appends what it caused to `out`. Never panics.
     pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
         let t = obs.t_ms;
+        self.catch_up(t, out);
         self.now = self.now.max(t);
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
@@ -297,7 +308,7 @@ impl Machine {
                 let sq = self.map(*sq);
                 self.seen(sq, t);
                 if self.phase == Phase::Playing {
-                    self.on_place(sq, t, out);
+                    self.on_place(sq, *piece, t, out);
                 }
                 self.physical.place(sq, *piece);
                 if self.phase == Phase::Playing
@@ -305,7 +316,7 @@ impl Machine {
                     && self.surplus.is_none()
                     && self.surplus_at(sq)
                 {
-                    self.surplus = Some((sq, t));
+                    self.surplus = Some((sq, t, t.saturating_add(self.config.missed_update_ms)));
                 }
                 self.board_changed(t, out);
             }
@@ -352,6 +363,20 @@ impl Machine {
         self.advance(t, out);
     }
 
+    /// Does, at its own time, whatever fell due before `t` (a press judged, a lost lift
+    /// corrected, a move made final): on the board as it stood then, as a timer would have,
+    /// however long the board then stayed silent.
+    fn catch_up(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let mut last = None;
+        while let Some(due) = self.next_deadline()
+            && due < t
+            && last.is_none_or(|l| due > l)
+        {
+            self.advance(due, out);
+            last = Some(due);
+        }
+    }
+
     /// Lets time pass without an observation: a clock press whose board updates did not
     /// follow is judged once the grace period is over. Call it from a timer when the board is
     /// silent; [`Machine::observe`] calls it itself.
@@ -359,13 +384,32 @@ impl Machine {
         self.now = self.now.max(now);
         self.correct_due_surplus(now, out);
         if let Some(press) = self.pending_press
-            && now >= press.t_ms.saturating_add(self.config.press_grace_ms)
+            && now >= press.due
         {
             self.pending_press = None;
             if self.phase == Phase::Playing && !self.try_complete(press, out) {
                 let n = self.game.plies();
                 if press.ply == n + 1 && self.game.position().turn() == press.by {
-                    self.judge_press(press.by, press.t_ms, out);
+                    // A hand still moving pieces (often the opponent already answering)
+                    // is waited for, a while, before the press is judged on the board.
+                    let wait_until = press
+                        .t_ms
+                        .saturating_add(PRESS_WAITS_FOR_MOTION * self.config.press_grace_ms);
+                    if now < wait_until
+                        && matches!(
+                            self.read_board(),
+                            Reading::Unexplained { in_progress: true }
+                        )
+                    {
+                        self.pending_press = Some(Press {
+                            due: now
+                                .saturating_add(self.config.press_grace_ms)
+                                .min(wait_until),
+                            ..press
+                        });
+                    } else {
+                        self.judge_press(press.by, press.t_ms, out);
+                    }
                 }
             }
         }
@@ -376,12 +420,22 @@ impl Machine {
     /// Looks for a lost lift once a surplus piece has stood long enough; before anything
     /// is settled, so that the move it corrects is still open.
     fn correct_due_surplus(&mut self, now: Millis, out: &mut Vec<Event>) {
-        if let Some((sq, since)) = self.surplus
-            && now >= since.saturating_add(self.config.missed_update_ms)
+        if let Some((sq, placed_at, due)) = self.surplus
+            && now >= due
         {
             self.surplus = None;
-            if self.phase == Phase::Playing && self.correct_missed_lift(sq, since, now, out) {
+            if self.phase != Phase::Playing {
+                return;
+            }
+            if self.correct_missed_lift(sq, placed_at, now, out) {
                 self.read_and_adopt(now, out);
+            } else if self.surplus_at(sq) {
+                // Moves still being made may explain it later: look again after as long.
+                self.surplus = Some((
+                    sq,
+                    placed_at,
+                    now.saturating_add(self.config.missed_update_ms),
+                ));
             }
         }
     }
@@ -411,10 +465,27 @@ impl Machine {
             && now >= self.completion_due(c)
             && !self.slide_may_continue(c.ply)
             && !self.held_since_made(c.ply)
+            && !self.slide_reported_ahead(c.ply)
         {
             self.completion = None;
             self.settle(c.ply.max(self.settled));
         }
+    }
+
+    /// True while the piece `ply` moved stands also further along its line, one more of its
+    /// kind than the game can have: the lift from its landing square is not reported yet
+    /// (a slide reported place before lift), so the move may still be going on.
+    fn slide_reported_ahead(&self, ply: usize) -> bool {
+        let Some(played) = ply.checked_sub(1).and_then(|i| self.game.moves().get(i)) else {
+            return false;
+        };
+        let (Some(from), to) = (played.mv.from(), played.mv.to()) else {
+            return false;
+        };
+        self.surplus.is_some_and(|(sq, _, _)| {
+            self.physical.board().piece_at(sq) == self.game.positions()[ply].board().piece_at(to)
+                && shakmaty::attacks::between(from, sq).contains(to)
+        })
     }
 
     /// When a press-confirmed move becomes final: the grace period after the press, or after
@@ -428,17 +499,18 @@ impl Machine {
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
     pub fn next_deadline(&self) -> Option<Millis> {
-        let grace = self.config.press_grace_ms;
-        let press = self.pending_press.map(|p| p.t_ms.saturating_add(grace));
+        let press = self.pending_press.map(|p| p.due);
         // A completion whose landing square was vacated again waits for the board, not the
         // clock.
         let settle = self
             .completion
-            .filter(|c| !self.slide_may_continue(c.ply) && !self.held_since_made(c.ply))
+            .filter(|c| {
+                !self.slide_may_continue(c.ply)
+                    && !self.held_since_made(c.ply)
+                    && !self.slide_reported_ahead(c.ply)
+            })
             .map(|c| self.completion_due(c));
-        let surplus = self
-            .surplus
-            .map(|(_, since)| since.saturating_add(self.config.missed_update_ms));
+        let surplus = self.surplus.map(|(_, _, due)| due);
         let end = self
             .pending_end
             .as_ref()
@@ -515,7 +587,16 @@ impl Machine {
         self.lifts.push(Lift { sq, piece, t_ms: t });
     }
 
-    fn on_place(&mut self, sq: Square, t: Millis, out: &mut Vec<Event>) {
+    fn on_place(&mut self, sq: Square, piece: Option<Piece>, t: Millis, out: &mut Vec<Event>) {
+        if let Some(piece) = piece
+            && !matches!(piece.role, Role::Pawn | Role::King)
+            && sq.rank() == (!piece.color).backrank()
+        {
+            if self.promotions_placed.len() == PROMOTIONS_KEPT {
+                self.promotions_placed.remove(0);
+            }
+            self.promotions_placed.push((sq, piece, t));
+        }
         if let Some((other, when)) = self.last_place
             && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
             && far(other, sq)
@@ -701,10 +782,22 @@ impl Machine {
         }
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
         let mover = self.game.positions()[ply - 1].turn();
+        let occupied = self.game.position().board().occupied();
+        let since_made = |l: &&Lift| l.t_ms >= made && l.t_ms <= self.held_since;
+        // An opponent's piece lifted after one of the mover's that could take it is the
+        // victim of the mover's own hand, not a reply.
+        let taken_by_mover = |victim: &Lift| {
+            self.lifts.iter().filter(since_made).any(|l| {
+                l.piece.color == mover
+                    && l.t_ms <= victim.t_ms
+                    && shakmaty::attacks::attacks(l.sq, l.piece, occupied).contains(victim.sq)
+            })
+        };
         let replied = self
             .lifts
             .iter()
-            .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= self.held_since);
+            .filter(since_made)
+            .any(|l| l.piece.color != mover && !taken_by_mover(l));
         !replied && self.held_since <= made.saturating_add(self.config.report_reorder_ms)
     }
 
@@ -822,40 +915,59 @@ impl Machine {
         let Some(piece) = self.physical.board().piece_at(placed_on) else {
             return false;
         };
-        let mut explaining = Vec::new();
+        // Each square of the kind may be the one whose "emptied" was lost, the placed one
+        // too (a slide's passing square). A reading that completes the board beats one that
+        // leaves a move in progress.
+        let mut complete = Vec::new();
+        let mut in_progress = Vec::new();
         for sq in self.physical.board().by_piece(piece) {
-            if sq == placed_on {
-                continue;
-            }
-            // The lost lift came before the placement it made surplus.
             let mut trial = self.physical.clone();
             trial.forget(sq);
             let kept = std::mem::replace(&mut self.physical, trial);
             let reports = (self.last_seen, self.seen_before);
             self.seen(sq, placed_at);
-            let explained = match self.read_board() {
-                Reading::Current | Reading::Adopt { doubt: None, .. } => true,
-                Reading::Unexplained { in_progress } => in_progress,
-                Reading::Adopt { .. } => false,
-            };
+            match self.read_board() {
+                // The placed piece only passed there: a move of its kind went over it.
+                Reading::Adopt {
+                    moves, doubt: None, ..
+                } if sq == placed_on => {
+                    if moves.iter().any(|m| {
+                        m.role() == piece.role
+                            && m.from().is_some_and(|from| {
+                                shakmaty::attacks::between(from, m.to()).contains(sq)
+                            })
+                    }) {
+                        complete.push(sq);
+                    }
+                }
+                _ if sq == placed_on => {}
+                Reading::Current | Reading::Adopt { doubt: None, .. } => complete.push(sq),
+                Reading::Unexplained { in_progress: true } => in_progress.push(sq),
+                Reading::Unexplained { .. } | Reading::Adopt { .. } => {}
+            }
             self.physical = kept;
             (self.last_seen, self.seen_before) = reports;
-            if explained {
-                explaining.push(sq);
-            }
         }
-        let [missed] = explaining[..] else {
+        let (([missed], _) | ([], [missed])) = (&complete[..], &in_progress[..]) else {
             return false;
         };
+        let missed = *missed;
         self.physical.forget(missed);
         self.seen(missed, placed_at);
         let mut a = self.alert("8.5.3", None, t, Severity::Info);
         a.evidence_ms = vec![t];
         a.squares = vec![missed.to_string(), placed_on.to_string()];
-        a.message = format!(
-            "the board reported a piece placed on {placed_on} but never that one left {missed} \
-             (a lost update); {missed} is taken as empty"
-        );
+        a.message = if missed == placed_on {
+            format!(
+                "the board reported a piece placed on {placed_on} but never that it left again \
+                 (a lost update); {missed} is taken as empty"
+            )
+        } else {
+            format!(
+                "the board reported a piece placed on {placed_on} but never that one left \
+                 {missed} (a lost update); {missed} is taken as empty"
+            )
+        };
         out.push(Event::Alert(a));
         true
     }
@@ -933,7 +1045,11 @@ impl Machine {
                 continue;
             }
             let reports = self.reports(k);
-            let (len, reading) = match s.sequences(&positions[k], depth, &reports) {
+            let explanation = match s.sequences(&positions[k], depth, &reports) {
+                Explanation::Ambiguous(seqs) => self.promotion_seen(reports.since, seqs),
+                explanation => explanation,
+            };
+            let (len, reading) = match explanation {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
                     let overlap = reports.overlap(&positions[k], &seq);
@@ -974,6 +1090,26 @@ impl Machine {
         }
         self.moved_on(&s)
             .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// Sequences that differ only in what their pawns promoted to are told apart by what
+    /// the board reported on the promotion squares since `since`: a DGT board names the
+    /// piece put there, even when it was taken again before the next scan.
+    fn promotion_seen(&self, since: Millis, seqs: Vec<Vec<Move>>) -> Explanation {
+        let seen = |m: &Move| match m.promotion() {
+            None => true,
+            Some(role) => self
+                .promotions_placed
+                .iter()
+                .any(|&(sq, piece, t)| sq == m.to() && piece.role == role && t >= since),
+        };
+        let mut matching = seqs.iter().filter(|seq| seq.iter().all(seen));
+        match (matching.next(), matching.next()) {
+            (Some(seq), None) if seqs.iter().any(|q| q.iter().any(|m| m.is_promotion())) => {
+                Explanation::Unique(seq.clone())
+            }
+            _ => Explanation::Ambiguous(seqs),
+        }
     }
 
     /// The last move is final, but play was held soon after it and the board now
@@ -1041,11 +1177,30 @@ impl Machine {
                 };
             }
         }
+        let doubt = doubt.or_else(|| self.carried_on_after_standing(k, m));
         Reading::Adopt {
             from: k,
             moves: vec![m],
             doubt,
         }
+    }
+
+    /// A revision of the recorded move at position `k` by `m`, the same piece from the same
+    /// square going further, after it stood on the recorded square longer than
+    /// [`MachineConfig::moved_on_ms`]: no slide pauses that long, so it was released there
+    /// and moved again (4.7), or knocked on. Recorded as the longer move with a warning.
+    fn carried_on_after_standing(&self, k: usize, m: Move) -> Option<Doubt> {
+        let recorded = self.game.moves().get(k)?.mv;
+        let carried_on = recorded.from() == m.from()
+            && recorded.role() == m.role()
+            && recorded.to() != m.to()
+            && !recorded.is_castle();
+        let arrived = self.reached_at.get(k + 1).copied()?;
+        let stood = self.now.saturating_sub(arrived);
+        (carried_on && stood > self.config.moved_on_ms).then_some(Doubt::MovedOn {
+            first: recorded,
+            stood_ms: stood,
+        })
     }
 
     /// A move `next` that carries on, along the same line, the piece the same player moved
@@ -1059,7 +1214,7 @@ impl Machine {
         // Once the opponent pressed for the reply, the clock says it is the player's turn:
         // a move now is a move. A move no press confirmed stays open to this reading even
         // when later moves settled it.
-        if k < 2 || (k - 2 < self.settled && self.completed > k - 2) || self.completed >= k {
+        if k < 2 || (k - 2 < self.settled && self.completed > k - 2) {
             return None;
         }
         let first = self.game.moves()[k - 2].mv;
@@ -1082,7 +1237,16 @@ impl Machine {
         // turn: a move now is a move.
         let mover = self.game.positions()[k - 2].turn();
         let replied = self.reached_at.get(k).copied().unwrap_or(0);
-        let reply_pressed = self.pressed_at[!mover as usize].is_some_and(|p| p > replied);
+        // The piece went on when the board first showed it leaving or arriving; a press
+        // reported after that came too late to make it a new move.
+        let went_on = [next.from(), Some(next.to())]
+            .into_iter()
+            .flatten()
+            .filter_map(|sq| self.last_seen[sq as usize])
+            .min()
+            .unwrap_or(self.now);
+        let reply_pressed =
+            self.pressed_at[!mover as usize].is_some_and(|p| p > replied && p <= went_on);
         if !carries_on || reply_pressed || stood > self.config.moved_on_ms {
             return None;
         }
@@ -1106,8 +1270,10 @@ impl Machine {
         let doubt = if quick < self.config.two_hands_threshold_ms {
             Some(Doubt::QuickReply { reply, ms: quick })
         } else {
-            // A press by the player before the piece went on says he had let go of it.
-            let pressed = self.pressed_at[mover as usize].is_some_and(|p| p > arrived);
+            // A press by the player for this move before the piece went on says he had let
+            // go of it, even when the board reported the piece's arrival after the press.
+            let began = self.reached_at.get(k - 2).copied().unwrap_or(0);
+            let pressed = self.pressed_at[mover as usize].is_some_and(|p| p > began);
             (pressed || stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
                 first,
                 stood_ms: stood,
@@ -1168,23 +1334,38 @@ impl Machine {
         }
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
         let stepper = before.turn();
-        let left = self
+        let seen_leaving = self
             .lifts
             .iter()
-            .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)?
-            .t_ms;
-        let capturer_lifted = self
-            .lifts
-            .iter()
-            .find(|l| l.sq == capturer && l.t_ms >= arrived)
-            .map_or(Millis::MAX, |l| l.t_ms);
-        if left > capturer_lifted {
-            return None;
-        }
-        let before_press = self.pressed_at[stepper as usize].is_some_and(|p| p > left);
-        if !before_press && left.saturating_sub(arrived) > self.config.report_reorder_ms {
-            return None;
-        }
+            .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)
+            .map(|l| l.t_ms);
+        let left = match seen_leaving {
+            Some(left) => {
+                let capturer_lifted = self
+                    .lifts
+                    .iter()
+                    .find(|l| l.sq == capturer && l.t_ms >= arrived)
+                    .map_or(Millis::MAX, |l| l.t_ms);
+                let before_press = self.pressed_at[stepper as usize].is_some_and(|p| p > left);
+                if left > capturer_lifted
+                    || (!before_press
+                        && left.saturating_sub(arrived) > self.config.report_reorder_ms)
+                {
+                    return None;
+                }
+                left
+            }
+            // The square went straight from the pawn to the capturer: every sample between
+            // showed the pawn, so it left within a scan of the capturer's arrival, and only
+            // an arrival within a scan of the step leaves room for the double step.
+            None => {
+                let replaced = self.last_seen[stop as usize].filter(|&t| t >= arrived)?;
+                if replaced.saturating_sub(arrived) > self.config.report_reorder_ms {
+                    return None;
+                }
+                replaced
+            }
+        };
         Some(Doubt::Unsampled {
             step,
             double,
@@ -1659,6 +1840,7 @@ impl Machine {
                         by,
                         t_ms: t,
                         ply: n,
+                        due: t.saturating_add(self.config.press_grace_ms),
                     });
                 }
             }
@@ -1680,6 +1862,7 @@ impl Machine {
                 by,
                 t_ms: t,
                 ply: n + 1,
+                due: t.saturating_add(self.config.press_grace_ms),
             });
         }
     }
@@ -1837,12 +2020,14 @@ struct PendingEnd {
     t_ms: Millis,
 }
 
-/// A clock press waiting for the board: `ply` is the ply it completes.
+/// A clock press waiting for the board: `ply` is the ply it completes, `due` when it is
+/// judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Press {
     by: Color,
     t_ms: Millis,
     ply: usize,
+    due: Millis,
 }
 
 /// A clock press that completed a move, still within its grace period.

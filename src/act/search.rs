@@ -156,7 +156,8 @@ impl Reports<'_> {
                     acc | touched_squares(n, turn(i + 1 + j))
                 });
             for (_, to) in paths(m, turn(i)) {
-                let twice = self.previous[to as usize].is_some_and(|t| t >= self.since);
+                // A report at the very time the start position was reached is that move's own.
+                let twice = self.previous[to as usize].is_some_and(|t| t > self.since);
                 if later.contains(to) && !twice {
                     unseen.add(to);
                 }
