@@ -783,6 +783,57 @@ mod tests {
         assert_eq!(recorded_uci(&burst), played);
     }
 
+    /// A clock message with the clock running on the side whose lever is low (`right`:
+    /// the right-hand side runs).
+    fn clock_running(right: bool) -> Vec<u8> {
+        use crate::wire::dgt::{ClockMessage, ClockStatus, ClockTimes, SideTime};
+        let side = SideTime {
+            minutes: 5,
+            ..SideTime::default()
+        };
+        let times = ClockTimes {
+            left: side,
+            right: side,
+            status: ClockStatus {
+                running: true,
+                right_lever_high: right,
+                ..ClockStatus::default()
+            },
+        };
+        Message::Clock(ClockMessage::Times(times)).encode()
+    }
+
+    /// A press the board never follows (7.5.3) is judged by the tick once its grace period
+    /// is over, though no byte arrives after it.
+    #[test]
+    fn a_press_without_a_move_is_judged_on_the_tick() {
+        let mut p = pipeline();
+        let mut events = Vec::new();
+        p.on_bytes(100, &clock_running(false), &mut events);
+        for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
+            p.on_bytes(1000 + 100 * i as u64, m, &mut events);
+        }
+        p.on_bytes(1500, &clock_running(true), &mut events);
+        p.on_bytes(3000, &clock_running(false), &mut events);
+        let judged = |events: &[Event]| {
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Alert(a) if a.article == "7.5.3"))
+        };
+        assert!(!judged(&events), "not before the grace period: {events:?}");
+        p.tick(3100, &mut events);
+        assert!(
+            !judged(&events),
+            "still within the grace period: {events:?}"
+        );
+        p.tick(3500, &mut events);
+        assert!(
+            judged(&events),
+            "no 7.5.3 after the grace period: {events:?}"
+        );
+        assert_eq!(recorded_uci(&p), ["e2e4"]);
+    }
+
     fn arbiter(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String> {
         let request = ArbiterRequest {
             who: "Anna".into(),
