@@ -390,31 +390,30 @@ impl Machine {
             if self.phase == Phase::Playing && !self.try_complete(press, out) {
                 let n = self.game.plies();
                 if press.ply == n + 1 && self.game.position().turn() == press.by {
-                    // A hand still moving pieces (often the opponent already answering)
-                    // is waited for, a while, before the press is judged on the board.
-                    let wait_until = press
-                        .t_ms
-                        .saturating_add(PRESS_WAITS_FOR_MOTION * self.config.press_grace_ms);
-                    if now < wait_until
-                        && matches!(
-                            self.read_board(),
-                            Reading::Unexplained { in_progress: true }
-                        )
-                    {
-                        self.pending_press = Some(Press {
-                            due: now
-                                .saturating_add(self.config.press_grace_ms)
-                                .min(wait_until),
-                            ..press
-                        });
-                    } else {
-                        self.judge_press(press.by, press.t_ms, out);
+                    match self.wait_for_motion(press, now) {
+                        Some(due) => self.pending_press = Some(Press { due, ..press }),
+                        None => self.judge_press(press.by, press.t_ms, out),
                     }
                 }
             }
         }
         self.settle_completion(now);
         self.confirm_end(now, out);
+    }
+
+    /// When to judge `press` again instead of now: a hand still moving pieces (often the
+    /// opponent already answering) is waited for, a while, before the press is judged on
+    /// the board.
+    fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
+        let grace = self.config.press_grace_ms;
+        let wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        let in_motion = || {
+            matches!(
+                self.read_board(),
+                Reading::Unexplained { in_progress: true }
+            )
+        };
+        (now < wait_until && in_motion()).then(|| now.saturating_add(grace).min(wait_until))
     }
 
     /// Looks for a lost lift once a surplus piece has stood long enough; before anything
