@@ -135,6 +135,14 @@ enum Doubt {
     /// arrived: a slide seen late, or a released piece moved again (4.7); or `first` was the
     /// rook of a castling made rook first (4.4.2).
     MovedOn { first: Move, stood_ms: Millis },
+    /// Moves already made final (`withdrawn`, from ply `from`) were read again as `moves`:
+    /// the board's later reports explain it only that way (a slow scan reported a slide's
+    /// end after the press, an update was lost).
+    Reread {
+        from: usize,
+        withdrawn: Vec<Move>,
+        moves: Vec<Move>,
+    },
 }
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
@@ -439,8 +447,8 @@ impl Machine {
         }
     }
 
-    /// Ends the game at an automatic end once the move that reached it stands: confirmed by
-    /// a press, or its landing square kept for [`MachineConfig::end_confirm_ms`]. A move that
+    /// Ends the game at an automatic end once the move that reached it stands: made final
+    /// by a press and its grace period, or its landing square kept for [`MachineConfig::end_confirm_ms`]. A move that
     /// was revised meanwhile (the piece slid on) takes its end with it.
     fn confirm_end(&mut self, now: Millis, out: &mut Vec<Event>) {
         let Some(pending) = self.pending_end.clone() else {
@@ -450,7 +458,9 @@ impl Machine {
             self.pending_end = None;
             return;
         }
-        let confirmed = self.completed >= pending.ply
+        // A press confirms once its grace period is over: the board may still report the
+        // piece going on past the square that ended the game.
+        let confirmed = self.settled >= pending.ply
             || now >= pending.t_ms.saturating_add(self.config.end_confirm_ms);
         if confirmed && self.landing_stands(pending.ply) {
             self.pending_end = None;
@@ -837,6 +847,8 @@ impl Machine {
             }
             Reading::Adopt { from, moves, doubt } => {
                 self.adopt(from, &moves, t, out);
+                // A reading of moves made final may record fewer of them.
+                self.settled = self.settled.min(self.game.plies());
                 // Moves read from a doubtful reconstruction stay open together until the
                 // next move is made: a restored piece may still explain the board better.
                 if matches!(
@@ -1088,6 +1100,7 @@ impl Machine {
             return reading;
         }
         self.moved_on(&s)
+            .or_else(|| self.reread_final_moves(&s))
             .unwrap_or(Reading::Unexplained { in_progress: false })
     }
 
@@ -1152,6 +1165,66 @@ impl Machine {
                 stood_ms: self.held_since.saturating_sub(made),
             }),
         })
+    }
+
+    /// Moves made final that the board, nothing else explaining it, shows were other moves:
+    /// from one of the [`REREAD_PLIES`] positions before the final ones, exactly one legal
+    /// sequence leaves the board as it is and agrees with every report since. A press made
+    /// them final on the board as it was then reported; a slow scan can report the end of a
+    /// slide, or a castling's king, after the press.
+    fn reread_final_moves(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let positions = self.game.positions();
+        for k in (self.settled.saturating_sub(REREAD_PLIES)..self.settled.min(n)).rev() {
+            let moves = match &s.single_moves(&positions[k])[..] {
+                [(m, _)] => vec![*m],
+                [] => {
+                    let reports = self.reports(k);
+                    let depth = self.config.max_reconstruction_plies;
+                    match s.sequences(&positions[k], depth, &reports) {
+                        Explanation::Unique(seq) => seq,
+                        _ => continue,
+                    }
+                }
+                _ => continue,
+            };
+            let recorded = self.game.moves()[k].mv;
+            if moves.first() == Some(&recorded) {
+                continue;
+            }
+            // The board must have shown the other move within a scan of the recorded one:
+            // later, the recorded move stood and what followed is a new irregularity.
+            let arrived = self.reached_at.get(k + 1).copied().unwrap_or(0);
+            let shown = (super::search::squares_of(moves[0])
+                & !super::search::squares_of(recorded))
+            .into_iter()
+            .filter_map(|sq| self.last_seen[sq as usize])
+            .min();
+            if shown.is_none_or(|t| t > arrived.saturating_add(self.config.report_reorder_ms)) {
+                continue;
+            }
+            let withdrawn: Vec<Move> = self.game.moves()[k..].iter().map(|p| p.mv).collect();
+            let rook_first =
+                matches!(moves[0], Move::Castle { rook, .. } if recorded.from() == Some(rook));
+            let doubt = if rook_first {
+                Doubt::MovedOn {
+                    first: recorded,
+                    stood_ms: 0,
+                }
+            } else {
+                Doubt::Reread {
+                    from: k,
+                    withdrawn,
+                    moves: moves.clone(),
+                }
+            };
+            return Some(Reading::Adopt {
+                from: k,
+                moves,
+                doubt: Some(doubt),
+            });
+        }
+        None
     }
 
     /// The reading of one move `m` that leaves the board as it is from position `k`: the
@@ -1273,10 +1346,15 @@ impl Machine {
             // go of it, even when the board reported the piece's arrival after the press.
             let began = self.reached_at.get(k - 2).copied().unwrap_or(0);
             let pressed = self.pressed_at[mover as usize].is_some_and(|p| p > began);
-            (pressed || stood > self.config.report_reorder_ms).then_some(Doubt::MovedOn {
-                first,
-                stood_ms: stood,
-            })
+            // Seen going on only after the reply was complete, it may as well be a second
+            // move made at once: the same board either way.
+            let after_reply = went_on > replied;
+            (pressed || after_reply || stood > self.config.report_reorder_ms).then_some(
+                Doubt::MovedOn {
+                    first,
+                    stood_ms: stood,
+                },
+            )
         };
         Some((vec![slide, reply], doubt))
     }
@@ -1569,6 +1647,35 @@ impl Machine {
                 );
                 a
             }
+            Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            } => {
+                let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+                a.ply = ply_number(from + 1);
+                let uci = |ms: &[Move]| {
+                    ms.iter()
+                        .map(|m| {
+                            shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode())
+                                .to_string()
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let mut squares = Bitboard::EMPTY;
+                for m in withdrawn.iter().chain(moves) {
+                    squares |= super::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {} from ply {}, already confirmed, were read again as {}: only                      that explains what the board reported since (a late or lost update); the                      arbiter should check",
+                    uci(withdrawn),
+                    ply_number(from + 1),
+                    uci(moves),
+                );
+                a
+            }
             Doubt::MovedOn { first, .. }
                 if self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
             {
@@ -1780,7 +1887,8 @@ impl Machine {
             keep -= 1;
         }
         if keep < n {
-            let mut a = self.alert("8.1", None, t, Severity::Info);
+            // A move whose press was forgotten looks the same: the arbiter decides.
+            let mut a = self.alert("8.1", None, t, Severity::Warning);
             a.ply = ply_number(keep + 1);
             a.squares = self.game.moves()[keep..]
                 .iter()
@@ -1788,7 +1896,7 @@ impl Machine {
                 .collect();
             a.message = format!(
                 "the king move{} {} just before the result signal {} taken as part of the \
-                 signal, not as a move",
+                 signal, not as a move; if it was played, the arbiter adds it to the record",
                 if n - keep == 1 { "" } else { "s" },
                 self.game.moves()[keep..]
                     .iter()
@@ -2010,6 +2118,9 @@ impl Machine {
 /// Longest time between the two kings' placements of one result signal: a king move to
 /// the centre made longer before the signal was a move of the game.
 const SIGNAL_GAP_MS: Millis = 3_000;
+/// How many moves before those still open a reading of the board may reach back to,
+/// correcting moves a press made final.
+const REREAD_PLIES: usize = 2;
 
 /// An automatic end reached by a move that may still be revised.
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! Which legal moves explain what stands on the board: one move (the common case, a few
 //! hundred nanoseconds) or the shortest sequence of moves when updates were missed.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square, attacks};
 
 use super::physical::board_diff;
 use crate::board::Millis;
@@ -82,10 +82,12 @@ impl Reports<'_> {
                 !start.turn()
             }
         };
+        // A later move sliding over a square reports it again: its latest report is then
+        // that passage, not this sequence's arrival or departure.
         let touched: Vec<Bitboard> = seq
             .iter()
             .enumerate()
-            .map(|(i, &m)| touched_squares(m, turn(i)))
+            .map(|(i, &m)| touched_squares(m, turn(i)) | passed_squares(m, turn(i)))
             .collect();
         let mut carried = Vec::new();
         for (i, &m) in seq.iter().enumerate() {
@@ -93,11 +95,15 @@ impl Reports<'_> {
                 .iter()
                 .fold(Bitboard::EMPTY, |acc, &b| acc | b);
             let final_time = |sq: Square| self.time(sq).filter(|_| !later.contains(sq));
-            for (from, to) in paths(m, turn(i)) {
+            let paths = paths(m, turn(i));
+            // A Chess960 castling may put one piece where the other stood: that square's
+            // last report is the arrival.
+            let arrivals: Bitboard = paths.iter().map(|&(_, to)| to).collect();
+            for (from, to) in paths {
                 carried.push(Carried {
                     ply: i,
                     arrived: final_time(to),
-                    left: final_time(from),
+                    left: final_time(from).filter(|_| !arrivals.contains(from)),
                 });
             }
         }
@@ -215,6 +221,15 @@ fn touched_squares(m: Move, color: Color) -> Bitboard {
     paths(m, color)
         .into_iter()
         .fold(squares_of(m), |acc, (_, to)| acc | Bitboard::from(to))
+}
+
+/// The squares a move's pieces pass over on their way (a slide may report each of them).
+fn passed_squares(m: Move, color: Color) -> Bitboard {
+    paths(m, color)
+        .into_iter()
+        .fold(Bitboard::EMPTY, |acc, (from, to)| {
+            acc | attacks::between(from, to)
+        })
 }
 
 /// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
@@ -689,6 +704,59 @@ mod tests {
             ..reports
         };
         assert_eq!(twice.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
+    }
+
+    #[test]
+    fn a_later_slide_over_a_vacated_square_does_not_date_its_departure() {
+        // ...d5 (d7 emptied at 100), then Qh3xc8 slides over d7 at 900-1000: d7's last
+        // report is the queen passing, not the pawn leaving after it arrived on d5.
+        let start: Chess = "rnbqkbnr/pppppppp/8/8/8/7Q/PPPPPPPP/RNB1KBNR b KQkq - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        let mut pos = start.clone();
+        let seq: Vec<Move> = ["d7d5", "h3c8"]
+            .iter()
+            .map(|u| {
+                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect();
+        let t = times(&[
+            (Square::D5, 200),
+            (Square::C8, 1100),
+            (Square::H3, 800),
+            (Square::D7, 1000),
+        ]);
+        assert_eq!(reported(&t, &t).inversion(&start, &seq), Some(0));
+    }
+
+    #[test]
+    fn a_chess960_castling_onto_the_rooks_square_is_in_time() {
+        // King e1, rook c1: O-O-O puts the king on c1 after the rook left it for d1, so
+        // c1's last report is the king arriving, not the rook leaving.
+        let start: Chess = "nqrnkrbb/pppppp1p/8/6p1/8/4N3/PPPPPPPP/NQR1KRBB w FCfc - 0 2"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Chess960)
+            .unwrap();
+        let castle = start
+            .legal_moves()
+            .into_iter()
+            .find(|m| {
+                matches!(
+                    m,
+                    Move::Castle {
+                        rook: Square::C1,
+                        ..
+                    }
+                )
+            })
+            .unwrap();
+        let t = times(&[(Square::C1, 1900), (Square::D1, 1000), (Square::E1, 1500)]);
+        assert_eq!(reported(&t, &t).inversion(&start, &[castle]), Some(0));
     }
 
     fn after_moves(ucis: &[&str]) -> Vec<Move> {

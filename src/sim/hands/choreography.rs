@@ -44,6 +44,9 @@ pub(super) struct Performer<'a> {
     pressed_at: Option<f64>,
     /// When the lever was last pressed: the next press can only follow it.
     last_press: f64,
+    /// When each player (indexed by colour) last pressed: the hand that presses is the hand
+    /// that moves, so a player's next move begins after it.
+    own_press: [f64; 2],
     /// Where and when each player's playing hand (White, Black) last took or put a piece.
     hands: [Option<(Square, f64)>; 2],
     /// The player whose hand acts now.
@@ -123,6 +126,7 @@ impl<'a> Performer<'a> {
             made_at: None,
             pressed_at: None,
             last_press: 0.0,
+            own_press: [0.0; 2],
             hands: [None, None],
             player: Color::White,
         }
@@ -215,6 +219,7 @@ impl<'a> Performer<'a> {
         }
         let t = t.max(self.last_press + self.rng.gen_range(60.0..150.0));
         self.last_press = t;
+        self.own_press[by as usize] = t;
         self.running = !by;
         self.events.push(PhysEvent {
             t,
@@ -248,7 +253,8 @@ impl<'a> Performer<'a> {
         };
         if ply > 1 && self.chance(self.model.premove_probability) {
             let reply = made + self.rng.gen_range(60.0..300.0);
-            return reply.max(earliest);
+            let hand_back = self.own_press[self.player as usize] + self.rng.gen_range(50.0..150.0);
+            return reply.max(earliest).max(hand_back);
         }
         let base = self.pressed_at.unwrap_or(made).max(earliest);
         let max_think = if self.model.blitz {
