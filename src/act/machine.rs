@@ -162,6 +162,9 @@ pub struct Machine {
     reached_at: Vec<Millis>,
     last_seen: [Option<Millis>; 64],
     seen_before: [Option<Millis>; 64],
+    /// Squares whose latest report is a board dump that found them changed: when they
+    /// changed is unknown.
+    undated: Bitboard,
     lifts: Vec<Lift>,
     held: Option<Bitboard>,
     held_since: Millis,
@@ -212,6 +215,7 @@ impl Machine {
             reached_at: vec![0],
             last_seen: [None; 64],
             seen_before: [None; 64],
+            undated: Bitboard::EMPTY,
             lifts: Vec::new(),
             held: None,
             held_since: 0,
@@ -337,6 +341,7 @@ impl Machine {
                 for sq in changed {
                     self.seen(sq, t);
                 }
+                self.undated |= changed;
                 if changed.count() >= 2 {
                     self.outage = Some(t);
                 }
@@ -531,6 +536,7 @@ impl Machine {
     fn seen(&mut self, sq: Square, t: Millis) {
         self.seen_before[sq as usize] = self.last_seen[sq as usize];
         self.last_seen[sq as usize] = Some(t);
+        self.undated.discard(sq);
     }
 
     fn map(&self, sq: Square) -> Square {
@@ -940,7 +946,7 @@ impl Machine {
             let mut trial = self.physical.clone();
             trial.forget(sq);
             let kept = std::mem::replace(&mut self.physical, trial);
-            let reports = (self.last_seen, self.seen_before);
+            let reports = (self.last_seen, self.seen_before, self.undated);
             self.seen(sq, placed_at);
             match self.read_board() {
                 // The placed piece only passed there: a move of its kind went over it.
@@ -962,7 +968,7 @@ impl Machine {
                 Reading::Unexplained { .. } | Reading::Adopt { .. } => {}
             }
             self.physical = kept;
-            (self.last_seen, self.seen_before) = reports;
+            (self.last_seen, self.seen_before, self.undated) = reports;
         }
         let (([missed], _) | ([], [missed])) = (&complete[..], &in_progress[..]) else {
             return false;
@@ -1461,6 +1467,7 @@ impl Machine {
         Reports {
             times: &self.last_seen,
             previous: &self.seen_before,
+            undated: self.undated,
             since,
             slack: self.config.report_reorder_ms,
             outage: self.outage.is_some_and(|o| o >= since),

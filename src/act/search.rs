@@ -37,6 +37,9 @@ pub struct Reports<'a> {
     pub times: &'a [Option<Millis>; 64],
     /// Time of the report of each square before its latest one, if any.
     pub previous: &'a [Option<Millis>; 64],
+    /// Squares last reported by a board dump that found them changed: they changed at some
+    /// time before that report, so their time says nothing about the order of moves.
+    pub undated: Bitboard,
     /// Only reports at or after this time belong to the moves being reconstructed.
     pub since: Millis,
     /// How much earlier than the lift before it a board may report a placement (its scan
@@ -53,6 +56,7 @@ impl Reports<'_> {
     pub const EVERYTHING: Reports<'static> = Reports {
         times: &[Some(0); 64],
         previous: &[Some(0); 64],
+        undated: Bitboard::EMPTY,
         since: 0,
         slack: Millis::MAX,
         outage: false,
@@ -94,7 +98,10 @@ impl Reports<'_> {
             let later = touched[i + 1..]
                 .iter()
                 .fold(Bitboard::EMPTY, |acc, &b| acc | b);
-            let final_time = |sq: Square| self.time(sq).filter(|_| !later.contains(sq));
+            let final_time = |sq: Square| {
+                self.time(sq)
+                    .filter(|_| !later.contains(sq) && !self.undated.contains(sq))
+            };
             let paths = paths(m, turn(i));
             // A Chess960 castling may put one piece where the other stood: that square's
             // last report is the arrival.
@@ -614,6 +621,7 @@ mod tests {
         Reports {
             times,
             previous,
+            undated: Bitboard::EMPTY,
             since: 0,
             slack: 600,
             outage: false,
@@ -757,6 +765,21 @@ mod tests {
             .unwrap();
         let t = times(&[(Square::C1, 1900), (Square::D1, 1000), (Square::E1, 1500)]);
         assert_eq!(reported(&t, &t).inversion(&start, &[castle]), Some(0));
+    }
+
+    #[test]
+    fn a_change_a_board_dump_found_does_not_date_the_move() {
+        // Ng1-f3 seen arriving at 1000; g1 found empty only by a dump at 2500.
+        let start = Chess::default();
+        let seq = after_moves(&["g1f3"]);
+        let t = times(&[(Square::F3, 1000), (Square::G1, 2500)]);
+        let reports = reported(&t, &t);
+        assert_eq!(reports.inversion(&start, &seq), None);
+        let dumped = Reports {
+            undated: Bitboard::from(Square::G1),
+            ..reports
+        };
+        assert_eq!(dumped.inversion(&start, &seq), Some(0));
     }
 
     fn after_moves(ucis: &[&str]) -> Vec<Move> {
