@@ -892,12 +892,31 @@ impl Machine {
                 let lift_may_follow = self.surplus.is_some_and(|(_, placed_at, _)| {
                     t <= placed_at.saturating_add(self.config.report_reorder_ms)
                 });
-                if (!in_progress && !lift_may_follow) || self.held.is_some() {
+                if (!in_progress && !lift_may_follow && !self.signal_under_way())
+                    || self.held.is_some()
+                {
                     let d = self.sensed().diff(self.game.position().board());
                     self.set_held(Some(d), t, out);
                 }
             }
         }
+    }
+
+    /// True while the board differs from the game only by kings lifted or put on the centre
+    /// squares: the players are signalling a result, not displacing pieces.
+    fn signal_under_way(&self) -> bool {
+        let sensed = self.physical.board();
+        let game = self.game.position().board();
+        let d = self.sensed().diff(game);
+        d.any()
+            && d.into_iter().all(|sq| {
+                let lifted = game.piece_at(sq).is_some_and(|p| p.role == Role::King)
+                    && sensed.piece_at(sq).is_none();
+                let to_centre = sensed.piece_at(sq).is_some_and(|p| p.role == Role::King)
+                    && game.piece_at(sq).is_none()
+                    && ending::CENTRE.contains(sq);
+                lifted || to_centre
+            })
     }
 
     /// Pieces of the kind on `sq` that the board shows beyond what any position of the game
@@ -1700,8 +1719,8 @@ impl Machine {
                     .map(|s| s.to_string())
                     .collect();
                 a.message = format!(
-                    "the rook was moved first ({}) and play was held until the king followed: \
-                     recorded as castling; castling with the rook touched first is not allowed \
+                    "the rook was moved first ({}) and the king followed: recorded as \
+                     castling; castling with the rook touched first is not allowed \
                      (4.4.2): the rook move stands if the arbiter so decides",
                     shakmaty::uci::UciMove::from_move(*first, self.game.castling_mode()),
                 );
