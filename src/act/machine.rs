@@ -903,19 +903,19 @@ impl Machine {
     }
 
     /// True while the board differs from the game only by kings lifted or put on the centre
-    /// squares: the players are signalling a result, not displacing pieces.
+    /// squares, and pieces taken off the centre squares to make room: the players are
+    /// signalling a result, not displacing pieces.
     fn signal_under_way(&self) -> bool {
         let sensed = self.physical.board();
         let game = self.game.position().board();
         let d = self.sensed().diff(game);
         d.any()
             && d.into_iter().all(|sq| {
-                let lifted = game.piece_at(sq).is_some_and(|p| p.role == Role::King)
-                    && sensed.piece_at(sq).is_none();
-                let to_centre = sensed.piece_at(sq).is_some_and(|p| p.role == Role::King)
-                    && game.piece_at(sq).is_none()
-                    && ending::CENTRE.contains(sq);
-                lifted || to_centre
+                let centre = ending::CENTRE.contains(sq);
+                match sensed.piece_at(sq) {
+                    None => centre || game.piece_at(sq).is_some_and(|p| p.role == Role::King),
+                    Some(p) => centre && p.role == Role::King,
+                }
             })
     }
 
