@@ -887,14 +887,7 @@ impl Machine {
                     self.begin(*start, t, out);
                     return;
                 }
-                // A piece placed where the board shows one more of its kind than the game
-                // can have: its lift may still be reported (a scan reports squares in turn).
-                let lift_may_follow = self.surplus.is_some_and(|(_, placed_at, _)| {
-                    t <= placed_at.saturating_add(self.config.report_reorder_ms)
-                });
-                if (!in_progress && !lift_may_follow && !self.signal_under_way())
-                    || self.held.is_some()
-                {
+                if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
                     let d = self.sensed().diff(self.game.position().board());
                     self.set_held(Some(d), t, out);
                 }
