@@ -416,7 +416,7 @@ impl Machine {
 
     /// When to judge `press` again instead of now: a hand still moving pieces (often the
     /// opponent already answering) is waited for, a while, before the press is judged on
-    /// the board.
+    /// the board, and so is the search for a lost update.
     fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
         let wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
@@ -426,6 +426,14 @@ impl Machine {
                 Reading::Unexplained { in_progress: true }
             )
         };
+        // A piece the board shows one too many of is looked into before the press is
+        // judged: a lost update, not an illegal move, may explain the board.
+        if let Some((_, _, due)) = self.surplus
+            && due > now
+            && !matches!(self.read_board(), Reading::Current | Reading::Adopt { .. })
+        {
+            return Some(due);
+        }
         (now < wait_until && in_motion()).then(|| now.saturating_add(grace).min(wait_until))
     }
 
@@ -1180,13 +1188,15 @@ impl Machine {
             },
             _ => return None,
         };
+        // The king first, then the rook: castling as 4.4.1 wants it, whatever the wait.
+        let king_first = moves[0].is_castle() && first.role() == Role::King;
         Some(Reading::Adopt {
             from: n - 1,
-            moves,
-            doubt: Some(Doubt::MovedOn {
+            doubt: (!king_first).then(|| Doubt::MovedOn {
                 first,
                 stood_ms: self.held_since.saturating_sub(made),
             }),
+            moves,
         })
     }
 
@@ -1289,7 +1299,9 @@ impl Machine {
         let carried_on = recorded.from() == m.from()
             && recorded.role() == m.role()
             && recorded.to() != m.to()
-            && !recorded.is_castle();
+            && !recorded.is_castle()
+            // A king waiting on its way for the rook is castling king first (4.4.1).
+            && !m.is_castle();
         let arrived = self.reached_at.get(k + 1).copied()?;
         let stood = self.now.saturating_sub(arrived);
         (carried_on && stood > self.config.moved_on_ms).then_some(Doubt::MovedOn {
@@ -1693,7 +1705,9 @@ impl Machine {
                 }
                 a.squares = squares.into_iter().map(|s| s.to_string()).collect();
                 a.message = format!(
-                    "the moves {} from ply {}, already confirmed, were read again as {}: only                      that explains what the board reported since (a late or lost update); the                      arbiter should check",
+                    "the moves {} from ply {}, already confirmed, were read again as {}: only that \
+                     explains what the board reported since (a late or lost update); the \
+                     arbiter should check",
                     uci(withdrawn),
                     ply_number(from + 1),
                     uci(moves),
@@ -1701,7 +1715,8 @@ impl Machine {
                 a
             }
             Doubt::MovedOn { first, .. }
-                if self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
+                if first.role() == Role::Rook
+                    && self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
             {
                 let mut a = self.alert("4.4.2", Some(!side), t, Severity::Warning);
                 a.ply = self.ply();
