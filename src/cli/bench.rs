@@ -16,6 +16,7 @@ use crate::board::{Millis, Observation};
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Summary, game_seed};
 use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
+use crate::sim::independent_hands::{Roughness, crosscheck};
 
 /// `touchmove bench` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -29,6 +30,37 @@ pub enum BenchCommand {
     /// Boards per recorder process: virtual boards at blitz pace, latency from the completing
     /// byte to the PGN file rewritten, memory per board (one JSON line per board count).
     Boards(BoardsArgs),
+    /// Cross-check on independent hands: plays every game of a PGN file through the second
+    /// hand-and-sensor model (`sim::independent_hands`) and the machine, prints JSON figures
+    /// (exact, alerted, silently wrong, lost and wrong moves) and the first failures.
+    Crosscheck(CrosscheckArgs),
+}
+
+/// Arguments of `touchmove bench crosscheck`.
+#[derive(Debug, clap::Args)]
+pub struct CrosscheckArgs {
+    /// PGN file whose games are played.
+    #[arg(long)]
+    pub pgn: PathBuf,
+    /// Seed of the simulation (game `i` uses a seed derived from it and `i`).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How careful the players are and what board they play on.
+    #[arg(long, value_enum, default_value_t = Roughness::Calm)]
+    pub roughness: Roughness,
+    /// How many non-exact games to describe in the output.
+    #[arg(long, default_value_t = 10)]
+    pub show: usize,
+    /// Play only the first N games.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Play only game number N (1-based), to reproduce a failure.
+    #[arg(long)]
+    pub game: Option<usize>,
+    /// With --game: print every observation, with the events it caused and how the hands
+    /// played each ply, instead of figures.
+    #[arg(long, requires = "game")]
+    pub trace: bool,
 }
 
 /// Arguments of `touchmove bench sse`.
@@ -93,6 +125,7 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Recognition(args) => recognition(&args),
         BenchCommand::Sse(args) => sse(&args),
+        BenchCommand::Crosscheck(args) => crosscheck_games(&args),
         BenchCommand::Boards(args) => {
             match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -282,6 +315,56 @@ fn describe(obs: &Observation) -> String {
         K::ClockPressed { by } => format!("press {by}"),
         K::ClockTimes(c) => format!("clock {} {}", c.white_ms, c.black_ms),
         K::MagicPiece(sq, m) => format!("{sq}=magic {}", m.result()),
+    }
+}
+
+fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
+    let games = match std::fs::read(&args.pgn)
+        .map_err(|e| format!("cannot read {}: {e}", args.pgn.display()))
+        .and_then(|t| {
+            read_games(&t).map_err(|e| format!("{} is not readable PGN: {e}", args.pgn.display()))
+        }) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("touchmove bench crosscheck: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let selected: Vec<&PgnGame> = games
+        .iter()
+        .filter(|g| args.game.is_none_or(|n| g.index == n))
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    if args.trace {
+        for g in &selected {
+            match crosscheck::play_one(g, args.seed, args.roughness) {
+                Ok(j) => crosscheck::trace(&j).iter().for_each(|l| println!("{l}")),
+                Err(e) => println!("game {}: {e}", g.index),
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let started = std::time::Instant::now();
+    let summary = crosscheck::run(&selected, args.seed, args.roughness, args.show);
+    let mut report = summary.to_json();
+    if let Some(obj) = report.as_object_mut() {
+        obj.insert("pgn".into(), json!(args.pgn.display().to_string()));
+        obj.insert("seed".into(), json!(args.seed));
+        obj.insert("roughness".into(), json!(args.roughness.name()));
+        obj.insert(
+            "wall_seconds".into(),
+            json!((started.elapsed().as_secs_f64() * 100.0).round() / 100.0),
+        );
+    }
+    match serde_json::to_string_pretty(&report) {
+        Ok(s) => {
+            println!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("touchmove bench crosscheck: cannot write the report: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -1,0 +1,171 @@
+//! The sensor: what the board reports of the happenings on its squares.
+//!
+//! - A USB board reports every change a few ms after it happens, in order (a piece still
+//!   settling on its square may be reported a little later, and everything behind it waits).
+//! - A scanning board samples each square once per scan (100–500 ms for the 64 squares, in
+//!   a fixed order) and reports a square whose contents differ from what it last reported.
+//!   Anything shorter than a scan may be missed; a placement may come before the lift that
+//!   preceded it; a square that went from one piece to another reports the new piece.
+//!
+//! Either may, rarely, lose an update: the board believes it reported it.
+//! Clock presses come through the board's link a few ms after the lever moves.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use shakmaty::{Board, Piece, Square};
+
+use super::hands::{Happening, What};
+use super::{Roughness, SensorKind};
+use crate::board::{Millis, Observation};
+
+/// The observations of a game (without the initial snapshot) and the updates lost.
+pub(super) struct Reported {
+    pub observations: Vec<Observation>,
+    /// The updates the board lost, as they would have been reported.
+    pub lost: Vec<Observation>,
+}
+
+/// The board a game is played on.
+pub(super) fn choose(rng: &mut ChaCha8Rng, r: Roughness) -> SensorKind {
+    match r {
+        Roughness::Calm => SensorKind::Usb,
+        Roughness::Rough => SensorKind::Scanning {
+            period_ms: rng.gen_range(100..=500),
+            from_a1: rng.gen_bool(0.5),
+        },
+    }
+}
+
+/// Chance that one square update is lost.
+pub(super) fn drop_probability(r: Roughness) -> f64 {
+    match r {
+        Roughness::Calm => 0.0,
+        Roughness::Rough => 0.0005,
+    }
+}
+
+/// Reports `happenings` (sorted by time) as the sensor sees them.
+pub(super) fn report(
+    rng: &mut ChaCha8Rng,
+    sensor: SensorKind,
+    happenings: &[Happening],
+    start: &Board,
+    drop_p: f64,
+) -> Reported {
+    let mut timed: Vec<(Millis, u32, Observation)> = Vec::new();
+    let mut lost: Vec<Observation> = Vec::new();
+    let mut order = 0u32;
+    let mut push = |timed: &mut Vec<(Millis, u32, Observation)>, t: Millis, what: What| {
+        order += 1;
+        timed.push((
+            t,
+            order,
+            Observation {
+                t_ms: t,
+                kind: what.kind(),
+            },
+        ));
+    };
+    match sensor {
+        SensorKind::Usb => {
+            let mut last_square: Millis = 0;
+            for h in happenings {
+                match h.what {
+                    What::Square(..) => {
+                        let t = (h.t + rng.gen_range(2..=8) + h.settle_ms).max(last_square);
+                        last_square = t;
+                        if drop_p > 0.0 && rng.gen_bool(drop_p) {
+                            lost.push(Observation {
+                                t_ms: t,
+                                kind: h.what.kind(),
+                            });
+                            continue;
+                        }
+                        push(&mut timed, t, h.what);
+                    }
+                    What::Press(_) => push(&mut timed, h.t + rng.gen_range(3..=15), h.what),
+                }
+            }
+        }
+        SensorKind::Scanning { period_ms, from_a1 } => {
+            let end = happenings.last().map_or(0, |h| h.t) + 4 * period_ms;
+            let mut starts: Vec<Millis> = Vec::new();
+            let mut s = rng.gen_range(0..period_ms);
+            while s <= end {
+                starts.push(s);
+                let jitter = rng.gen_range(0..=period_ms / 10);
+                s += period_ms - period_ms / 20 + jitter;
+            }
+            starts.push(s);
+            let sample = |k: usize, sq: Square| -> Millis {
+                let idx = if from_a1 {
+                    sq.to_u32()
+                } else {
+                    // DGT order: a8..h8, a7..h7, ..., a1..h1.
+                    (7 - sq.rank().to_u32()) * 8 + sq.file().to_u32()
+                };
+                let len = starts[k + 1] - starts[k];
+                starts[k] + u64::from(idx) * len / 64
+            };
+            let scans = starts.len() - 1;
+            // Each square's changes, in time order.
+            let mut per_square: Vec<Vec<(Millis, Option<Piece>)>> = vec![Vec::new(); 64];
+            for h in happenings {
+                match h.what {
+                    What::Square(sq, to) => per_square[sq.to_usize()].push((h.t, to)),
+                    What::Press(_) => push(&mut timed, h.t + rng.gen_range(3..=15), h.what),
+                }
+            }
+            for (i, changes) in per_square.iter().enumerate() {
+                let sq = Square::new(i as u32);
+                let mut reported = start.piece_at(sq);
+                let mut j = 0;
+                while j < changes.len() {
+                    let t = changes[j].0;
+                    // The first sample at or after this change.
+                    let k = partition(scans, |k| sample(k, sq) < t);
+                    if k >= scans {
+                        break;
+                    }
+                    let at = sample(k, sq);
+                    let mut now = reported;
+                    while j < changes.len() && changes[j].0 <= at {
+                        now = changes[j].1;
+                        j += 1;
+                    }
+                    if now != reported {
+                        reported = now;
+                        if drop_p > 0.0 && rng.gen_bool(drop_p) {
+                            lost.push(Observation {
+                                t_ms: at + 2,
+                                kind: What::Square(sq, now).kind(),
+                            });
+                            continue;
+                        }
+                        // The link sends the scan's reports in scan order.
+                        push(&mut timed, at + 2, What::Square(sq, now));
+                    }
+                }
+            }
+        }
+    }
+    timed.sort_by_key(|(t, order, _)| (*t, *order));
+    Reported {
+        observations: timed.into_iter().map(|(_, _, o)| o).collect(),
+        lost,
+    }
+}
+
+/// The first index in `0..n` for which `before` is false (`before` is true then false).
+fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
