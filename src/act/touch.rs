@@ -51,9 +51,11 @@ pub fn judge(before: &Chess, m: Move, lifts: &[Lift]) -> Option<Finding> {
         .filter(genuine)
         .find(|l| l.piece.color != mover);
     if let Move::Castle { king, rook } = m {
-        let king_lift = own.iter().find(|l| l.sq == king)?;
-        let rook_lift = own.iter().find(|l| l.sq == rook)?;
-        if rook_lift.t_ms < king_lift.t_ms || own.first().is_some_and(|l| l.sq == rook) {
+        let king_lift = own.iter().find(|l| l.sq == king);
+        let rook_lift = own.iter().find(|l| l.sq == rook);
+        if let (Some(king_lift), Some(rook_lift)) = (king_lift, rook_lift)
+            && (rook_lift.t_ms < king_lift.t_ms || own.first().is_some_and(|l| l.sq == rook))
+        {
             return Some(Finding {
                 article: "4.4.2",
                 squares: vec![rook, king],
@@ -66,7 +68,14 @@ pub fn judge(before: &Chess, m: Move, lifts: &[Lift]) -> Option<Finding> {
                 ),
             });
         }
-        return None;
+        // Castling is judged under 4.4 when its own pieces came first; another piece touched
+        // before them had to be moved or taken (4.3).
+        let first = own.first().map(|l| l.t_ms);
+        let castling_first = own.first().is_some_and(|l| l.sq == king || l.sq == rook);
+        let opponent_before = first_opponent.is_some_and(|b| first.is_none_or(|t| b.t_ms < t));
+        if (own.is_empty() || castling_first) && !opponent_before {
+            return None;
+        }
     }
     let legal = before.legal_moves();
     let first_own = own.first().copied();
@@ -270,5 +279,27 @@ mod tests {
         let f = judge(&pos, e4, &lifts).unwrap();
         assert_eq!(f.article, "4.3.1");
         assert!(judge(&pos, e4, &lifts[1..]).is_none());
+    }
+
+    #[test]
+    fn a_piece_touched_before_castling_had_to_move() {
+        let pos: Chess = "4k3/8/8/8/8/8/P7/4K2R w K - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        let lift = |sq, piece, t_ms| Lift { sq, piece, t_ms };
+        let lifts = [
+            lift(Square::A2, Color::White.pawn(), 10),
+            lift(Square::E1, Color::White.king(), 900),
+            lift(Square::H1, Color::White.rook(), 1200),
+        ];
+        let castle = Move::Castle {
+            king: Square::E1,
+            rook: Square::H1,
+        };
+        let f = judge(&pos, castle, &lifts).unwrap();
+        assert_eq!(f.article, "4.3.1");
+        assert!(judge(&pos, castle, &lifts[1..]).is_none());
     }
 }
