@@ -39,28 +39,69 @@ pub enum BenchCommand {
 /// Arguments of `touchmove bench crosscheck`.
 #[derive(Debug, clap::Args)]
 pub struct CrosscheckArgs {
+    /// Which games, which seed, what to print.
+    #[command(flatten)]
+    pub games: GameSelection,
+    /// How careful the players are and what board they play on.
+    #[arg(long, value_enum, default_value_t = Roughness::Calm)]
+    pub roughness: Roughness,
+}
+
+/// The games a recognition benchmark plays, its seed and what it prints.
+#[derive(Debug, clap::Args)]
+pub struct GameSelection {
     /// PGN file whose games are played.
     #[arg(long)]
     pub pgn: PathBuf,
     /// Seed of the simulation (game `i` uses a seed derived from it and `i`).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// How careful the players are and what board they play on.
-    #[arg(long, value_enum, default_value_t = Roughness::Calm)]
-    pub roughness: Roughness,
-    /// How many non-exact games to describe in the output.
-    #[arg(long, default_value_t = 10)]
-    pub show: usize,
     /// Play only the first N games.
     #[arg(long)]
     pub limit: Option<usize>,
     /// Play only game number N (1-based), to reproduce a failure.
     #[arg(long)]
     pub game: Option<usize>,
-    /// With --game: print every observation, with the events it caused and how the hands
-    /// played each ply, instead of figures.
+    /// With --game: print every observation and the events it caused instead of figures.
     #[arg(long, requires = "game")]
     pub trace: bool,
+    /// How many non-exact games to list in the output.
+    #[arg(long, default_value_t = 10)]
+    pub show: usize,
+}
+
+impl GameSelection {
+    /// The selected games of the PGN file; on an unreadable file or an empty selection,
+    /// prints why (as `command`) and returns None.
+    fn read(&self, command: &str) -> Option<Vec<PgnGame>> {
+        let games = std::fs::read(&self.pgn)
+            .map_err(|e| format!("cannot read {}: {e}", self.pgn.display()))
+            .and_then(|text| {
+                read_games(&text)
+                    .map_err(|e| format!("{} is not readable PGN: {e}", self.pgn.display()))
+            });
+        let games = match games {
+            Ok(games) => games,
+            Err(e) => {
+                eprintln!("touchmove bench {command}: {e}");
+                return None;
+            }
+        };
+        let total = games.len();
+        let selected: Vec<PgnGame> = games
+            .into_iter()
+            .filter(|g| self.game.is_none_or(|n| g.index == n))
+            .take(self.limit.unwrap_or(usize::MAX))
+            .collect();
+        if selected.is_empty() {
+            eprintln!(
+                "touchmove bench {command}: no game to play in {} (it has {total} games)",
+                self.pgn.display()
+            );
+            return None;
+        }
+        Some(selected)
+    }
 }
 
 /// Arguments of `touchmove bench sse`.
@@ -97,27 +138,12 @@ pub struct BoardsArgs {
 /// Arguments of `touchmove bench recognition`.
 #[derive(Debug, clap::Args)]
 pub struct RecognitionArgs {
-    /// PGN file whose games are played.
-    #[arg(long)]
-    pub pgn: PathBuf,
-    /// Seed of the simulation (game `i` uses a seed derived from it and `i`).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Which games, which seed, what to print.
+    #[command(flatten)]
+    pub games: GameSelection,
     /// How much trouble the hands and the board make.
     #[arg(long, value_enum, default_value_t = Noise::Realistic)]
     pub noise: Noise,
-    /// Play only the first N games.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Play only game number N (1-based), to reproduce a failure.
-    #[arg(long)]
-    pub game: Option<usize>,
-    /// With --game: print every observation and event as JSON lines instead of figures.
-    #[arg(long, requires = "game")]
-    pub trace: bool,
-    /// How many non-exact games to list in the output.
-    #[arg(long, default_value_t = 10)]
-    pub show: usize,
 }
 
 /// Runs a benchmark.
@@ -139,52 +165,23 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
 }
 
 fn recognition(args: &RecognitionArgs) -> ExitCode {
-    let text = match std::fs::read(&args.pgn) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "touchmove bench recognition: cannot read {}: {e}",
-                args.pgn.display()
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    let games = match read_games(&text) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!(
-                "touchmove bench recognition: {} is not readable PGN: {e}",
-                args.pgn.display()
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    let selected: Vec<&PgnGame> = games
-        .iter()
-        .filter(|g| args.game.is_none_or(|n| g.index == n))
-        .take(args.limit.unwrap_or(usize::MAX))
-        .collect();
-    if selected.is_empty() {
-        eprintln!(
-            "touchmove bench recognition: no game to play in {} (it has {} games)",
-            args.pgn.display(),
-            games.len()
-        );
+    let Some(games) = args.games.read("recognition") else {
         return ExitCode::FAILURE;
-    }
-    if args.trace {
+    };
+    let selected: Vec<&PgnGame> = games.iter().collect();
+    if args.games.trace {
         for g in &selected {
             trace(g, args);
         }
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
-    let mut summary = recognise_all(&selected, args.noise, args.seed);
+    let mut summary = recognise_all(&selected, args.noise, args.games.seed);
     let elapsed = started.elapsed();
-    summary.keep_failures(args.show);
+    summary.keep_failures(args.games.show);
     let report = json!({
-        "pgn": args.pgn.display().to_string(),
-        "seed": args.seed,
+        "pgn": args.games.pgn.display().to_string(),
+        "seed": args.games.seed,
         "noise": args.noise.name(),
         "games": summary.games,
         "plies": summary.plies,
@@ -266,7 +263,7 @@ pub fn recognise_all(games: &[&PgnGame], noise: Noise, seed: u64) -> Summary {
 
 /// Prints one game's observations, events and verdict as JSON lines.
 fn trace(g: &PgnGame, args: &RecognitionArgs) {
-    let s = game_seed(args.seed, g.index);
+    let s = game_seed(args.games.seed, g.index);
     let sim = simulate_game(
         g.fen.as_deref(),
         g.chess960,
@@ -319,25 +316,13 @@ fn describe(obs: &Observation) -> String {
 }
 
 fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
-    let games = match std::fs::read(&args.pgn)
-        .map_err(|e| format!("cannot read {}: {e}", args.pgn.display()))
-        .and_then(|t| {
-            read_games(&t).map_err(|e| format!("{} is not readable PGN: {e}", args.pgn.display()))
-        }) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("touchmove bench crosscheck: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(games) = args.games.read("crosscheck") else {
+        return ExitCode::FAILURE;
     };
-    let selected: Vec<&PgnGame> = games
-        .iter()
-        .filter(|g| args.game.is_none_or(|n| g.index == n))
-        .take(args.limit.unwrap_or(usize::MAX))
-        .collect();
-    if args.trace {
+    let selected: Vec<&PgnGame> = games.iter().collect();
+    if args.games.trace {
         for g in &selected {
-            match crosscheck::play_one(g, args.seed, args.roughness) {
+            match crosscheck::play_one(g, args.games.seed, args.roughness) {
                 Ok(j) => crosscheck::trace(&j).iter().for_each(|l| println!("{l}")),
                 Err(e) => println!("game {}: {e}", g.index),
             }
@@ -345,11 +330,11 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
-    let summary = crosscheck::run(&selected, args.seed, args.roughness, args.show);
+    let summary = crosscheck::run(&selected, args.games.seed, args.roughness, args.games.show);
     let mut report = summary.to_json();
     if let Some(obj) = report.as_object_mut() {
-        obj.insert("pgn".into(), json!(args.pgn.display().to_string()));
-        obj.insert("seed".into(), json!(args.seed));
+        obj.insert("pgn".into(), json!(args.games.pgn.display().to_string()));
+        obj.insert("seed".into(), json!(args.games.seed));
         obj.insert("roughness".into(), json!(args.roughness.name()));
         obj.insert(
             "wall_seconds".into(),
