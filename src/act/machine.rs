@@ -183,6 +183,9 @@ pub struct Machine {
     /// The latest pieces put on a back rank that a pawn could promote to there.
     promotions_placed: Vec<(Square, Piece, Millis)>,
     pending_end: Option<PendingEnd>,
+    /// A result signal on the board and when it was made: it ends the game once it has
+    /// stood [`SIGNAL_STANDS_MS`] (a knocked king can land beside the other for a moment).
+    pending_signal: Option<(Ending, Millis)>,
     outage: Option<Millis>,
     lifted_last: bool,
     signalled: Option<&'static str>,
@@ -232,6 +235,7 @@ impl Machine {
             surplus: None,
             promotions_placed: Vec::new(),
             pending_end: None,
+            pending_signal: None,
             outage: None,
             lifted_last: false,
             signalled: None,
@@ -412,6 +416,14 @@ impl Machine {
         }
         self.settle_completion(now);
         self.confirm_end(now, out);
+        if let Some((signal, at)) = self.pending_signal.clone()
+            && now >= at.saturating_add(SIGNAL_STANDS_MS)
+        {
+            self.pending_signal = None;
+            if self.phase == Phase::Playing {
+                self.result_signal(signal, at, out);
+            }
+        }
     }
 
     /// When to judge `press` again instead of now: a hand still moving pieces (often the
@@ -537,7 +549,14 @@ impl Machine {
             .pending_end
             .as_ref()
             .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
-        [press, settle, surplus, end].into_iter().flatten().min()
+        let signal = self
+            .pending_signal
+            .as_ref()
+            .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
+        [press, settle, surplus, end, signal]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The board reported `sq` at `t`.
@@ -696,13 +715,21 @@ impl Machine {
                 self.look_for_start(t, out);
             }
             Phase::Waiting => self.look_for_start(t, out),
-            Phase::Playing => {
-                if let Some(signal) = ending::result_signal(self.physical.board()) {
-                    self.result_signal(signal, t, out);
-                } else {
+            Phase::Playing => match ending::result_signal(self.physical.board()) {
+                Some(signal) => {
+                    if self
+                        .pending_signal
+                        .as_ref()
+                        .is_none_or(|(pending, _)| pending.result != signal.result)
+                    {
+                        self.pending_signal = Some((signal, t));
+                    }
+                }
+                None => {
+                    self.pending_signal = None;
                     self.reconcile(t, out);
                 }
-            }
+            },
         }
     }
 
@@ -2157,6 +2184,8 @@ impl Machine {
 /// Longest time between the two kings' placements of one result signal: a king move to
 /// the centre made longer before the signal was a move of the game.
 const SIGNAL_GAP_MS: Millis = 3_000;
+/// How long both kings must stand on the centre squares before the signal ends the game.
+const SIGNAL_STANDS_MS: Millis = 1_000;
 /// How many moves before those still open a reading of the board may reach back to,
 /// correcting moves a press made final.
 const REREAD_PLIES: usize = 2;

@@ -112,10 +112,18 @@ pub fn replay_events(chunks: &[CaptureChunk], config: MachineConfig) -> (Vec<Eve
         }
         last_t = t_ms;
     });
+    // The capture is over: whatever was waiting for time to pass (a press, a result
+    // signal standing) is decided as the clock would have decided it.
     machine.advance(
         last_t.saturating_add(machine.config().press_grace_ms),
         &mut events,
     );
+    for _ in 0..16 {
+        let Some(due) = machine.next_deadline() else {
+            break;
+        };
+        machine.advance(due, &mut events);
+    }
     (events, skipped)
 }
 
