@@ -66,32 +66,11 @@ impl Hands<'_> {
         match self.weighted(self.p.capture) {
             0 => {
                 how.push("capture: victim off first".into());
-                self.lift(t0, to);
-                let t1 = t0 + self.ms(self.p.aside_ms);
-                self.discard(t1, victim);
-                let t2 = t1 + self.reach();
-                self.lift(t2, from);
-                let at = self.carry(t2, from, to, piece, how);
-                let last = self.place(at, to, piece, true);
-                Made {
-                    release: at,
-                    last,
-                    hand_free: at + 40,
-                }
+                self.victim_off_first(t0, to, victim, from, to, piece, Some(how))
             }
             1 => {
                 how.push("capture: capturer lifted, then the victim".into());
-                self.lift(t0, from);
-                let t1 = t0 + self.travel(from, to);
-                self.lift(t1, to);
-                let at = t1 + self.ms(self.p.grip_ms);
-                let last = self.place(at, to, piece, true);
-                self.discard(at, victim);
-                Made {
-                    release: at,
-                    last,
-                    hand_free: at + 60,
-                }
+                self.victim_taken_in_hand(t0, to, victim, from, to, piece)
             }
             _ => {
                 how.push("capture: capturer put on top of the victim".into());
@@ -124,32 +103,11 @@ impl Hands<'_> {
         match self.weighted(self.p.en_passant) {
             0 => {
                 how.push("en passant: victim off first".into());
-                self.lift(t0, victim_sq);
-                let t1 = t0 + self.ms(self.p.aside_ms);
-                self.discard(t1, victim);
-                let t2 = t1 + self.reach();
-                self.lift(t2, from);
-                let at = t2 + self.travel(from, to);
-                let last = self.place(at, to, piece, true);
-                Made {
-                    release: at,
-                    last,
-                    hand_free: at + 40,
-                }
+                self.victim_off_first(t0, victim_sq, victim, from, to, piece, None)
             }
             1 => {
                 how.push("en passant: pawn lifted, victim taken, pawn placed".into());
-                self.lift(t0, from);
-                let t1 = t0 + self.travel(from, victim_sq);
-                self.lift(t1, victim_sq);
-                let at = t1 + self.ms(self.p.grip_ms);
-                let last = self.place(at, to, piece, true);
-                self.discard(at, victim);
-                Made {
-                    release: at,
-                    last,
-                    hand_free: at + 60,
-                }
+                self.victim_taken_in_hand(t0, victim_sq, victim, from, to, piece)
             }
             _ => {
                 how.push("en passant: pawn placed, victim taken after".into());
@@ -165,6 +123,62 @@ impl Hands<'_> {
                     hand_free: t2 + 60,
                 }
             }
+        }
+    }
+
+    /// A capture with the victim on `victim_sq` taken off the board first, then the capturer
+    /// moved. Given `slide` (where the move's description goes), the capturer may slide over
+    /// the squares in between; without it, it goes straight.
+    #[allow(clippy::too_many_arguments)]
+    fn victim_off_first(
+        &mut self,
+        t0: Millis,
+        victim_sq: Square,
+        victim: Piece,
+        from: Square,
+        to: Square,
+        piece: Piece,
+        slide: Option<&mut Vec<String>>,
+    ) -> Made {
+        self.lift(t0, victim_sq);
+        let t1 = t0 + self.ms(self.p.aside_ms);
+        self.discard(t1, victim);
+        let t2 = t1 + self.reach();
+        self.lift(t2, from);
+        let at = match slide {
+            Some(how) => self.carry(t2, from, to, piece, how),
+            None => t2 + self.travel(from, to),
+        };
+        let last = self.place(at, to, piece, true);
+        Made {
+            release: at,
+            last,
+            hand_free: at + 40,
+        }
+    }
+
+    /// A capture with the capturer lifted first, the victim on `victim_sq` picked up by the
+    /// same hand, then the capturer put on `to`.
+    #[allow(clippy::too_many_arguments)]
+    fn victim_taken_in_hand(
+        &mut self,
+        t0: Millis,
+        victim_sq: Square,
+        victim: Piece,
+        from: Square,
+        to: Square,
+        piece: Piece,
+    ) -> Made {
+        self.lift(t0, from);
+        let t1 = t0 + self.travel(from, victim_sq);
+        self.lift(t1, victim_sq);
+        let at = t1 + self.ms(self.p.grip_ms);
+        let last = self.place(at, to, piece, true);
+        self.discard(at, victim);
+        Made {
+            release: at,
+            last,
+            hand_free: at + 60,
         }
     }
 
