@@ -718,11 +718,13 @@ mod tests {
     fn a_later_slide_over_a_vacated_square_does_not_date_its_departure() {
         // ...d5 (d7 emptied at 100), then Qh3xc8 slides over d7 at 900-1000: d7's last
         // report is the queen passing, not the pawn leaving after it arrived on d5.
-        let start: Chess = "rnbqkbnr/pppppppp/8/8/8/7Q/PPPPPPPP/RNB1KBNR b KQkq - 0 1"
-            .parse::<shakmaty::fen::Fen>()
-            .unwrap()
-            .into_position(shakmaty::CastlingMode::Standard)
-            .unwrap();
+        let start: Chess = crate::rules::Game::from_fen(
+            "rnbqkbnr/pppppppp/8/8/8/7Q/PPPPPPPP/RNB1KBNR b KQkq - 0 1",
+            false,
+        )
+        .unwrap()
+        .start()
+        .clone();
         let mut pos = start.clone();
         let seq: Vec<Move> = ["d7d5", "h3c8"]
             .iter()
@@ -745,11 +747,13 @@ mod tests {
     fn a_chess960_castling_onto_the_rooks_square_is_in_time() {
         // King e1, rook c1: O-O-O puts the king on c1 after the rook left it for d1, so
         // c1's last report is the king arriving, not the rook leaving.
-        let start: Chess = "nqrnkrbb/pppppp1p/8/6p1/8/4N3/PPPPPPPP/NQR1KRBB w FCfc - 0 2"
-            .parse::<shakmaty::fen::Fen>()
-            .unwrap()
-            .into_position(shakmaty::CastlingMode::Chess960)
-            .unwrap();
+        let start: Chess = crate::rules::Game::from_fen(
+            "nqrnkrbb/pppppp1p/8/6p1/8/4N3/PPPPPPPP/NQR1KRBB w FCfc - 0 2",
+            true,
+        )
+        .unwrap()
+        .start()
+        .clone();
         let castle = start
             .legal_moves()
             .into_iter()

@@ -283,11 +283,10 @@ mod tests {
 
     #[test]
     fn a_piece_touched_before_castling_had_to_move() {
-        let pos: Chess = "4k3/8/8/8/8/8/P7/4K2R w K - 0 1"
-            .parse::<shakmaty::fen::Fen>()
+        let pos: Chess = crate::rules::Game::from_fen("4k3/8/8/8/8/8/P7/4K2R w K - 0 1", false)
             .unwrap()
-            .into_position(shakmaty::CastlingMode::Standard)
-            .unwrap();
+            .start()
+            .clone();
         let lift = |sq, piece, t_ms| Lift { sq, piece, t_ms };
         let lifts = [
             lift(Square::A2, Color::White.pawn(), 10),
