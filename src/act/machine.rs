@@ -90,10 +90,15 @@ pub enum Phase {
 /// How many grace periods after a press its judgement may wait for a board in motion.
 const PRESS_WAITS_FOR_MOTION: Millis = 3;
 
+/// The due time of a press that waits for the board, not the clock: it completes its move
+/// once displaced pieces are set back.
+const WHEN_RESTORED: Millis = Millis::MAX;
+
 /// How many placements on a promotion square are kept to tell promotions apart.
 const PROMOTIONS_KEPT: usize = 8;
 
 /// What the board shows, relative to the game.
+#[derive(Debug, Clone)]
 enum Reading {
     /// Exactly the game position.
     Current,
@@ -172,6 +177,10 @@ pub struct Machine {
     illegal_moves: [u32; 2],
     pressed_at: [Option<Millis>; 2],
     pending_press: Option<Press>,
+    /// What the board read as at a pending press by the side to move, and the plies the
+    /// game had then: moves the press ended, should the board be changed again before the
+    /// press is judged (a knocked piece, the reply begun).
+    press_reading: Option<(usize, Reading)>,
     completion: Option<Completion>,
     open_claims: Vec<(u32, Color)>,
     last_clock: Option<(u64, u64)>,
@@ -226,6 +235,7 @@ impl Machine {
             illegal_moves: [0, 0],
             pressed_at: [None; 2],
             pending_press: None,
+            press_reading: None,
             completion: None,
             open_claims: Vec::new(),
             last_clock: None,
@@ -533,7 +543,10 @@ impl Machine {
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
     pub fn next_deadline(&self) -> Option<Millis> {
-        let press = self.pending_press.map(|p| p.due);
+        let press = self
+            .pending_press
+            .map(|p| p.due)
+            .filter(|&due| due != WHEN_RESTORED);
         // A completion whose landing square was vacated again waits for the board, not the
         // clock.
         let settle = self
@@ -1997,6 +2010,7 @@ impl Machine {
     fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
         let last_press = self.last_press();
         self.pressed_at[by as usize] = Some(t);
+        self.press_reading = None;
         if self.phase != Phase::Playing {
             return;
         }
@@ -2031,6 +2045,10 @@ impl Machine {
             self.complete(by, t, n - 1, out);
         } else {
             // Judged after the grace period: the move's board updates may still come.
+            self.press_reading = match self.read(true) {
+                reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
+                _ => None,
+            };
             self.pending_press = Some(Press {
                 by,
                 t_ms: t,
@@ -2067,8 +2085,18 @@ impl Machine {
             return;
         }
         // What looked like a move still being made may be moves already made, some of
-        // them unseen: the press says they are over.
-        if let Reading::Adopt { from, moves, doubt } = self.read(true)
+        // them unseen: the press says they are over. The board as it is comes first (its
+        // last updates may have come after the press), then the board at the press.
+        let at_press = self.press_reading.take().and_then(|(plies, reading)| {
+            let still_open = matches!(reading, Reading::Adopt { from, .. } if from >= self.settled);
+            (plies == self.game.plies() && still_open).then_some(reading)
+        });
+        let reading = match self.read(true) {
+            Reading::Unexplained { .. } => at_press,
+            reading => Some(reading),
+        };
+        if let Some(Reading::Adopt { from, moves, doubt }) = reading
+            && from >= self.settled
             && !moves.is_empty()
             && self.pending_end.is_none()
         {
@@ -2120,6 +2148,30 @@ impl Machine {
                 let d = self.sensed().diff(self.game.position().board());
                 self.set_held(d.any().then_some(d), t, out);
             }
+            return;
+        }
+        if let Some((m, off)) = s.move_with_pieces_off(&current) {
+            // 7.4: a legal move made with pieces knocked off on the way is no illegal move;
+            // the press completes it once the pieces are back.
+            let mut a = self.alert("7.4", Some(by), t, Severity::Warning);
+            a.evidence_ms = vec![t];
+            a.squares = off.into_iter().map(|s| s.to_string()).collect();
+            a.message = format!(
+                "7.4: {} pressed the clock after {} with pieces off the board on {}: the \
+                 player restores displaced pieces in his own time; the move is recorded once \
+                 they are back",
+                color_word(by),
+                shakmaty::san::San::from_move(&current, m),
+                a.squares.join(" ")
+            );
+            out.push(Event::Alert(a));
+            self.set_held(Some(d), t, out);
+            self.pending_press = Some(Press {
+                by,
+                t_ms: t,
+                ply: self.game.plies() + 1,
+                due: WHEN_RESTORED,
+            });
             return;
         }
         let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);

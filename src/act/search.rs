@@ -365,6 +365,26 @@ impl Sensed<'_> {
             && (!self.identifies || self.board.piece_at(x) == pos.board().piece_at(from))
     }
 
+    /// The one legal move from `pos` whose every square the sensed board shows as the move
+    /// left it, the board being otherwise that move's position with one or two pieces off
+    /// it (knocked off by the hand that made the move and not yet set back), and the squares
+    /// of those pieces. `None` when no move, or more than one, fits.
+    pub fn move_with_pieces_off(&self, pos: &Chess) -> Option<(Move, Bitboard)> {
+        let mut fits = pos.legal_moves().into_iter().filter_map(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let off = self.diff(after.board());
+            let only_off = (1..=2).contains(&off.count())
+                && (off & squares_of(m)).is_empty()
+                && off.into_iter().all(|sq| self.board.piece_at(sq).is_none());
+            only_off.then_some((m, off))
+        });
+        match (fits.next(), fits.next()) {
+            (Some(fit), None) => Some(fit),
+            _ => None,
+        }
+    }
+
     /// The promotion the sensed board shows unfinished: the pawn of the side to move stands
     /// on the last rank, and the board is otherwise the position after that promotion.
     pub fn unfinished_promotion(&self, pos: &Chess) -> Option<Move> {
