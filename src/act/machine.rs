@@ -94,8 +94,8 @@ const PRESS_WAITS_FOR_MOTION: Millis = 3;
 /// once displaced pieces are set back.
 const WHEN_RESTORED: Millis = Millis::MAX;
 
-/// How many placements on a promotion square are kept to tell promotions apart.
-const PROMOTIONS_KEPT: usize = 8;
+/// How many placements are kept at most, however long the open moves took.
+const PLACEMENTS_KEPT: usize = 256;
 
 /// What the board shows, relative to the game.
 #[derive(Debug, Clone)]
@@ -123,7 +123,7 @@ enum Doubt {
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
     Overlapping { moves: Vec<Move>, ms: Millis },
     /// The reconstructed moves put a piece on `squares` and changed them again, though the
-    /// board reported each of them once: a displaced piece may have been read as moves.
+    /// board never showed it there: a displaced piece may have been read as moves.
     UnseenArrival { moves: Vec<Move>, squares: Bitboard },
     /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
     /// arriving, and that piece then went on: a piece knocked by the moving hand may have
@@ -189,8 +189,10 @@ pub struct Machine {
     last_place: Option<(Square, Millis)>,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
     surplus: Option<(Square, Millis, Millis)>,
-    /// The latest pieces put on a back rank that a pawn could promote to there.
-    promotions_placed: Vec<(Square, Piece, Millis)>,
+    /// The pieces the board named put on a square (or a dump found there) since the
+    /// oldest move still open to a re-reading, with the time: what a reconstruction's
+    /// captured arrivals and promotions must have been seen as.
+    placements: Vec<(Square, Piece, Millis)>,
     pending_end: Option<PendingEnd>,
     /// A result signal on the board and when it was made: it ends the game once it has
     /// stood [`SIGNAL_STANDS_MS`] (a knocked king can land beside the other for a moment).
@@ -243,7 +245,7 @@ impl Machine {
             two_hands_ply: None,
             last_place: None,
             surplus: None,
-            promotions_placed: Vec::new(),
+            placements: Vec::new(),
             pending_end: None,
             pending_signal: None,
             outage: None,
@@ -354,6 +356,9 @@ impl Machine {
                 let changed = self.physical.diff(&board);
                 for sq in changed {
                     self.seen(sq, t);
+                    if let Some(piece) = board.piece_at(sq) {
+                        self.note_placement(sq, piece, t);
+                    }
                 }
                 self.undated |= changed;
                 if changed.count() >= 2 {
@@ -643,14 +648,8 @@ impl Machine {
     }
 
     fn on_place(&mut self, sq: Square, piece: Option<Piece>, t: Millis, out: &mut Vec<Event>) {
-        if let Some(piece) = piece
-            && !matches!(piece.role, Role::Pawn | Role::King)
-            && sq.rank() == (!piece.color).backrank()
-        {
-            if self.promotions_placed.len() == PROMOTIONS_KEPT {
-                self.promotions_placed.remove(0);
-            }
-            self.promotions_placed.push((sq, piece, t));
+        if let Some(piece) = piece {
+            self.note_placement(sq, piece, t);
         }
         if let Some((other, when)) = self.last_place
             && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
@@ -1175,16 +1174,27 @@ impl Machine {
             .unwrap_or(Reading::Unexplained { in_progress: false })
     }
 
+    fn note_placement(&mut self, sq: Square, piece: Piece, t: Millis) {
+        if !self.config.identifies_pieces {
+            return;
+        }
+        if self.placements.len() == PLACEMENTS_KEPT {
+            self.placements.remove(0);
+        }
+        self.placements.push((sq, piece, t));
+    }
+
     /// Sequences that differ only in what their pawns promoted to are told apart by what
     /// the board reported on the promotion squares since `since`: a DGT board names the
     /// piece put there, even when it was taken again before the next scan.
     fn promotion_seen(&self, since: Millis, seqs: Vec<Vec<Move>>) -> Explanation {
         let seen = |m: &Move| match m.promotion() {
             None => true,
-            Some(role) => self
-                .promotions_placed
-                .iter()
-                .any(|&(sq, piece, t)| sq == m.to() && piece.role == role && t >= since),
+            Some(role) => self.placements.iter().any(|&(sq, piece, t)| {
+                // A piece of the promoting side: the opponent's back rank is its goal.
+                let promoting = sq.rank() == (!piece.color).backrank();
+                sq == m.to() && promoting && piece.role == role && t >= since
+            }),
         };
         let mut matching = seqs.iter().filter(|seq| seq.iter().all(seen));
         match (matching.next(), matching.next()) {
@@ -1535,6 +1545,10 @@ impl Machine {
             since,
             slack: self.config.report_reorder_ms,
             outage: self.outage.is_some_and(|o| o >= since),
+            placed: self
+                .config
+                .identifies_pieces
+                .then_some(self.placements.as_slice()),
         }
     }
 
@@ -1675,8 +1689,8 @@ impl Machine {
                 a.squares = squares.into_iter().map(|s| s.to_string()).collect();
                 a.message = format!(
                     "the moves {sans} need a piece to arrive on {} and be taken or moved on, \
-                     but the board showed that square only once: a knocked or displaced piece \
-                     may have been read as moves; the arbiter should check",
+                     but the board never showed it there: a knocked or displaced piece may \
+                     have been read as moves; the arbiter should check",
                     a.squares.join(" ")
                 );
                 a
@@ -1935,6 +1949,10 @@ impl Machine {
         self.settled = plies.min(self.game.plies());
         if let Some(&since) = self.turn_start.get(self.settled) {
             self.lifts.retain(|l| l.t_ms >= since);
+        }
+        let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
+        if let Some(&since) = self.reached_at.get(oldest_open) {
+            self.placements.retain(|&(_, _, t)| t >= since);
         }
     }
 

@@ -1,7 +1,7 @@
 //! Which legal moves explain what stands on the board: one move (the common case, a few
 //! hundred nanoseconds) or the shortest sequence of moves when updates were missed.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square, attacks};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square, attacks};
 
 use super::physical::board_diff;
 use crate::board::Millis;
@@ -48,6 +48,10 @@ pub struct Reports<'a> {
     /// The board was out of touch (a dump changed several squares at once): any square may
     /// have changed unreported, any number of times.
     pub outage: bool,
+    /// On a board that names pieces, every piece it reported put on a square (or a dump
+    /// found there) lately, with the time: a piece arriving on a square is seen only if
+    /// the board named it there.
+    pub placed: Option<&'a [(Square, Piece, Millis)]>,
 }
 
 impl Reports<'_> {
@@ -60,6 +64,7 @@ impl Reports<'_> {
         since: 0,
         slack: Millis::MAX,
         outage: false,
+        placed: None,
     };
 
     /// When `sq` last changed, if it changed during the moves being reconstructed.
@@ -145,10 +150,10 @@ impl Reports<'_> {
     }
 
     /// Squares on which a piece of `seq` arrives and a later move of `seq` changes again
-    /// (takes it, or moves it on), though the board reported the square only once during
-    /// the moves: the arrival was never seen. A scan can fold two quick changes into one
-    /// report, but so does a displaced piece read as a move; after an outage nothing is
-    /// expected to have been reported.
+    /// (takes it, or moves it on), though the board never showed it there: it reported the
+    /// square only once during the moves, or, naming pieces, never named that piece there.
+    /// A scan can fold two quick changes into one report, but so does a displaced piece read
+    /// as a move; after an outage nothing is expected to have been reported.
     pub fn unseen_arrivals(&self, start: &Chess, seq: &[Move]) -> Bitboard {
         if self.outage {
             return Bitboard::EMPTY;
@@ -168,10 +173,39 @@ impl Reports<'_> {
                 .fold(Bitboard::EMPTY, |acc, (j, &n)| {
                     acc | touched_squares(n, turn(i + 1 + j))
                 });
-            for (_, to) in paths(m, turn(i)) {
-                // A report at the very time the start position was reached is that move's own.
-                let twice = self.previous[to as usize].is_some_and(|t| t > self.since);
-                if later.contains(to) && !twice {
+            for (from, to) in paths(m, turn(i)) {
+                if !later.contains(to) {
+                    continue;
+                }
+                // A report at the very time the start position was reached is that move's
+                // own.
+                let previous = self.previous[to as usize].filter(|&t| t > self.since);
+                let seen = match self.placed {
+                    Some(placed) => {
+                        let role = match m {
+                            Move::Castle { rook, .. } if from == rook => Role::Rook,
+                            _ => m.promotion().unwrap_or(m.role()),
+                        };
+                        let piece = Piece {
+                            color: turn(i),
+                            role,
+                        };
+                        let named = placed
+                            .iter()
+                            .any(|&(sq, p, t)| sq == to && p == piece && t >= self.since);
+                        // Between two reports of the square close in time, a scan may have
+                        // missed a piece that stood there only a moment.
+                        let folded =
+                            previous
+                                .zip(self.times[to as usize])
+                                .is_some_and(|(before, last)| {
+                                    last.saturating_sub(before) <= MOMENT_UNREPORTED_MS
+                                });
+                        named || folded
+                    }
+                    None => previous.is_some(),
+                };
+                if !seen {
                     unseen.add(to);
                 }
             }
@@ -238,6 +272,10 @@ fn passed_squares(m: Move, color: Color) -> Bitboard {
             acc | attacks::between(from, to)
         })
 }
+
+/// The longest a piece can stand on a square without a board that names pieces reporting
+/// it there: its scan reports a placement well within this.
+const MOMENT_UNREPORTED_MS: Millis = 2_000;
 
 /// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
 const NODE_BUDGET: usize = 20_000;
@@ -645,6 +683,7 @@ mod tests {
             since: 0,
             slack: 600,
             outage: false,
+            placed: None,
         }
     }
 
@@ -735,25 +774,57 @@ mod tests {
     }
 
     #[test]
+    fn a_board_naming_pieces_must_have_named_an_arrival_that_stood_a_while() {
+        // Bxf7+ Kxf7: f7 reported emptied (the pawn taken) and then the king arriving.
+        let start = position(
+            "rnbqkbnr/pppp1ppp/8/4p3/2B1P3/8/PPPP1PPP/RNBQK1NR w KQkq - 0 1",
+            false,
+        );
+        let seq = moves_from(&start, &["c4f7", "e8f7"]);
+        let t = times(&[(Square::C4, 100), (Square::E8, 9_000), (Square::F7, 9_100)]);
+        let previous = times(&[(Square::F7, 150)]);
+        let white_bishop = Piece {
+            color: Color::White,
+            role: Role::Bishop,
+        };
+        let nothing_named = [];
+        let named = [(Square::F7, white_bishop, 300)];
+        let naming = |placed| Reports {
+            placed: Some(placed),
+            ..reported(&t, &previous)
+        };
+        // The bishop would have stood on f7 for seconds, never named there.
+        assert_eq!(
+            naming(&nothing_named).unseen_arrivals(&start, &seq),
+            Bitboard::from(Square::F7)
+        );
+        assert_eq!(
+            naming(&named).unseen_arrivals(&start, &seq),
+            Bitboard::EMPTY
+        );
+        // Taken at once, within a moment of the pawn leaving: a scan may miss it.
+        let quick = times(&[(Square::C4, 100), (Square::E8, 400), (Square::F7, 500)]);
+        let folded = Reports {
+            times: &quick,
+            ..naming(&nothing_named)
+        };
+        assert_eq!(folded.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
+        // A board that does not name pieces has only the two reports to go by.
+        assert_eq!(
+            reported(&t, &previous).unseen_arrivals(&start, &seq),
+            Bitboard::EMPTY
+        );
+    }
+
+    #[test]
     fn a_later_slide_over_a_vacated_square_does_not_date_its_departure() {
         // ...d5 (d7 emptied at 100), then Qh3xc8 slides over d7 at 900-1000: d7's last
         // report is the queen passing, not the pawn leaving after it arrived on d5.
-        let start: Chess = crate::rules::Game::from_fen(
+        let start = position(
             "rnbqkbnr/pppppppp/8/8/8/7Q/PPPPPPPP/RNB1KBNR b KQkq - 0 1",
             false,
-        )
-        .unwrap()
-        .start()
-        .clone();
-        let mut pos = start.clone();
-        let seq: Vec<Move> = ["d7d5", "h3c8"]
-            .iter()
-            .map(|u| {
-                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-                pos.play_unchecked(m);
-                m
-            })
-            .collect();
+        );
+        let seq = moves_from(&start, &["d7d5", "h3c8"]);
         let t = times(&[
             (Square::D5, 200),
             (Square::C8, 1100),
@@ -767,13 +838,10 @@ mod tests {
     fn a_chess960_castling_onto_the_rooks_square_is_in_time() {
         // King e1, rook c1: O-O-O puts the king on c1 after the rook left it for d1, so
         // c1's last report is the king arriving, not the rook leaving.
-        let start: Chess = crate::rules::Game::from_fen(
+        let start = position(
             "nqrnkrbb/pppppp1p/8/6p1/8/4N3/PPPPPPPP/NQR1KRBB w FCfc - 0 2",
             true,
-        )
-        .unwrap()
-        .start()
-        .clone();
+        );
         let castle = start
             .legal_moves()
             .into_iter()
@@ -807,7 +875,11 @@ mod tests {
     }
 
     fn after_moves(ucis: &[&str]) -> Vec<Move> {
-        let mut pos = Chess::default();
+        moves_from(&Chess::default(), ucis)
+    }
+
+    fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
+        let mut pos = start.clone();
         ucis.iter()
             .map(|u| {
                 let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
@@ -815,5 +887,12 @@ mod tests {
                 m
             })
             .collect()
+    }
+
+    fn position(fen: &str, chess960: bool) -> Chess {
+        crate::rules::Game::from_fen(fen, chess960)
+            .unwrap()
+            .start()
+            .clone()
     }
 }
