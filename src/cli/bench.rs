@@ -170,9 +170,7 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
     };
     let selected: Vec<&PgnGame> = games.iter().collect();
     if args.games.trace {
-        for g in &selected {
-            trace(g, args);
-        }
+        print_lines(selected.iter().flat_map(|g| trace(g, args)));
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
@@ -261,8 +259,20 @@ pub fn recognise_all(games: &[&PgnGame], noise: Noise, seed: u64) -> Summary {
     summary
 }
 
-/// Prints one game's observations, events and verdict as JSON lines.
-fn trace(g: &PgnGame, args: &RecognitionArgs) {
+/// Prints lines until the reader goes away (`| head`): a closed pipe ends the output, it is
+/// no error.
+fn print_lines(lines: impl IntoIterator<Item = String>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        if writeln!(out, "{line}").is_err() {
+            return;
+        }
+    }
+}
+
+/// One game's observations, events and verdict as JSON lines.
+fn trace(g: &PgnGame, args: &RecognitionArgs) -> Vec<String> {
     let s = game_seed(args.games.seed, g.index);
     let sim = simulate_game(
         g.fen.as_deref(),
@@ -273,25 +283,22 @@ fn trace(g: &PgnGame, args: &RecognitionArgs) {
         s,
     );
     let run = score::run(&sim, recogniser(&sim));
+    let mut lines = Vec::new();
     let mut events = run.events.iter().peekable();
     for (i, obs) in sim.observations.iter().enumerate() {
-        println!(
-            "{}",
-            json!({"obs": i, "t_ms": obs.t_ms, "what": describe(obs)})
-        );
+        lines.push(json!({"obs": i, "t_ms": obs.t_ms, "what": describe(obs)}).to_string());
         while let Some((_, e)) = events.next_if(|(k, _)| *k == i) {
-            println!("{}", serde_json::to_string(e).unwrap_or_default());
+            lines.push(serde_json::to_string(e).unwrap_or_default());
         }
     }
     for inj in &sim.injected {
-        println!(
-            "{}",
+        lines.push(
             json!({"injected": inj, "start_of_ply_ms": sim.ply_start_ms.get(inj.ply.saturating_sub(1) as usize)})
+                .to_string(),
         );
     }
     let v = score::judge(&sim, &run);
-    println!(
-        "{}",
+    lines.push(
         json!({
             "game": g.index, "seed": s, "exact": v.exact,
             "first_divergence": v.first_divergence, "silent": v.silent,
@@ -299,7 +306,9 @@ fn trace(g: &PgnGame, args: &RecognitionArgs) {
             "expected_result": sim.expected_result, "result": v.result,
             "model": sim.model,
         })
+        .to_string(),
     );
+    lines
 }
 
 fn describe(obs: &Observation) -> String {
@@ -321,12 +330,12 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
     };
     let selected: Vec<&PgnGame> = games.iter().collect();
     if args.games.trace {
-        for g in &selected {
+        print_lines(selected.iter().flat_map(|g| {
             match crosscheck::play_one(g, args.games.seed, args.roughness) {
-                Ok(j) => crosscheck::trace(&j).iter().for_each(|l| println!("{l}")),
-                Err(e) => println!("game {}: {e}", g.index),
+                Ok(j) => crosscheck::trace(&j),
+                Err(e) => vec![format!("game {}: {e}", g.index)],
             }
-        }
+        }));
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
