@@ -91,7 +91,7 @@ pub enum Phase {
 const PRESS_WAITS_FOR_MOTION: Millis = 3;
 
 /// The due time of a press that waits for the board, not the clock: it completes its move
-/// once displaced pieces are set back.
+/// once the board is set right (displaced pieces set back, a lost update made good).
 const WHEN_RESTORED: Millis = Millis::MAX;
 
 /// How many placements are kept at most, however long the open moves took.
@@ -454,9 +454,11 @@ impl Machine {
             )
         };
         // A piece the board shows one too many of is looked into before the press is
-        // judged: a lost update, not an illegal move, may explain the board.
+        // judged: a lost update, not an illegal move, may explain the board. Once: a search
+        // that found nothing is not waited for again.
         if let Some((_, _, due)) = self.surplus
             && due > now
+            && due <= press.t_ms.saturating_add(self.config.missed_update_ms)
             && !matches!(self.read_board(), Reading::Current | Reading::Adopt { .. })
         {
             return Some(due);
@@ -2183,13 +2185,35 @@ impl Machine {
                 a.squares.join(" ")
             );
             out.push(Event::Alert(a));
-            self.set_held(Some(d), t, out);
-            self.pending_press = Some(Press {
-                by,
-                t_ms: t,
-                ply: self.game.plies() + 1,
-                due: WHEN_RESTORED,
-            });
+            self.await_board(by, t, d, out);
+            return;
+        }
+        if let Some((surplus, placed_at, _)) = self.surplus
+            && let Some(piece) = self.physical.board().piece_at(surplus)
+        {
+            // One piece too many is a lost update, not an illegal move: which of its kind
+            // left unreported decides the move, and the board cannot tell.
+            let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+            a.evidence_ms = vec![placed_at, t];
+            a.squares = self
+                .physical
+                .board()
+                .by_piece(piece)
+                .into_iter()
+                .map(|s| s.to_string())
+                .collect();
+            a.message = format!(
+                "{} pressed the clock, but the board shows one {} {} too many: it did not \
+                 report one of them leaving {}, so the move cannot be read. The arbiter should \
+                 check which of these squares is empty; a piece put there and taken off again \
+                 makes the board report it",
+                color_word(by),
+                color_word(piece.color).to_lowercase(),
+                super::touch::name(piece.role),
+                a.squares.join(" ")
+            );
+            out.push(Event::Alert(a));
+            self.await_board(by, t, d, out);
             return;
         }
         let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
@@ -2213,6 +2237,18 @@ impl Machine {
         }
         self.count_illegal(by, t, out);
         self.set_held(Some(d), t, out);
+    }
+
+    /// Holds the game on the `differing` squares and keeps the press by `by` at `t` for the
+    /// move the board will show once it is set right: the press completes it then.
+    fn await_board(&mut self, by: Color, t: Millis, differing: Bitboard, out: &mut Vec<Event>) {
+        self.set_held(Some(differing), t, out);
+        self.pending_press = Some(Press {
+            by,
+            t_ms: t,
+            ply: self.game.plies() + 1,
+            due: WHEN_RESTORED,
+        });
     }
 
     fn count_illegal(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
