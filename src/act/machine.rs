@@ -2115,6 +2115,8 @@ impl Machine {
             Reading::Unexplained { .. } => at_press,
             reading => Some(reading),
         };
+        // Moves already final are not re-read here: a piece knocked off by the hand that
+        // made the pressed move would be read as more moves instead (7.4 below).
         if let Some(Reading::Adopt { from, moves, doubt }) = reading
             && from >= self.settled
             && !moves.is_empty()
