@@ -1176,6 +1176,7 @@ impl Machine {
             .unwrap_or(Reading::Unexplained { in_progress: false })
     }
 
+    /// Keeps a piece the board named on `sq` at `t` (boards that name pieces only).
     fn note_placement(&mut self, sq: Square, piece: Piece, t: Millis) {
         if !self.config.identifies_pieces {
             return;
