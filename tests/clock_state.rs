@@ -135,6 +135,46 @@ fn board_clock_readings_settle_the_movers_time_after_the_press() {
 }
 
 #[test]
+fn moves_announced_after_the_reply_keep_the_times_their_clocks_stopped_at() {
+    // A burst read after a restart: the clock readings of both presses come before the
+    // machine announces the moves, all at one receive time.
+    let reading = |white_ms, black_ms, running| ClockReading {
+        white_ms,
+        black_ms,
+        running: Some(running),
+        flag: false,
+    };
+    let readings = [
+        reading(296_000, 300_000, ColorName::White),
+        // White pressed (the increment added), then Black.
+        reading(300_000, 299_000, ColorName::Black),
+        reading(300_000, 302_000, ColorName::White),
+        reading(298_000, 302_000, ColorName::White),
+    ];
+    let moves = [mv(1, 9_000), mv(2, 9_000), press(1, 9_000), press(2, 9_000)];
+    let mut late = ClockState::new(TimeControl::parse("300+5").unwrap());
+    late.apply(&start(0));
+    for r in &readings {
+        late.observe_reading(9_000, r);
+    }
+    for e in &moves {
+        late.apply(e);
+    }
+    let clocks: Vec<Option<u64>> = late.move_times().iter().map(|m| m.clock_ms).collect();
+    assert_eq!(clocks, vec![Some(300_000), Some(302_000)]);
+
+    // A move announced with its mover's clock still running is timed as before, by the
+    // readings after it.
+    let mut on_time = ClockState::new(TimeControl::parse("300+5").unwrap());
+    on_time.apply(&start(0));
+    on_time.observe_reading(4_000, &readings[0]);
+    on_time.apply(&mv(1, 4_500));
+    on_time.apply(&press(1, 5_000));
+    on_time.observe_reading(5_100, &readings[1]);
+    assert_eq!(on_time.move_time(1).unwrap().clock_ms, Some(300_000));
+}
+
+#[test]
 fn arbiter_correction_is_kept_apart_from_the_board_reading() {
     let mut state = ClockState::new(TimeControl::parse("300").unwrap());
     state.apply(&start(0));

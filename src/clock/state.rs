@@ -13,6 +13,9 @@ use crate::rules::{Budget, Game};
 /// Most plies a move event may skip ahead (plies between get no time).
 const MAX_PLY_GAP: usize = 64;
 
+/// Most board clock readings kept since the latest press.
+const READINGS_KEPT: usize = 64;
+
 /// The clock of one game.
 ///
 /// Until the first reading from an electronic clock arrives, times come from a
@@ -36,6 +39,12 @@ pub struct ClockState {
     /// The latest move whose mover's time later readings settle: (ply, mover, whether the
     /// mover's clock was seen stopped since).
     settling: Option<(u32, Color, bool)>,
+    /// The board clock's readings since the latest press, oldest first (at most
+    /// [`READINGS_KEPT`]): a move announced late is timed by what they showed.
+    since_press: Vec<BoardClock>,
+    /// Moves whose time was taken from their mover's clock seen stopped: their presses,
+    /// announced later still, do not overwrite it.
+    timed_at_stop: Vec<u32>,
     moves: Vec<MoveTime>,
     flag_budget: Budget,
 }
@@ -79,6 +88,8 @@ impl ClockState {
             last_move_ms: None,
             last_press_ms: None,
             settling: None,
+            since_press: Vec::new(),
+            timed_at_stop: Vec::new(),
             moves: Vec::new(),
             flag_budget: Budget::deterministic(),
         }
@@ -264,17 +275,47 @@ impl ClockState {
             // Not a move of this game (the machine numbers plies without gaps).
             return;
         }
+        self.settling = Some((ply, side, false));
+        self.timed_at_stop.retain(|&p| p < ply);
+        // Announced only after its mover's clock stopped (a burst of bytes read after a
+        // restart, a move reconstructed late): the readings since say what it stopped at.
+        if let Some((shown, ran_again)) = self.stopped_since_press(side) {
+            time.clock_ms = Some(shown);
+            time.corrected_ms = Some(self.corrected(side, shown));
+            self.timed_at_stop.push(ply);
+            self.settling = (!ran_again).then_some((ply, side, true));
+        }
         self.moves.truncate(index);
         self.moves.resize(index, MoveTime::default());
         self.moves.push(time);
         self.last_move_ms = Some(t_ms);
-        self.settling = Some((ply, side, false));
+    }
+
+    /// `side`'s time when its clock, seen running since the latest press, was last seen
+    /// stopped with the opponent's running, and whether it was seen running again after.
+    fn stopped_since_press(&self, side: Color) -> Option<(u64, bool)> {
+        let mut ran = false;
+        let mut stopped = None;
+        for reading in &self.since_press {
+            match reading.running {
+                Some(r) if r == side => {
+                    if stopped.is_some() {
+                        return stopped.map(|shown| (shown, true));
+                    }
+                    ran = true;
+                }
+                Some(_) if ran => stopped = Some(reading.remaining[side]),
+                _ => {}
+            }
+        }
+        stopped.map(|shown| (shown, false))
     }
 
     fn move_completed(&mut self, ply: u32, side: Color, t_ms: Millis) {
         let turn_start = self.last_press_ms.or(self.game_start_ms);
         self.presses_seen = true;
         self.last_press_ms = Some(t_ms);
+        self.since_press.clear();
         let mut spent = turn_start.map(|s| t_ms.saturating_sub(s));
         if self.board.is_none() {
             match self.software.press(t_ms, side) {
@@ -283,7 +324,10 @@ impl ClockState {
                 PressOutcome::Ignored(_) => return,
             }
         }
-        let remaining = self.remaining(t_ms, side);
+        let remaining = self
+            .remaining(t_ms, side)
+            .filter(|_| !self.timed_at_stop.contains(&ply));
+        self.timed_at_stop.retain(|&p| p > ply);
         if let Some(time) = ply
             .checked_sub(1)
             .and_then(|i| self.moves.get_mut(i as usize))
@@ -298,6 +342,7 @@ impl ClockState {
 
     fn revise(&mut self, ply: u32) {
         self.moves.truncate(ply.saturating_sub(1) as usize);
+        self.timed_at_stop.retain(|&p| p < ply);
         if self.settling.is_some_and(|(p, _, _)| p >= ply) {
             self.settling = None;
         }
@@ -310,14 +355,19 @@ impl ClockState {
         black_ms: u64,
         running: Option<Color>,
     ) {
-        self.board = Some(BoardClock {
+        let reading = BoardClock {
             t_ms,
             remaining: ByColor {
                 white: white_ms,
                 black: black_ms,
             },
             running,
-        });
+        };
+        self.board = Some(reading);
+        if self.since_press.len() == READINGS_KEPT {
+            self.since_press.remove(0);
+        }
+        self.since_press.push(reading);
         if let Some((ply, side, stopped)) = self.settling {
             // Once the mover's clock stopped and runs again, the opponent has pressed: later
             // readings are the mover's next move's time (a burst may announce the opponent's
