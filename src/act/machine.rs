@@ -177,6 +177,9 @@ pub struct Machine {
     illegal_moves: [u32; 2],
     pressed_at: [Option<Millis>; 2],
     pending_press: Option<Press>,
+    /// A press by the side to move that the opponent's press overtook while it waited for
+    /// the board to come to rest; judged, before the opponent's, when that one falls due.
+    overtaken_press: Option<Press>,
     /// What the board read as at a pending press by the side to move, and the plies the
     /// game had then: moves the press ended, should the board be changed again before the
     /// press is judged (a knocked piece, the reply begun).
@@ -237,6 +240,7 @@ impl Machine {
             illegal_moves: [0, 0],
             pressed_at: [None; 2],
             pending_press: None,
+            overtaken_press: None,
             press_reading: None,
             completion: None,
             open_claims: Vec::new(),
@@ -397,8 +401,10 @@ impl Machine {
 
     /// Does, at its own time, whatever fell due before `t` (a press judged, a lost lift
     /// corrected, a move made final): on the board as it stood then, as a timer would have,
-    /// however long the board then stayed silent.
-    fn catch_up(&mut self, t: Millis, out: &mut Vec<Event>) {
+    /// however long the board then stayed silent. [`Machine::observe`] calls it itself; a
+    /// caller that knows when the next observation comes may call it first, to tell the
+    /// timers' events from the observation's.
+    pub fn catch_up(&mut self, t: Millis, out: &mut Vec<Event>) {
         let mut last = None;
         while let Some(due) = self.next_deadline()
             && due < t
@@ -415,6 +421,7 @@ impl Machine {
     pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
         self.now = self.now.max(now);
         self.correct_due_surplus(now, out);
+        self.judge_overtaken_press(now, out);
         if let Some(press) = self.pending_press
             && now >= press.due
         {
@@ -438,6 +445,31 @@ impl Machine {
             if self.phase == Phase::Playing {
                 self.result_signal(signal, at, out);
             }
+        }
+    }
+
+    /// Judges a press the opponent's press overtook, once due; the opponent's press then
+    /// stands for the opponent's last move in the game as read.
+    fn judge_overtaken_press(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let Some(press) = self.overtaken_press.filter(|p| now >= p.due) else {
+            return;
+        };
+        self.overtaken_press = None;
+        if self.phase != Phase::Playing
+            || press.ply != self.game.plies() + 1
+            || self.game.position().turn() != press.by
+        {
+            return;
+        }
+        self.press_reading = None;
+        self.judge_press(press.by, press.t_ms, out);
+        let n = self.game.plies();
+        if let Some(reply) = self.pending_press.as_mut()
+            && reply.due != WHEN_RESTORED
+            && n > 0
+            && self.game.positions()[n - 1].turn() == reply.by
+        {
+            reply.ply = n;
         }
     }
 
@@ -552,8 +584,11 @@ impl Machine {
     pub fn next_deadline(&self) -> Option<Millis> {
         let press = self
             .pending_press
+            .iter()
+            .chain(&self.overtaken_press)
             .map(|p| p.due)
-            .filter(|&due| due != WHEN_RESTORED);
+            .filter(|&due| due != WHEN_RESTORED)
+            .min();
         // A completion whose landing square was vacated again waits for the board, not the
         // clock.
         let settle = self
@@ -1618,11 +1653,18 @@ impl Machine {
             self.completed = self.completed.min(keep);
             self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
         }
-        for &m in &moves[same..] {
+        let added = &moves[same..];
+        for (i, &m) in added.iter().enumerate() {
             if self.phase != Phase::Playing || self.pending_end.is_some() {
                 break;
             }
-            self.record(m, t, out);
+            // Moves read together share the time of reading; each player's touches end
+            // where the next move's piece was lifted.
+            let touches_before = added
+                .get(i + 1)
+                .and_then(|&next| self.lifted_for(next, !self.game.position().turn()))
+                .unwrap_or(t.saturating_add(1));
+            self.record_touched_before(m, t, touches_before, out);
         }
         if keep < n
             && let Some(c) = self.completion
@@ -1869,6 +1911,28 @@ impl Machine {
 
     /// Records one move: touch-move judgement, the move event, the end of the game.
     fn record(&mut self, m: Move, t: Millis, out: &mut Vec<Event>) {
+        self.record_touched_before(m, t, t.saturating_add(1), out);
+    }
+
+    /// When the piece `m` moves was first lifted by `mover` in the current turn, if seen.
+    fn lifted_for(&self, m: Move, mover: Color) -> Option<Millis> {
+        let since = self.turn_start.last().copied().unwrap_or(0);
+        let from = m.from()?;
+        self.lifts
+            .iter()
+            .filter(|l| l.t_ms >= since && l.sq == from && l.piece.color == mover)
+            .map(|l| l.t_ms)
+            .min()
+    }
+
+    /// [`Machine::record`], judging touch-move on the pieces lifted before `touches_before`.
+    fn record_touched_before(
+        &mut self,
+        m: Move,
+        t: Millis,
+        touches_before: Millis,
+        out: &mut Vec<Event>,
+    ) {
         let n = self.game.plies();
         let before = self.game.position().clone();
         let mover = before.turn();
@@ -1876,7 +1940,7 @@ impl Machine {
         let turn_lifts: Vec<Lift> = self
             .lifts
             .iter()
-            .filter(|l| l.t_ms >= since && l.t_ms <= t)
+            .filter(|l| l.t_ms >= since && l.t_ms < touches_before)
             .copied()
             .collect();
         let finding = touch::judge(&before, m, &turn_lifts);
@@ -1967,6 +2031,7 @@ impl Machine {
         });
         self.phase = Phase::Ended;
         self.pending_press = None;
+        self.overtaken_press = None;
         if self.held.is_some() {
             self.held = None;
         }
@@ -2030,6 +2095,23 @@ impl Machine {
 
     fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
         let last_press = self.last_press();
+        if self.phase == Phase::Playing
+            && let Some(press) = self.pending_press
+            && press.by != by
+            && press.due != WHEN_RESTORED
+            && t >= press.t_ms.saturating_add(self.config.press_grace_ms)
+            && press.ply == self.game.plies() + 1
+            && self.game.position().turn() == press.by
+        {
+            // A press past its grace period, waiting only because the board still seemed in
+            // motion: the opponent's press says that motion was the reply. Both moves are
+            // read once the reply's last updates had their time.
+            self.pending_press = None;
+            self.overtaken_press = Some(Press {
+                due: t.saturating_add(self.config.press_grace_ms),
+                ..press
+            });
+        }
         self.pressed_at[by as usize] = Some(t);
         self.press_reading = None;
         if self.phase != Phase::Playing {
@@ -2128,9 +2210,16 @@ impl Machine {
                 Some(doubt) => self.raise_doubt(doubt, t, out),
                 None => self.doubt = None,
             }
+            // The press completes the presser's latest move, the reply read with it or not.
             let n = self.game.plies();
-            if self.phase == Phase::Playing && n > 0 && self.game.positions()[n - 1].turn() == by {
-                self.complete(by, t, n, out);
+            let latest = (n.saturating_sub(1)..=n)
+                .rev()
+                .find(|&k| k > 0 && self.game.positions()[k - 1].turn() == by);
+            if self.phase == Phase::Playing
+                && let Some(k) = latest
+                && k > self.completed
+            {
+                self.complete(by, t, k, out);
             }
             let d = self.sensed().diff(self.game.position().board());
             self.set_held(d.any().then_some(d), t, out);
