@@ -5,6 +5,7 @@ use std::path::Path;
 
 use touchmove::act::{Machine, MachineConfig};
 use touchmove::sim::hands::pgn_games::read_games;
+use touchmove::sim::hands::score::Feed;
 use touchmove::sim::hands::{self, Noise, score};
 
 /// Plays `games` games; returns (games played, exact games, games with silently wrong moves).
@@ -32,9 +33,10 @@ fn check(noise: Noise, games: usize, seed: u64) -> (usize, usize, usize) {
             chess960: game.chess960,
             ..MachineConfig::default()
         });
-        let run = score::run(&sim, |obs, out| match obs {
-            Some(obs) => machine.observe(obs, out),
-            None => machine.advance(u64::MAX, out),
+        let run = score::run(&sim, |feed, out| match feed {
+            Feed::Until(t) => machine.catch_up(t, out),
+            Feed::Observation(obs) => machine.observe(obs, out),
+            Feed::End => machine.advance(u64::MAX, out),
         });
         let verdict = score::judge(&sim, &run);
         played += 1;

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::act::{Event, Machine, MachineConfig};
 use crate::board::{Millis, Observation};
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
-use crate::sim::hands::score::{self, Summary, game_seed};
+use crate::sim::hands::score::{self, Feed, Summary, game_seed};
 use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
 use crate::sim::independent_hands::{Roughness, crosscheck};
 
@@ -223,9 +223,7 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
 
 /// A fresh act-of-moving machine for a simulated game, configured as an arbiter would for
 /// that game (start position, Chess960, blitz); everything else default.
-pub fn recogniser(
-    sim: &SimulatedGame,
-) -> impl FnMut(Option<&Observation>, &mut Vec<Event>) + use<> {
+pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
@@ -233,9 +231,10 @@ pub fn recogniser(
         ..MachineConfig::default()
     };
     let mut machine = Machine::new(config);
-    move |obs, out| match obs {
-        Some(obs) => machine.observe(obs, out),
-        None => machine.advance(Millis::MAX, out),
+    move |feed, out| match feed {
+        Feed::Until(t) => machine.catch_up(t, out),
+        Feed::Observation(obs) => machine.observe(obs, out),
+        Feed::End => machine.advance(Millis::MAX, out),
     }
 }
 

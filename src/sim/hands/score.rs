@@ -14,10 +14,14 @@
 //! - **silently wrong**: a first divergence at ply `n` is silent when no alert of warning
 //!   or critical severity and no `BoardState { held: true }` was emitted between the
 //!   physical start of ply `n − 1` (the start of the game for `n = 1`) and the observation
-//!   at which the next recorded move (ply `n + 1`) was emitted — or, when there is none,
-//!   the wrong move itself — inclusive: the doubt must be raised while the wrong move is
-//!   still the last one recorded. The silently wrong moves of a game are all its recorded
-//!   moves from that ply on that differ from the game.
+//!   at which the next recorded move (ply `n + 1`) was emitted, inclusive: the doubt must
+//!   be raised while the wrong move is still the last one recorded. When no move is
+//!   recorded after it (the recogniser held the game), the window ends where the next
+//!   recorded move would have been emitted: at the physical start of ply `n + 2` (the end
+//!   of the stream if the game has no such ply), or at the wrong move itself if that came
+//!   later; a wrong move recorded after the game's last ply must be doubted by its own
+//!   observation. The silently wrong moves of a game
+//!   are all its recorded moves from that ply on that differ from the game.
 //! - **latency** of a correctly recorded ply: from the completing observation (the first
 //!   one after which every square the move changes shows its new content) to the
 //!   observation at which the recorded `Move` event was emitted, counted in observations
@@ -29,7 +33,7 @@ use shakmaty::{Board, Position, Square};
 
 use super::{ExpectedAlert, SimulatedGame, apply_physical};
 use crate::act::{Event, Severity};
-use crate::board::Observation;
+use crate::board::{Millis, Observation};
 use crate::rules::Game;
 
 /// A recogniser's events on one simulated game, each with the index of the observation
@@ -42,26 +46,45 @@ pub struct Run {
     pub ns_per_observation: Vec<u64>,
 }
 
-/// Feeds every observation to `observe`, timing each call, then `None`: the end of the
-/// stream, when the recogniser lets the time run out (a shell's timer would).
+/// What a recogniser is given: the time of the next observation (for the timers that fall
+/// due before it), the observation itself, or the end of the stream.
+#[derive(Debug, Clone, Copy)]
+pub enum Feed<'a> {
+    /// The next observation arrives at this time: whatever a shell's timer would have done
+    /// before it is done now.
+    Until(Millis),
+    /// An observation.
+    Observation(&'a Observation),
+    /// The end of the stream: the recogniser lets the time run out.
+    End,
+}
+
+/// Feeds every observation to `observe`, each preceded by [`Feed::Until`] its time, then
+/// [`Feed::End`], timing the two calls of each observation together. Events a timer fired
+/// before an observation belong to the observation before it.
 pub fn run<F>(sim: &SimulatedGame, mut observe: F) -> Run
 where
-    F: FnMut(Option<&Observation>, &mut Vec<Event>),
+    F: FnMut(Feed<'_>, &mut Vec<Event>),
 {
     let mut out = Run {
         events: Vec::new(),
         ns_per_observation: Vec::with_capacity(sim.observations.len()),
     };
+    let mut timers = Vec::new();
     let mut buf = Vec::new();
     for (i, obs) in sim.observations.iter().enumerate() {
+        timers.clear();
         buf.clear();
         let started = Instant::now();
-        observe(Some(obs), &mut buf);
+        observe(Feed::Until(obs.t_ms), &mut timers);
+        observe(Feed::Observation(obs), &mut buf);
         out.ns_per_observation
             .push(started.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+        let before = i.saturating_sub(1);
+        out.events.extend(timers.drain(..).map(|e| (before, e)));
         out.events.extend(buf.drain(..).map(|e| (i, e)));
     }
-    observe(None, &mut buf);
+    observe(Feed::End, &mut buf);
     let last = sim.observations.len().saturating_sub(1);
     out.events.extend(buf.drain(..).map(|e| (last, e)));
     out
@@ -186,7 +209,15 @@ pub fn judge(sim: &SimulatedGame, run: &Run) -> Verdict {
                 .get(window_ply)
                 .map_or(0, |t| index_at(sim, *t))
         };
-        let until = record.get(d + 1).map_or(record[d].1, |(_, i)| *i);
+        let until = match record.get(d + 1) {
+            Some((_, i)) => *i,
+            None if d < truth.len() => sim
+                .ply_start_ms
+                .get(d + 2)
+                .map_or(sim.observations.len(), |t| index_at(sim, *t))
+                .max(record[d].1),
+            None => record[d].1,
+        };
         v.silent = !run
             .events
             .iter()
@@ -629,6 +660,37 @@ mod tests {
                 }
             )
             .silent
+        );
+    }
+
+    #[test]
+    fn a_held_game_is_doubted_until_the_next_move_would_have_been_recorded() {
+        let moves: Vec<String> = ["e2e4", "e7e5", "g1f3", "b8c6"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let sim = simulate_game(None, false, &moves, None, Noise::Clean, 4);
+        let wrong_at = index_at(&sim, sim.ply_start_ms[2]) - 1;
+        let fourth_begins = index_at(&sim, sim.ply_start_ms[3]);
+        let judged = |alert_at: usize| {
+            let events = vec![
+                (1, mv(1, "e2e4")),
+                (wrong_at, mv(2, "e7e6")),
+                (alert_at, alert(Severity::Warning)),
+            ];
+            judge(
+                &sim,
+                &Run {
+                    events,
+                    ..Run::default()
+                },
+            )
+        };
+        assert!(!judged(wrong_at + 1).silent, "held at once");
+        assert!(!judged(fourth_begins).silent, "held while White replied");
+        assert!(
+            judged(fourth_begins + 1).silent,
+            "held only after the reply"
         );
     }
 
