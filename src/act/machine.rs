@@ -456,6 +456,7 @@ impl Machine {
         };
         self.overtaken_press = None;
         if self.phase != Phase::Playing
+            || self.try_complete(press, out)
             || press.ply != self.game.plies() + 1
             || self.game.position().turn() != press.by
         {
@@ -831,9 +832,16 @@ impl Machine {
 
     fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
         self.read_and_adopt(t, out);
+        if self.phase != Phase::Playing || self.sensed().diff(self.game.position().board()).any() {
+            return;
+        }
+        // An overtaken press is for the ply before the opponent's: it completes first.
+        if let Some(press) = self.overtaken_press
+            && self.try_complete(press, out)
+        {
+            self.overtaken_press = None;
+        }
         if let Some(press) = self.pending_press
-            && self.phase == Phase::Playing
-            && self.sensed().diff(self.game.position().board()).is_empty()
             && self.try_complete(press, out)
         {
             self.pending_press = None;
