@@ -388,19 +388,25 @@ impl Sensed<'_> {
     }
 
     /// True when `extra` is one empty square on which the lifted piece of `m` stands for a
-    /// moment: a piece slid across the board, or a capturer on its way to its victim.
+    /// moment: a piece slid across the board, or a capturer on its way to its victim. A
+    /// board that names pieces may report it there before it reports it leaving the squares
+    /// behind (its scan order): the square of departure, and squares passed on the way, may
+    /// still show the piece.
     fn on_its_way(&self, pos: &Chess, m: Move, extra: Bitboard) -> bool {
         let (Move::Normal { from, to, .. } | Move::EnPassant { from, to }) = m else {
             return false;
         };
-        let Some(x) = extra.first() else {
+        let path = shakmaty::attacks::between(from, to);
+        let mover = pos.board().piece_at(from);
+        if !extra.is_subset(path) || (extra & pos.board().occupied()).any() {
             return false;
-        };
-        extra.count() == 1
-            && shakmaty::attacks::between(from, to).contains(x)
-            && pos.board().piece_at(x).is_none()
-            && self.board.piece_at(from).is_none()
-            && (!self.identifies || self.board.piece_at(x) == pos.board().piece_at(from))
+        }
+        if self.identifies {
+            let shows_mover = |sq: Square| self.board.piece_at(sq) == mover;
+            extra.any() && extra.into_iter().all(shows_mover)
+        } else {
+            extra.count() == 1 && self.board.piece_at(from).is_none()
+        }
     }
 
     /// The one legal move from `pos` whose every square the sensed board shows as the move
