@@ -1945,10 +1945,20 @@ impl Machine {
         let before = self.game.position().clone();
         let mover = before.turn();
         let since = self.turn_start.get(n).copied().unwrap_or(0);
+        // The player has the move once the opponent's move is made (1.3), before its press;
+        // the opponent's own pieces count only from the press (he may still adjust them).
+        let had_move = self.reached_at.get(n).copied().unwrap_or(since).min(since);
         let turn_lifts: Vec<Lift> = self
             .lifts
             .iter()
-            .filter(|l| l.t_ms >= since && l.t_ms < touches_before)
+            .filter(|l| {
+                let from = if l.piece.color == mover {
+                    had_move
+                } else {
+                    since
+                };
+                l.t_ms >= from && l.t_ms < touches_before
+            })
             .copied()
             .collect();
         let finding = touch::judge(&before, m, &turn_lifts);
@@ -2023,7 +2033,11 @@ impl Machine {
     fn settle(&mut self, plies: usize) {
         self.settled = plies.min(self.game.plies());
         if let Some(&since) = self.turn_start.get(self.settled) {
-            self.lifts.retain(|l| l.t_ms >= since);
+            let had_move = self
+                .reached_at
+                .get(self.settled)
+                .map_or(since, |&r| r.min(since));
+            self.lifts.retain(|l| l.t_ms >= had_move);
         }
         let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
         if let Some(&since) = self.reached_at.get(oldest_open) {

@@ -105,23 +105,23 @@ pub fn judge(before: &Chess, m: Move, lifts: &[Lift]) -> Option<Finding> {
                 });
             }
             if a.t_ms <= b.t_ms {
-                own_piece(&legal, m, a, &own)
+                own_piece(before, &legal, m, a, &own)
             } else {
                 opponent_piece(&legal, m, b)
             }
         }
-        (Some(a), None) => own_piece(&legal, m, a, &own),
+        (Some(a), None) => own_piece(before, &legal, m, a, &own),
         (None, Some(b)) => opponent_piece(&legal, m, b),
         (None, None) => None,
     }
 }
 
-fn own_piece(legal: &[Move], m: Move, a: &Lift, own: &[&Lift]) -> Option<Finding> {
+fn own_piece(before: &Chess, legal: &[Move], m: Move, a: &Lift, own: &[&Lift]) -> Option<Finding> {
     if m.from() == Some(a.sq) || !legal.iter().any(|c| c.from() == Some(a.sq)) {
         return None;
     }
     if a.piece.role == Role::King
-        && let Some((side, rook)) = castling_intent(a, own)
+        && let Some((side, rook)) = castling_intent(before, a, own)
     {
         let castle = legal
             .iter()
@@ -195,17 +195,23 @@ fn opponent_piece(legal: &[Move], m: Move, b: &Lift) -> Option<Finding> {
     })
 }
 
-/// A rook of the king's colour lifted after the king, and the side it stands on.
-fn castling_intent<'a>(king: &Lift, own: &[&'a Lift]) -> Option<(CastlingSide, &'a Lift)> {
-    let rook = own.iter().find(|l| {
-        l.piece.role == Role::Rook && l.t_ms >= king.t_ms && l.sq.rank() == king.sq.rank()
-    })?;
-    let side = if rook.sq.file() > king.sq.file() {
-        CastlingSide::KingSide
-    } else {
-        CastlingSide::QueenSide
-    };
-    Some((side, rook))
+/// A rook of the king's colour lifted after the king, and the castling side it is the rook
+/// of: castling can be meant only with a rook the player still has the right to castle with
+/// (after the king has moved, a king then a rook touched is 4.3.1, not 4.4.3).
+fn castling_intent<'a>(
+    before: &Chess,
+    king: &Lift,
+    own: &[&'a Lift],
+) -> Option<(CastlingSide, &'a Lift)> {
+    let rights = before.castles();
+    own.iter()
+        .filter(|l| l.piece.role == Role::Rook && l.t_ms >= king.t_ms)
+        .find_map(|l| {
+            CastlingSide::ALL
+                .into_iter()
+                .find(|&side| rights.rook(king.piece.color, side) == Some(l.sq))
+                .map(|side| (side, *l))
+        })
 }
 
 /// True when `m` captures the piece standing on `sq`.
@@ -300,5 +306,36 @@ mod tests {
         let f = judge(&pos, castle, &lifts).unwrap();
         assert_eq!(f.article, "4.3.1");
         assert!(judge(&pos, castle, &lifts[1..]).is_none());
+    }
+
+    #[test]
+    fn king_then_rook_is_4_4_3_only_while_castling_with_that_rook_is_a_right() {
+        let position = |fen| -> Chess {
+            crate::rules::Game::from_fen(fen, false)
+                .unwrap()
+                .start()
+                .clone()
+        };
+        let lift = |sq, piece, t_ms| Lift { sq, piece, t_ms };
+        let lifts = [
+            lift(Square::E1, Color::White.king(), 10),
+            lift(Square::A1, Color::White.rook(), 400),
+        ];
+        let rook_up = Move::Normal {
+            role: Role::Rook,
+            from: Square::A1,
+            capture: None,
+            to: Square::A2,
+            promotion: None,
+        };
+        // Castling queen-side is a right but illegal here (the knight on b1 is in the way).
+        let with_right = position("4k3/8/8/8/8/8/8/RN2K3 w Q - 0 1");
+        assert_eq!(
+            judge(&with_right, rook_up, &lifts).unwrap().article,
+            "4.4.3"
+        );
+        // The king has moved before: nobody castles, the king touched first had to move.
+        let without = position("4k3/8/8/8/8/8/8/RN2K3 w - - 0 1");
+        assert_eq!(judge(&without, rook_up, &lifts).unwrap().article, "4.3.1");
     }
 }
