@@ -140,6 +140,10 @@ enum Doubt {
     /// arrived: a slide seen late, or a released piece moved again (4.7); or `first` was the
     /// rook of a castling made rook first (4.4.2).
     MovedOn { first: Move, stood_ms: Millis },
+    /// The piece of the pressed move `first` was moved on along the same line by `next`,
+    /// begun `ms` after the opponent's reply was made, quicker than a hand answers: one move
+    /// seen late (its press made before the last square was reported) or a premove.
+    GoneOnAtOnce { first: Move, next: Move, ms: Millis },
     /// Moves already made final (`withdrawn`, from ply `from`) were read again as `moves`:
     /// the board's later reports explain it only that way (a slow scan reported a slide's
     /// end after the press, an update was lost).
@@ -1378,7 +1382,9 @@ impl Machine {
                 };
             }
         }
-        let doubt = doubt.or_else(|| self.carried_on_after_standing(k, m));
+        let doubt = doubt
+            .or_else(|| self.carried_on_after_standing(k, m))
+            .or_else(|| self.gone_on_at_once(k, m));
         Reading::Adopt {
             from: k,
             moves: vec![m],
@@ -1488,6 +1494,51 @@ impl Machine {
             )
         };
         Some((vec![slide, reply], doubt))
+    }
+
+    /// A move `next` by the player to move at position `k` that carries on, along the same
+    /// line, the piece of his last move, a move his press made final, and was begun sooner
+    /// after the reply was made than a hand answers: the board may have reported the first
+    /// move's end late, after the press and the reply ([`Machine::slide_seen_late`] without
+    /// the press). Both moves stay recorded, with a doubt.
+    fn gone_on_at_once(&self, k: usize, next: Move) -> Option<Doubt> {
+        let first = self.game.moves().get(k.checked_sub(2)?)?.mv;
+        let Move::Normal {
+            role,
+            from,
+            capture: None,
+            to,
+            promotion: None,
+        } = first
+        else {
+            return None;
+        };
+        let carries_on = next.from() == Some(to)
+            && next.role() == role
+            && shakmaty::attacks::between(from, next.to()).contains(to);
+        let mover = self.game.positions()[k].turn();
+        let replied = self.reached_at.get(k).copied()?;
+        let began = self
+            .lifts
+            .iter()
+            .filter(|l| l.sq == to && l.piece.color == mover && l.t_ms >= replied)
+            .map(|l| l.t_ms)
+            .min()?;
+        let ms = began - replied;
+        // A move also complete that soon gets the quick-reply warning instead.
+        let quick = self.config.two_hands_threshold_ms;
+        if !carries_on || ms >= quick || self.now.saturating_sub(replied) < quick {
+            return None;
+        }
+        // Only if the one longer move was possible, and the reply after it.
+        let mut pos = self.game.positions()[k - 2].clone();
+        let longer = pos
+            .legal_moves()
+            .into_iter()
+            .find(|m| m.from() == Some(from) && m.to() == next.to() && m.promotion().is_none())?;
+        pos.play_unchecked(longer);
+        pos.is_legal(self.game.moves()[k - 1].mv)
+            .then_some(Doubt::GoneOnAtOnce { first, next, ms })
     }
 
     /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
@@ -1864,6 +1915,31 @@ impl Machine {
                      recorded as one move to {to}; if it had been released on {} (4.7), that \
                      was the move. The arbiter should check",
                     first.to(),
+                    first.to()
+                );
+                a
+            }
+            Doubt::GoneOnAtOnce { first, next, ms } => {
+                let mover = !side;
+                let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
+                a.ply = self.ply();
+                a.squares = [first.from(), Some(first.to()), Some(next.to())]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .collect();
+                let from = first.from().map_or(String::new(), |s| s.to_string());
+                a.message = format!(
+                    "{} moved the {} on {} again, to {}, {ms} ms after {}'s reply was made, \
+                     sooner than a hand answers: it may have gone from {from} to {} in one \
+                     move, the board reporting it leaving {} only after the reply. Both \
+                     moves are recorded; the arbiter should check",
+                    color_word(mover),
+                    super::touch::name(first.role()),
+                    first.to(),
+                    next.to(),
+                    color_word(side),
+                    next.to(),
                     first.to()
                 );
                 a
