@@ -1426,20 +1426,7 @@ impl Machine {
         if k < 2 || (k - 2 < self.settled && self.completed > k - 2) {
             return None;
         }
-        let first = self.game.moves()[k - 2].mv;
-        let Move::Normal {
-            role,
-            from: first_from,
-            capture: None,
-            to: first_to,
-            promotion: None,
-        } = first
-        else {
-            return None;
-        };
-        let carries_on = next.from() == Some(first_to)
-            && next.role() == role
-            && shakmaty::attacks::between(first_from, next.to()).contains(first_to);
+        let (first, slide) = self.carried_on_line(k, next)?;
         let arrived = self.reached_at.get(k - 1).copied().unwrap_or(0);
         let stood = self.now.saturating_sub(arrived);
         // A press for the reply, even one still waiting for the board, makes it the player's
@@ -1456,19 +1443,12 @@ impl Machine {
             .unwrap_or(self.now);
         let reply_pressed =
             self.pressed_at[!mover as usize].is_some_and(|p| p > replied && p <= went_on);
-        if !carries_on || reply_pressed || stood > self.config.moved_on_ms {
+        if reply_pressed || stood > self.config.moved_on_ms {
             return None;
         }
-        let before = &self.game.positions()[k - 2];
-        let slide = before.legal_moves().into_iter().find(|m| {
-            m.from() == Some(first_from) && m.to() == next.to() && m.promotion().is_none()
-        })?;
-        let mut pos = before.clone();
+        let mut pos = self.game.positions()[k - 2].clone();
         pos.play_unchecked(slide);
         let reply = self.game.moves()[k - 1].mv;
-        if !pos.is_legal(reply) {
-            return None;
-        }
         pos.play_unchecked(reply);
         let mut expected = self.game.positions()[k].clone();
         expected.play_unchecked(next);
@@ -1502,6 +1482,30 @@ impl Machine {
     /// move's end late, after the press and the reply ([`Machine::slide_seen_late`] without
     /// the press). Both moves stay recorded, with a doubt.
     fn gone_on_at_once(&self, k: usize, next: Move) -> Option<Doubt> {
+        let (first, _) = self.carried_on_line(k, next)?;
+        let mover = self.game.positions()[k].turn();
+        let replied = self.reached_at.get(k).copied()?;
+        let began = self
+            .lifts
+            .iter()
+            .filter(|l| l.sq == first.to() && l.piece.color == mover && l.t_ms >= replied)
+            .map(|l| l.t_ms)
+            .min()?;
+        let ms = began - replied;
+        // A move also complete that soon gets the quick-reply warning instead.
+        let quick = self.config.two_hands_threshold_ms;
+        (ms < quick && self.now.saturating_sub(replied) >= quick).then_some(Doubt::GoneOnAtOnce {
+            first,
+            next,
+            ms,
+        })
+    }
+
+    /// When `next`, the move of the player to move at position `k`, carries the piece of his
+    /// move two plies before (a plain move) on along the same line: that move, and the one
+    /// longer move to where `next` ends, if it was legal and the opponent's reply legal
+    /// after it.
+    fn carried_on_line(&self, k: usize, next: Move) -> Option<(Move, Move)> {
         let first = self.game.moves().get(k.checked_sub(2)?)?.mv;
         let Move::Normal {
             role,
@@ -1516,21 +1520,9 @@ impl Machine {
         let carries_on = next.from() == Some(to)
             && next.role() == role
             && shakmaty::attacks::between(from, next.to()).contains(to);
-        let mover = self.game.positions()[k].turn();
-        let replied = self.reached_at.get(k).copied()?;
-        let began = self
-            .lifts
-            .iter()
-            .filter(|l| l.sq == to && l.piece.color == mover && l.t_ms >= replied)
-            .map(|l| l.t_ms)
-            .min()?;
-        let ms = began - replied;
-        // A move also complete that soon gets the quick-reply warning instead.
-        let quick = self.config.two_hands_threshold_ms;
-        if !carries_on || ms >= quick || self.now.saturating_sub(replied) < quick {
+        if !carries_on {
             return None;
         }
-        // Only if the one longer move was possible, and the reply after it.
         let mut pos = self.game.positions()[k - 2].clone();
         let longer = pos
             .legal_moves()
@@ -1538,7 +1530,7 @@ impl Machine {
             .find(|m| m.from() == Some(from) && m.to() == next.to() && m.promotion().is_none())?;
         pos.play_unchecked(longer);
         pos.is_legal(self.game.moves()[k - 1].mv)
-            .then_some(Doubt::GoneOnAtOnce { first, next, ms })
+            .then_some((first, longer))
     }
 
     /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
