@@ -430,13 +430,13 @@ impl Machine {
             && now >= press.due
         {
             self.pending_press = None;
-            if self.phase == Phase::Playing && !self.try_complete(press, out) {
-                let n = self.game.plies();
-                if press.ply == n + 1 && self.game.position().turn() == press.by {
-                    match self.wait_for_motion(press, now) {
-                        Some(due) => self.pending_press = Some(Press { due, ..press }),
-                        None => self.judge_press(press.by, press.t_ms, out),
-                    }
+            if self.phase == Phase::Playing
+                && !self.try_complete(press, out)
+                && self.is_for_next_move(press)
+            {
+                match self.wait_for_motion(press, now) {
+                    Some(due) => self.pending_press = Some(Press { due, ..press }),
+                    None => self.judge_press(press.by, press.t_ms, out),
                 }
             }
         }
@@ -461,8 +461,7 @@ impl Machine {
         self.overtaken_press = None;
         if self.phase != Phase::Playing
             || self.try_complete(press, out)
-            || press.ply != self.game.plies() + 1
-            || self.game.position().turn() != press.by
+            || !self.is_for_next_move(press)
         {
             return;
         }
@@ -476,6 +475,11 @@ impl Machine {
         {
             reply.ply = n;
         }
+    }
+
+    /// True when `press` is by the side to move, for the move not yet on the board.
+    fn is_for_next_move(&self, press: Press) -> bool {
+        press.ply == self.game.plies() + 1 && self.game.position().turn() == press.by
     }
 
     /// When to judge `press` again instead of now: a hand still moving pieces (often the
@@ -1485,12 +1489,7 @@ impl Machine {
         let (first, _) = self.carried_on_line(k, next)?;
         let mover = self.game.positions()[k].turn();
         let replied = self.reached_at.get(k).copied()?;
-        let began = self
-            .lifts
-            .iter()
-            .filter(|l| l.sq == first.to() && l.piece.color == mover && l.t_ms >= replied)
-            .map(|l| l.t_ms)
-            .min()?;
+        let began = self.first_lift(first.to(), mover, replied)?;
         let ms = began - replied;
         // A move also complete that soon gets the quick-reply warning instead.
         let quick = self.config.two_hands_threshold_ms;
@@ -1713,7 +1712,10 @@ impl Machine {
             // where the next move's piece was lifted.
             let touches_before = added
                 .get(i + 1)
-                .and_then(|&next| self.lifted_for(next, !self.game.position().turn()))
+                .and_then(|&next| {
+                    let since = self.turn_start.last().copied().unwrap_or(0);
+                    self.first_lift(next.from()?, !self.game.position().turn(), since)
+                })
                 .unwrap_or(t.saturating_add(1));
             self.record_touched_before(m, t, touches_before, out);
         }
@@ -1990,13 +1992,11 @@ impl Machine {
         self.record_touched_before(m, t, t.saturating_add(1), out);
     }
 
-    /// When the piece `m` moves was first lifted by `mover` in the current turn, if seen.
-    fn lifted_for(&self, m: Move, mover: Color) -> Option<Millis> {
-        let since = self.turn_start.last().copied().unwrap_or(0);
-        let from = m.from()?;
+    /// When `color` first lifted a piece from `sq` at or after `since`, if seen.
+    fn first_lift(&self, sq: Square, color: Color, since: Millis) -> Option<Millis> {
         self.lifts
             .iter()
-            .filter(|l| l.t_ms >= since && l.sq == from && l.piece.color == mover)
+            .filter(|l| l.t_ms >= since && l.sq == sq && l.piece.color == color)
             .map(|l| l.t_ms)
             .min()
     }
@@ -2013,9 +2013,8 @@ impl Machine {
         let before = self.game.position().clone();
         let mover = before.turn();
         let since = self.turn_start.get(n).copied().unwrap_or(0);
-        // The player has the move once the opponent's move is made (1.3), before its press;
-        // the opponent's own pieces count only from the press (he may still adjust them).
-        let had_move = self.reached_at.get(n).copied().unwrap_or(since).min(since);
+        // The opponent's own pieces count only from his press (he may still adjust them).
+        let had_move = self.had_move(n).unwrap_or(0);
         let turn_lifts: Vec<Lift> = self
             .lifts
             .iter()
@@ -2098,13 +2097,20 @@ impl Machine {
         Some(a)
     }
 
+    /// When the player to move after ply `n` got the move: once that move was made (1.3),
+    /// before its press.
+    fn had_move(&self, n: usize) -> Option<Millis> {
+        let pressed = *self.turn_start.get(n)?;
+        Some(
+            self.reached_at
+                .get(n)
+                .map_or(pressed, |&made| made.min(pressed)),
+        )
+    }
+
     fn settle(&mut self, plies: usize) {
         self.settled = plies.min(self.game.plies());
-        if let Some(&since) = self.turn_start.get(self.settled) {
-            let had_move = self
-                .reached_at
-                .get(self.settled)
-                .map_or(since, |&r| r.min(since));
+        if let Some(had_move) = self.had_move(self.settled) {
             self.lifts.retain(|l| l.t_ms >= had_move);
         }
         let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
@@ -2190,8 +2196,7 @@ impl Machine {
             && press.by != by
             && press.due != WHEN_RESTORED
             && t >= press.t_ms.saturating_add(self.config.press_grace_ms)
-            && press.ply == self.game.plies() + 1
-            && self.game.position().turn() == press.by
+            && self.is_for_next_move(press)
         {
             // A press past its grace period, waiting only because the board still seemed in
             // motion: the opponent's press says that motion was the reply. Both moves are

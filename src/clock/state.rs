@@ -1,6 +1,8 @@
 //! The clock of one game: the board's clock readings or a software clock, and the time of
 //! every move for `[%clk]` and `[%emt]`.
 
+use std::collections::VecDeque;
+
 use shakmaty::{ByColor, Color};
 
 use super::flag::{FlagVerdict, judge_flag_fall};
@@ -41,7 +43,7 @@ pub struct ClockState {
     settling: Option<(u32, Color, bool)>,
     /// The board clock's readings since the latest press, oldest first (at most
     /// [`READINGS_KEPT`]): a move announced late is timed by what they showed.
-    since_press: Vec<BoardClock>,
+    since_press: VecDeque<BoardClock>,
     /// Moves whose time was taken from their mover's clock seen stopped: their presses,
     /// announced later still, do not overwrite it.
     timed_at_stop: Vec<u32>,
@@ -88,7 +90,7 @@ impl ClockState {
             last_move_ms: None,
             last_press_ms: None,
             settling: None,
-            since_press: Vec::new(),
+            since_press: VecDeque::new(),
             timed_at_stop: Vec::new(),
             moves: Vec::new(),
             flag_budget: Budget::deterministic(),
@@ -365,9 +367,9 @@ impl ClockState {
         };
         self.board = Some(reading);
         if self.since_press.len() == READINGS_KEPT {
-            self.since_press.remove(0);
+            self.since_press.pop_front();
         }
-        self.since_press.push(reading);
+        self.since_press.push_back(reading);
         if let Some((ply, side, stopped)) = self.settling {
             // Once the mover's clock stopped and runs again, the opponent has pressed: later
             // readings are the mover's next move's time (a burst may announce the opponent's

@@ -20,8 +20,8 @@
 //!   recorded move would have been emitted: at the physical start of ply `n + 2` (the end
 //!   of the stream if the game has no such ply), or at the wrong move itself if that came
 //!   later; a wrong move recorded after the game's last ply must be doubted by its own
-//!   observation. The silently wrong moves of a game
-//!   are all its recorded moves from that ply on that differ from the game.
+//!   observation. The silently wrong moves of a game are all its recorded moves from that
+//!   ply on that differ from the game.
 //! - **latency** of a correctly recorded ply: from the completing observation (the first
 //!   one after which every square the move changes shows its new content) to the
 //!   observation at which the recorded `Move` event was emitted, counted in observations
@@ -73,8 +73,6 @@ where
     let mut timers = Vec::new();
     let mut buf = Vec::new();
     for (i, obs) in sim.observations.iter().enumerate() {
-        timers.clear();
-        buf.clear();
         let started = Instant::now();
         observe(Feed::Until(obs.t_ms), &mut timers);
         observe(Feed::Observation(obs), &mut buf);
