@@ -609,9 +609,11 @@ impl Machine {
             })
             .map(|c| self.completion_due(c));
         let surplus = self.surplus.map(|(_, _, due)| due);
+        // An end whose move's landing square was vacated again waits for the board too.
         let end = self
             .pending_end
             .as_ref()
+            .filter(|p| self.landing_stands(p.ply))
             .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
         let signal = self
             .pending_signal
@@ -952,16 +954,18 @@ impl Machine {
                 // The game is over if the last move stands: nothing is played after it.
             }
             Reading::Adopt { from, moves, doubt } => {
+                let settled_before = self.settled;
                 self.adopt(from, &moves, t, out);
                 // A reading of moves made final may record fewer of them.
                 self.settled = self.settled.min(self.game.plies());
                 // Moves read from a doubtful reconstruction stay open together until the
-                // next move is made: a restored piece may still explain the board better.
+                // next move is made, and make no move before them final: a restored piece
+                // may still explain the board better.
                 if matches!(
                     doubt,
                     Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
                 ) {
-                    self.settled = self.settled.min(from);
+                    self.settled = self.settled.min(from).min(settled_before);
                 }
                 let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
                 match doubt {
@@ -1148,6 +1152,10 @@ impl Machine {
                     doubt: None,
                 };
             }
+            let kept = k - self.settled + usize::from(!back_here);
+            if let Some(shorter) = self.fewer_moves_before(&s, k, kept) {
+                return shorter;
+            }
             return match single {
                 Some((m, doubt)) if !back_here => self.one_move_from(k, m, doubt),
                 _ => Reading::Adopt {
@@ -1156,6 +1164,11 @@ impl Machine {
                     doubt: None,
                 },
             };
+        }
+        // The last move's piece standing on a further square, and nothing else changed: no
+        // piece is in the air, whatever the last report was.
+        if let Some(reading) = self.moved_on(&s, false) {
+            return reading;
         }
         let in_progress = s.in_progress(current)
             || revisable.clone().any(|k| s.in_progress(&positions[k]))
@@ -1166,11 +1179,13 @@ impl Machine {
             return Reading::Unexplained { in_progress };
         }
         // The shortest explanation counted from the oldest revisable position wins; on a
-        // tie the recorded moves are kept.
-        let mut best: Option<(usize, Reading)> = None;
+        // tie the recorded moves are kept. A shorter one whose moves overlap in time (a move
+        // begun before the one before it was over) by more than a hand's answer beyond the
+        // longer one's is not taken: the piece stood where the longer one leaves it.
+        let mut best: Option<(usize, Reading, Millis)> = None;
         for k in std::iter::once(n).chain(revisable.rev()) {
             let kept = k - self.settled;
-            let limit = best.as_ref().map_or(usize::MAX, |(total, _)| total - 1);
+            let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
             let depth = self
                 .config
                 .max_reconstruction_plies
@@ -1183,30 +1198,17 @@ impl Machine {
                 Explanation::Ambiguous(seqs) => self.promotion_seen(reports.since, seqs),
                 explanation => explanation,
             };
-            let (len, reading) = match explanation {
+            let (len, reading, overlap) = match explanation {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
                     let overlap = reports.overlap(&positions[k], &seq);
-                    let unseen = reports.unseen_arrivals(&positions[k], &seq);
-                    let doubt = if overlap > 0 {
-                        Some(Doubt::Overlapping {
-                            moves: seq.clone(),
-                            ms: overlap,
-                        })
-                    } else {
-                        unseen.any().then(|| Doubt::UnseenArrival {
-                            moves: seq.clone(),
-                            squares: unseen,
-                        })
-                    };
-                    (
-                        seq.len(),
-                        Reading::Adopt {
-                            from: k,
-                            moves: seq,
-                            doubt,
-                        },
-                    )
+                    let worse = best.as_ref().is_some_and(|(.., o)| {
+                        overlap > o.saturating_add(self.config.two_hands_threshold_ms)
+                    });
+                    if worse {
+                        continue;
+                    }
+                    (seq.len(), self.reconstructed(k, seq, &reports), overlap)
                 }
                 Explanation::Ambiguous(seqs) => (
                     seqs[0].len(),
@@ -1215,16 +1217,67 @@ impl Machine {
                         moves: common_prefix(&seqs),
                         doubt: Some(Doubt::Sequences { from: k, seqs }),
                     },
+                    0,
                 ),
             };
-            best = Some((kept + len, reading));
+            best = Some((kept + len, reading, overlap));
         }
-        if let Some((_, reading)) = best {
+        if let Some((_, reading, _)) = best {
             return reading;
         }
-        self.moved_on(&s)
+        self.moved_on(&s, true)
             .or_else(|| self.reread_final_moves(&s))
             .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// The reading of `seq`, the one sequence of moves from position `k` that explains the
+    /// board, doubted when the reports show its moves overlapping or a square it needs
+    /// reached never reported.
+    fn reconstructed(&self, k: usize, seq: Vec<Move>, reports: &Reports<'_>) -> Reading {
+        let start = &self.game.positions()[k];
+        let overlap = reports.overlap(start, &seq);
+        let unseen = reports.unseen_arrivals(start, &seq);
+        let doubt = if overlap > 0 {
+            Some(Doubt::Overlapping {
+                moves: seq.clone(),
+                ms: overlap,
+            })
+        } else {
+            unseen.any().then(|| Doubt::UnseenArrival {
+                moves: seq.clone(),
+                squares: unseen,
+            })
+        };
+        Reading::Adopt {
+            from: k,
+            moves: seq,
+            doubt,
+        }
+    }
+
+    /// A reading from a revisable position before `k` that keeps fewer moves than `kept`,
+    /// the revisable moves a reading from `k` keeps: moves read from overlapping actions
+    /// (a piece knocked on while the opponent moved) may be fewer real moves once the
+    /// knocked piece is back.
+    fn fewer_moves_before(&self, s: &Sensed<'_>, k: usize, kept: usize) -> Option<Reading> {
+        let positions = self.game.positions();
+        (self.settled..k).find_map(|j| {
+            let depth = kept.checked_sub(j - self.settled + 1)?;
+            if depth == 0 {
+                return None;
+            }
+            if let Some((m, doubt)) = choose(&s.single_moves(&positions[j])) {
+                return Some(self.one_move_from(j, m, doubt));
+            }
+            if depth < 2 {
+                return None;
+            }
+            let reports = self.reports(j);
+            match s.sequences(&positions[j], depth, &reports) {
+                Explanation::Unique(seq) => Some(self.reconstructed(j, seq, &reports)),
+                _ => None,
+            }
+        })
     }
 
     /// Keeps a piece the board named on `sq` at `t` (boards that name pieces only).
@@ -1263,13 +1316,20 @@ impl Machine {
     /// shows its piece standing on another square it could have reached instead: the piece
     /// was carried on (a slide the board reported late) or it was released and moved again
     /// (4.7). Rather than hold the game, the longer move is recorded and the arbiter told.
-    fn moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
+    /// With `with_replies`, the longer move may be followed by moves made meanwhile (once
+    /// play is held); without, it must explain the board alone.
+    fn moved_on(&self, s: &Sensed<'_>, with_replies: bool) -> Option<Reading> {
         let n = self.game.plies();
-        if n == 0 || n > self.settled || self.held.is_none() {
+        if n == 0 || n > self.settled || (with_replies && self.held.is_none()) {
             return None;
         }
         let made = self.reached_at.get(n).copied().unwrap_or(0);
-        if self.held_since > made.saturating_add(self.config.moved_on_ms) {
+        let doubted = if self.held.is_some() {
+            self.held_since
+        } else {
+            self.now
+        };
+        if doubted > made.saturating_add(self.config.moved_on_ms) {
             return None;
         }
         let first = self.game.moves()[n - 1].mv;
@@ -1282,7 +1342,7 @@ impl Machine {
         // The longer move alone, or followed by the moves made meanwhile.
         let moves = match s.single_moves(before)[..] {
             [(m, _)] => instead(&m).then(|| vec![m])?,
-            [] => match s.sequences(
+            [] if with_replies => match s.sequences(
                 before,
                 self.config.max_reconstruction_plies,
                 &self.reports(n - 1),
@@ -1298,7 +1358,7 @@ impl Machine {
             from: n - 1,
             doubt: (!king_first).then(|| Doubt::MovedOn {
                 first,
-                stood_ms: self.held_since.saturating_sub(made),
+                stood_ms: doubted.saturating_sub(made),
             }),
             moves,
         })
@@ -2218,7 +2278,8 @@ impl Machine {
         if by != to_move {
             if n > 0 && n > self.completed {
                 if board_is_game {
-                    self.complete(by, t, n, out);
+                    let ply = self.pressed_ply(by, n);
+                    self.complete(by, t, ply, out);
                 } else {
                     // The board may report the last placement after the press.
                     self.pending_press = Some(Press {
@@ -2236,10 +2297,10 @@ impl Machine {
         } else if n >= 2
             && self.completed < n - 1
             && self.game.positions()[n - 2].turn() == by
-            && board_is_game
+            && (board_is_game || self.reply_begun_before(by, t))
         {
             // A late press for the presser's previous move, made after the opponent had
-            // already replied (6.2.1.2: that move was completed by the reply).
+            // already replied or begun to (6.2.1.2: that move was completed by the reply).
             self.complete(by, t, n - 1, out);
         } else {
             // Judged after the grace period: the move's board updates may still come.
@@ -2254,6 +2315,42 @@ impl Machine {
                 due: t.saturating_add(self.config.press_grace_ms),
             });
         }
+    }
+
+    /// The ply a press by `by`, whose move `n` is the last recorded, completes: `n`, unless
+    /// that move and the reply before it were read from overlapping actions while the
+    /// presser's move before them is still open. The press is then for that earlier move,
+    /// made late after the opponent had replied (6.2.1.2); the move read after the reply
+    /// came sooner than a hand answers and may be a displaced piece, so it stays open.
+    fn pressed_ply(&self, by: Color, n: usize) -> usize {
+        let overlapping = matches!(self.doubt, Some(Doubt::Overlapping { .. }));
+        let earlier_open = n >= 3 && self.completed + 2 < n && self.settled + 2 < n;
+        if overlapping && earlier_open && self.game.positions()[n - 3].turn() == by {
+            n - 2
+        } else {
+            n
+        }
+    }
+
+    /// True when the opponent of `by` lifted a piece for the reply recorded last before `t`,
+    /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
+    /// his move before the reply, not for a new one.
+    fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
+        let n = self.game.plies();
+        let (Some(&made), Some(&replied)) = (
+            n.checked_sub(1).and_then(|k| self.reached_at.get(k)),
+            self.reached_at.get(n),
+        ) else {
+            return false;
+        };
+        let lifted =
+            |l: &&Lift, color: Color, since: Millis| l.piece.color == color && l.t_ms >= since;
+        let began = self
+            .lifts
+            .iter()
+            .any(|l| lifted(&l, !by, made) && l.t_ms < t);
+        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
+        began && !moving_again
     }
 
     fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
@@ -2323,6 +2420,15 @@ impl Machine {
         let current = self.game.position().clone();
         let s = self.sensed();
         let d = s.diff(current.board());
+        if d.is_empty()
+            && let Some((from, moves, doubt)) = self.reread_for_press(&s)
+        {
+            self.adopt(from, &moves, t, out);
+            self.raise_doubt(doubt, t, out);
+            let n = self.game.plies();
+            self.complete(by, t, n, out);
+            return;
+        }
         if d.is_empty()
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
@@ -2424,6 +2530,34 @@ impl Machine {
         }
         self.count_illegal(by, t, out);
         self.set_held(Some(d), t, out);
+    }
+
+    /// A press by the side to move when the board shows the game as recorded: before it
+    /// counts as a press without a move (7.5.3), the last moves are read once more with one
+    /// move more, the presser's. A piece that stood on a square the recorded moves never
+    /// touch, and an opponent's move read before it, may be two moves of the presser around
+    /// the reply (the first one's end reported late, a reply begun at once). Taken only when
+    /// exactly one such reading agrees with the reports, and its moves overlap in time less
+    /// than the recorded ones did; with a warning.
+    fn reread_for_press(&self, s: &Sensed<'_>) -> Option<(usize, Vec<Move>, Doubt)> {
+        let n = self.game.plies();
+        let oldest = self
+            .completed
+            .saturating_sub(REREAD_PLIES)
+            .max(n.saturating_sub(3));
+        (oldest..n).rev().find_map(|k| {
+            let start = &self.game.positions()[k];
+            let plies = n - k + 1;
+            let reports = self.reports(k);
+            let Explanation::Unique(seq) = s.sequences_within(start, plies..=plies, &reports)
+            else {
+                return None;
+            };
+            let recorded: Vec<Move> = self.game.moves()[k..].iter().map(|p| p.mv).collect();
+            let ms = reports.overlap(start, &seq);
+            (ms < reports.overlap(start, &recorded))
+                .then(|| (k, seq.clone(), Doubt::Overlapping { moves: seq, ms }))
+        })
     }
 
     /// Holds the game on the `differing` squares and keeps the press by `by` at `t` for the

@@ -112,14 +112,40 @@ impl Reports<'_> {
             // last report is the arrival.
             let arrivals: Bitboard = paths.iter().map(|&(_, to)| to).collect();
             for (from, to) in paths {
+                let role = match m {
+                    Move::Castle { rook, .. } if from == rook => Role::Rook,
+                    _ => m.role(),
+                };
+                let piece = Piece {
+                    color: turn(i),
+                    role,
+                };
+                let left = final_time(from)
+                    .filter(|_| !arrivals.contains(from))
+                    .map(|t| {
+                        self.seen_on_the_way(piece, from, to)
+                            .map_or(t, |w| w.min(t))
+                    });
                 carried.push(Carried {
                     ply: i,
                     arrived: final_time(to),
-                    left: final_time(from).filter(|_| !arrivals.contains(from)),
+                    left,
                 });
             }
         }
         carried
+    }
+
+    /// On a board that names pieces, when `piece` was first named on a square between
+    /// `from` and `to` during the moves: it had left `from` by then, even if the scan
+    /// reported `from` empty later.
+    fn seen_on_the_way(&self, piece: Piece, from: Square, to: Square) -> Option<Millis> {
+        let between = attacks::between(from, to);
+        self.placed?
+            .iter()
+            .filter(|&&(sq, p, t)| p == piece && between.contains(sq) && t >= self.since)
+            .map(|&(_, _, t)| t)
+            .min()
     }
 
     /// How far `seq`, played from `start`, runs against the times the board reported its
@@ -456,12 +482,22 @@ impl Sensed<'_> {
     /// with the report times ([`Reports::inversion`]); among several sequences, the one that
     /// agrees with them best wins when no other agrees as well.
     pub fn sequences(&self, start: &Chess, max_depth: usize, reports: &Reports<'_>) -> Explanation {
+        self.sequences_within(start, 2..=max_depth, reports)
+    }
+
+    /// [`Sensed::sequences`] with lengths in `depths` only (each at least 2).
+    pub fn sequences_within(
+        &self,
+        start: &Chess,
+        depths: std::ops::RangeInclusive<usize>,
+        reports: &Reports<'_>,
+    ) -> Explanation {
         if !self.feasible(start) {
             return Explanation::None;
         }
         let mut budget = NODE_BUDGET;
         let seen = reports.seen();
-        for depth in 2..=max_depth {
+        for depth in depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
             let mut walk = Walk {
