@@ -1208,7 +1208,11 @@ impl Machine {
                     if worse {
                         continue;
                     }
-                    (seq.len(), self.reconstructed(k, seq, &reports), overlap)
+                    (
+                        seq.len(),
+                        self.reconstructed(k, seq, overlap, &reports),
+                        overlap,
+                    )
                 }
                 Explanation::Ambiguous(seqs) => (
                     seqs[0].len(),
@@ -1231,12 +1235,16 @@ impl Machine {
     }
 
     /// The reading of `seq`, the one sequence of moves from position `k` that explains the
-    /// board, doubted when the reports show its moves overlapping or a square it needs
-    /// reached never reported.
-    fn reconstructed(&self, k: usize, seq: Vec<Move>, reports: &Reports<'_>) -> Reading {
-        let start = &self.game.positions()[k];
-        let overlap = reports.overlap(start, &seq);
-        let unseen = reports.unseen_arrivals(start, &seq);
+    /// board, doubted when its moves overlap in time (`overlap`, from
+    /// [`Reports::overlap`]) or a square it needs reached was never reported.
+    fn reconstructed(
+        &self,
+        k: usize,
+        seq: Vec<Move>,
+        overlap: Millis,
+        reports: &Reports<'_>,
+    ) -> Reading {
+        let unseen = reports.unseen_arrivals(&self.game.positions()[k], &seq);
         let doubt = if overlap > 0 {
             Some(Doubt::Overlapping {
                 moves: seq.clone(),
@@ -1274,7 +1282,10 @@ impl Machine {
             }
             let reports = self.reports(j);
             match s.sequences(&positions[j], depth, &reports) {
-                Explanation::Unique(seq) => Some(self.reconstructed(j, seq, &reports)),
+                Explanation::Unique(seq) => {
+                    let overlap = reports.overlap(&positions[j], &seq);
+                    Some(self.reconstructed(j, seq, overlap, &reports))
+                }
                 _ => None,
             }
         })
