@@ -179,6 +179,9 @@ pub struct Machine {
     held_since: Millis,
     doubt: Option<Doubt>,
     illegal_moves: [u32; 2],
+    /// A completed illegal move (7.5.1) whose position has not been restored yet, while
+    /// the game is held on it; true once a press made on the unrestored board was told.
+    unrestored: Option<bool>,
     pressed_at: [Option<Millis>; 2],
     pending_press: Option<Press>,
     /// A press by the side to move that the opponent's press overtook while it waited for
@@ -242,6 +245,7 @@ impl Machine {
             held_since: 0,
             doubt: None,
             illegal_moves: [0, 0],
+            unrestored: None,
             pressed_at: [None; 2],
             pending_press: None,
             overtaken_press: None,
@@ -1179,10 +1183,14 @@ impl Machine {
             return Reading::Unexplained { in_progress };
         }
         // The shortest explanation counted from the oldest revisable position wins; on a
-        // tie the recorded moves are kept. A shorter one whose moves overlap in time (a move
-        // begun before the one before it was over) by more than a hand's answer beyond the
-        // longer one's is not taken: the piece stood where the longer one leaves it.
-        let mut best: Option<(usize, Reading, Millis)> = None;
+        // tie the recorded moves are kept. A shorter one is not taken when its moves
+        // overlap (a move begun before the one before it was over) by more than a hand's
+        // answer beyond the longer one's: the piece stood where the longer one leaves it.
+        // Unless the longer one has a move seen finished before the move it answers, which
+        // hands do not do: the longer one is then as doubtful, and only an overlap beyond
+        // what a scan can reorder speaks against the shorter (a scanning board reports a
+        // blitz reply's start before the end of the move it answers).
+        let mut best: Option<(usize, Reading, Timing)> = None;
         for k in std::iter::once(n).chain(revisable.rev()) {
             let kept = k - self.settled;
             let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
@@ -1198,20 +1206,28 @@ impl Machine {
                 Explanation::Ambiguous(seqs) => self.promotion_seen(reports.since, seqs),
                 explanation => explanation,
             };
-            let (len, reading, overlap) = match explanation {
+            let (len, reading, timing) = match explanation {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
-                    let overlap = reports.overlap(&positions[k], &seq);
-                    let worse = best.as_ref().is_some_and(|(.., o)| {
-                        overlap > o.saturating_add(self.config.two_hands_threshold_ms)
+                    let timing = Timing {
+                        overlap: reports.overlap(&positions[k], &seq),
+                        out_of_order: reports.finished_out_of_order(&positions[k], &seq),
+                    };
+                    let worse = best.as_ref().is_some_and(|(.., longer)| {
+                        let beyond =
+                            |ms: Millis| timing.overlap > longer.overlap.saturating_add(ms);
+                        let answer = self.config.two_hands_threshold_ms;
+                        beyond(answer)
+                            && (longer.out_of_order <= timing.out_of_order
+                                || beyond(answer.saturating_add(self.config.report_reorder_ms)))
                     });
                     if worse {
                         continue;
                     }
                     (
                         seq.len(),
-                        self.reconstructed(k, seq, overlap, &reports),
-                        overlap,
+                        self.reconstructed(k, seq, timing.overlap, &reports),
+                        timing,
                     )
                 }
                 Explanation::Ambiguous(seqs) => (
@@ -1221,10 +1237,10 @@ impl Machine {
                         moves: common_prefix(&seqs),
                         doubt: Some(Doubt::Sequences { from: k, seqs }),
                     },
-                    0,
+                    Timing::default(),
                 ),
             };
-            best = Some((kept + len, reading, overlap));
+            best = Some((kept + len, reading, timing));
         }
         if let Some((_, reading, _)) = best {
             return reading;
@@ -2043,6 +2059,9 @@ impl Machine {
         if !was_held {
             self.held_since = t;
         }
+        if held.is_none() {
+            self.unrestored = None;
+        }
         self.held = held;
         if held.is_none() && !was_held {
             return;
@@ -2520,6 +2539,14 @@ impl Machine {
             self.await_board(by, t, d, out);
             return;
         }
+        if let Some(told) = self.unrestored {
+            if !told {
+                self.unrestored = Some(true);
+                out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
+            }
+            self.set_held(Some(d), t, out);
+            return;
+        }
         let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
         a.evidence_ms = vec![t];
         a.squares = d.into_iter().map(|s| s.to_string()).collect();
@@ -2541,6 +2568,40 @@ impl Machine {
         }
         self.count_illegal(by, t, out);
         self.set_held(Some(d), t, out);
+        self.unrestored = Some(false);
+    }
+
+    /// The alert for the first press made after a completed illegal move on a board still
+    /// not restored: play went on from the illegal position. The moves of that play are
+    /// not illegal moves of their own and are not counted (7.5.5); the record stays where
+    /// the irregularity began until the position is restored.
+    fn play_on_unrestored(&self, by: Color, t: Millis, differing: Bitboard) -> Alert {
+        let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
+        a.evidence_ms = vec![t];
+        a.squares = differing.into_iter().map(|s| s.to_string()).collect();
+        let n = self.game.plies();
+        let last = match (self.game.moves().last(), n.checked_sub(1)) {
+            (Some(m), Some(k)) => {
+                let before = &self.game.positions()[k];
+                let dots = if before.turn() == Color::White {
+                    "."
+                } else {
+                    "..."
+                };
+                format!("after {}{dots}{}", before.fullmoves(), m.san)
+            }
+            _ => "at the start".to_string(),
+        };
+        a.message = format!(
+            "7.5.1: play goes on without the position before the illegal move being \
+             restored; {} pressed the clock on a board that differs from the game on {}. \
+             The record stays {last}, and presses on this board are not counted as further \
+             illegal moves. The arbiter should restore that position (or enter the moves \
+             played since by hand).",
+            color_word(by),
+            a.squares.join(" ")
+        );
+        a
     }
 
     /// A press by the side to move when the board shows the game as recorded: before it
@@ -2654,6 +2715,14 @@ struct Completion {
     pressed: Millis,
     /// Settled from this time on, once the board shows the game position.
     due: Millis,
+}
+
+/// What the report times say of a reconstructed sequence of moves ([`Reports::overlap`],
+/// [`Reports::finished_out_of_order`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Timing {
+    overlap: Millis,
+    out_of_order: Millis,
 }
 
 /// Picks the move among single-move explanations: one, or a queen promotion among the

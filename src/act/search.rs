@@ -258,6 +258,25 @@ impl Reports<'_> {
         }
         most
     }
+
+    /// How long before a piece of `seq` was seen arriving for good a piece of a later move
+    /// of the sequence was: zero when the moves were seen finished in their order. More
+    /// than zero means a reply was over before the move it answers, which hands do not do.
+    pub fn finished_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
+        let carried = self.carried(start, seq);
+        let mut most = 0;
+        for earlier in &carried {
+            let Some(arrived) = earlier.arrived else {
+                continue;
+            };
+            for later in carried.iter().filter(|c| c.ply > earlier.ply) {
+                if let Some(later_arrived) = later.arrived {
+                    most = most.max(arrived.saturating_sub(later_arrived));
+                }
+            }
+        }
+        most
+    }
 }
 
 /// One piece carried by a move of a reconstructed sequence, with the report times that are
