@@ -1171,7 +1171,7 @@ impl Machine {
         }
         // The last move's piece standing on a further square, and nothing else changed: no
         // piece is in the air, whatever the last report was.
-        if let Some(reading) = self.moved_on(&s, false) {
+        if let Some(reading) = self.moved_on(&s, false).or_else(|| self.both_moved_on(&s)) {
             return reading;
         }
         let in_progress = s.in_progress(current)
@@ -1209,10 +1209,7 @@ impl Machine {
             let (len, reading, timing) = match explanation {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
-                    let timing = Timing {
-                        overlap: reports.overlap(&positions[k], &seq),
-                        out_of_order: reports.finished_out_of_order(&positions[k], &seq),
-                    };
+                    let timing = Timing::of(&reports, &positions[k], &seq);
                     let worse = best.as_ref().is_some_and(|(.., longer)| {
                         let beyond =
                             |ms: Millis| timing.overlap > longer.overlap.saturating_add(ms);
@@ -1388,6 +1385,61 @@ impl Machine {
                 stood_ms: doubted.saturating_sub(made),
             }),
             moves,
+        })
+    }
+
+    /// The last two moves' pieces both standing further along their lines, and nothing
+    /// else changed: both players' pieces paused on the way and went on, each pause read as
+    /// the move (a press may have made the first final meanwhile, on the board as it was then
+    /// reported). Read as the two longer moves from the position before them, with a
+    /// warning, when the board showed this within [`MachineConfig::moved_on_ms`] of the
+    /// first pause and no other pair of moves explains it.
+    fn both_moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let from = n.checked_sub(2)?;
+        if from < self.settled.saturating_sub(REREAD_PLIES) {
+            return None;
+        }
+        let paused = self.reached_at.get(from + 1).copied()?;
+        let doubted = if self.held.is_some() {
+            self.held_since
+        } else {
+            self.now
+        };
+        if doubted > paused.saturating_add(self.config.moved_on_ms) {
+            return None;
+        }
+        let start = &self.game.positions()[from];
+        let Explanation::Unique(moves) = s.sequences_within(start, 2..=2, &self.reports(from))
+        else {
+            return None;
+        };
+        let withdrawn: Vec<Move> = self.game.moves()[from..].iter().map(|p| p.mv).collect();
+        // A first move its player pressed for before the reply began stood, and was
+        // answered: its piece going on later is a move of its own.
+        let replied_to_pressed = withdrawn.get(1).and_then(|reply| {
+            let pressed = Some(self.turn_start[from + 1]).filter(|&p| p > paused)?;
+            let mover = self.game.positions()[from].turn();
+            let began = self.first_lift(reply.from()?, !mover, self.reached_at[from])?;
+            Some(pressed < began)
+        });
+        if replied_to_pressed == Some(true) {
+            return None;
+        }
+        let went_on = moves.iter().zip(&withdrawn).all(|(m, w)| {
+            m.role() == w.role()
+                && m.from() == w.from()
+                && m.from()
+                    .is_some_and(|from| shakmaty::attacks::between(from, m.to()).contains(w.to()))
+        });
+        went_on.then(|| Reading::Adopt {
+            from,
+            moves: moves.clone(),
+            doubt: Some(Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            }),
         })
     }
 
@@ -2723,6 +2775,15 @@ struct Completion {
 struct Timing {
     overlap: Millis,
     out_of_order: Millis,
+}
+
+impl Timing {
+    fn of(reports: &Reports<'_>, start: &Chess, seq: &[Move]) -> Timing {
+        Timing {
+            overlap: reports.overlap(start, seq),
+            out_of_order: reports.finished_out_of_order(start, seq),
+        }
+    }
 }
 
 /// Picks the move among single-move explanations: one, or a queen promotion among the
