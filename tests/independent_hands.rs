@@ -130,7 +130,7 @@ fn careful_players_on_a_usb_board_are_recorded_exactly() {
     let games = twic();
     let mut wrong = Vec::new();
     for g in games.iter().take(30) {
-        let judged = crosscheck::play_one(g, 1, Roughness::Calm)
+        let judged = crosscheck::play_one(g, 1, Roughness::Calm, false)
             .unwrap_or_else(|e| panic!("game {}: {e}", g.index));
         match judged.class {
             Class::Exact => {}
@@ -161,4 +161,39 @@ fn careful_players_on_a_usb_board_are_recorded_exactly() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn lost_updates_on_a_scanning_board_are_recovered_by_the_drivers_dumps() {
+    let games = twic();
+    let mut with_drops = 0;
+    let mut lost_without_dumps = 0;
+    let mut wrong = Vec::new();
+    for g in games.iter().take(200) {
+        let raw = crosscheck::play_one(g, 1, Roughness::Rough, false)
+            .unwrap_or_else(|e| panic!("game {}: {e}", g.index));
+        if raw.game.dropped_updates == 0 {
+            continue;
+        }
+        with_drops += 1;
+        if !matches!(raw.class, Class::Exact | Class::EndedByRule) {
+            lost_without_dumps += 1;
+        }
+        let verified = crosscheck::play_one(g, 1, Roughness::Rough, true)
+            .unwrap_or_else(|e| panic!("game {}: {e}", g.index));
+        if !matches!(verified.class, Class::Exact | Class::EndedByRule) {
+            wrong.push(format!(
+                "game {}: {:?}, first divergence at ply {:?}",
+                g.index,
+                verified.class,
+                verified.first_divergence.map(|d| d + 1)
+            ));
+        }
+    }
+    assert!(with_drops >= 5, "only {with_drops} games lost an update");
+    assert!(
+        lost_without_dumps > 0,
+        "no game suffered from its lost updates: the test shows nothing"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -1452,10 +1452,10 @@ impl Machine {
         let n = self.game.plies();
         let positions = self.game.positions();
         for k in (self.settled.saturating_sub(REREAD_PLIES)..self.settled.min(n)).rev() {
+            let reports = self.reports(k);
             let moves = match &s.single_moves(&positions[k])[..] {
                 [(m, _)] => vec![*m],
                 [] => {
-                    let reports = self.reports(k);
                     let depth = self.config.max_reconstruction_plies;
                     match s.sequences(&positions[k], depth, &reports) {
                         Explanation::Unique(seq) => seq,
@@ -1468,6 +1468,16 @@ impl Machine {
             if moves.first() == Some(&recorded) {
                 continue;
             }
+            // More moves than were recorded, overlapping in time far more than the recorded
+            // ones, are a displaced piece read as moves, not what the recorded moves were.
+            let withdrawn: Vec<Move> = self.game.moves()[k..].iter().map(|p| p.mv).collect();
+            if moves.len() > withdrawn.len() {
+                let overlap = reports.overlap(&positions[k], &moves);
+                let recorded_overlap = reports.overlap(&positions[k], &withdrawn);
+                if overlap > recorded_overlap.saturating_add(self.config.two_hands_threshold_ms) {
+                    continue;
+                }
+            }
             // The board must have shown the other move within a scan of the recorded one:
             // later, the recorded move stood and what followed is a new irregularity.
             let arrived = self.reached_at.get(k + 1).copied().unwrap_or(0);
@@ -1479,7 +1489,6 @@ impl Machine {
             if shown.is_none_or(|t| t > arrived.saturating_add(self.config.report_reorder_ms)) {
                 continue;
             }
-            let withdrawn: Vec<Move> = self.game.moves()[k..].iter().map(|p| p.mv).collect();
             let rook_first =
                 matches!(moves[0], Move::Castle { rook, .. } if recorded.from() == Some(rook));
             let doubt = if rook_first {
@@ -2545,16 +2554,16 @@ impl Machine {
             }
             return;
         }
-        if let Some((m, off)) = s.move_with_pieces_off(&current) {
-            // 7.4: a legal move made with pieces knocked off on the way is no illegal move;
-            // the press completes it once the pieces are back.
+        if let Some((m, displaced)) = s.move_with_pieces_displaced(&current) {
+            // 7.4: a legal move made with pieces knocked off or over on the way is no illegal
+            // move; the press completes it once the pieces are back.
             let mut a = self.alert("7.4", Some(by), t, Severity::Warning);
             a.evidence_ms = vec![t];
-            a.squares = off.into_iter().map(|s| s.to_string()).collect();
+            a.squares = displaced.into_iter().map(|s| s.to_string()).collect();
             a.message = format!(
-                "7.4: {} pressed the clock after {} with pieces off the board on {}: the \
-                 player restores displaced pieces in his own time; the move is recorded once \
-                 they are back",
+                "7.4: {} pressed the clock after {} with pieces knocked off their squares \
+                 ({}): the player restores displaced pieces in his own time; the move is \
+                 recorded once they are back",
                 color_word(by),
                 shakmaty::san::San::from_move(&current, m),
                 a.squares.join(" ")

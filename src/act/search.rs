@@ -456,17 +456,37 @@ impl Sensed<'_> {
 
     /// The one legal move from `pos` whose every square the sensed board shows as the move
     /// left it, the board being otherwise that move's position with one or two pieces off
-    /// it (knocked off by the hand that made the move and not yet set back), and the squares
-    /// of those pieces. `None` when no move, or more than one, fits.
-    pub fn move_with_pieces_off(&self, pos: &Chess) -> Option<(Move, Bitboard)> {
+    /// their squares (knocked off or over by the hand that made the move and not yet set
+    /// back), lying off the board or on empty squares, and the squares that differ. `None`
+    /// when no move, or more than one, fits.
+    pub fn move_with_pieces_displaced(&self, pos: &Chess) -> Option<(Move, Bitboard)> {
         let mut fits = pos.legal_moves().into_iter().filter_map(|m| {
             let mut after = pos.clone();
             after.play_unchecked(m);
-            let off = self.diff(after.board());
-            let only_off = (1..=2).contains(&off.count())
-                && (off & squares_of(m)).is_empty()
-                && off.into_iter().all(|sq| self.board.piece_at(sq).is_none());
-            only_off.then_some((m, off))
+            let d = self.diff(after.board());
+            if !(d & squares_of(m)).is_empty() {
+                return None;
+            }
+            let mut missing: Vec<(Square, Piece)> = Vec::new();
+            let mut landed: Vec<(Square, Piece)> = Vec::new();
+            for sq in d {
+                match (after.board().piece_at(sq), self.board.piece_at(sq)) {
+                    (Some(p), None) => missing.push((sq, p)),
+                    (None, Some(p)) => landed.push((sq, p)),
+                    _ => return None,
+                }
+            }
+            if !(1..=2).contains(&missing.len()) || landed.len() > missing.len() {
+                return None;
+            }
+            // A piece knocked over falls next to its square.
+            for (sq, p) in landed {
+                let i = missing.iter().position(|&(from, q)| {
+                    (q == p || !self.identifies) && from.distance(sq) == 1
+                })?;
+                missing.swap_remove(i);
+            }
+            Some((m, d))
         });
         match (fits.next(), fits.next()) {
             (Some(fit), None) => Some(fit),

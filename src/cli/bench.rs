@@ -45,6 +45,11 @@ pub struct CrosscheckArgs {
     /// How careful the players are and what board they play on.
     #[arg(long, value_enum, default_value_t = Roughness::Calm)]
     pub roughness: Roughness,
+    /// The host's driver verifies the board as the real link does: a full board dump after
+    /// each clock press and after 2 s without square updates (without it, a lost update
+    /// stays lost)
+    #[arg(long)]
+    pub verified: bool,
 }
 
 /// The games a recognition benchmark plays, its seed and what it prints.
@@ -330,7 +335,7 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
     let selected: Vec<&PgnGame> = games.iter().collect();
     if args.games.trace {
         print_lines(selected.iter().flat_map(|g| {
-            match crosscheck::play_one(g, args.games.seed, args.roughness) {
+            match crosscheck::play_one(g, args.games.seed, args.roughness, args.verified) {
                 Ok(j) => crosscheck::trace(&j),
                 Err(e) => vec![format!("game {}: {e}", g.index)],
             }
@@ -338,12 +343,19 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
-    let summary = crosscheck::run(&selected, args.games.seed, args.roughness, args.games.show);
+    let summary = crosscheck::run(
+        &selected,
+        args.games.seed,
+        args.roughness,
+        args.verified,
+        args.games.show,
+    );
     let mut report = summary.to_json();
     if let Some(obj) = report.as_object_mut() {
         obj.insert("pgn".into(), json!(args.games.pgn.display().to_string()));
         obj.insert("seed".into(), json!(args.games.seed));
         obj.insert("roughness".into(), json!(args.roughness.name()));
+        obj.insert("verified".into(), json!(args.verified));
         obj.insert(
             "wall_seconds".into(),
             json!((started.elapsed().as_secs_f64() * 100.0).round() / 100.0),

@@ -19,7 +19,9 @@
 //!   reports every change within a few ms in order; a scanning board samples each square once
 //!   per scan of 100–500 ms, so short events are missed, placements can come before the lift
 //!   that preceded them, and updates arrive in scan order. Off-centre pieces flicker; updates
-//!   are rarely lost.
+//!   are rarely lost. The host's driver can be added ([`IndependentGame::verified`]): it
+//!   asks for a full board dump after each clock press and after a quiet spell, as the
+//!   real link does, which brings lost updates back.
 //!
 //! Timings are calibrated on the real DGT capture `fixtures/real-dgt/johan.*` (a 5+5 game): a
 //! lift and its placement are usually within the same clock second and the press follows
@@ -147,6 +149,22 @@ pub struct IndependentGame {
     pub dropped_updates: u32,
     /// Those updates, as they would have been reported.
     pub lost_updates: Vec<Observation>,
+}
+
+impl IndependentGame {
+    /// The game as the host receives it when its driver verifies the board, as the real
+    /// link does (`crate::driver::verify`): a full board dump after each clock press and
+    /// once the square updates have stopped for a while, showing every change the board
+    /// sampled, lost updates included.
+    pub fn verified(mut self) -> IndependentGame {
+        let start = match self.observations.first().map(|o| &o.kind) {
+            Some(ObservationKind::Snapshot(s)) => s.board.clone(),
+            _ => return self,
+        };
+        self.observations =
+            sensor::with_verification_dumps(&self.observations, &self.lost_updates, &start);
+        self
+    }
 }
 
 /// Why a game could not be simulated.

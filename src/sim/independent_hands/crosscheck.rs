@@ -340,17 +340,31 @@ impl Summary {
     }
 }
 
-/// Plays one game of a run seeded with `seed` through the hands and the machine.
-pub fn play_one(g: &PgnGame, seed: u64, roughness: Roughness) -> Result<Judged, SimError> {
+/// Plays one game of a run seeded with `seed` through the hands and the machine; with
+/// `verified`, the host's driver verifies the board with dumps
+/// ([`IndependentGame::verified`]).
+pub fn play_one(
+    g: &PgnGame,
+    seed: u64,
+    roughness: Roughness,
+    verified: bool,
+) -> Result<Judged, SimError> {
     let s = game_seed(seed, g.index);
-    simulate(g.fen.as_deref(), g.chess960, &g.moves_uci, s, roughness).map(judge)
+    let game = simulate(g.fen.as_deref(), g.chess960, &g.moves_uci, s, roughness)?;
+    Ok(judge(if verified { game.verified() } else { game }))
 }
 
-/// Plays every game through the hands and the machine.
-pub fn run(games: &[&PgnGame], seed: u64, roughness: Roughness, show: usize) -> Summary {
+/// Plays every game through the hands and the machine ([`play_one`]).
+pub fn run(
+    games: &[&PgnGame],
+    seed: u64,
+    roughness: Roughness,
+    verified: bool,
+    show: usize,
+) -> Summary {
     let mut summary = Summary::default();
     for g in games {
-        match play_one(g, seed, roughness) {
+        match play_one(g, seed, roughness, verified) {
             Ok(j) => summary.add(g.index, game_seed(seed, g.index), &j, show),
             Err(e) => summary.simulation_errors.push((g.index, e.to_string())),
         }

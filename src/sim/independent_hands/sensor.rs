@@ -16,7 +16,8 @@ use shakmaty::{Board, Piece, Square};
 
 use super::hands::{Happening, What};
 use super::{Roughness, SensorKind};
-use crate::board::{Millis, Observation};
+use crate::board::{Millis, Observation, ObservationKind, Snapshot};
+use crate::driver::verify::DEFAULT_QUIET;
 
 /// The observations of a game (without the initial snapshot) and the updates lost.
 pub(super) struct Reported {
@@ -168,4 +169,127 @@ fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
         }
     }
     lo
+}
+
+/// How long after its trigger a verification dump reaches the host: the request, and the
+/// 67-byte reply at 9600 baud.
+const DUMP_REPLY_MS: Millis = 80;
+
+/// The board dumps the host's driver asks for (as `crate::driver::verify` does on a real
+/// link): one after each clock press, and one once the square updates have stopped for
+/// [`DEFAULT_QUIET`]. Each shows the board's own picture when it answers: every change it
+/// sampled, including those whose update was lost. `observations` (sorted by time, the
+/// first a snapshot of `start`) gets the dumps in time order; a dump answered at the very
+/// time of an update comes after it.
+pub(super) fn with_verification_dumps(
+    observations: &[Observation],
+    lost: &[Observation],
+    start: &Board,
+) -> Vec<Observation> {
+    let quiet = DEFAULT_QUIET.as_millis() as Millis;
+    let squares = |o: &&Observation| {
+        matches!(
+            o.kind,
+            ObservationKind::Emptied(_) | ObservationKind::Placed(..)
+        )
+    };
+    let mut answers: Vec<Millis> = Vec::new();
+    let updates: Vec<Millis> = observations
+        .iter()
+        .filter(squares)
+        .map(|o| o.t_ms)
+        .collect();
+    for (i, &t) in updates.iter().enumerate() {
+        let next = updates.get(i + 1).copied().unwrap_or(Millis::MAX);
+        if next.saturating_sub(t) >= quiet {
+            answers.push(t + quiet + DUMP_REPLY_MS);
+        }
+    }
+    answers.extend(
+        observations
+            .iter()
+            .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
+            .map(|o| o.t_ms + DUMP_REPLY_MS),
+    );
+    answers.sort_unstable();
+    answers.dedup();
+    let mut changes: Vec<&Observation> = observations.iter().chain(lost).filter(squares).collect();
+    changes.sort_by_key(|o| o.t_ms);
+    let mut picture = start.clone();
+    let mut applied = 0;
+    let mut dumps = Vec::with_capacity(answers.len());
+    for t in answers {
+        while let Some(change) = changes.get(applied).filter(|c| c.t_ms <= t) {
+            match change.kind {
+                ObservationKind::Emptied(sq) => picture.discard_piece_at(sq),
+                ObservationKind::Placed(sq, Some(piece)) => picture.set_piece_at(sq, piece),
+                _ => {}
+            }
+            applied += 1;
+        }
+        dumps.push(Observation {
+            t_ms: t,
+            kind: ObservationKind::Snapshot(Snapshot {
+                board: picture.clone(),
+                identifies_pieces: true,
+            }),
+        });
+    }
+    let mut merged: Vec<Observation> = observations.iter().cloned().chain(dumps).collect();
+    // Stable: an update received at the very time of a dump goes first.
+    merged.sort_by_key(|o| o.t_ms);
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Color, Role, Square};
+
+    use super::*;
+
+    fn at(t_ms: Millis, kind: ObservationKind) -> Observation {
+        Observation { t_ms, kind }
+    }
+
+    #[test]
+    fn dumps_after_the_press_and_the_quiet_show_the_lost_update() {
+        let start = Board::new();
+        let pawn = Piece {
+            color: Color::White,
+            role: Role::Pawn,
+        };
+        let snapshot = at(
+            0,
+            ObservationKind::Snapshot(Snapshot {
+                board: start.clone(),
+                identifies_pieces: true,
+            }),
+        );
+        let observations = vec![
+            snapshot,
+            at(1_000, ObservationKind::Emptied(Square::E2)),
+            at(1_200, ObservationKind::ClockPressed { by: Color::White }),
+        ];
+        let lost = vec![at(1_100, ObservationKind::Placed(Square::E4, Some(pawn)))];
+        let verified = with_verification_dumps(&observations, &lost, &start);
+        let dumps: Vec<(Millis, &Board)> = verified
+            .iter()
+            .filter_map(|o| match &o.kind {
+                ObservationKind::Snapshot(s) if o.t_ms > 0 => Some((o.t_ms, &s.board)),
+                _ => None,
+            })
+            .collect();
+        let quiet = DEFAULT_QUIET.as_millis() as Millis;
+        let times: Vec<Millis> = dumps.iter().map(|(t, _)| *t).collect();
+        assert_eq!(
+            times,
+            [1_200 + DUMP_REPLY_MS, 1_000 + quiet + DUMP_REPLY_MS]
+        );
+        for (_, board) in dumps {
+            assert_eq!(board.piece_at(Square::E4), Some(pawn));
+            assert_eq!(board.piece_at(Square::E2), None);
+        }
+        assert!(verified.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+        assert_eq!(verified.len(), observations.len() + 2);
+    }
 }
