@@ -1348,11 +1348,7 @@ impl Machine {
             return None;
         }
         let made = self.reached_at.get(n).copied().unwrap_or(0);
-        let doubted = if self.held.is_some() {
-            self.held_since
-        } else {
-            self.now
-        };
+        let doubted = self.doubted_since();
         if doubted > made.saturating_add(self.config.moved_on_ms) {
             return None;
         }
@@ -1388,6 +1384,15 @@ impl Machine {
         })
     }
 
+    /// Since when the board has shown what is being read: since play was held, or now.
+    fn doubted_since(&self) -> Millis {
+        if self.held.is_some() {
+            self.held_since
+        } else {
+            self.now
+        }
+    }
+
     /// The last two moves' pieces both standing further along their lines, and nothing
     /// else changed: both players' pieces paused on the way and went on, each pause read as
     /// the move (a press may have made the first final meanwhile, on the board as it was then
@@ -1401,11 +1406,7 @@ impl Machine {
             return None;
         }
         let paused = self.reached_at.get(from + 1).copied()?;
-        let doubted = if self.held.is_some() {
-            self.held_since
-        } else {
-            self.now
-        };
+        let doubted = self.doubted_since();
         if doubted > paused.saturating_add(self.config.moved_on_ms) {
             return None;
         }
@@ -1418,9 +1419,13 @@ impl Machine {
         // A first move its player pressed for before the reply began stood, and was
         // answered: its piece going on later is a move of its own.
         let replied_to_pressed = withdrawn.get(1).and_then(|reply| {
-            let pressed = Some(self.turn_start[from + 1]).filter(|&p| p > paused)?;
+            let pressed = self
+                .turn_start
+                .get(from + 1)
+                .copied()
+                .filter(|&p| p > paused)?;
             let mover = self.game.positions()[from].turn();
-            let began = self.first_lift(reply.from()?, !mover, self.reached_at[from])?;
+            let began = self.first_lift(reply.from()?, !mover, *self.reached_at.get(from)?)?;
             Some(pressed < began)
         });
         if replied_to_pressed == Some(true) {
@@ -2787,6 +2792,7 @@ struct Timing {
 }
 
 impl Timing {
+    /// The timing of `seq` played from `start`.
     fn of(reports: &Reports<'_>, start: &Chess, seq: &[Move]) -> Timing {
         Timing {
             overlap: reports.overlap(start, seq),
