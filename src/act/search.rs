@@ -244,25 +244,24 @@ impl Reports<'_> {
     /// More than zero means the next player began before the previous move was over, or
     /// that one of the "moves" was a piece knocked over by the hand making the other.
     pub fn overlap(&self, start: &Chess, seq: &[Move]) -> Millis {
-        let carried = self.carried(start, seq);
-        let mut most = 0;
-        for arrival in &carried {
-            let Some(arrived) = arrival.arrived else {
-                continue;
-            };
-            for departure in carried.iter().filter(|d| d.ply > arrival.ply) {
-                if let Some(left) = departure.left {
-                    most = most.max(arrived.saturating_sub(left));
-                }
-            }
-        }
-        most
+        self.most_before_arrival(start, seq, |later| later.left)
     }
 
     /// How long before a piece of `seq` was seen arriving for good a piece of a later move
     /// of the sequence was: zero when the moves were seen finished in their order. More
     /// than zero means a reply was over before the move it answers, which hands do not do.
     pub fn finished_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
+        self.most_before_arrival(start, seq, |later| later.arrived)
+    }
+
+    /// The most that `seen` of a piece carried by a later move of `seq` comes before the
+    /// arrival of a piece carried by an earlier one.
+    fn most_before_arrival(
+        &self,
+        start: &Chess,
+        seq: &[Move],
+        seen: impl Fn(&Carried) -> Option<Millis>,
+    ) -> Millis {
         let carried = self.carried(start, seq);
         let mut most = 0;
         for earlier in &carried {
@@ -270,8 +269,8 @@ impl Reports<'_> {
                 continue;
             };
             for later in carried.iter().filter(|c| c.ply > earlier.ply) {
-                if let Some(later_arrived) = later.arrived {
-                    most = most.max(arrived.saturating_sub(later_arrived));
+                if let Some(t) = seen(later) {
+                    most = most.max(arrived.saturating_sub(t));
                 }
             }
         }
