@@ -1384,6 +1384,11 @@ impl Machine {
         })
     }
 
+    /// The moves recorded from position `k` on.
+    fn moves_since(&self, k: usize) -> Vec<Move> {
+        self.game.moves()[k..].iter().map(|p| p.mv).collect()
+    }
+
     /// Since when the board has shown what is being read: since play was held, or now.
     fn doubted_since(&self) -> Millis {
         if self.held.is_some() {
@@ -1415,7 +1420,7 @@ impl Machine {
         else {
             return None;
         };
-        let withdrawn: Vec<Move> = self.game.moves()[from..].iter().map(|p| p.mv).collect();
+        let withdrawn = self.moves_since(from);
         // A first move its player pressed for before the reply began stood, and was
         // answered: its piece going on later is a move of its own.
         let replied_to_pressed = withdrawn.get(1).and_then(|reply| {
@@ -1475,7 +1480,7 @@ impl Machine {
             }
             // More moves than were recorded, overlapping in time far more than the recorded
             // ones, are a displaced piece read as moves, not what the recorded moves were.
-            let withdrawn: Vec<Move> = self.game.moves()[k..].iter().map(|p| p.mv).collect();
+            let withdrawn = self.moves_since(k);
             if moves.len() > withdrawn.len() {
                 let overlap = reports.overlap(&positions[k], &moves);
                 let recorded_overlap = reports.overlap(&positions[k], &withdrawn);
@@ -2691,7 +2696,7 @@ impl Machine {
             else {
                 return None;
             };
-            let recorded: Vec<Move> = self.game.moves()[k..].iter().map(|p| p.mv).collect();
+            let recorded = self.moves_since(k);
             let ms = reports.overlap(start, &seq);
             (ms < reports.overlap(start, &recorded))
                 .then(|| (k, seq.clone(), Doubt::Overlapping { moves: seq, ms }))

@@ -112,13 +112,9 @@ impl Reports<'_> {
             // last report is the arrival.
             let arrivals: Bitboard = paths.iter().map(|&(_, to)| to).collect();
             for (from, to) in paths {
-                let role = match m {
-                    Move::Castle { rook, .. } if from == rook => Role::Rook,
-                    _ => m.role(),
-                };
                 let piece = Piece {
                     color: turn(i),
-                    role,
+                    role: role_leaving(m, from),
                 };
                 let left = final_time(from)
                     .filter(|_| !arrivals.contains(from))
@@ -208,13 +204,9 @@ impl Reports<'_> {
                 let previous = self.previous[to as usize].filter(|&t| t > self.since);
                 let seen = match self.placed {
                     Some(placed) => {
-                        let role = match m {
-                            Move::Castle { rook, .. } if from == rook => Role::Rook,
-                            _ => m.promotion().unwrap_or(m.role()),
-                        };
                         let piece = Piece {
                             color: turn(i),
-                            role,
+                            role: m.promotion().unwrap_or(role_leaving(m, from)),
                         };
                         let named = placed
                             .iter()
@@ -298,6 +290,15 @@ fn paths(m: Move, color: Color) -> Vec<(Square, Square)> {
             None => Vec::new(),
         },
         Move::Put { .. } => Vec::new(),
+    }
+}
+
+/// The piece a move carries off `from`, one of its [`paths`]: castling's rook from the
+/// rook's square, else the moving piece (a pawn, before it is promoted).
+fn role_leaving(m: Move, from: Square) -> Role {
+    match m {
+        Move::Castle { rook, .. } if from == rook => Role::Rook,
+        _ => m.role(),
     }
 }
 
