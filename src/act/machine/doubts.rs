@@ -1,0 +1,285 @@
+//! Doubts: why an adopted move is not certain, and the alert that says so.
+
+use shakmaty::{Bitboard, Move, Position, Role};
+
+use super::{Machine, color_word, ply_number};
+use crate::act::{Event, Severity};
+use crate::board::Millis;
+
+/// Why an adopted move is not certain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Doubt {
+    /// Several sequences from ply `from` explain the board; only their common part was
+    /// adopted.
+    Sequences { from: usize, seqs: Vec<Vec<Move>> },
+    /// An occupancy-only board cannot show which piece a pawn became.
+    PromotionPiece,
+    /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
+    Overlapping { moves: Vec<Move>, ms: Millis },
+    /// The reconstructed moves put a piece on `squares` and changed them again, though the
+    /// board never showed it there: a displaced piece may have been read as moves.
+    UnseenArrival { moves: Vec<Move>, squares: Bitboard },
+    /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
+    /// arriving, and that piece then went on: a piece knocked by the moving hand may have
+    /// been read as the reply.
+    QuickReply { reply: Move, ms: Millis },
+    /// A pawn's single step `step` was taken on its square after standing there `stood_ms`;
+    /// it may have gone on with `double` and been taken en passant unseen.
+    Unsampled {
+        step: Move,
+        double: Move,
+        stood_ms: Millis,
+    },
+    /// The piece of the move `first` was carried on to another square `stood_ms` after it
+    /// arrived: a slide seen late, or a released piece moved again (4.7); or `first` was the
+    /// rook of a castling made rook first (4.4.2).
+    MovedOn { first: Move, stood_ms: Millis },
+    /// The piece of the pressed move `first` was moved on along the same line by `next`,
+    /// begun `ms` after the opponent's reply was made, quicker than a hand answers: one move
+    /// seen late (its press made before the last square was reported) or a premove.
+    GoneOnAtOnce { first: Move, next: Move, ms: Millis },
+    /// Moves already made final (`withdrawn`, from ply `from`) were read again as `moves`:
+    /// the board's later reports explain it only that way (a slow scan reported a slide's
+    /// end after the press, an update was lost).
+    Reread {
+        from: usize,
+        withdrawn: Vec<Move>,
+        moves: Vec<Move>,
+    },
+}
+
+impl Machine {
+    pub(super) fn raise_doubt(&mut self, doubt: Doubt, t: Millis, out: &mut Vec<Event>) {
+        if self.doubt.as_ref() == Some(&doubt) {
+            return;
+        }
+        let side = self.game.position().turn();
+        let alert = match &doubt {
+            Doubt::Sequences { seqs, .. } => {
+                let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+                let lines: Vec<String> = seqs
+                    .iter()
+                    .map(|seq| {
+                        seq.iter()
+                            .map(|m| {
+                                shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode())
+                                    .to_string()
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                a.message = format!(
+                    "board updates were missed and {} move sequences explain the board ({}); \
+                     nothing is recorded past ply {} until the board tells them apart",
+                    seqs.len(),
+                    lines.join(" | "),
+                    self.game.plies()
+                );
+                let mut squares = Bitboard::EMPTY;
+                for m in seqs.iter().flatten() {
+                    squares |= crate::act::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a
+            }
+            Doubt::Overlapping { moves, ms } => {
+                let mut a = self.alert("7.4", None, t, Severity::Warning);
+                let sans;
+                (a.ply, sans) = self.last_moves(moves.len());
+                let mut squares = Bitboard::EMPTY;
+                for m in moves {
+                    squares |= crate::act::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {sans} were read from actions that overlapped by {ms} ms (a move \
+                     began before the one before it was over): one of them may be a knocked or \
+                     displaced piece; the arbiter should check"
+                );
+                a
+            }
+            Doubt::UnseenArrival { moves, squares } => {
+                let mut a = self.alert("7.4", None, t, Severity::Warning);
+                let sans;
+                (a.ply, sans) = self.last_moves(moves.len());
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {sans} need a piece to arrive on {} and be taken or moved on, \
+                     but the board never showed it there: a knocked or displaced piece may \
+                     have been read as moves; the arbiter should check",
+                    a.squares.join(" ")
+                );
+                a
+            }
+            Doubt::QuickReply { reply, ms } => {
+                let mut a = self.alert("7.4", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                a.squares = crate::act::search::squares_of(*reply)
+                    .into_iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "{} {} was complete {ms} ms after the piece it answers was first seen on \
+                     its way, and that piece went on moving: it may be a piece knocked over by \
+                     the moving hand; the arbiter should check",
+                    color_word(!side),
+                    self.game.moves().last().map_or("", |p| p.san.as_str()),
+                );
+                a
+            }
+            Doubt::Unsampled {
+                step,
+                double,
+                stood_ms,
+            } => {
+                let mut a = self.alert("3.7.3.1", Some(!side), t, Severity::Warning);
+                a.ply = self.ply().saturating_sub(1);
+                let uci = |m: &Move| shakmaty::uci::UciMove::from_standard(*m).to_string();
+                a.squares = [step.from(), Some(step.to()), Some(double.to())]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "the pawn was seen on {} for {stood_ms} ms before it was taken there; the \
+                     board never showed it on {}. Recorded: {} and a capture on {}; if the pawn \
+                     went on, the moves were {} and an en passant capture. The arbiter should \
+                     check",
+                    step.to(),
+                    double.to(),
+                    uci(step),
+                    step.to(),
+                    uci(double),
+                );
+                a
+            }
+            Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            } => {
+                let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+                a.ply = ply_number(from + 1);
+                let uci = |ms: &[Move]| {
+                    ms.iter()
+                        .map(|m| {
+                            shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode())
+                                .to_string()
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let mut squares = Bitboard::EMPTY;
+                for m in withdrawn.iter().chain(moves) {
+                    squares |= crate::act::search::squares_of(*m);
+                }
+                a.squares = squares.into_iter().map(|s| s.to_string()).collect();
+                a.message = format!(
+                    "the moves {} from ply {}, already confirmed, were read again as {}: only that \
+                     explains what the board reported since (a late or lost update); the \
+                     arbiter should check",
+                    uci(withdrawn),
+                    ply_number(from + 1),
+                    uci(moves),
+                );
+                a
+            }
+            Doubt::MovedOn { first, .. }
+                if first.role() == Role::Rook
+                    && self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
+            {
+                let mut a = self.alert("4.4.2", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                a.squares = first
+                    .from()
+                    .into_iter()
+                    .chain([first.to()])
+                    .map(|s| s.to_string())
+                    .collect();
+                a.message = format!(
+                    "the rook was moved first ({}) and the king followed: recorded as \
+                     castling; castling with the rook touched first is not allowed \
+                     (4.4.2): the rook move stands if the arbiter so decides",
+                    shakmaty::uci::UciMove::from_move(*first, self.game.castling_mode()),
+                );
+                a
+            }
+            Doubt::MovedOn { first, stood_ms } => {
+                let ply = self
+                    .game
+                    .moves()
+                    .iter()
+                    .rposition(|p| p.mv.from() == first.from())
+                    .unwrap_or(0);
+                let slide = self.game.moves().get(ply).map(|p| p.mv);
+                let mover = self.game.positions()[ply].turn();
+                let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
+                a.ply = ply_number(ply + 1);
+                let to = slide.map(|m| m.to());
+                a.squares = [first.from(), Some(first.to()), to]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .collect();
+                let to = to.map_or(String::new(), |s| s.to_string());
+                a.message = format!(
+                    "the piece seen arriving on {} went on to {to} {stood_ms} ms later: it is \
+                     recorded as one move to {to}; if it had been released on {} (4.7), that \
+                     was the move. The arbiter should check",
+                    first.to(),
+                    first.to()
+                );
+                a
+            }
+            Doubt::GoneOnAtOnce { first, next, ms } => {
+                let mover = !side;
+                let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
+                a.ply = self.ply();
+                a.squares = [first.from(), Some(first.to()), Some(next.to())]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .collect();
+                let from = first.from().map_or(String::new(), |s| s.to_string());
+                a.message = format!(
+                    "{} moved the {} on {} again, to {}, {ms} ms after {}'s reply was made, \
+                     sooner than a hand answers: it may have gone from {from} to {} in one \
+                     move, the board reporting it leaving {} only after the reply. Both \
+                     moves are recorded; the arbiter should check",
+                    color_word(mover),
+                    crate::act::touch::name(first.role()),
+                    first.to(),
+                    next.to(),
+                    color_word(side),
+                    next.to(),
+                    first.to()
+                );
+                a
+            }
+            Doubt::PromotionPiece => {
+                let mut a = self.alert("4.6", Some(!side), t, Severity::Warning);
+                a.ply = self.ply();
+                if let Some(last) = self.game.moves().last() {
+                    a.squares = vec![last.mv.to().to_string()];
+                }
+                a.message = "the board cannot tell which piece the pawn became: a queen is \
+                             recorded; the arbiter should check"
+                    .to_string();
+                a
+            }
+        };
+        out.push(Event::Alert(alert));
+        self.doubt = Some(doubt);
+    }
+
+    /// The ply number of the first of the last `count` recorded moves, and their SAN.
+    pub(super) fn last_moves(&self, count: usize) -> (u32, String) {
+        let first = self.game.plies().saturating_sub(count);
+        let sans: Vec<&str> = self.game.moves()[first..]
+            .iter()
+            .map(|p| p.san.as_str())
+            .collect();
+        (ply_number(first + 1), sans.join(" "))
+    }
+}
