@@ -1,5 +1,7 @@
 //! Input handlers: observations and the passing of time.
 
+use shakmaty::{Board, Piece, Square};
+
 use super::presses::{Press, WHEN_RESTORED};
 use super::start_and_end::SIGNAL_STANDS_MS;
 use super::{Machine, Phase};
@@ -19,52 +21,11 @@ impl Machine {
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
         match &obs.kind {
-            ObservationKind::Emptied(sq) => {
-                let sq = self.map(*sq);
-                self.seen(sq, t);
-                let piece = self.physical.empty(sq, t);
-                if let Some(piece) = piece
-                    && self.phase == Phase::Playing
-                {
-                    self.on_lift(sq, piece, t, out);
-                }
-                self.board_changed(t, out);
-            }
+            ObservationKind::Emptied(sq) => self.observe_emptied(self.map(*sq), t, out),
             ObservationKind::Placed(sq, piece) => {
-                let sq = self.map(*sq);
-                self.seen(sq, t);
-                if self.phase == Phase::Playing {
-                    self.on_place(sq, *piece, t, out);
-                }
-                self.physical.place(sq, *piece);
-                if self.phase == Phase::Playing
-                    && self.config.identifies_pieces
-                    && self.surplus.is_none()
-                    && self.surplus_at(sq)
-                {
-                    self.surplus = Some((sq, t, t.saturating_add(self.config.missed_update_ms)));
-                }
-                self.board_changed(t, out);
+                self.observe_placed(self.map(*sq), *piece, t, out);
             }
-            ObservationKind::Snapshot(snapshot) => {
-                let mut board = snapshot.board.clone();
-                if self.rotated {
-                    board.rotate_180();
-                }
-                let changed = self.physical.diff(&board);
-                for sq in changed {
-                    self.seen(sq, t);
-                    if let Some(piece) = board.piece_at(sq) {
-                        self.note_placement(sq, piece, t);
-                    }
-                }
-                self.undated |= changed;
-                if changed.count() >= 2 {
-                    self.outage = Some(t);
-                }
-                self.physical.replace(&board);
-                self.board_changed(t, out);
-            }
+            ObservationKind::Snapshot(snapshot) => self.observe_snapshot(&snapshot.board, t, out),
             ObservationKind::ClockPressed { by } => self.on_press(*by, t, out),
             ObservationKind::MagicPiece(sq, magic) => {
                 let sq = self.map(*sq);
@@ -78,19 +39,82 @@ impl Machine {
                 }
             }
             ObservationKind::ClockTimes(reading) => {
-                let times = (reading.white_ms, reading.black_ms);
-                if self.phase == Phase::Playing && self.last_clock != Some(times) {
-                    self.last_clock = Some(times);
-                    out.push(Event::Clock {
-                        white_ms: times.0,
-                        black_ms: times.1,
-                        ply: self.ply(),
-                        t_ms: t,
-                    });
-                }
+                self.observe_clock_times((reading.white_ms, reading.black_ms), t, out);
             }
         }
         self.advance(t, out);
+    }
+
+    /// The board reported `sq` (in game coordinates) emptied: a lift.
+    fn observe_emptied(&mut self, sq: Square, t: Millis, out: &mut Vec<Event>) {
+        self.seen(sq, t);
+        let piece = self.physical.empty(sq, t);
+        if let Some(piece) = piece
+            && self.phase == Phase::Playing
+        {
+            self.on_lift(sq, piece, t, out);
+        }
+        self.board_changed(t, out);
+    }
+
+    /// The board reported `piece` put on `sq` (in game coordinates). A piece one more of its
+    /// kind than the game can have starts the wait for its lost lift
+    /// ([`MachineConfig::missed_update_ms`](super::MachineConfig::missed_update_ms)).
+    fn observe_placed(
+        &mut self,
+        sq: Square,
+        piece: Option<Piece>,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        self.seen(sq, t);
+        if self.phase == Phase::Playing {
+            self.on_place(sq, piece, t, out);
+        }
+        self.physical.place(sq, piece);
+        if self.phase == Phase::Playing
+            && self.config.identifies_pieces
+            && self.surplus.is_none()
+            && self.surplus_at(sq)
+        {
+            self.surplus = Some((sq, t, t.saturating_add(self.config.missed_update_ms)));
+        }
+        self.board_changed(t, out);
+    }
+
+    /// The board sent a dump of all squares (`board`, as the board is turned): the squares
+    /// it found changed are undated, and two or more of them mean updates were lost.
+    fn observe_snapshot(&mut self, board: &Board, t: Millis, out: &mut Vec<Event>) {
+        let mut board = board.clone();
+        if self.rotated {
+            board.rotate_180();
+        }
+        let changed = self.physical.diff(&board);
+        for sq in changed {
+            self.seen(sq, t);
+            if let Some(piece) = board.piece_at(sq) {
+                self.note_placement(sq, piece, t);
+            }
+        }
+        self.undated |= changed;
+        if changed.count() >= 2 {
+            self.outage = Some(t);
+        }
+        self.physical.replace(&board);
+        self.board_changed(t, out);
+    }
+
+    /// The clock showed `times` (White's, Black's): reported when they changed.
+    fn observe_clock_times(&mut self, times: (u64, u64), t: Millis, out: &mut Vec<Event>) {
+        if self.phase == Phase::Playing && self.last_clock != Some(times) {
+            self.last_clock = Some(times);
+            out.push(Event::Clock {
+                white_ms: times.0,
+                black_ms: times.1,
+                ply: self.ply(),
+                t_ms: t,
+            });
+        }
     }
 
     /// Does, at its own time, whatever fell due before `t` (a press judged, a lost lift

@@ -96,7 +96,7 @@ pub struct Machine {
     placements: Vec<(Square, Piece, Millis)>,
     pending_end: Option<PendingEnd>,
     /// A result signal on the board and when it was made: it ends the game once it has
-    /// stood [`SIGNAL_STANDS_MS`] (a knocked king can land beside the other for a moment).
+    /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land beside the other for a moment).
     pending_signal: Option<(Ending, Millis)>,
     outage: Option<Millis>,
     lifted_last: bool,
@@ -232,13 +232,7 @@ impl Machine {
         }
     }
 
-    fn alert(
-        &self,
-        article: &str,
-        side: Option<Color>,
-        t: Millis,
-        severity: Severity,
-    ) -> Alert {
+    fn alert(&self, article: &str, side: Option<Color>, t: Millis, severity: Severity) -> Alert {
         Alert {
             article: article.to_string(),
             side: side.map(ColorName::from),

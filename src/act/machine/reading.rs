@@ -72,6 +72,11 @@ impl Machine {
 
     /// [`Machine::read_board`]; `pressed` when a clock press says the moves are made, so a
     /// board that could still be a move in progress is explained by the moves if they do.
+    ///
+    /// The readings are tried from the most to the least likely: the game as it is, one
+    /// more move, a doubt told apart by the next move, a revision of moves still open, the
+    /// last move's piece gone on, and only when no move is in progress a reconstruction of
+    /// missed moves, a piece gone on past replies, or moves made final read again.
     pub(super) fn read(&self, pressed: bool) -> Reading {
         let s = self.sensed();
         let positions = self.game.positions();
@@ -83,11 +88,38 @@ impl Machine {
         if let Some((m, doubt)) = choose(&s.single_moves(current)) {
             return self.one_move_from(n, m, doubt);
         }
-        if let Some(resolved) = self.resolve_doubt(&s) {
-            return resolved;
+        if let Some(reading) = self
+            .resolve_doubt(&s)
+            .or_else(|| self.revision(&s))
+            // The last move's piece standing on a further square, and nothing else changed:
+            // no piece is in the air, whatever the last report was.
+            .or_else(|| self.moved_on(&s, false))
+            .or_else(|| self.both_moved_on(&s))
+        {
+            return reading;
         }
         let revisable = self.settled..n;
-        for k in revisable.clone().rev() {
+        let in_progress = s.in_progress(current)
+            || revisable.clone().any(|k| s.in_progress(&positions[k]))
+            || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
+        // A lift completes no sequence of moves: a piece just lifted is in the air, not
+        // captured on a square nobody saw it reach.
+        if (in_progress || self.lifted_last) && !pressed {
+            return Reading::Unexplained { in_progress };
+        }
+        self.shortest_reconstruction(&s)
+            .or_else(|| self.moved_on(&s, true))
+            .or_else(|| self.reread_final_moves(&s))
+            .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// A revision: the board is back at a position whose move no press made final, or one
+    /// move from there explains it (a slide that continued, a rook-first castling).
+    fn revision(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let current = &positions[n];
+        for k in (self.settled..n).rev() {
             let pos = &positions[k];
             let back_here = s.diff(pos.board()).is_empty();
             let single = choose(&s.single_moves(pos));
@@ -100,48 +132,36 @@ impl Machine {
                 && let Explanation::Unique(on) = s.sequences(current, n - k, &self.reports(n))
                 && on.len() == n - k
             {
-                return Reading::Adopt {
+                return Some(Reading::Adopt {
                     from: n,
                     moves: on,
                     doubt: None,
-                };
+                });
             }
             let kept = k - self.settled + usize::from(!back_here);
-            if let Some(shorter) = self.fewer_moves_before(&s, k, kept) {
-                return shorter;
+            if let Some(shorter) = self.fewer_moves_before(s, k, kept) {
+                return Some(shorter);
             }
-            return match single {
+            return Some(match single {
                 Some((m, doubt)) if !back_here => self.one_move_from(k, m, doubt),
                 _ => Reading::Adopt {
                     from: k,
                     moves: Vec::new(),
                     doubt: None,
                 },
-            };
+            });
         }
-        // The last move's piece standing on a further square, and nothing else changed: no
-        // piece is in the air, whatever the last report was.
-        if let Some(reading) = self.moved_on(&s, false).or_else(|| self.both_moved_on(&s)) {
-            return reading;
-        }
-        let in_progress = s.in_progress(current)
-            || revisable.clone().any(|k| s.in_progress(&positions[k]))
-            || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
-        // A lift completes no sequence of moves: a piece just lifted is in the air, not
-        // captured on a square nobody saw it reach.
-        if (in_progress || self.lifted_last) && !pressed {
-            return Reading::Unexplained { in_progress };
-        }
-        // The shortest explanation counted from the oldest revisable position wins; on a
-        // tie the recorded moves are kept. A shorter one is not taken when its moves
-        // overlap (a move begun before the one before it was over) by more than a hand's
-        // answer beyond the longer one's: the piece stood where the longer one leaves it.
-        // Unless the longer one has a move seen finished before the move it answers, which
-        // hands do not do: the longer one is then as doubtful, and only an overlap beyond
-        // what a scan can reorder speaks against the shorter (a scanning board reports a
-        // blitz reply's start before the end of the move it answers).
+        None
+    }
+
+    /// The shortest sequence of missed moves that explains the board, counted from the
+    /// oldest revisable position; on a tie the recorded moves are kept. Sequences that
+    /// several move orders explain are adopted up to their common part, with a doubt.
+    fn shortest_reconstruction(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
         let mut best: Option<(usize, Reading, Timing)> = None;
-        for k in std::iter::once(n).chain(revisable.rev()) {
+        for k in std::iter::once(n).chain((self.settled..n).rev()) {
             let kept = k - self.settled;
             let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
             let depth = self
@@ -160,15 +180,10 @@ impl Machine {
                 Explanation::None => continue,
                 Explanation::Unique(seq) => {
                     let timing = Timing::of(&reports, &positions[k], &seq);
-                    let worse = best.as_ref().is_some_and(|(.., longer)| {
-                        let beyond =
-                            |ms: Millis| timing.overlap > longer.overlap.saturating_add(ms);
-                        let answer = self.config.two_hands_threshold_ms;
-                        beyond(answer)
-                            && (longer.out_of_order <= timing.out_of_order
-                                || beyond(answer.saturating_add(self.config.report_reorder_ms)))
-                    });
-                    if worse {
+                    if best
+                        .as_ref()
+                        .is_some_and(|(.., longer)| self.overlaps_too_much(&timing, longer))
+                    {
                         continue;
                     }
                     (
@@ -189,12 +204,22 @@ impl Machine {
             };
             best = Some((kept + len, reading, timing));
         }
-        if let Some((_, reading, _)) = best {
-            return reading;
-        }
-        self.moved_on(&s, true)
-            .or_else(|| self.reread_final_moves(&s))
-            .unwrap_or(Reading::Unexplained { in_progress: false })
+        best.map(|(_, reading, _)| reading)
+    }
+
+    /// True when a shorter reconstruction (`shorter`) is not taken over a `longer` one: its
+    /// moves overlap (a move begun before the one before it was over) by more than a hand's
+    /// answer beyond the longer one's, so the piece stood where the longer one leaves it.
+    /// Unless the longer one has a move seen finished before the move it answers, which
+    /// hands do not do: the longer one is then as doubtful, and only an overlap beyond what
+    /// a scan can reorder speaks against the shorter (a scanning board reports a blitz
+    /// reply's start before the end of the move it answers).
+    fn overlaps_too_much(&self, shorter: &Timing, longer: &Timing) -> bool {
+        let beyond = |ms: Millis| shorter.overlap > longer.overlap.saturating_add(ms);
+        let answer = self.config.two_hands_threshold_ms;
+        beyond(answer)
+            && (longer.out_of_order <= shorter.out_of_order
+                || beyond(answer.saturating_add(self.config.report_reorder_ms)))
     }
 
     /// The reading of `seq`, the one sequence of moves from position `k` that explains the

@@ -1,6 +1,6 @@
 //! Re-reading moves already recorded from what the board showed since.
 
-use shakmaty::{Move, Position, Role};
+use shakmaty::{Color, Move, Position, Role, Square};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
@@ -70,7 +70,7 @@ impl Machine {
     /// else changed: both players' pieces paused on the way and went on, each pause read as
     /// the move (a press may have made the first final meanwhile, on the board as it was then
     /// reported). Read as the two longer moves from the position before them, with a
-    /// warning, when the board showed this within [`MachineConfig::moved_on_ms`] of the
+    /// warning, when the board showed this within [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) of the
     /// first pause and no other pair of moves explains it.
     pub(super) fn both_moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
         let n = self.game.plies();
@@ -122,7 +122,7 @@ impl Machine {
     }
 
     /// Moves made final that the board, nothing else explaining it, shows were other moves:
-    /// from one of the [`REREAD_PLIES`] positions before the final ones, exactly one legal
+    /// from one of the [`REREAD_PLIES`](super::REREAD_PLIES) positions before the final ones, exactly one legal
     /// sequence leaves the board as it is and agrees with every report since. A press made
     /// them final on the board as it was then reported; a slow scan can report the end of a
     /// slide, or a castling's king, after the press.
@@ -273,13 +273,30 @@ impl Machine {
             return None;
         }
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
-        let stepper = before.turn();
+        let left = self.stepped_pawn_left(stop, capturer, before.turn(), arrived)?;
+        Some(Doubt::Unsampled {
+            step,
+            double,
+            stood_ms: left.saturating_sub(arrived),
+        })
+    }
+
+    /// When the pawn of `stepper` that arrived on `stop` at `arrived` left it again, if that
+    /// leaves room for an unsampled double step: before the `capturer` was lifted, and
+    /// within a scan of its arrival unless before its player pressed.
+    fn stepped_pawn_left(
+        &self,
+        stop: Square,
+        capturer: Square,
+        stepper: Color,
+        arrived: Millis,
+    ) -> Option<Millis> {
         let seen_leaving = self
             .lifts
             .iter()
             .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)
             .map(|l| l.t_ms);
-        let left = match seen_leaving {
+        match seen_leaving {
             Some(left) => {
                 let capturer_lifted = self
                     .lifts
@@ -293,7 +310,7 @@ impl Machine {
                 {
                     return None;
                 }
-                left
+                Some(left)
             }
             // The square went straight from the pawn to the capturer: every sample between
             // showed the pawn, so it left within a scan of the capturer's arrival, and only
@@ -303,13 +320,8 @@ impl Machine {
                 if replaced.saturating_sub(arrived) > self.config.report_reorder_ms {
                     return None;
                 }
-                replaced
+                Some(replaced)
             }
-        };
-        Some(Doubt::Unsampled {
-            step,
-            double,
-            stood_ms: left.saturating_sub(arrived),
-        })
+        }
     }
 }
