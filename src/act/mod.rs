@@ -1,26 +1,142 @@
 //! The act of moving (FIDE Articles 4 and 7): turns observations into moves and alerts.
 //!
-//! The machine is deterministic: observations (with their receive times) in, [`Event`]s out.
-//! Its events are the contract with the recorder, the store and the server.
+//! The machine is deterministic and does no I/O: observations (with their receive times)
+//! in, [`Event`]s out. Time is a parameter: nothing here reads a clock. Its events are the
+//! contract with the recorder, the store and the server.
 //!
-//! How it reads the board: after every observation the sensed board is compared with the
-//! game position. If it is the position after one legal move, that move is recorded at once
-//! (no settle delay). If it is explained by a different move from a position whose move was
-//! not yet confirmed by a clock press (a slide that continued, a rook-first castling), the
-//! unconfirmed moves are withdrawn with [`Event::Revision`] and replaced. If updates were
-//! missed, the shortest sequence of legal moves that explains the board is reconstructed;
-//! when several explain it, only their common part is recorded and an alert says where the
-//! doubt is. A board that no legal continuation explains and that is not a move being made
-//! holds the game ([`Event::BoardState`]) until it is restored (7.4, 7.6). Lifts are the
-//! touches a sensor board can see: they are judged under 4.3 and 4.4 when the move is made.
+//! # Driving it
 //!
-//! Alerts raised, by article: 4.3.1, 4.3.2, 4.3.3, 4.4.1, 4.4.2, 4.4.3 (touch-move and
-//! castling order, with 4.8 when the opponent's claim lapsed), 4.6 (promotion piece assumed a
-//! queen on an occupancy-only board), 7.2.1 (wrong set-up, square by square), 7.5.1, 7.5.2,
-//! 7.5.3 (completed illegal moves; a press is judged after
-//! [`MachineConfig::press_grace_ms`], since a board may report the last placement after the
-//! press), 7.5.4 (suspected two hands), 7.5.5 (the proposed penalty), 3.10.3 (an illegal
-//! position at a press) and 8.5.3 (missed updates that several move orders explain).
+//! - [`Machine::observe`] takes one observation and appends what it caused to `out`.
+//! - [`Machine::next_deadline`] says when something falls due without an observation (a
+//!   press to judge, a move to make final, a lost update to look for, an end to confirm);
+//!   the caller's timer then calls [`Machine::advance`] with that time.
+//! - [`Machine::catch_up`] does, each at its own time, whatever fell due before a given
+//!   time; `observe` calls it itself, so a caller without a timer loses nothing but
+//!   promptness.
+//!
+//! # How it reads the board
+//!
+//! After every observation the sensed board is compared with the game position. If it is
+//! the position after one legal move, that move is recorded at once (no settle delay). If
+//! it is explained by a different move from a position whose move was not yet confirmed by
+//! a clock press (a slide that continued, a rook-first castling), the unconfirmed moves are
+//! withdrawn with [`Event::Revision`] and replaced. If updates were missed, the shortest
+//! sequence of legal moves that explains the board is reconstructed; when several explain
+//! it, only their common part is recorded and an alert says where the doubt is. A board
+//! that no legal continuation explains and that is not a move being made holds the game
+//! ([`Event::BoardState`]) until it is restored (7.4, 7.6). Lifts are the touches a sensor
+//! board can see: they are judged under 4.3 and 4.4 when the move is made.
+//!
+//! # States
+//!
+//! The life of a game ([`Phase`]):
+//!
+//! ```text
+//!            start position stands                 mate, stalemate, dead position,
+//!            (7.2.1: a wrong set-up is told)       repetition, 75 moves (confirmed),
+//!   Waiting ─────────────────────────────▶ Playing ─── result signal, magic piece ──▶ Ended
+//!                                           ▲   │                                      │
+//!                                           │   │ start position again                 │
+//!                                           │   └──(the board reset mid-game)──┐       │
+//!                                           └──────────────────────────────────┴───────┘
+//!                                                      start position stands
+//! ```
+//!
+//! While playing, each recorded move goes through these states, and the board as a whole
+//! is either explained or held:
+//!
+//! ```text
+//!  board explained by one move (or a reconstruction)
+//!        │
+//!        ▼
+//!  open ────── clock press by the mover (6.2.1) ──────▶ completed ── press grace over,
+//!   │ │        (judged after the press grace when the                 landing square
+//!   │ │         board does not show the move yet)                     stands ──▶ final
+//!   │ └── two more moves recorded (revisable plies) ───────────────────────────▶ final
+//!   │
+//!   └── the board shows another move from before it ──▶ withdrawn (Revision) and replaced
+//!
+//!  final ── only the board's later reports explain it otherwise (re-read plies) ──▶ re-read
+//!
+//!  board explained ── nothing explains it, no move in progress ──▶ held (BoardState)
+//!  held ── board matches the game, or a continuation explains it ──▶ explained
+//! ```
+//!
+//! # Vocabulary
+//!
+//! The names the code uses, in one place:
+//!
+//! - **observation**: one report of the board or clock (a square emptied or placed, a full
+//!   board dump, a press, clock times), with its receive time.
+//! - **sensed board**: the board as the sensors show it now, in game coordinates (a board
+//!   turned round, 7.2.2, is mapped square by square).
+//! - **reading**: what explains the sensed board, relative to the game: the game as it is,
+//!   moves to adopt from some ply on (with a doubt or not), or nothing (possibly a move
+//!   still being made). Readings are tried from the likeliest to the least likely.
+//! - **adopting**: making the game from a ply on be the moves of a reading; moves recorded
+//!   past that ply that differ are withdrawn first.
+//! - **revision**: withdrawing recorded moves that turned out not to be the real ones
+//!   ([`Event::Revision`]); only **open** (revisable) moves are revised.
+//! - **reconstruction**: two or more moves that together explain a board whose updates were
+//!   missed (at most [`MachineConfig::max_reconstruction_plies`]).
+//! - **re-reading**: reading moves already made final again, when only that explains what
+//!   the board reported since (a slow scan reported a slide's end after the press).
+//! - **slide**, **moved on**, **carried on**: a piece seen arriving on a square and then
+//!   going on along its line; the pause was read as the move, and the move is revised to
+//!   the longer one (within [`MachineConfig::moved_on_ms`]).
+//! - **doubt**: why adopted moves are not certain (several move orders, overlapping
+//!   actions, a piece never seen arriving, a quick reply, a slide seen late, a promotion
+//!   piece an occupancy-only board cannot see). Raised once as an alert for the arbiter.
+//! - **hold**: while nothing explains the board and no move is being made, the game is held
+//!   on the differing squares ([`Event::BoardState`]); recording resumes once the board is
+//!   restored or explained.
+//! - **unrestored**: the hold after a completed illegal move (7.5.1), until the position
+//!   before it is set up again; presses on that board are not further illegal moves.
+//! - **press**: a clock press. It **completes** the presser's move (6.2.1,
+//!   [`Event::MoveCompleted`]); a press by the side to move without a recognised move is
+//!   judged under 7.5.1, 7.5.2 or 7.5.3.
+//! - **press grace**: [`MachineConfig::press_grace_ms`]: a press is judged, and a completed
+//!   move made final, only this long after the press, since a board may report the last
+//!   placement after the press.
+//! - **overtaken press**: a press by the side to move still waiting for the board when the
+//!   opponent pressed; it is judged first.
+//! - **final** (**settled**): a move no later observation revises, except by a re-reading.
+//! - **surplus**, **lost update**: one piece more of a kind than the game can have: a lift
+//!   the board did not report. After [`MachineConfig::missed_update_ms`] the square whose
+//!   lift was lost is looked for and taken as empty.
+//! - **reports**: when each square was last reported, which a reconstruction's moves must
+//!   agree with (within [`MachineConfig::report_reorder_ms`]).
+//! - **placements**: the pieces the board named on squares since the oldest open move: what
+//!   a reconstruction's promotions and captured arrivals must have been seen as.
+//! - **two hands**: two far-apart lifts or placements within
+//!   [`MachineConfig::two_hands_threshold_ms`] that one move involves (7.5.4).
+//! - **pending end**: an automatic end (mate, stalemate …) reached by a move that may still
+//!   be revised; it ends the game once the move stands.
+//! - **result signal**: both kings put on the centre squares (or a magic piece): the
+//!   players' agreed result.
+//!
+//! # Where to find what
+//!
+//! The machine lives in `machine/`, one file per concern, all `impl Machine` blocks:
+//! `input` (observations and time), `hands` (lifts, placements, 7.5.4, 4.8), `reading`
+//! (what explains the board), `rereading` and `slides` (moves already recorded read again),
+//! `lost_updates`, `adopting` (revisions and the hold), `recording` (a move and its
+//! touch-move judgement), `settling` (completions and finality), `doubts`, `presses`,
+//! `press_judgment` and `illegal_moves` (7.5), `start_and_end`, and `config`. The board
+//! search itself (which moves leave this board) is in `search`, touch-move in `touch`,
+//! set-ups in `start`, automatic ends and result signals in `ending`.
+//!
+//! # Alerts raised, by article
+//!
+//! 4.3.1, 4.3.2, 4.3.3, 4.4.1, 4.4.2, 4.4.3 (touch-move and castling order, with 4.8 when
+//! the opponent's claim lapsed), 4.6 (promotion piece assumed a queen on an occupancy-only
+//! board), 4.7 (a piece released and moved again), 7.2.1 (wrong set-up, square by square),
+//! 7.4 (displaced pieces, moves read from overlapping actions), 7.5.1, 7.5.2, 7.5.3
+//! (completed illegal moves; a press is judged after [`MachineConfig::press_grace_ms`],
+//! since a board may report the last placement after the press), 7.5.4 (suspected two
+//! hands), 7.5.5 (the proposed penalty), 3.7.3.1 (a double step taken en passant unseen),
+//! 3.10.3 (an illegal position at a press), 8.1 (king moves taken as a result signal) and
+//! 8.5.3 (missed updates that several move orders explain, moves re-read).
 
 mod ending;
 mod machine;

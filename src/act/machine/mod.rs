@@ -50,30 +50,49 @@ pub enum Phase {
 #[derive(Debug, Clone)]
 pub struct Machine {
     config: MachineConfig,
+    /// Which set-ups start a game (standard, FEN, Chess960).
     starts: StartRules,
+    /// The board as sensed, in game coordinates.
     physical: PhysicalBoard,
+    /// The board was found turned round (7.2.2): squares are mapped.
     rotated: bool,
     phase: Phase,
+    /// The game as recorded.
     game: Game,
     chess960: bool,
+    /// Plies made final: no later observation revises them (only a re-reading may).
     settled: usize,
+    /// Plies up to which a clock press completed the moves (6.2.1).
     completed: usize,
+    /// For each position of the game, when its player got the move: the move's arrival or,
+    /// later, its press.
     turn_start: Vec<Millis>,
+    /// For each position of the game, when the move that reached it was read.
     reached_at: Vec<Millis>,
+    /// When the board last reported each square.
     last_seen: [Option<Millis>; 64],
+    /// When the board reported each square before that.
     seen_before: [Option<Millis>; 64],
     /// Squares whose latest report is a board dump that found them changed: when they
     /// changed is unknown.
     undated: Bitboard,
+    /// Pieces lifted since the oldest move still open: the touches judged under 4.3 and 4.4.
     lifts: Vec<Lift>,
+    /// The squares the game is held on while nothing explains the board (7.4, 7.6).
     held: Option<Bitboard>,
+    /// When the current hold began.
     held_since: Millis,
+    /// The doubt last raised about the open moves: raised once, cleared when the board is
+    /// read without one.
     doubt: Option<Doubt>,
+    /// Completed illegal moves per player (7.5.5), indexed by colour.
     illegal_moves: [u32; 2],
     /// A completed illegal move (7.5.1) whose position has not been restored yet, while
     /// the game is held on it; true once a press made on the unrestored board was told.
     unrestored: Option<bool>,
+    /// Each player's last clock press, indexed by colour.
     pressed_at: [Option<Millis>; 2],
+    /// A press waiting to be judged or to complete its move.
     pending_press: Option<Press>,
     /// A press by the side to move that the opponent's press overtook while it waited for
     /// the board to come to rest; judged, before the opponent's, when that one falls due.
@@ -82,11 +101,18 @@ pub struct Machine {
     /// game had then: moves the press ended, should the board be changed again before the
     /// press is judged (a knocked piece, the reply begun).
     press_reading: Option<(usize, Reading)>,
+    /// A move a press completed, within its grace period.
     completion: Option<Completion>,
+    /// Touch-move findings (ply, mover) the opponent may still claim: the right lapses
+    /// once the opponent touches a piece (4.8).
     open_claims: Vec<(u32, Color)>,
+    /// The clock times last reported (White's, Black's).
     last_clock: Option<(u64, u64)>,
+    /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
+    /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
+    /// The last placement and its time, for 7.5.4.
     last_place: Option<(Square, Millis)>,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
     surplus: Option<(Square, Millis, Millis)>,
@@ -94,13 +120,20 @@ pub struct Machine {
     /// oldest move still open to a re-reading, with the time: what a reconstruction's
     /// captured arrivals and promotions must have been seen as.
     placements: Vec<(Square, Piece, Millis)>,
+    /// An automatic end waiting for its move to stand.
     pending_end: Option<PendingEnd>,
     /// A result signal on the board and when it was made: it ends the game once it has
-    /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land beside the other for a moment).
+    /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land
+    /// beside the other for a moment).
     pending_signal: Option<(Ending, Millis)>,
+    /// When a board dump last found two or more squares changed: updates were lost.
     outage: Option<Millis>,
+    /// The last observation was a lift: a piece is in the air.
     lifted_last: bool,
+    /// The result of the result signal that ended the game: the arbiter may still be
+    /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
+    /// The latest time the machine has seen.
     now: Millis,
 }
 

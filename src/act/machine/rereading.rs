@@ -66,12 +66,12 @@ impl Machine {
         }
     }
 
-    /// The last two moves' pieces both standing further along their lines, and nothing
-    /// else changed: both players' pieces paused on the way and went on, each pause read as
-    /// the move (a press may have made the first final meanwhile, on the board as it was then
-    /// reported). Read as the two longer moves from the position before them, with a
-    /// warning, when the board showed this within [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) of the
-    /// first pause and no other pair of moves explains it.
+    /// The last two moves' pieces both standing further along their lines, and nothing else
+    /// changed: both players' pieces paused on the way and went on, each pause read as the move (a
+    /// press may have made the first final meanwhile, on the board as it was then reported). Read
+    /// as the two longer moves from the position before them, with a warning, when the board showed
+    /// this within [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) of the first
+    /// pause and no other pair of moves explains it.
     pub(super) fn both_moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
         let n = self.game.plies();
         let from = n.checked_sub(2)?;
@@ -121,10 +121,10 @@ impl Machine {
         })
     }
 
-    /// Moves made final that the board, nothing else explaining it, shows were other moves:
-    /// from one of the [`REREAD_PLIES`](super::REREAD_PLIES) positions before the final ones, exactly one legal
-    /// sequence leaves the board as it is and agrees with every report since. A press made
-    /// them final on the board as it was then reported; a slow scan can report the end of a
+    /// Moves made final that the board, nothing else explaining it, shows were other moves: from
+    /// one of the [`REREAD_PLIES`](super::REREAD_PLIES) positions before the final ones, exactly
+    /// one legal sequence leaves the board as it is and agrees with every report since. A press
+    /// made them final on the board as it was then reported; a slow scan can report the end of a
     /// slide, or a castling's king, after the press.
     pub(super) fn reread_final_moves(&self, s: &Sensed<'_>) -> Option<Reading> {
         let n = self.game.plies();

@@ -6,10 +6,11 @@ use super::Machine;
 use super::doubts::Doubt;
 
 impl Machine {
-    /// A revision of the recorded move at position `k` by `m`, the same piece from the same
-    /// square going further, after it stood on the recorded square longer than
-    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms): no slide pauses that long, so it was released there
-    /// and moved again (4.7), or knocked on. Recorded as the longer move with a warning.
+    /// A revision of the recorded move at position `k` by `m`, the same piece from the same square
+    /// going further, after it stood on the recorded square longer than
+    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms): no slide pauses that
+    /// long, so it was released there and moved again (4.7), or knocked on. Recorded as the longer
+    /// move with a warning.
     pub(super) fn carried_on_after_standing(&self, k: usize, m: Move) -> Option<Doubt> {
         let recorded = self.game.moves().get(k)?.mv;
         let carried_on = recorded.from() == m.from()
@@ -26,13 +27,13 @@ impl Machine {
         })
     }
 
-    /// A move `next` that carries on, along the same line, the piece the same player moved
-    /// two plies ago, within one scan of its arrival there: no hand moves twice around an
-    /// opponent's move that fast. The board sampled the slide's end late (a scan reports each
-    /// square in turn) and the opponent's reply in between. Returns the slide to its end and
-    /// the reply, when both are legal and leave the same board. Later than a scan, up to
-    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms), the same reading is taken with a 4.7 warning: a quick
-    /// second move looks the same.
+    /// A move `next` that carries on, along the same line, the piece the same player moved two
+    /// plies ago, within one scan of its arrival there: no hand moves twice around an opponent's
+    /// move that fast. The board sampled the slide's end late (a scan reports each square in turn)
+    /// and the opponent's reply in between. Returns the slide to its end and the reply, when both
+    /// are legal and leave the same board. Later than a scan, up to
+    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms), the same reading is taken
+    /// with a 4.7 warning: a quick second move looks the same.
     pub(super) fn slide_seen_late(
         &self,
         k: usize,

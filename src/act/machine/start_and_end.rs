@@ -23,9 +23,10 @@ pub(super) struct PendingEnd {
 }
 
 impl Machine {
-    /// Ends the game at an automatic end once the move that reached it stands: made final
-    /// by a press and its grace period, or its landing square kept for [`MachineConfig::end_confirm_ms`](super::MachineConfig::end_confirm_ms). A move that
-    /// was revised meanwhile (the piece slid on) takes its end with it.
+    /// Ends the game at an automatic end once the move that reached it stands: made final by a
+    /// press and its grace period, or its landing square kept for
+    /// [`MachineConfig::end_confirm_ms`](super::MachineConfig::end_confirm_ms). A move that was
+    /// revised meanwhile (the piece slid on) takes its end with it.
     pub(super) fn confirm_end(&mut self, now: Millis, out: &mut Vec<Event>) {
         let Some(pending) = self.pending_end.clone() else {
             return;
