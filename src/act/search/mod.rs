@@ -1,0 +1,131 @@
+//! Which legal moves explain what stands on the board: one move (the common case, a few
+//! hundred nanoseconds) or the shortest sequence of moves when updates were missed.
+//!
+//! Here, [`Sensed`] (the board as sensed) and the single-move search. In `sequences`, the
+//! reconstruction of several moves; in `reports`, the report times a reconstruction must
+//! agree with ([`Reports`]); in `moves_being_made`, a board that shows a move still on its
+//! way or finished with something left undone (an unexchanged pawn, knocked pieces).
+
+mod moves_being_made;
+mod reports;
+mod sequences;
+#[cfg(test)]
+mod tests;
+
+pub use reports::Reports;
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Square};
+
+use super::physical::board_diff;
+
+/// What the search compares positions with: the sensed board and its evidence.
+#[derive(Debug, Clone, Copy)]
+pub struct Sensed<'a> {
+    /// The board as sensed.
+    pub board: &'a Board,
+    /// False on occupancy-only boards.
+    pub identifies: bool,
+    /// Squares placed on since the last recorded move (capture evidence on occupancy-only
+    /// boards).
+    pub placed: Bitboard,
+}
+
+/// The outcome of a search for move sequences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Explanation {
+    /// No sequence within the depth explains the board.
+    None,
+    /// Exactly one shortest sequence.
+    Unique(Vec<Move>),
+    /// Several shortest sequences (at most a few are kept).
+    Ambiguous(Vec<Vec<Move>>),
+}
+
+impl Sensed<'_> {
+    /// Squares where `board` differs from the sensed board.
+    pub fn diff(&self, board: &Board) -> Bitboard {
+        board_diff(self.board, board, self.identifies)
+    }
+
+    /// True when the sensed board is exactly `pos` reached by `m` (on occupancy-only boards
+    /// a capture also needs a placement seen on the capture square).
+    fn shows(&self, after: &Chess, m: Move) -> bool {
+        if !self.diff(after.board()).is_empty() {
+            return false;
+        }
+        self.identifies
+            || !matches!(
+                m,
+                Move::Normal {
+                    capture: Some(_),
+                    ..
+                }
+            )
+            || self.placed.contains(m.to())
+    }
+
+    /// Every single legal move from `pos` that leaves exactly the sensed board.
+    pub fn single_moves(&self, pos: &Chess) -> Vec<(Move, Chess)> {
+        let d = self.diff(pos.board());
+        let mut found = Vec::new();
+        if d.is_empty() || d.count() > 4 {
+            return found;
+        }
+        for m in pos.legal_moves() {
+            if !touches(m, d) {
+                continue;
+            }
+            if let Some(quick) = quick_changed(m, pos.turn(), self.identifies)
+                && quick != d
+            {
+                continue;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            if self.shows(&after, m) {
+                found.push((m, after));
+            }
+        }
+        found
+    }
+}
+
+/// True when the move starts (or, for castling, involves the rook) on a differing square.
+pub(super) fn touches(m: Move, d: Bitboard) -> bool {
+    match m {
+        Move::Castle { king, rook } => d.contains(king) || d.contains(rook),
+        _ => m.from().is_some_and(|f| d.contains(f)),
+    }
+}
+
+/// The squares a move touches: origin, destination, en passant victim, castling squares.
+pub fn squares_of(m: Move) -> Bitboard {
+    match m {
+        Move::Normal { from, to, .. } => Bitboard::from(from) | Bitboard::from(to),
+        Move::EnPassant { from, to } => {
+            Bitboard::from(from) | Bitboard::from(to) | Bitboard::from(ep_victim(from, to))
+        }
+        Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+        Move::Put { to, .. } => Bitboard::from(to),
+    }
+}
+
+/// The square of the pawn taken en passant.
+pub fn ep_victim(from: Square, to: Square) -> Square {
+    Square::from_coords(to.file(), from.rank())
+}
+
+/// The changed squares of a move, without playing it, when that is cheap to know.
+pub(super) fn quick_changed(m: Move, _turn: Color, identifies: bool) -> Option<Bitboard> {
+    match m {
+        Move::Normal {
+            from, to, capture, ..
+        } => Some(if capture.is_some() && !identifies {
+            Bitboard::from(from)
+        } else {
+            Bitboard::from(from) | Bitboard::from(to)
+        }),
+        Move::EnPassant { .. } => Some(squares_of(m)),
+        Move::Castle { .. } | Move::Put { .. } => None,
+    }
+}

@@ -1,0 +1,148 @@
+//! A move still being made, or made with something left undone: what the board shows
+//! while a hand is on the way, or at a press that came too soon.
+
+use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square};
+
+use super::{Sensed, squares_of, touches};
+use crate::act::physical::board_diff;
+
+impl Sensed<'_> {
+    /// True when the sensed board could be a move from `pos` still being made: every
+    /// differing square is one the move changes and holds either nothing yet or what the
+    /// move puts there (a pawn on the promotion square counts as an unfinished promotion).
+    pub fn in_progress(&self, pos: &Chess) -> bool {
+        let d = self.diff(pos.board());
+        if d.is_empty() {
+            return true;
+        }
+        if d.count() > 4 {
+            return false;
+        }
+        pos.legal_moves()
+            .into_iter()
+            .any(|m| self.partly_made(pos, m, d))
+    }
+
+    /// True when the sensed board could be one move from `pos` made (and perhaps still
+    /// sliding) while the next player's move is being made: a fast reply begun before the
+    /// previous move's last board update.
+    pub fn in_progress_after_one(&self, pos: &Chess) -> bool {
+        let d = self.diff(pos.board());
+        if d.count() > 9 {
+            return false;
+        }
+        pos.legal_moves().into_iter().any(|m| {
+            touches(m, d) && {
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                // Strictly partial: a finished second move is a sequence, not a move in
+                // progress.
+                self.diff(after.board()).any()
+                    && self.in_progress(&after)
+                    && self.single_moves(&after).is_empty()
+            }
+        })
+    }
+
+    fn partly_made(&self, pos: &Chess, m: Move, d: Bitboard) -> bool {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let changed = board_diff(pos.board(), after.board(), true) | squares_of(m);
+        let extra = d & !changed;
+        if extra.any() && !self.on_its_way(pos, m, extra) {
+            return false;
+        }
+        (d & changed)
+            .into_iter()
+            .all(|sq| match self.board.piece_at(sq) {
+                None => true,
+                Some(_) if !self.identifies => after.board().piece_at(sq).is_some(),
+                Some(p) => {
+                    after.board().piece_at(sq) == Some(p)
+                        || (m.is_promotion() && sq == m.to() && p == pos.turn().pawn())
+                }
+            })
+    }
+
+    /// True when `extra` is one empty square on which the lifted piece of `m` stands for a
+    /// moment: a piece slid across the board, or a capturer on its way to its victim. A
+    /// board that names pieces may report it there before it reports it leaving the squares
+    /// behind (its scan order): the square of departure, and squares passed on the way, may
+    /// still show the piece.
+    fn on_its_way(&self, pos: &Chess, m: Move, extra: Bitboard) -> bool {
+        let (Move::Normal { from, to, .. } | Move::EnPassant { from, to }) = m else {
+            return false;
+        };
+        let path = shakmaty::attacks::between(from, to);
+        let mover = pos.board().piece_at(from);
+        if !extra.is_subset(path) || (extra & pos.board().occupied()).any() {
+            return false;
+        }
+        if self.identifies {
+            let shows_mover = |sq: Square| self.board.piece_at(sq) == mover;
+            extra.any() && extra.into_iter().all(shows_mover)
+        } else {
+            extra.count() == 1 && self.board.piece_at(from).is_none()
+        }
+    }
+
+    /// The one legal move from `pos` whose every square the sensed board shows as the move
+    /// left it, the board being otherwise that move's position with one or two pieces off
+    /// their squares (knocked off or over by the hand that made the move and not yet set
+    /// back), lying off the board or on empty squares, and the squares that differ. `None`
+    /// when no move, or more than one, fits.
+    pub fn move_with_pieces_displaced(&self, pos: &Chess) -> Option<(Move, Bitboard)> {
+        let mut fits = pos.legal_moves().into_iter().filter_map(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let d = self.diff(after.board());
+            if !(d & squares_of(m)).is_empty() {
+                return None;
+            }
+            let mut missing: Vec<(Square, Piece)> = Vec::new();
+            let mut landed: Vec<(Square, Piece)> = Vec::new();
+            for sq in d {
+                match (after.board().piece_at(sq), self.board.piece_at(sq)) {
+                    (Some(p), None) => missing.push((sq, p)),
+                    (None, Some(p)) => landed.push((sq, p)),
+                    _ => return None,
+                }
+            }
+            if !(1..=2).contains(&missing.len()) || landed.len() > missing.len() {
+                return None;
+            }
+            // A piece knocked over falls next to its square.
+            for (sq, p) in landed {
+                let i = missing.iter().position(|&(from, q)| {
+                    (q == p || !self.identifies) && from.distance(sq) == 1
+                })?;
+                missing.swap_remove(i);
+            }
+            Some((m, d))
+        });
+        match (fits.next(), fits.next()) {
+            (Some(fit), None) => Some(fit),
+            _ => None,
+        }
+    }
+
+    /// The promotion the sensed board shows unfinished: the pawn of the side to move stands
+    /// on the last rank, and the board is otherwise the position after that promotion.
+    pub fn unfinished_promotion(&self, pos: &Chess) -> Option<Move> {
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 2 {
+            return None;
+        }
+        let pawn = pos.turn().pawn();
+        pos.legal_moves().into_iter().find(|&m| {
+            if m.promotion() != Some(Role::Queen) {
+                return false;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let mut board = after.board().clone();
+            board.set_piece_at(m.to(), pawn);
+            board_diff(self.board, &board, self.identifies).is_empty()
+        })
+    }
+}

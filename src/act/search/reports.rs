@@ -1,0 +1,300 @@
+//! When the board reported each square: the evidence a reconstruction must agree with in
+//! time as well as in squares.
+
+use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, Square, attacks};
+
+use super::squares_of;
+use crate::board::Millis;
+
+/// When the board reported each square's latest change: the evidence a reconstruction must
+/// agree with in time as well as in squares.
+#[derive(Debug, Clone, Copy)]
+pub struct Reports<'a> {
+    /// Time of the latest report of each square (index = square), if any.
+    pub times: &'a [Option<Millis>; 64],
+    /// Time of the report of each square before its latest one, if any.
+    pub previous: &'a [Option<Millis>; 64],
+    /// Squares last reported by a board dump that found them changed: they changed at some
+    /// time before that report, so their time says nothing about the order of moves.
+    pub undated: Bitboard,
+    /// Only reports at or after this time belong to the moves being reconstructed.
+    pub since: Millis,
+    /// How much earlier than the lift before it a board may report a placement (its scan
+    /// order): a piece seen arriving more than this before another left is not a later move.
+    pub slack: Millis,
+    /// The board was out of touch (a dump changed several squares at once): any square may
+    /// have changed unreported, any number of times.
+    pub outage: bool,
+    /// On a board that names pieces, every piece it reported put on a square (or a dump
+    /// found there) lately, with the time: a piece arriving on a square is seen only if
+    /// the board named it there.
+    pub placed: Option<&'a [(Square, Piece, Millis)]>,
+}
+
+impl Reports<'_> {
+    /// Every square reported, with no time constraint.
+    #[cfg(test)]
+    pub const EVERYTHING: Reports<'static> = Reports {
+        times: &[Some(0); 64],
+        previous: &[Some(0); 64],
+        undated: Bitboard::EMPTY,
+        since: 0,
+        slack: Millis::MAX,
+        outage: false,
+        placed: None,
+    };
+
+    /// When `sq` last changed, if it changed during the moves being reconstructed.
+    fn time(&self, sq: Square) -> Option<Millis> {
+        self.times[sq as usize].filter(|&t| t >= self.since)
+    }
+
+    /// The squares reported during the moves being reconstructed.
+    pub(super) fn seen(&self) -> Bitboard {
+        Bitboard::FULL
+            .into_iter()
+            .filter(|&sq| self.time(sq).is_some())
+            .collect()
+    }
+
+    /// Every piece `seq` carries, played from `start`, with the report times of its arrival
+    /// and of its departure when no later move of the sequence changes that square again
+    /// (only then is the square's last report that arrival or departure).
+    fn carried(&self, start: &Chess, seq: &[Move]) -> Vec<Carried> {
+        let turn = |i: usize| {
+            if i.is_multiple_of(2) {
+                start.turn()
+            } else {
+                !start.turn()
+            }
+        };
+        // A later move sliding over a square reports it again: its latest report is then
+        // that passage, not this sequence's arrival or departure.
+        let touched: Vec<Bitboard> = seq
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| touched_squares(m, turn(i)) | passed_squares(m, turn(i)))
+            .collect();
+        let mut carried = Vec::new();
+        for (i, &m) in seq.iter().enumerate() {
+            let later = touched[i + 1..]
+                .iter()
+                .fold(Bitboard::EMPTY, |acc, &b| acc | b);
+            let final_time = |sq: Square| {
+                self.time(sq)
+                    .filter(|_| !later.contains(sq) && !self.undated.contains(sq))
+            };
+            let paths = paths(m, turn(i));
+            // A Chess960 castling may put one piece where the other stood: that square's
+            // last report is the arrival.
+            let arrivals: Bitboard = paths.iter().map(|&(_, to)| to).collect();
+            for (from, to) in paths {
+                let piece = Piece {
+                    color: turn(i),
+                    role: role_leaving(m, from),
+                };
+                let left = final_time(from)
+                    .filter(|_| !arrivals.contains(from))
+                    .map(|t| {
+                        self.seen_on_the_way(piece, from, to)
+                            .map_or(t, |w| w.min(t))
+                    });
+                carried.push(Carried {
+                    ply: i,
+                    arrived: final_time(to),
+                    left,
+                });
+            }
+        }
+        carried
+    }
+
+    /// On a board that names pieces, when `piece` was first named on a square between
+    /// `from` and `to` during the moves: it had left `from` by then, even if the scan
+    /// reported `from` empty later.
+    fn seen_on_the_way(&self, piece: Piece, from: Square, to: Square) -> Option<Millis> {
+        let between = attacks::between(from, to);
+        self.placed?
+            .iter()
+            .filter(|&&(sq, p, t)| p == piece && between.contains(sq) && t >= self.since)
+            .map(|&(_, _, t)| t)
+            .min()
+    }
+
+    /// How far `seq`, played from `start`, runs against the times the board reported its
+    /// squares: the sum over every piece seen arriving for good and every square seen
+    /// vacated for good by the same piece or an earlier move, of how much earlier the arrival
+    /// was reported than the departure. `None` when one such inversion exceeds the slack:
+    /// that order of moves cannot have happened.
+    pub fn inversion(&self, start: &Chess, seq: &[Move]) -> Option<Millis> {
+        let carried = self.carried(start, seq);
+        let mut total: Millis = 0;
+        for (a, arrival) in carried.iter().enumerate() {
+            let Some(arrived) = arrival.arrived else {
+                continue;
+            };
+            for (d, departure) in carried.iter().enumerate() {
+                let before = departure.ply < arrival.ply || d == a;
+                let Some(left) = departure.left.filter(|_| before) else {
+                    continue;
+                };
+                let early = left.saturating_sub(arrived);
+                if early > self.slack {
+                    return None;
+                }
+                total = total.saturating_add(early);
+            }
+        }
+        Some(total)
+    }
+
+    /// Squares on which a piece of `seq` arrives and a later move of `seq` changes again
+    /// (takes it, or moves it on), though the board never showed it there: it reported the
+    /// square only once during the moves, or, naming pieces, never named that piece there.
+    /// A scan can fold two quick changes into one report, but so does a displaced piece read
+    /// as a move; after an outage nothing is expected to have been reported.
+    pub fn unseen_arrivals(&self, start: &Chess, seq: &[Move]) -> Bitboard {
+        if self.outage {
+            return Bitboard::EMPTY;
+        }
+        let turn = |i: usize| {
+            if i.is_multiple_of(2) {
+                start.turn()
+            } else {
+                !start.turn()
+            }
+        };
+        let mut unseen = Bitboard::EMPTY;
+        for (i, &m) in seq.iter().enumerate() {
+            let later = seq[i + 1..]
+                .iter()
+                .enumerate()
+                .fold(Bitboard::EMPTY, |acc, (j, &n)| {
+                    acc | touched_squares(n, turn(i + 1 + j))
+                });
+            for (from, to) in paths(m, turn(i)) {
+                if !later.contains(to) {
+                    continue;
+                }
+                // A report at the very time the start position was reached is that move's
+                // own.
+                let previous = self.previous[to as usize].filter(|&t| t > self.since);
+                let seen = match self.placed {
+                    Some(placed) => {
+                        let piece = Piece {
+                            color: turn(i),
+                            role: m.promotion().unwrap_or(role_leaving(m, from)),
+                        };
+                        let named = placed
+                            .iter()
+                            .any(|&(sq, p, t)| sq == to && p == piece && t >= self.since);
+                        // Between two reports of the square close in time, a scan may have
+                        // missed a piece that stood there only a moment.
+                        let folded =
+                            previous
+                                .zip(self.times[to as usize])
+                                .is_some_and(|(before, last)| {
+                                    last.saturating_sub(before) <= MOMENT_UNREPORTED_MS
+                                });
+                        named || folded
+                    }
+                    None => previous.is_some(),
+                };
+                if !seen {
+                    unseen.add(to);
+                }
+            }
+        }
+        unseen
+    }
+
+    /// How long before a piece of `seq` was seen arriving for good a later move of the
+    /// sequence was seen leaving its square: zero when the moves came one after the other.
+    /// More than zero means the next player began before the previous move was over, or
+    /// that one of the "moves" was a piece knocked over by the hand making the other.
+    pub fn overlap(&self, start: &Chess, seq: &[Move]) -> Millis {
+        self.most_before_arrival(start, seq, |later| later.left)
+    }
+
+    /// How long before a piece of `seq` was seen arriving for good a piece of a later move
+    /// of the sequence was: zero when the moves were seen finished in their order. More
+    /// than zero means a reply was over before the move it answers, which hands do not do.
+    pub fn finished_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
+        self.most_before_arrival(start, seq, |later| later.arrived)
+    }
+
+    /// The most that `seen` of a piece carried by a later move of `seq` comes before the
+    /// arrival of a piece carried by an earlier one.
+    fn most_before_arrival(
+        &self,
+        start: &Chess,
+        seq: &[Move],
+        seen: impl Fn(&Carried) -> Option<Millis>,
+    ) -> Millis {
+        let carried = self.carried(start, seq);
+        let mut most = 0;
+        for earlier in &carried {
+            let Some(arrived) = earlier.arrived else {
+                continue;
+            };
+            for later in carried.iter().filter(|c| c.ply > earlier.ply) {
+                if let Some(t) = seen(later) {
+                    most = most.max(arrived.saturating_sub(t));
+                }
+            }
+        }
+        most
+    }
+}
+
+/// One piece carried by a move of a reconstructed sequence, with the report times that are
+/// its arrival and departure (when no later move changes those squares).
+struct Carried {
+    ply: usize,
+    arrived: Option<Millis>,
+    left: Option<Millis>,
+}
+
+/// The pieces a move carries from one square to another (castling carries two).
+fn paths(m: Move, color: Color) -> Vec<(Square, Square)> {
+    match m {
+        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => vec![(from, to)],
+        Move::Castle { king, rook } => match m.castling_side() {
+            Some(side) => [(king, side.king_to(color)), (rook, side.rook_to(color))]
+                .into_iter()
+                .filter(|(a, b)| a != b)
+                .collect(),
+            None => Vec::new(),
+        },
+        Move::Put { .. } => Vec::new(),
+    }
+}
+
+/// The piece a move carries off `from`, one of its [`paths`]: castling's rook from the
+/// rook's square, else the moving piece (a pawn, before it is promoted).
+fn role_leaving(m: Move, from: Square) -> Role {
+    match m {
+        Move::Castle { rook, .. } if from == rook => Role::Rook,
+        _ => m.role(),
+    }
+}
+
+/// Every square a move changes, castling's destination squares included.
+fn touched_squares(m: Move, color: Color) -> Bitboard {
+    paths(m, color)
+        .into_iter()
+        .fold(squares_of(m), |acc, (_, to)| acc | Bitboard::from(to))
+}
+
+/// The squares a move's pieces pass over on their way (a slide may report each of them).
+fn passed_squares(m: Move, color: Color) -> Bitboard {
+    paths(m, color)
+        .into_iter()
+        .fold(Bitboard::EMPTY, |acc, (from, to)| {
+            acc | attacks::between(from, to)
+        })
+}
+
+/// The longest a piece can stand on a square without a board that names pieces reporting
+/// it there: its scan reports a placement well within this.
+const MOMENT_UNREPORTED_MS: Millis = 2_000;

@@ -1,0 +1,169 @@
+//! Reconstruction: the shortest sequences of legal moves that explain a board whose
+//! updates were missed.
+
+use shakmaty::{Bitboard, Chess, Color, Move, Position};
+
+use super::{Explanation, Reports, Sensed, squares_of, touches};
+use crate::board::Millis;
+
+/// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
+const NODE_BUDGET: usize = 20_000;
+/// Sequences kept when several explain the board.
+const KEEP: usize = 4;
+
+impl Sensed<'_> {
+    /// The shortest sequences of 2 to `max_depth` legal moves from `start` that leave the
+    /// sensed board. Every move must start and end on squares the board reported a change
+    /// on since `reports.since`, but for one square in the whole sequence (a missed update):
+    /// a sequence of moves nobody was seen making is no explanation. The order must agree
+    /// with the report times ([`Reports::inversion`]); among several sequences, the one that
+    /// agrees with them best wins when no other agrees as well.
+    pub fn sequences(&self, start: &Chess, max_depth: usize, reports: &Reports<'_>) -> Explanation {
+        self.sequences_within(start, 2..=max_depth, reports)
+    }
+
+    /// [`Sensed::sequences`] with lengths in `depths` only (each at least 2).
+    pub fn sequences_within(
+        &self,
+        start: &Chess,
+        depths: std::ops::RangeInclusive<usize>,
+        reports: &Reports<'_>,
+    ) -> Explanation {
+        if !self.feasible(start) {
+            return Explanation::None;
+        }
+        let mut budget = NODE_BUDGET;
+        let seen = reports.seen();
+        for depth in depths {
+            let mut found = Vec::new();
+            let mut path = Vec::with_capacity(depth);
+            let mut walk = Walk {
+                seen,
+                unseen: Bitboard::EMPTY,
+                start,
+                reports,
+                path: &mut path,
+                found: &mut found,
+                budget: &mut budget,
+            };
+            self.search(start, depth, &mut walk);
+            if budget == 0 {
+                return Explanation::None;
+            }
+            if found.is_empty() {
+                continue;
+            }
+            let best = found.iter().map(|(_, inv)| *inv).min().unwrap_or(0);
+            let mut fits: Vec<Vec<Move>> = Vec::new();
+            for (seq, inv) in &found {
+                if *inv == best {
+                    fits.push(seq.clone());
+                }
+            }
+            return match fits.len() {
+                1 => Explanation::Unique(fits.remove(0)),
+                _ => Explanation::Ambiguous(found.into_iter().map(|(seq, _)| seq).collect()),
+            };
+        }
+        Explanation::None
+    }
+
+    fn search(&self, pos: &Chess, depth: usize, walk: &mut Walk<'_>) {
+        if walk.found.len() >= KEEP || *walk.budget == 0 {
+            return;
+        }
+        *walk.budget -= 1;
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 4 * depth {
+            return;
+        }
+        if depth == 1 {
+            for (m, _) in self.single_moves(pos) {
+                if walk.allows(m).is_some() && walk.found.len() < KEEP {
+                    let mut seq = walk.path.clone();
+                    seq.push(m);
+                    if let Some(inv) = walk.reports.inversion(walk.start, &seq) {
+                        walk.found.push((seq, inv));
+                    }
+                }
+            }
+            return;
+        }
+        for m in pos.legal_moves() {
+            let Some(unseen) = walk.allows(m).filter(|_| touches(m, d)) else {
+                continue;
+            };
+            let mut next = pos.clone();
+            next.play_unchecked(m);
+            if !self.feasible(&next) {
+                continue;
+            }
+            walk.path.push(m);
+            let before = std::mem::replace(&mut walk.unseen, unseen);
+            self.search(&next, depth - 1, walk);
+            walk.unseen = before;
+            walk.path.pop();
+        }
+    }
+
+    /// Whether the sensed material can be reached from `pos` by captures and promotions.
+    fn feasible(&self, pos: &Chess) -> bool {
+        let have = pos.board();
+        let want = self.board;
+        if !self.identifies {
+            return want.occupied().count() <= have.occupied().count();
+        }
+        [Color::White, Color::Black].into_iter().all(|c| {
+            let h = have.material_side(c);
+            let w = want.material_side(c);
+            if w.king != h.king || w.pawn > h.pawn {
+                return false;
+            }
+            let promotions = usize::from(h.pawn - w.pawn);
+            let extra: usize = [
+                (w.knight, h.knight),
+                (w.bishop, h.bishop),
+                (w.rook, h.rook),
+                (w.queen, h.queen),
+            ]
+            .into_iter()
+            .map(|(w, h)| usize::from(w.saturating_sub(h)))
+            .sum();
+            extra <= promotions
+        })
+    }
+}
+
+/// The state of one reconstruction search.
+struct Walk<'a> {
+    seen: Bitboard,
+    unseen: Bitboard,
+    start: &'a Chess,
+    reports: &'a Reports<'a>,
+    path: &'a mut Vec<Move>,
+    found: &'a mut Vec<(Vec<Move>, Millis)>,
+    budget: &'a mut usize,
+}
+
+impl Walk<'_> {
+    /// The squares never reported on that the sequence would use with `m` added, if that
+    /// is at most one square used by one move (one missed update: a square two moves of
+    /// the sequence changed would have been reported twice).
+    fn allows(&self, m: Move) -> Option<Bitboard> {
+        let ends = match m {
+            Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+            // The pawn taken en passant leaves a square of its own.
+            Move::EnPassant { .. } => squares_of(m),
+            _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
+        };
+        let fresh = ends & !self.seen;
+        if self.reports.outage {
+            return Some(self.unseen | fresh);
+        }
+        if (fresh & self.unseen).any() {
+            return None;
+        }
+        let unseen = self.unseen | fresh;
+        (unseen.count() <= 1).then_some(unseen)
+    }
+}

@@ -1,0 +1,266 @@
+use super::*;
+use crate::board::Millis;
+use shakmaty::uci::UciMove;
+use shakmaty::{Piece, Role};
+
+fn after(ucis: &[&str]) -> Chess {
+    let mut pos = Chess::default();
+    for u in ucis {
+        let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        pos.play_unchecked(m);
+    }
+    pos
+}
+
+#[test]
+fn one_move_is_found_and_two_orders_are_ambiguous() {
+    let start = Chess::default();
+    let target = after(&["e2e4"]);
+    let s = sensed(target.board());
+    assert_eq!(s.single_moves(&start).len(), 1);
+    let target = after(&["e2e4", "d7d5", "e4d5"]);
+    let s = sensed(target.board());
+    assert_eq!(
+        s.sequences(&start, 4, &Reports::EVERYTHING),
+        Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
+    );
+    let target = after(&["e2e4", "e7e5", "d2d4"]);
+    let s = sensed(target.board());
+    assert!(
+        matches!(s.sequences(&start, 4, &Reports::EVERYTHING), Explanation::Ambiguous(v) if v.len() == 2)
+    );
+}
+
+/// What a DGT board senses when it shows `board`, nothing placed since the last move.
+fn sensed(board: &Board) -> Sensed<'_> {
+    Sensed {
+        board,
+        identifies: true,
+        placed: Bitboard::EMPTY,
+    }
+}
+
+/// Reports at `times` (and `previous`), all belonging to the moves, 600 ms of slack.
+fn reported<'a>(
+    times: &'a [Option<Millis>; 64],
+    previous: &'a [Option<Millis>; 64],
+) -> Reports<'a> {
+    Reports {
+        times,
+        previous,
+        undated: Bitboard::EMPTY,
+        since: 0,
+        slack: 600,
+        outage: false,
+        placed: None,
+    }
+}
+
+fn times(reports: &[(Square, Millis)]) -> [Option<Millis>; 64] {
+    let mut t = [None; 64];
+    for &(sq, when) in reports {
+        t[sq as usize] = Some(when);
+    }
+    t
+}
+
+#[test]
+fn report_times_pick_the_order_the_moves_were_made_in() {
+    let start = Chess::default();
+    let target = after(&["e2e4", "e7e5", "d2d4"]);
+    let s = sensed(target.board());
+    let t = times(&[
+        (Square::E2, 100),
+        (Square::E4, 200),
+        (Square::E7, 300),
+        (Square::E5, 400),
+        (Square::D2, 500),
+        (Square::D4, 600),
+    ]);
+    let reports = reported(&t, &t);
+    assert_eq!(
+        s.sequences(&start, 4, &reports),
+        Explanation::Unique(after_moves(&["e2e4", "e7e5", "d2d4"]))
+    );
+    let wrong = after_moves(&["d2d4", "e7e5", "e2e4"]);
+    assert_eq!(reports.inversion(&start, &wrong), Some(500));
+    let strict = Reports {
+        slack: 200,
+        ..reports
+    };
+    assert_eq!(strict.inversion(&start, &wrong), None);
+}
+
+#[test]
+fn an_unreported_square_serves_one_move_only() {
+    // e2-e4 and ...d5 were reported; e4xd5 would need e4 to be filled and emptied again
+    // without a report: two lost updates, not one.
+    let start = Chess::default();
+    let target = after(&["e2e4", "d7d5", "e4d5"]);
+    let s = sensed(target.board());
+    let t = times(&[(Square::E2, 100), (Square::D7, 300), (Square::D5, 500)]);
+    let reports = reported(&t, &t);
+    assert_eq!(s.sequences(&start, 4, &reports), Explanation::None);
+    let outage = Reports {
+        outage: true,
+        ..reports
+    };
+    assert_eq!(
+        s.sequences(&start, 4, &outage),
+        Explanation::Unique(after_moves(&["e2e4", "d7d5", "e4d5"]))
+    );
+}
+
+#[test]
+fn an_arrival_taken_at_once_needs_two_reports_of_its_square() {
+    // ...d5 then exd5: d5 was filled and then taken; one report of d5 saw only the end.
+    let start = Chess::default();
+    let seq = after_moves(&["e2e4", "d7d5", "e4d5"]);
+    let t = times(&[
+        (Square::E2, 100),
+        (Square::E4, 500),
+        (Square::D7, 300),
+        (Square::D5, 600),
+    ]);
+    let previous = times(&[(Square::E4, 200)]);
+    let reports = reported(&t, &previous);
+    assert_eq!(
+        reports.unseen_arrivals(&start, &seq),
+        Bitboard::from(Square::D5)
+    );
+    let outage = Reports {
+        outage: true,
+        ..reports
+    };
+    assert_eq!(outage.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
+    let mut both = previous;
+    both[Square::D5 as usize] = Some(400);
+    let twice = Reports {
+        previous: &both,
+        ..reports
+    };
+    assert_eq!(twice.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
+}
+
+#[test]
+fn a_board_naming_pieces_must_have_named_an_arrival_that_stood_a_while() {
+    // Bxf7+ Kxf7: f7 reported emptied (the pawn taken) and then the king arriving.
+    let start = position(
+        "rnbqkbnr/pppp1ppp/8/4p3/2B1P3/8/PPPP1PPP/RNBQK1NR w KQkq - 0 1",
+        false,
+    );
+    let seq = moves_from(&start, &["c4f7", "e8f7"]);
+    let t = times(&[(Square::C4, 100), (Square::E8, 9_000), (Square::F7, 9_100)]);
+    let previous = times(&[(Square::F7, 150)]);
+    let white_bishop = Piece {
+        color: Color::White,
+        role: Role::Bishop,
+    };
+    let nothing_named = [];
+    let named = [(Square::F7, white_bishop, 300)];
+    let naming = |placed| Reports {
+        placed: Some(placed),
+        ..reported(&t, &previous)
+    };
+    // The bishop would have stood on f7 for seconds, never named there.
+    assert_eq!(
+        naming(&nothing_named).unseen_arrivals(&start, &seq),
+        Bitboard::from(Square::F7)
+    );
+    assert_eq!(
+        naming(&named).unseen_arrivals(&start, &seq),
+        Bitboard::EMPTY
+    );
+    // Taken at once, within a moment of the pawn leaving: a scan may miss it.
+    let quick = times(&[(Square::C4, 100), (Square::E8, 400), (Square::F7, 500)]);
+    let folded = Reports {
+        times: &quick,
+        ..naming(&nothing_named)
+    };
+    assert_eq!(folded.unseen_arrivals(&start, &seq), Bitboard::EMPTY);
+    // A board that does not name pieces has only the two reports to go by.
+    assert_eq!(
+        reported(&t, &previous).unseen_arrivals(&start, &seq),
+        Bitboard::EMPTY
+    );
+}
+
+#[test]
+fn a_later_slide_over_a_vacated_square_does_not_date_its_departure() {
+    // ...d5 (d7 emptied at 100), then Qh3xc8 slides over d7 at 900-1000: d7's last
+    // report is the queen passing, not the pawn leaving after it arrived on d5.
+    let start = position(
+        "rnbqkbnr/pppppppp/8/8/8/7Q/PPPPPPPP/RNB1KBNR b KQkq - 0 1",
+        false,
+    );
+    let seq = moves_from(&start, &["d7d5", "h3c8"]);
+    let t = times(&[
+        (Square::D5, 200),
+        (Square::C8, 1100),
+        (Square::H3, 800),
+        (Square::D7, 1000),
+    ]);
+    assert_eq!(reported(&t, &t).inversion(&start, &seq), Some(0));
+}
+
+#[test]
+fn a_chess960_castling_onto_the_rooks_square_is_in_time() {
+    // King e1, rook c1: O-O-O puts the king on c1 after the rook left it for d1, so
+    // c1's last report is the king arriving, not the rook leaving.
+    let start = position(
+        "nqrnkrbb/pppppp1p/8/6p1/8/4N3/PPPPPPPP/NQR1KRBB w FCfc - 0 2",
+        true,
+    );
+    let castle = start
+        .legal_moves()
+        .into_iter()
+        .find(|m| {
+            matches!(
+                m,
+                Move::Castle {
+                    rook: Square::C1,
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    let t = times(&[(Square::C1, 1900), (Square::D1, 1000), (Square::E1, 1500)]);
+    assert_eq!(reported(&t, &t).inversion(&start, &[castle]), Some(0));
+}
+
+#[test]
+fn a_change_a_board_dump_found_does_not_date_the_move() {
+    // Ng1-f3 seen arriving at 1000; g1 found empty only by a dump at 2500.
+    let start = Chess::default();
+    let seq = after_moves(&["g1f3"]);
+    let t = times(&[(Square::F3, 1000), (Square::G1, 2500)]);
+    let reports = reported(&t, &t);
+    assert_eq!(reports.inversion(&start, &seq), None);
+    let dumped = Reports {
+        undated: Bitboard::from(Square::G1),
+        ..reports
+    };
+    assert_eq!(dumped.inversion(&start, &seq), Some(0));
+}
+
+fn after_moves(ucis: &[&str]) -> Vec<Move> {
+    moves_from(&Chess::default(), ucis)
+}
+
+fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
+    let mut pos = start.clone();
+    ucis.iter()
+        .map(|u| {
+            let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            m
+        })
+        .collect()
+}
+
+fn position(fen: &str, chess960: bool) -> Chess {
+    crate::rules::Game::from_fen(fen, chess960)
+        .unwrap()
+        .start()
+        .clone()
+}
