@@ -1,0 +1,375 @@
+//! One board's pipeline, without I/O: bytes → decoder → observer → act-of-moving machine →
+//! events → clock → game record. Arbiter actions act on the same state.
+//!
+//! The recorder runs it live and, after a restart, replays the journal through it: the same
+//! bytes and arbiter actions in the same order give the same game, clocks and alerts.
+//!
+//! Here, the byte pipeline and the record it keeps; the arbiter's actions (results,
+//! penalties, claims, corrections of the moves) are in `arbiter`.
+
+mod arbiter;
+#[cfg(test)]
+mod tests;
+
+use shakmaty::Color;
+
+use crate::act::{Event, Machine, MachineConfig, Severity};
+use crate::board::dgt::DgtObserver;
+use crate::board::{Millis, Observation, ObservationKind};
+use crate::clock::{ClockState, TimeControl};
+use crate::record::{GameRecord, RecordedMove};
+use crate::rules::Game;
+use crate::wire::dgt::{Decoder, Message};
+
+use super::config::{EventConfig, Player};
+
+/// The tags that identify a board's game for its lifetime (lichess matches games on them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameTags {
+    tags: Vec<(String, String)>,
+}
+
+impl GameTags {
+    /// The tags of board `board` of the configured round.
+    pub fn new(config: &EventConfig, board: u32) -> GameTags {
+        let cfg = config.board(board);
+        let unknown = Player::named("?");
+        let white = cfg.map_or(&unknown, |b| &b.white);
+        let black = cfg.map_or(&unknown, |b| &b.black);
+        let mut tags = vec![
+            ("Event".to_string(), config.event.clone()),
+            ("Site".to_string(), config.site.clone()),
+            ("Date".to_string(), config.date.clone()),
+            ("Round".to_string(), format!("{}.{board}", config.round)),
+            ("White".to_string(), white.name.clone()),
+            ("Black".to_string(), black.name.clone()),
+            ("Board".to_string(), board.to_string()),
+        ];
+        if let Some(tc) = &config.time_control {
+            tags.push(("TimeControl".to_string(), tc.clone()));
+        }
+        for (colour, p) in [("White", white), ("Black", black)] {
+            if let Some(title) = &p.title {
+                tags.push((format!("{colour}Title"), title.clone()));
+            }
+            if let Some(elo) = p.rating {
+                tags.push((format!("{colour}Elo"), elo.to_string()));
+            }
+            if let Some(id) = p.fide_id {
+                tags.push((format!("{colour}FideId"), id.to_string()));
+            }
+            if let Some(fed) = &p.federation {
+                tags.push((format!("{colour}Federation"), fed.clone()));
+            }
+        }
+        GameTags { tags }
+    }
+
+    /// The tags, in the order they are written.
+    pub fn tags(&self) -> &[(String, String)] {
+        &self.tags
+    }
+}
+
+/// A result and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Ending {
+    result: String,
+    reason: String,
+    by_arbiter: bool,
+}
+
+/// One board's game in the making.
+pub struct BoardPipeline {
+    tags: GameTags,
+    control: TimeControl,
+    decoder: Decoder,
+    observer: DgtObserver,
+    machine: Machine,
+    /// The game as recorded: the machine's moves after `offset` plies fixed by the arbiter.
+    game: Game,
+    /// Plies before the current machine's first move (set by arbiter corrections).
+    offset: u32,
+    /// The machine was restarted from a corrected position: its start is not a new game.
+    resuming: bool,
+    scratch: Vec<Event>,
+    clock: ClockState,
+    start_fen: Option<String>,
+    chess960: bool,
+    moves: Vec<RecordedMove>,
+    /// Comments by the ply they follow (0 = before the first move).
+    notes: Vec<(u32, String)>,
+    ending: Option<Ending>,
+    accepted_penalties: [u32; 2],
+    /// Penalties proposed by Article 7.5 alerts: (ply, offender).
+    penalties: Vec<(u32, Color)>,
+    earlier_games: Vec<GameRecord>,
+    messages: Vec<Message>,
+    observations: Vec<Observation>,
+    started: bool,
+}
+
+impl BoardPipeline {
+    /// A board waiting for its start position.
+    pub fn new(tags: GameTags, control: TimeControl) -> BoardPipeline {
+        BoardPipeline {
+            tags,
+            clock: ClockState::new(control.clone()),
+            control,
+            decoder: Decoder::new(),
+            observer: DgtObserver::new(),
+            machine: Machine::new(MachineConfig::default()),
+            game: Game::standard(),
+            offset: 0,
+            resuming: false,
+            scratch: Vec::new(),
+            start_fen: None,
+            chess960: false,
+            moves: Vec::new(),
+            notes: Vec::new(),
+            ending: None,
+            accepted_penalties: [0, 0],
+            penalties: Vec::new(),
+            earlier_games: Vec::new(),
+            messages: Vec::new(),
+            observations: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// Feeds bytes received at `t_ms`; the events they cause are appended to `out`.
+    pub fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8], out: &mut Vec<Event>) {
+        self.messages.clear();
+        self.decoder.push(bytes, &mut self.messages);
+        self.observations.clear();
+        for m in &self.messages {
+            self.observer.on_message(t_ms, m, &mut self.observations);
+        }
+        let observations = std::mem::take(&mut self.observations);
+        for obs in &observations {
+            self.observe(obs, out);
+            // After the machine: a reading that completes a move settles that move's time.
+            if let ObservationKind::ClockTimes(reading) = &obs.kind {
+                self.clock.observe_reading(obs.t_ms, reading);
+            }
+        }
+        self.observations = observations;
+        self.check_flag(t_ms, out);
+    }
+
+    /// Passes one observation to the machine.
+    fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        self.run_machine(out, |machine, events| machine.observe(obs, events));
+    }
+
+    /// Runs one step of the machine and takes in its events, renumbered after an arbiter
+    /// correction.
+    fn run_machine(
+        &mut self,
+        out: &mut Vec<Event>,
+        step: impl FnOnce(&mut Machine, &mut Vec<Event>),
+    ) {
+        let mut events = std::mem::take(&mut self.scratch);
+        events.clear();
+        step(&mut self.machine, &mut events);
+        for mut event in events.drain(..) {
+            if self.resuming && matches!(event, Event::GameStart { .. }) {
+                self.resuming = false;
+                continue;
+            }
+            shift_plies(&mut event, self.offset);
+            self.take(&event);
+            out.push(event);
+        }
+        self.scratch = events;
+    }
+
+    /// Lets time pass at `t_ms` (call it now and then): a press the board did not follow is
+    /// judged, and a software clock's flag falls, without any byte arriving.
+    pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<Event>) {
+        self.run_machine(out, |machine, events| machine.advance(t_ms, events));
+        self.check_flag(t_ms, out);
+    }
+
+    /// Bytes the decoder could not read so far (line noise).
+    pub fn skipped_bytes(&self) -> u64 {
+        self.decoder.skipped_bytes()
+    }
+
+    /// Ends the game when a flag has fallen at `t_ms` (6.9), as the clock judges it.
+    fn check_flag(&mut self, t_ms: Millis, out: &mut Vec<Event>) {
+        if !self.started || self.ending.is_some() || self.moves.is_empty() {
+            return;
+        }
+        if let Some(verdict) = self.clock.judge_flag(t_ms, &self.game) {
+            let event = Event::Result {
+                result: verdict.result().to_string(),
+                reason: verdict.reason(),
+                t_ms,
+            };
+            self.take(&event);
+            out.push(event);
+        }
+    }
+
+    /// Updates the record from one event.
+    fn take(&mut self, event: &Event) {
+        self.clock.apply(event);
+        match event {
+            Event::GameStart { fen, chess960, .. } => {
+                self.close_game();
+                self.started = true;
+                self.game = Game::from_fen(fen, *chess960).unwrap_or_else(|_| Game::standard());
+                self.chess960 = *chess960;
+                self.start_fen = (fen != crate::record::STANDARD_START_FEN).then(|| fen.clone());
+            }
+            Event::Move {
+                ply,
+                uci,
+                san,
+                t_ms,
+                ..
+            } => {
+                RecordedMove::place(&mut self.moves, *ply, san, uci, *t_ms);
+                let kept = ply.saturating_sub(1) as usize;
+                self.game.truncate(kept.min(self.game.plies()));
+                let _ = self.game.play_uci(uci);
+            }
+            Event::Revision { ply, .. } => {
+                let kept = ply.saturating_sub(1) as usize;
+                self.moves.truncate(kept);
+                self.game.truncate(kept.min(self.game.plies()));
+            }
+            Event::Alert(alert) if alert.severity != Severity::Info => {
+                if alert.article.starts_with("7.5")
+                    && let Some(side) = alert.side
+                {
+                    self.penalties.push((alert.ply, side.into()));
+                }
+                self.notes
+                    .push((alert.ply, format!("{}: {}", alert.article, alert.message)));
+            }
+            Event::Result { result, reason, .. }
+                if self.ending.as_ref().is_none_or(|e| !e.by_arbiter) =>
+            {
+                self.ending = Some(Ending {
+                    result: result.clone(),
+                    reason: reason.clone(),
+                    by_arbiter: false,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Keeps the game so far among the earlier games, if anything was played or decided,
+    /// and clears the record for the next game on this board.
+    fn close_game(&mut self) {
+        if !self.moves.is_empty() || self.ending.is_some() {
+            let finished = self.record();
+            self.earlier_games.push(finished);
+        }
+        self.moves.clear();
+        self.notes.clear();
+        self.ending = None;
+        self.accepted_penalties = [0, 0];
+        self.penalties.clear();
+        self.offset = 0;
+    }
+
+    /// The game as PGN record: tags, moves with `[%clk]`/`[%emt]`, notes, result.
+    pub fn record(&self) -> GameRecord {
+        let mut tags = self.tags.tags.clone();
+        let result = self
+            .ending
+            .as_ref()
+            .map_or("*".to_string(), |e| e.result.clone());
+        if let Some(e) = &self.ending {
+            tags.push(("Termination".to_string(), termination(e).to_string()));
+        }
+        let mut moves = self.moves.clone();
+        for (i, m) in moves.iter_mut().enumerate() {
+            if let Some(time) = self.clock.move_time(i as u32 + 1) {
+                m.clock_ms = time.corrected_ms.or(time.clock_ms);
+                m.elapsed_ms = time.elapsed_ms;
+            }
+        }
+        let mut initial_comments = Vec::new();
+        for (ply, text) in &self.notes {
+            let at = (*ply as usize).min(moves.len());
+            match at.checked_sub(1) {
+                Some(i) => moves[i].comments.push(text.clone()),
+                None => initial_comments.push(text.clone()),
+            }
+        }
+        if let Some(e) = &self.ending {
+            let text = format!("{} {}", e.result, e.reason);
+            match moves.last_mut() {
+                Some(m) => m.comments.push(text),
+                None => initial_comments.push(text),
+            }
+        }
+        GameRecord {
+            tags,
+            start_fen: self.start_fen.clone(),
+            chess960: self.chess960,
+            initial_comments,
+            moves,
+            result,
+        }
+    }
+
+    /// The game as PGN text.
+    pub fn pgn(&self) -> String {
+        crate::record::pgn::write_game(&self.record())
+    }
+
+    /// Games finished earlier on this board (before a new game started on it).
+    pub fn earlier_games(&self) -> &[GameRecord] {
+        &self.earlier_games
+    }
+
+    /// Plies recorded.
+    pub fn plies(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The PGN result token.
+    pub fn result(&self) -> &str {
+        self.ending.as_ref().map_or("*", |e| e.result.as_str())
+    }
+
+    /// True while the game runs: started, no result.
+    pub fn live(&self) -> bool {
+        self.started && self.ending.is_none()
+    }
+}
+
+/// Renumbers the plies of a machine restarted after `offset` plies.
+fn shift_plies(event: &mut Event, offset: u32) {
+    if offset == 0 {
+        return;
+    }
+    match event {
+        Event::Move { ply, .. }
+        | Event::Revision { ply, .. }
+        | Event::MoveCompleted { ply, .. }
+        | Event::Clock { ply, .. } => *ply += offset,
+        Event::Alert(alert) => alert.ply += offset,
+        Event::GameStart { .. } | Event::BoardState { .. } | Event::Result { .. } => {}
+    }
+}
+
+/// The PGN Termination value for an ending.
+fn termination(e: &Ending) -> &'static str {
+    let reason = e.reason.to_ascii_lowercase();
+    if reason.contains("on time") || reason.contains("flag") {
+        "time forfeit"
+    } else if reason.contains("forfeit") || reason.contains("illegal") {
+        "rules infraction"
+    } else if e.by_arbiter && !reason.contains("claim") {
+        "adjudication"
+    } else {
+        "normal"
+    }
+}

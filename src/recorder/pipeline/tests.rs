@@ -1,0 +1,315 @@
+use super::*;
+use crate::board::dgt::fields_from_board;
+use crate::board::orientation::Orientation;
+use crate::record::arbiter::{ArbiterAction, ArbiterRequest, DrawClaim};
+use crate::record::pgn::{read_games, write_game};
+
+fn pipeline() -> BoardPipeline {
+    let config = EventConfig {
+        event: "Test".into(),
+        time_control: Some("300+2".into()),
+        ..EventConfig::default()
+    };
+    let control = TimeControl::parse("300+2").unwrap();
+    let mut p = BoardPipeline::new(GameTags::new(&config, 1), control);
+    let dump = Message::BoardDump(fields_from_board(
+        &shakmaty::Board::new(),
+        Orientation::Normal,
+    ))
+    .encode();
+    let mut events = Vec::new();
+    p.on_bytes(10, &dump, &mut events);
+    assert!(
+        events.iter().any(|e| matches!(e, Event::GameStart { .. })),
+        "the start position starts a game: {events:?}"
+    );
+    p
+}
+
+/// The field updates of lifting and placing each piece of `moves` (plain moves only),
+/// board in normal orientation.
+fn lift_place_messages(moves: &[&str]) -> Vec<Vec<u8>> {
+    let mut board = shakmaty::Board::new();
+    let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+    let mut out = Vec::new();
+    for uci in moves {
+        let from: shakmaty::Square = uci[..2].parse().unwrap();
+        let to: shakmaty::Square = uci[2..4].parse().unwrap();
+        let piece = board.remove_piece_at(from).unwrap();
+        board.set_piece_at(to, piece);
+        out.push(
+            Message::FieldUpdate {
+                field: field(from),
+                piece: 0,
+            }
+            .encode(),
+        );
+        out.push(
+            Message::FieldUpdate {
+                field: field(to),
+                piece: crate::board::dgt::code_from_piece(piece),
+            }
+            .encode(),
+        );
+    }
+    out
+}
+
+fn recorded_uci(p: &BoardPipeline) -> Vec<String> {
+    p.record()
+        .to_game()
+        .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// What queued in the operating system while the recorder was down arrives in one read,
+/// with one receive time: the pipeline keeps the messages' order, so the moves come out
+/// the same as when each message arrived on its own (the act machine must read equal
+/// times as "interval unknown", not "simultaneous").
+#[test]
+fn a_burst_read_at_once_keeps_the_order_of_its_messages() {
+    let played = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"];
+    let messages = lift_place_messages(&played);
+    let mut paced = pipeline();
+    let mut events = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        paced.on_bytes(1000 + 900 * i as u64, m, &mut events);
+    }
+    assert_eq!(recorded_uci(&paced), played);
+    let mut burst = pipeline();
+    burst.on_bytes(1000, &messages.concat(), &mut events);
+    assert_eq!(recorded_uci(&burst), played);
+}
+
+/// A clock message with the clock running on the side whose lever is low (`right`:
+/// the right-hand side runs).
+fn clock_running(right: bool) -> Vec<u8> {
+    use crate::wire::dgt::{ClockMessage, ClockStatus, ClockTimes, SideTime};
+    let side = SideTime {
+        minutes: 5,
+        ..SideTime::default()
+    };
+    let times = ClockTimes {
+        left: side,
+        right: side,
+        status: ClockStatus {
+            running: true,
+            right_lever_high: right,
+            ..ClockStatus::default()
+        },
+    };
+    Message::Clock(ClockMessage::Times(times)).encode()
+}
+
+/// A press the board never follows (7.5.3) is judged by the tick once its grace period
+/// is over, though no byte arrives after it.
+#[test]
+fn a_press_without_a_move_is_judged_on_the_tick() {
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    p.on_bytes(100, &clock_running(false), &mut events);
+    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
+        p.on_bytes(1000 + 100 * i as u64, m, &mut events);
+    }
+    p.on_bytes(1500, &clock_running(true), &mut events);
+    p.on_bytes(3000, &clock_running(false), &mut events);
+    let judged = |events: &[Event]| {
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Alert(a) if a.article == "7.5.3"))
+    };
+    assert!(!judged(&events), "not before the grace period: {events:?}");
+    p.tick(3100, &mut events);
+    assert!(
+        !judged(&events),
+        "still within the grace period: {events:?}"
+    );
+    p.tick(3500, &mut events);
+    assert!(
+        judged(&events),
+        "no 7.5.3 after the grace period: {events:?}"
+    );
+    assert_eq!(recorded_uci(&p), ["e2e4"]);
+}
+
+fn arbiter(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String> {
+    let request = ArbiterRequest {
+        who: "Anna".into(),
+        board: 1,
+        action,
+    };
+    p.on_arbiter(1000, &request, &mut Vec::new())
+}
+
+fn moves(list: &[&str]) -> Vec<String> {
+    list.iter().map(|m| m.to_string()).collect()
+}
+
+#[test]
+fn corrections_claims_and_results_reach_the_pgn() {
+    let mut p = pipeline();
+    let shuffle = moves(&[
+        "e4", "e5", "Nf3", "Nc6", "Ng1", "Nb8", "g1f3", "Nc6", "Ng1", "Nb8",
+    ]);
+    arbiter(
+        &mut p,
+        ArbiterAction::ReplaceMoves {
+            from_ply: 1,
+            moves: shuffle,
+        },
+    )
+    .unwrap();
+    assert_eq!(p.plies(), 10);
+    let verdict = arbiter(
+        &mut p,
+        ArbiterAction::CheckClaim {
+            claim: DrawClaim::Threefold,
+            intended_move: None,
+        },
+    )
+    .unwrap();
+    assert!(verdict.starts_with("claim correct"), "{verdict}");
+    assert_eq!(p.result(), "1/2-1/2");
+    arbiter(
+        &mut p,
+        ArbiterAction::SetResult {
+            result: "*".into(),
+            reason: "claim withdrawn".into(),
+        },
+    )
+    .unwrap();
+    let refused = arbiter(
+        &mut p,
+        ArbiterAction::ReplaceMoves {
+            from_ply: 3,
+            moves: moves(&["Ke2", "Ke3"]),
+        },
+    );
+    assert!(refused.unwrap_err().contains("move 2 (Ke3)"));
+    assert_eq!(p.plies(), 10, "a refused correction changes nothing");
+    arbiter(&mut p, ArbiterAction::TakeBack { to_ply: 2 }).unwrap();
+    assert_eq!(p.plies(), 2);
+    arbiter(
+        &mut p,
+        ArbiterAction::Annotate {
+            ply: 1,
+            text: "scoresheet checked".into(),
+        },
+    )
+    .unwrap();
+    let fifty = arbiter(
+        &mut p,
+        ArbiterAction::CheckClaim {
+            claim: DrawClaim::FiftyMoves,
+            intended_move: Some("Nf3".into()),
+        },
+    )
+    .unwrap();
+    assert!(fifty.starts_with("claim incorrect"), "{fifty}");
+    arbiter(
+        &mut p,
+        ArbiterAction::SetResult {
+            result: "1-0".into(),
+            reason: "forfeit: Black absent".into(),
+        },
+    )
+    .unwrap();
+    let record = p.record();
+    assert_eq!(record.result, "1-0");
+    let tag = |name: &str| {
+        record
+            .tags
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(tag("Termination").as_deref(), Some("rules infraction"));
+    assert_eq!(tag("Round").as_deref(), Some("1.1"));
+    assert_eq!(tag("TimeControl").as_deref(), Some("300+2"));
+    let comments: Vec<&String> = record.moves.iter().flat_map(|m| &m.comments).collect();
+    let has = |text: &str| comments.iter().any(|c| c.contains(text));
+    assert!(
+        has("Arbiter Anna: moves from ply 3 taken back"),
+        "{comments:?}"
+    );
+    assert!(has("Anna: scoresheet checked"), "{comments:?}");
+    assert!(
+        has("White's claim of threefold repetition (9.2) is correct"),
+        "{comments:?}"
+    );
+    let text = write_game(&record);
+    let back = read_games(&text).unwrap();
+    assert_eq!(back[0].moves.len(), 2);
+    assert_eq!(back[0].result, "1-0");
+}
+
+#[test]
+fn bad_requests_are_refused_with_reasons() {
+    let mut p = pipeline();
+    let bad_result = arbiter(
+        &mut p,
+        ArbiterAction::SetResult {
+            result: "2-0".into(),
+            reason: "x".into(),
+        },
+    );
+    assert!(bad_result.unwrap_err().contains("not one of"));
+    let illegal = arbiter(
+        &mut p,
+        ArbiterAction::ReplaceMoves {
+            from_ply: 1,
+            moves: moves(&["e4", "e5", "Qh5", "Nc6", "Qxe8"]),
+        },
+    );
+    assert!(illegal.unwrap_err().contains("move 5"));
+    assert_eq!(p.plies(), 0);
+    assert!(arbiter(&mut p, ArbiterAction::TakeBack { to_ply: 4 }).is_err());
+    assert!(
+        arbiter(
+            &mut p,
+            ArbiterAction::DecidePenalty {
+                ply: 3,
+                accept: true
+            }
+        )
+        .unwrap_err()
+        .contains("no penalty")
+    );
+    assert!(
+        arbiter(
+            &mut p,
+            ArbiterAction::Annotate {
+                ply: 9,
+                text: "x".into()
+            }
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn time_adjustments_and_new_games() {
+    let mut p = pipeline();
+    let text = arbiter(
+        &mut p,
+        ArbiterAction::AdjustTime {
+            side: crate::board::ColorName::Black,
+            delta_ms: -30_000,
+        },
+    )
+    .unwrap();
+    assert_eq!(text, "-0:30 for Black");
+    arbiter(
+        &mut p,
+        ArbiterAction::ReplaceMoves {
+            from_ply: 1,
+            moves: moves(&["d4"]),
+        },
+    )
+    .unwrap();
+    arbiter(&mut p, ArbiterAction::NewGame).unwrap();
+    assert_eq!(p.plies(), 0);
+    assert_eq!(p.earlier_games().len(), 1);
+    assert_eq!(p.earlier_games()[0].moves.len(), 1);
+    assert!(!p.live());
+}
