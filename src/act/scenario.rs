@@ -287,39 +287,47 @@ fn parse_observation(words: &[&str], config: &MachineConfig) -> Result<Observati
                 flag: false,
             })
         }
-        "snapshot" => {
-            let mut board = match arg(2)? {
-                "standard" => Board::new(),
-                "setup" => {
-                    let fen = config
-                        .start_fen
-                        .as_deref()
-                        .ok_or("`snapshot setup` needs a `config fen=` line before it")?;
-                    let board_part = fen.split_whitespace().next().unwrap_or_default();
-                    board_part
-                        .parse::<Board>()
-                        .map_err(|_| format!("{fen:?} is not a FEN"))?
-                }
-                fen => fen
-                    .parse::<Board>()
-                    .map_err(|_| format!("{fen:?} is not a board FEN"))?,
-            };
-            let mut identifies = true;
-            for w in &words[3..] {
-                match *w {
-                    "rotated" => board.rotate_180(),
-                    "occupancy" => identifies = false,
-                    other => return Err(format!("unknown snapshot option {other:?}")),
-                }
-            }
-            ObservationKind::Snapshot(Snapshot {
-                board,
-                identifies_pieces: identifies,
-            })
-        }
+        "snapshot" => ObservationKind::Snapshot(parse_snapshot(arg(2)?, &words[3..], config)?),
         other => return Err(format!("unknown observation {other:?}")),
     };
     Ok(Observation { t_ms, kind })
+}
+
+/// A board dump: `what` is `standard`, `setup` (the configured FEN) or a board FEN; the
+/// `options` may say it is `rotated` or from an `occupancy` board.
+fn parse_snapshot(
+    what: &str,
+    options: &[&str],
+    config: &MachineConfig,
+) -> Result<Snapshot, String> {
+    let mut board = match what {
+        "standard" => Board::new(),
+        "setup" => {
+            let fen = config
+                .start_fen
+                .as_deref()
+                .ok_or("`snapshot setup` needs a `config fen=` line before it")?;
+            let board_part = fen.split_whitespace().next().unwrap_or_default();
+            board_part
+                .parse::<Board>()
+                .map_err(|_| format!("{fen:?} is not a FEN"))?
+        }
+        fen => fen
+            .parse::<Board>()
+            .map_err(|_| format!("{fen:?} is not a board FEN"))?,
+    };
+    let mut identifies = true;
+    for w in options {
+        match *w {
+            "rotated" => board.rotate_180(),
+            "occupancy" => identifies = false,
+            other => return Err(format!("unknown snapshot option {other:?}")),
+        }
+    }
+    Ok(Snapshot {
+        board,
+        identifies_pieces: identifies,
+    })
 }
 
 fn parse_expect(text: &str) -> Result<Expect, String> {
