@@ -9,10 +9,12 @@ pub mod arbiter;
 pub mod bench;
 pub mod demo;
 pub mod export_capture;
+pub mod pairings;
 pub mod pgn;
 pub mod ports;
 pub mod record;
 pub mod replay;
+pub mod results;
 pub mod sim;
 
 /// touchmove: records games from electronic chess boards under the FIDE Laws.
@@ -49,6 +51,10 @@ pub enum Command {
     Arbiter(arbiter::ArbiterArgs),
     /// A live demo on virtual boards: recorder, web pages and PGN files, no hardware needed.
     Demo(demo::DemoArgs),
+    /// Print the boards of a round from a TRF, PGN or CSV pairings file.
+    Pairings(pairings::PairingsArgs),
+    /// Write the results recorded in an output folder into round N of a FIDE TRF.
+    Results(results::ResultsArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -65,6 +71,8 @@ pub fn main() -> ExitCode {
         Command::ExportCapture(a) => export_capture::run(a),
         Command::Arbiter(a) => arbiter::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Pairings(a) => pairings::run(a),
+        Command::Results(a) => results::run(a),
     }
 }
 

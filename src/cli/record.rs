@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::driver::probe::{Candidates, probe};
-use crate::recorder::pairings;
 use crate::recorder::{
-    BoardConfig, BoardOrigins, BoardSource, EventConfig, Player, Recorder, RunOptions,
+    BoardConfig, BoardOrigins, BoardSource, EventConfig, Player, Recorder, RecorderError,
+    RecorderHandle, RunOptions,
 };
+use crate::recorder::{pairings, rounds};
 use crate::server::feed::Feed;
 
 /// Arguments of `touchmove record`.
@@ -29,7 +30,8 @@ pub struct RecordArgs {
     /// look like DGT boards.
     #[arg(long, value_name = "PATTERN")]
     pub probe: Vec<PathBuf>,
-    /// Pairings (PGN of headers or CSV) to put players on the boards.
+    /// Pairings to put players on the boards: a FIDE TRF (the round is --round), a PGN of
+    /// headers or a CSV.
     #[arg(long)]
     pub pairings: Option<PathBuf>,
     /// The output folder: `tournament.json`, `round-N/game-K.pgn`, `round-N/games.pgn`.
@@ -115,11 +117,48 @@ fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String
         });
         origins.insert(number, format!("--port {p}"));
     }
-    if let Some(path) = &args.pairings {
-        let list = pairings::load(path).map_err(|e| e.to_string())?;
-        config.apply_pairings(&list);
-    }
     Ok((config, origins))
+}
+
+/// Reads `--pairings` for the event's round (a round the file lacks, or an unreadable file,
+/// stops the start: recording the wrong round helps nobody).
+fn load_pairings(args: &RecordArgs, round: u32) -> Result<Option<pairings::RoundPairings>, String> {
+    args.pairings
+        .as_ref()
+        .map(|path| pairings::load_round(path, round).map_err(|e| e.to_string()))
+        .transpose()
+}
+
+/// Puts the pairings on the boards. When the event names no board, every pairing gets a
+/// board found by probing ("auto"); otherwise pairings beyond the boards are left out, each
+/// with a message naming its line. Returns the messages for the arbiter.
+fn place_pairings(config: &mut EventConfig, loaded: &pairings::RoundPairings) -> Vec<String> {
+    let mut messages: Vec<String> = loaded.problems.iter().map(|e| e.to_string()).collect();
+    if config.boards.is_empty() {
+        config.apply_pairings(&loaded.pairings);
+        return messages;
+    }
+    let (placed, extra): (Vec<_>, Vec<_>) = loaded
+        .pairings
+        .iter()
+        .cloned()
+        .partition(|p| config.board(p.board).is_some());
+    let boards: Vec<String> = config.boards.iter().map(|b| b.number.to_string()).collect();
+    for p in &extra {
+        messages.push(format!(
+            "{}:{}: board: more pairings than boards: board {} ({} – {}) has no board to \
+             record on (boards: {}); connect one and add it with --port, or a [[board]] entry, \
+             and restart",
+            loaded.source.display(),
+            p.line,
+            p.board,
+            p.white.name,
+            p.black.name,
+            boards.join(", ")
+        ));
+    }
+    config.apply_pairings(&placed);
+    messages
 }
 
 fn next_number(config: &EventConfig) -> u32 {
@@ -215,8 +254,16 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let loaded = match load_pairings(&args, config.round) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("touchmove record: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     runtime.block_on(async move {
-        let mut options = RunOptions::new(&args.out, Arc::new(Feed::new()));
+        let feed = Arc::new(Feed::new());
+        let mut options = RunOptions::new(&args.out, feed.clone());
         if args.port.iter().any(|p| p == "auto")
             && let Err(e) = add_detected_boards(
                 &mut config,
@@ -229,6 +276,18 @@ pub fn run(args: RecordArgs) -> ExitCode {
             eprintln!("touchmove record: {e}");
             return ExitCode::FAILURE;
         }
+        let sources = config.clone();
+        if let Some(loaded) = &loaded {
+            for note in &loaded.notes {
+                eprintln!("touchmove record: {note}");
+            }
+            for message in place_pairings(&mut config, loaded) {
+                eprintln!("touchmove record: PAIRINGS: {message}");
+            }
+        }
+        for problem in rounds::show_earlier_rounds(&feed, &args.out, config.round) {
+            eprintln!("touchmove record: an earlier round's game cannot be shown: {problem}");
+        }
         options.candidates = candidates;
         options.journal_limit = args.journal_limit;
         options.board_origins = origins;
@@ -239,32 +298,143 @@ pub fn run(args: RecordArgs) -> ExitCode {
         if let (Some(round), Some(file)) = (&args.lichess_round, &args.lichess_token_file) {
             options.lichess = Some((round.clone(), file.clone()));
         }
-        let boards: Vec<String> = config
-            .boards
-            .iter()
-            .map(|b| format!("board {} on {}", b.number, b.source))
-            .collect();
-        let handle = match Recorder::start(config, options).await {
-            Ok(h) => h,
-            Err(e) => {
-                eprintln!("touchmove record: {e}");
-                return ExitCode::FAILURE;
-            }
+        let (next_tx, mut next_rx) = tokio::sync::mpsc::channel(4);
+        options.next_round = Some(next_tx);
+        let mut handle = match start(&config, &options).await {
+            Some(h) => h,
+            None => return ExitCode::FAILURE,
         };
-        eprintln!(
-            "touchmove record: recording {} into {}{}; arbiter: `touchmove arbiter --out {} …`; Ctrl-C stops",
-            boards.join(", "),
-            handle.out_dir().display(),
-            handle
-                .server_addr()
-                .map(|a| format!(", live at http://{a}/"))
-                .unwrap_or_default(),
-            handle.out_dir().display(),
-        );
-        super::stop_requested().await;
+        loop {
+            tokio::select! {
+                _ = super::stop_requested() => break,
+                Some(reply) = next_rx.recv() => {
+                    let next = config.round + 1;
+                    match next_round_config(&args, &sources, next) {
+                        Err(e) => {
+                            eprintln!("touchmove record: round {next} cannot start: {e}");
+                            let _ = reply.send(Err(e));
+                        }
+                        Ok((next_config, messages)) => {
+                            let _ = reply.send(Ok(format!(
+                                "round {next} starts on {} boards; round {} is kept in {}",
+                                next_config.boards.len(),
+                                config.round,
+                                args.out.display()
+                            )));
+                            for message in messages {
+                                eprintln!("touchmove record: {message}");
+                            }
+                            options.arbiter_token = std::fs::read_to_string(
+                                handle.out_dir().join(crate::recorder::channel::TOKEN_NAME),
+                            )
+                            .ok();
+                            if options.lichess.take().is_some() {
+                                eprintln!(
+                                    "touchmove record: the lichess push of round {} stops; \
+                                     restart with the next round's --lichess-round to push round {next}",
+                                    config.round
+                                );
+                            }
+                            handle.shutdown().await;
+                            config = next_config;
+                            handle = match start_again(&config, &options).await {
+                                Some(h) => h,
+                                None => return ExitCode::FAILURE,
+                            };
+                        }
+                    }
+                }
+            }
+        }
         handle.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// How long the next round waits for the round that ended to let go of the journal.
+const JOURNAL_RELEASE_WAIT: Duration = Duration::from_secs(10);
+
+/// Starts the next round in this process: the round that ended lets go of its journal (its
+/// writer thread closes it) a moment after its shutdown, so a journal still held is waited for.
+async fn start_again(config: &EventConfig, options: &RunOptions) -> Option<RecorderHandle> {
+    let deadline = tokio::time::Instant::now() + JOURNAL_RELEASE_WAIT;
+    loop {
+        match Recorder::start(config.clone(), options.clone()).await {
+            Err(RecorderError::Journal { .. }) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            started => return announce(config, started),
+        }
+    }
+}
+
+/// Starts the recorder on `config` and says where it records; `None` (after saying why) when
+/// it cannot start.
+async fn start(config: &EventConfig, options: &RunOptions) -> Option<RecorderHandle> {
+    announce(
+        config,
+        Recorder::start(config.clone(), options.clone()).await,
+    )
+}
+
+/// Says where a started recorder records, or why it did not start.
+fn announce(
+    config: &EventConfig,
+    started: Result<RecorderHandle, RecorderError>,
+) -> Option<RecorderHandle> {
+    let boards: Vec<String> = config
+        .boards
+        .iter()
+        .map(|b| format!("board {} on {}", b.number, b.source))
+        .collect();
+    let handle = match started {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("touchmove record: {e}");
+            return None;
+        }
+    };
+    eprintln!(
+        "touchmove record: round {}: recording {} into {}{}; arbiter: `touchmove arbiter --out {} …`; Ctrl-C stops",
+        config.round,
+        boards.join(", "),
+        handle.out_dir().display(),
+        handle
+            .server_addr()
+            .map(|a| format!(", live at http://{a}/"))
+            .unwrap_or_default(),
+        handle.out_dir().display(),
+    );
+    Some(handle)
+}
+
+/// The event of round `round` on the same boards as `sources` (the boards before any
+/// pairings): players from `--pairings` read again for that round (the pairing program has
+/// written the new round into the file), else unknown. Returns the messages to show.
+fn next_round_config(
+    args: &RecordArgs,
+    sources: &EventConfig,
+    round: u32,
+) -> Result<(EventConfig, Vec<String>), String> {
+    let mut next = sources.clone();
+    next.round = round;
+    for b in &mut next.boards {
+        b.white = Player::named("?");
+        b.black = Player::named("?");
+    }
+    let mut messages = Vec::new();
+    if let Some(loaded) = load_pairings(args, round)? {
+        messages.extend(loaded.notes.iter().cloned());
+        messages.extend(
+            place_pairings(&mut next, &loaded)
+                .into_iter()
+                .map(|m| format!("PAIRINGS: {m}")),
+        );
+    }
+    if next.boards.is_empty() {
+        return Err("no boards for the next round".to_string());
+    }
+    Ok((next, messages))
 }
 
 #[cfg(test)]

@@ -38,10 +38,17 @@ struct Reply {
 /// Creates a fresh token and writes it to `OUT/arbiter.token` with mode 0600.
 pub fn create_token(out_dir: &Path) -> std::io::Result<String> {
     use rand::RngCore;
-    use std::os::unix::fs::OpenOptionsExt;
     let mut raw = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut raw);
     let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    write_token(out_dir, &token)?;
+    Ok(token)
+}
+
+/// Writes `token` to `OUT/arbiter.token` with mode 0600 (a recorder starting the next round
+/// keeps the token the arbiter's desk already holds).
+pub fn write_token(out_dir: &Path, token: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let path = out_dir.join(TOKEN_NAME);
     let _ = std::fs::remove_file(&path);
     let mut file = std::fs::OpenOptions::new()
@@ -50,8 +57,7 @@ pub fn create_token(out_dir: &Path) -> std::io::Result<String> {
         .mode(0o600)
         .open(&path)?;
     file.write_all(token.as_bytes())?;
-    file.sync_all()?;
-    Ok(token)
+    file.sync_all()
 }
 
 /// Listens on `OUT/arbiter.sock` and forwards authenticated requests to `sink` until the task

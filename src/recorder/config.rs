@@ -344,9 +344,16 @@ impl EventConfig {
                 .parent()
                 .unwrap_or_else(|| Path::new("."))
                 .join(pairings.get_ref());
-            let list = super::pairings::load(&file)
+            let list = super::pairings::load_round(&file, config.round)
                 .map_err(|e| invalid(pairings.span().start, "pairings", e.to_string()))?;
-            config.apply_pairings(&list);
+            if let Some(problem) = list.problems.first() {
+                return Err(invalid(
+                    pairings.span().start,
+                    "pairings",
+                    problem.to_string(),
+                ));
+            }
+            config.apply_pairings(&list.pairings);
             for b in &config.boards {
                 origins
                     .entry(b.number)

@@ -78,7 +78,9 @@ pub mod layout;
 pub mod pairings;
 pub mod pipeline;
 mod replay;
+pub mod rounds;
 mod session;
+pub mod trf;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -127,6 +129,10 @@ pub struct RunOptions {
     /// Bytes read from ports by probes before the start (`record --port auto`), with their
     /// receive times: recorded for the board found there.
     pub probed_bytes: BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
+    /// Where the web server sends the arbiter's "next round" (see [`rounds`]).
+    pub next_round: Option<crate::server::NextRoundSink>,
+    /// Keep this arbiter token instead of creating a new one (the next round of the same run).
+    pub arbiter_token: Option<String>,
 }
 
 impl RunOptions {
@@ -143,6 +149,8 @@ impl RunOptions {
             board_origins: BoardOrigins::new(),
             journal_limit: None,
             probed_bytes: BTreeMap::new(),
+            next_round: None,
+            arbiter_token: None,
         }
     }
 }
@@ -479,11 +487,15 @@ impl Recorder {
             prober,
             tokio::spawn(write_round_files(shared.clone())),
         ];
-        let token =
-            channel::create_token(&options.out_dir).map_err(|source| RecorderError::OutDir {
-                path: options.out_dir.clone(),
-                source,
-            })?;
+        let token = match &options.arbiter_token {
+            Some(token) => channel::write_token(&options.out_dir, token).map(|()| token.clone()),
+            None => channel::create_token(&options.out_dir),
+        }
+        .map_err(|source| RecorderError::OutDir {
+            path: options.out_dir.clone(),
+            source,
+        })?;
+        options.feed.set_current_round(config.round);
         background.push(
             channel::listen(&options.out_dir, token.clone(), sink.clone()).map_err(|source| {
                 RecorderError::OutDir {
@@ -494,12 +506,18 @@ impl Recorder {
         );
         let server = match options.listen {
             Some(addr) => Some(
-                crate::server::serve(addr, options.feed.clone(), Some(sink.clone()), token)
-                    .await
-                    .map_err(|e| RecorderError::Server {
-                        addr,
-                        message: e.to_string(),
-                    })?,
+                crate::server::serve_with_next_round(
+                    addr,
+                    options.feed.clone(),
+                    Some(sink.clone()),
+                    options.next_round.clone(),
+                    token,
+                )
+                .await
+                .map_err(|e| RecorderError::Server {
+                    addr,
+                    message: e.to_string(),
+                })?,
             ),
             None => None,
         };

@@ -1,8 +1,9 @@
-//! Pairings: who plays on which board, from a PGN file of headers or a simple CSV.
+//! Pairings: who plays on which board, from a FIDE Tournament Report File (see [`super::trf`]),
+//! a PGN file of headers or a simple CSV.
 //!
 //! A PGN file gives one game per header block: `Round "3.2"` (round 3, board 2) or a `Board`
 //! tag, `White`, `Black`, and optionally `WhiteFideId`, `WhiteTitle`, `WhiteElo`,
-//! `WhiteFederation` (and the same for Black). Moves after the headers are ignored.
+//! `WhiteFed` or `WhiteFederation` (and the same for Black). Moves after the headers are ignored.
 //!
 //! A CSV file has a header line naming its columns: `board`, `white`, `black` are required;
 //! `round`, `white_fide_id`, `white_title`, `white_rating`, `white_federation` and the `black_`
@@ -23,10 +24,154 @@ pub struct Pairing {
     pub white: Player,
     /// Black.
     pub black: Player,
+    /// The line of the pairings file stating it (for messages).
+    pub line: usize,
+}
+
+/// One round's pairings as read from a file, with what could not be used.
+#[derive(Debug, Default)]
+pub struct RoundPairings {
+    /// The file read.
+    pub source: std::path::PathBuf,
+    /// The boards, in board order.
+    pub pairings: Vec<Pairing>,
+    /// Lines that could not be used (each names the file, line and field); the pairings they
+    /// concern are left out, the others stand.
+    pub problems: Vec<ConfigError>,
+    /// Players without a board (byes, absences, forfeits) and how the file was read, for the
+    /// arbiter.
+    pub notes: Vec<String>,
+}
+
+/// Reads round `round`'s pairings from a TRF, a PGN file of headers or a CSV. A round the
+/// file does not have, or a file that cannot be read, is an error; bad lines are
+/// [`RoundPairings::problems`].
+pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError> {
+    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let is_trf = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("trf"))
+        || super::trf::looks_like_trf(&bytes);
+    let mut out = RoundPairings {
+        source: path.to_path_buf(),
+        ..RoundPairings::default()
+    };
+    if is_trf {
+        let trf = super::trf::Trf::parse(&bytes, path);
+        out.problems
+            .extend(trf.problems.iter().map(|p| p.in_file(path)));
+        let paired = trf.round(round).map_err(|p| p.in_file(path))?;
+        out.problems
+            .extend(paired.problems.iter().map(|p| p.in_file(path)));
+        out.pairings = trf.pairings(&paired);
+        out.notes.push(format!(
+            "{}: read as {}, {} players, round {round}: {} boards",
+            path.display(),
+            trf.encoding,
+            trf.players.len(),
+            paired.boards.len()
+        ));
+        let name = |rank: u32| {
+            trf.player(rank)
+                .map_or_else(|| format!("#{rank}"), |p| p.player.name.clone())
+        };
+        for f in &paired.forfeits {
+            out.notes.push(format!(
+                "forfeit, no board: {} {} – {} {}",
+                name(f.white),
+                f.codes.0,
+                f.codes.1,
+                name(f.black)
+            ));
+        }
+        for b in &paired.byes {
+            let what = match b.code.to_ascii_uppercase() {
+                'H' => "half-point bye",
+                'F' => "full-point bye",
+                'U' => "pairing-allocated bye",
+                '+' => "forfeit win, no opponent",
+                '-' => "forfeit loss, no opponent",
+                _ => "not paired (absent)",
+            };
+            out.notes.push(format!("{what}: {}", name(b.rank)));
+        }
+    } else {
+        let list = load(path)?;
+        out.pairings = list
+            .into_iter()
+            .filter(|p| p.round.is_none_or(|r| r == round))
+            .collect();
+    }
+    // A TRF names each player once, by starting rank: `Trf::round` has checked the pairings.
+    let (kept, problems) = if is_trf {
+        (out.pairings, Vec::new())
+    } else {
+        without_players_twice(out.pairings, path)
+    };
+    out.pairings = kept;
+    out.problems.extend(problems);
+    Ok(out)
+}
+
+/// Leaves out pairings that put a player (by FIDE id, else by name) on a second board, or
+/// a board number given twice, saying where.
+fn without_players_twice(list: Vec<Pairing>, path: &Path) -> (Vec<Pairing>, Vec<ConfigError>) {
+    let mut seen: std::collections::BTreeMap<String, (u32, usize)> = Default::default();
+    let mut boards: std::collections::BTreeMap<u32, usize> = Default::default();
+    let mut kept = Vec::new();
+    let mut problems = Vec::new();
+    for p in list {
+        if let Some(first) = boards.get(&p.board) {
+            problems.push(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                line: p.line,
+                field: "board".to_string(),
+                message: format!(
+                    "board {} is also paired on line {first}; this pairing is left out",
+                    p.board
+                ),
+            });
+            continue;
+        }
+        let key = |player: &Player| {
+            player
+                .fide_id
+                .map(|id| format!("id {id}"))
+                .or_else(|| (player.name != "?").then(|| player.name.to_lowercase()))
+        };
+        let twice = [("white", &p.white), ("black", &p.black)]
+            .into_iter()
+            .find_map(|(field, player)| Some((field, player, seen.get(&key(player)?)?)));
+        if let Some((field, player, (board, line))) = twice {
+            problems.push(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                line: p.line,
+                field: field.to_string(),
+                message: format!(
+                    "{} is paired twice: on board {} here and on board {board} (line {line}); \
+                     this pairing is left out",
+                    player.name, p.board
+                ),
+            });
+            continue;
+        }
+        for player in [&p.white, &p.black] {
+            if let Some(k) = key(player) {
+                seen.insert(k, (p.board, p.line));
+            }
+        }
+        boards.insert(p.board, p.line);
+        kept.push(p);
+    }
+    (kept, problems)
 }
 
 /// Reads pairings from a `.pgn` file of headers or a `.csv` file (by extension; content
-/// starting with `[` is read as PGN whatever the name).
+/// starting with `[` is read as PGN whatever the name). A TRF needs a round: see
+/// [`load_round`].
 pub fn load(path: &Path) -> Result<Vec<Pairing>, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
@@ -109,6 +254,7 @@ pub fn parse_pgn_headers(text: &str) -> Result<Vec<Pairing>, LineError> {
             board: 0,
             white: Player::named("?"),
             black: Player::named("?"),
+            line: first_line,
         };
         for (line, name, value) in &tags {
             match name.as_str() {
@@ -260,6 +406,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<Pairing>, LineError> {
             board: 0,
             white: Player::named("?"),
             black: Player::named("?"),
+            line,
         };
         for (column, value) in columns.iter().zip(&fields) {
             match column.as_str() {
@@ -332,6 +479,28 @@ mod tests {
         assert_eq!(p[0].white.name, "Carlsen, Magnus");
         assert_eq!(p[0].black.rating, Some(2800));
         assert_eq!(p[1].white.fide_id, None);
+    }
+
+    #[test]
+    fn a_player_on_two_boards_leaves_out_the_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.csv");
+        std::fs::write(
+            &path,
+            "board,white,black\n1,\"A, B\",\"C, D\"\n2,\"E, F\",\"a, b\"\n3,G,H\n3,I,J\n",
+        )
+        .unwrap();
+        let loaded = load_round(&path, 1).unwrap();
+        assert_eq!(
+            loaded.pairings.iter().map(|p| p.board).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        let messages: Vec<String> = loaded.problems.iter().map(|e| e.to_string()).collect();
+        assert!(
+            messages[0].ends_with("p.csv:3: black: a, b is paired twice: on board 2 here and on board 1 (line 2); this pairing is left out"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("p.csv:5: board: board 3 is also paired on line 4"));
     }
 
     #[test]

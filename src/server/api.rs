@@ -99,7 +99,7 @@ pub(super) async fn events(State(state): State<Shared>, Query(q): Query<EventsQu
 }
 
 /// Checks the `Authorization: Bearer` header; `Some` is the refusal to send.
-fn refusal(state: &Shared, headers: &HeaderMap) -> Option<Response> {
+pub(super) fn refusal(state: &Shared, headers: &HeaderMap) -> Option<Response> {
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

@@ -425,6 +425,8 @@ struct FeedState {
     round_pgn: BTreeMap<u32, PgnDoc>,
     log: VecDeque<Arc<FeedEvent>>,
     log_capacity: usize,
+    /// The round being recorded, when the recorder said so.
+    current_round: Option<u32>,
 }
 
 impl FeedState {
@@ -545,6 +547,7 @@ impl Feed {
                 round_pgn: BTreeMap::new(),
                 log: VecDeque::new(),
                 log_capacity: capacity.max(1),
+                current_round: None,
             }),
             fanout,
         }
@@ -661,6 +664,80 @@ impl Feed {
         let mut doc = PgnDoc::new(text);
         doc.modified = modified;
         Some(doc)
+    }
+
+    /// Says which round is being recorded: pages that follow the event move to it.
+    pub fn set_current_round(&self, round: u32) {
+        self.lock().current_round = Some(round);
+    }
+
+    /// The round being recorded: the one the recorder set, else the highest with games.
+    pub fn current_round(&self) -> Option<u32> {
+        let state = self.lock();
+        state
+            .current_round
+            .or_else(|| state.rounds().last().copied())
+    }
+
+    /// Shows a game of an earlier round as its PGN file has it (players, moves, result), for
+    /// browsing after the recorder moved on. Fails when a move cannot be replayed.
+    pub fn show_recorded_game(
+        &self,
+        round: u32,
+        board: u32,
+        record: &crate::record::GameRecord,
+    ) -> Result<(), crate::record::ReplayError> {
+        let game = record.to_game()?;
+        let tag = |name: &str| {
+            record
+                .tags
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(|| "?".to_string(), |(_, v)| v.clone())
+        };
+        let start = game.start();
+        let first_side = if shakmaty::Position::turn(start) == shakmaty::Color::White {
+            0
+        } else {
+            1
+        };
+        let moves: Vec<MoveView> = game
+            .moves()
+            .iter()
+            .zip(game.positions().iter().skip(1))
+            .zip(&record.moves)
+            .enumerate()
+            .map(|(i, ((played, position), recorded))| MoveView {
+                ply: i as u32 + 1,
+                san: played.san.clone(),
+                uci: played.uci.clone(),
+                side: if (i + first_side) % 2 == 0 {
+                    ColorName::White
+                } else {
+                    ColorName::Black
+                },
+                t_ms: recorded.t_ms.unwrap_or_default(),
+                fen: shakmaty::fen::Fen::from_position(position, shakmaty::EnPassantMode::Legal)
+                    .to_string(),
+            })
+            .collect();
+        let mut state = self.lock();
+        let shown = state.game(round, board);
+        shown.info = GameInfo {
+            round,
+            board,
+            white: tag("White"),
+            black: tag("Black"),
+            tags: record.tags.clone(),
+        };
+        shown.start_fen =
+            shakmaty::fen::Fen::from_position(start, shakmaty::EnPassantMode::Legal).to_string();
+        shown.chess960 = record.chess960;
+        shown.moves = moves;
+        shown.result = (record.result != "*").then(|| (record.result.clone(), tag("Termination")));
+        shown.pgn = Some(PgnDoc::new(crate::record::pgn::write_game(record)));
+        self.emit::<Event>(&mut state, round, board, "game", None);
+        Ok(())
     }
 
     /// Id of the last published event (0 before the first).

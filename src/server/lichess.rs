@@ -11,14 +11,13 @@
 //!
 //! The pusher always sends the whole round (never a diff), so coalescing many moves into one
 //! push loses nothing, and a failed push is retried with the latest text until it is accepted.
-//! The HTTP request is made by `curl` (lichess is HTTPS-only; the token goes to curl on its
-//! standard input, never on the command line).
+//! The HTTP requests are made in-process by `reqwest` over rustls (lichess is HTTPS-only): no
+//! OpenSSL, no system library, no subprocess; the token is only ever in the `Authorization`
+//! header.
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncWriteExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
@@ -76,6 +75,9 @@ pub enum PushError {
         "the lichess token is empty; create one with scope study:write at https://lichess.org/account/oauth/token"
     )]
     EmptyToken,
+    /// The HTTP client could not be set up.
+    #[error("{0}")]
+    Client(String),
     /// The token file could not be read.
     #[error("cannot read the lichess token file {path}: {source}")]
     TokenFile {
@@ -158,7 +160,8 @@ impl Pusher {
             pending: Mutex::new(Pending::default()),
             wake: Notify::new(),
         });
-        let task = tokio::spawn(run(config, Arc::clone(&shared)));
+        let client = client(&config).map_err(PushError::Client)?;
+        let task = tokio::spawn(run(config, client, Arc::clone(&shared)));
         Ok(Pusher { shared, task })
     }
 
@@ -190,7 +193,7 @@ impl Pusher {
 }
 
 /// The push loop: wait for a version newer than the settled one, send it, handle the answer.
-async fn run(config: PusherConfig, shared: Arc<Shared>) {
+async fn run(config: PusherConfig, client: reqwest::Client, shared: Arc<Shared>) {
     let mut last_start: Option<Instant> = None;
     let mut error_wait = config.error_backoff;
     loop {
@@ -222,7 +225,7 @@ async fn run(config: PusherConfig, shared: Arc<Shared>) {
         last_start = Some(Instant::now());
         let mut outcome = Outcome::Accepted;
         for chunk in chunks(&text, MAX_GAMES_PER_PUSH) {
-            outcome = send(&config, &chunk).await;
+            outcome = send(&config, &client, &chunk).await;
             shared.lock().stats.requests += 1;
             if outcome != Outcome::Accepted {
                 break;
@@ -308,85 +311,63 @@ fn chunks(pgn: &str, max: usize) -> Vec<String> {
         .collect()
 }
 
-/// Quotes a value for a curl config file.
-fn curl_quote(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// The HTTP client of a pusher: rustls with the bundled web PKI roots (no OpenSSL, no
+/// system certificate store), the request time limit and our user agent.
+fn client(config: &PusherConfig) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .user_agent(concat!("touchmove/", env!("CARGO_PKG_VERSION")))
+        .timeout(config.request_timeout.max(Duration::from_millis(1)))
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
 }
 
-async fn send(config: &PusherConfig, body: &str) -> Outcome {
+/// One push: the answer's status decides what happens next. The token goes only into the
+/// `Authorization` header, marked sensitive, so it is in no message and no log.
+async fn send(config: &PusherConfig, client: &reqwest::Client, body: &str) -> Outcome {
     let url = format!(
         "{}/api/broadcast/round/{}/push",
         config.base_url.trim_end_matches('/'),
         config.round_id
     );
-    let script = [
-        format!("url = {}", curl_quote(&url)),
-        "request = \"POST\"".to_string(),
-        format!(
-            "header = {}",
-            curl_quote(&format!("Authorization: Bearer {}", config.token))
-        ),
-        "header = \"Content-Type: text/plain; charset=utf-8\"".to_string(),
-        format!(
-            "user-agent = {}",
-            curl_quote(concat!("touchmove/", env!("CARGO_PKG_VERSION")))
-        ),
-        format!("max-time = {}", config.request_timeout.as_secs().max(1)),
-        "silent".to_string(),
-        "show-error".to_string(),
-        "write-out = \"\\n%{http_code}\"".to_string(),
-        format!("data-binary = {}", curl_quote(body)),
-    ]
-    .join("\n")
-        + "\n";
-    let child = tokio::process::Command::new("curl")
-        .args(["--config", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match child {
-        Ok(child) => child,
-        Err(e) => return Outcome::Failed(format!("cannot run curl ({e}); install curl")),
+    let answer = client
+        .post(&url)
+        .bearer_auth(&config.token)
+        .header(reqwest::header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(body.to_string())
+        .send()
+        .await;
+    let response = match answer {
+        Ok(response) => response,
+        Err(e) => {
+            let why = if e.is_timeout() {
+                format!("no answer within {:?}", config.request_timeout)
+            } else {
+                // The error's source chain says what failed (DNS, refused, TLS) without the URL's
+                // query or any header.
+                let e = e.without_url();
+                let mut why = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    why.push_str(&format!(": {s}"));
+                    source = s.source();
+                }
+                why
+            };
+            return Outcome::Failed(format!("no answer from {}: {why}", config.base_url));
+        }
     };
-    if let Some(mut stdin) = child.stdin.take()
-        && let Err(e) = stdin.write_all(script.as_bytes()).await
-    {
-        return Outcome::Failed(format!("cannot talk to curl: {e}"));
-    }
-    let output = match child.wait_with_output().await {
-        Ok(output) => output,
-        Err(e) => return Outcome::Failed(format!("curl failed: {e}")),
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let (answer, code) = stdout.rsplit_once('\n').unwrap_or(("", &stdout));
-    match code.trim().parse::<u16>() {
-        Ok(200..=299) => Outcome::Accepted,
-        Ok(429) => Outcome::RateLimited,
-        Ok(status @ 400..=499) => Outcome::Rejected(format!(
-            "lichess refused the push ({status}): {}",
-            answer.trim()
-        )),
-        Ok(status) if status > 0 => Outcome::Failed(format!("lichess answered {status}")),
-        _ => Outcome::Failed(format!(
-            "no answer from {}: {}",
-            config.base_url,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
+    let status = response.status().as_u16();
+    match status {
+        200..=299 => Outcome::Accepted,
+        429 => Outcome::RateLimited,
+        400..=499 => {
+            let answer = response.text().await.unwrap_or_default();
+            Outcome::Rejected(format!(
+                "lichess refused the push ({status}): {}",
+                answer.trim()
+            ))
+        }
+        _ => Outcome::Failed(format!("lichess answered {status}")),
     }
 }
 
@@ -404,11 +385,6 @@ mod tests {
         assert!(parts[0].contains("1.1") && parts[0].contains("1.2") && !parts[0].contains("1.3"));
         assert!(parts[2].contains("1.5"));
         assert_eq!(chunks(&pgn, 100).len(), 1);
-    }
-
-    #[test]
-    fn curl_quoting_escapes_what_curl_unescapes() {
-        assert_eq!(curl_quote("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
     }
 
     #[test]

@@ -16,7 +16,10 @@
 //!   client gets a `snapshot` event and then deltas, a client sending `Last-Event-ID` gets
 //!   exactly the events it missed.
 //! - `GET /round/N/games.pgn`, `/round/N/game/K.pgn`: PGN with `ETag`/`Last-Modified`.
-//! - `GET /api/arbiter/session`, `POST /api/arbiter/action`: arbiter API,
+//! - `GET /api/current`: the round being recorded and the rounds there are (pages poll it to
+//!   follow a new round).
+//! - `GET /api/arbiter/session`, `POST /api/arbiter/action`, `POST /api/arbiter/next-round`:
+//!   arbiter API,
 //!   `Authorization: Bearer TOKEN` only (no cookies, so a cross-site page cannot use it).
 
 pub mod bench;
@@ -28,6 +31,7 @@ mod api;
 mod assets;
 mod http_date;
 mod pgn;
+mod rounds;
 mod stream;
 
 use std::io;
@@ -49,6 +53,10 @@ pub use feed::{Feed, GameInfo};
 /// Where the server sends arbiter actions: the recorder applies and journals each one and
 /// answers with a message for the arbiter or an error.
 pub type ArbiterSink = mpsc::Sender<(ArbiterRequest, oneshot::Sender<Result<String, String>>)>;
+
+/// Where the server sends the arbiter's "next round": the recorder answers with a message once
+/// the next round starts, or why it cannot.
+pub type NextRoundSink = mpsc::Sender<oneshot::Sender<Result<String, String>>>;
 
 /// Largest request body accepted (arbiter actions are small JSON objects).
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -80,6 +88,7 @@ pub enum ServerError {
 struct AppState {
     feed: Arc<Feed>,
     arbiter: Option<ArbiterSink>,
+    next_round: Option<NextRoundSink>,
     token: String,
     shutdown: watch::Receiver<bool>,
 }
@@ -124,6 +133,18 @@ pub async fn serve(
     arbiter: Option<ArbiterSink>,
     token: String,
 ) -> Result<ServerHandle, ServerError> {
+    serve_with_next_round(addr, feed, arbiter, None, token).await
+}
+
+/// Like [`serve`], also passing the arbiter's "next round" to `next_round` (without it,
+/// `POST /api/arbiter/next-round` answers 503 with what to do instead).
+pub async fn serve_with_next_round(
+    addr: SocketAddr,
+    feed: Arc<Feed>,
+    arbiter: Option<ArbiterSink>,
+    next_round: Option<NextRoundSink>,
+    token: String,
+) -> Result<ServerHandle, ServerError> {
     if token.trim().is_empty() {
         return Err(ServerError::EmptyToken);
     }
@@ -137,6 +158,7 @@ pub async fn serve(
     let state = Arc::new(AppState {
         feed,
         arbiter,
+        next_round,
         token,
         shutdown: shutdown.clone(),
     });
@@ -174,6 +196,8 @@ fn router(state: Shared) -> Router {
         .route("/api/round/{round}/game/{board}/stream", get(stream::game))
         .route("/api/arbiter/session", get(api::arbiter_session))
         .route("/api/arbiter/action", post(api::arbiter_action))
+        .route("/api/current", get(rounds::current))
+        .route("/api/arbiter/next-round", post(rounds::next_round))
         .fallback(api::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::map_response(security_headers))

@@ -59,7 +59,7 @@ impl GameTags {
                 tags.push((format!("{colour}FideId"), id.to_string()));
             }
             if let Some(fed) = &p.federation {
-                tags.push((format!("{colour}Federation"), fed.clone()));
+                tags.push((format!("{colour}Fed"), fed.clone()));
             }
         }
         GameTags { tags }

@@ -3,7 +3,7 @@
 // cookie), so another site cannot make this browser act as the arbiter.
 
 import { installSprite } from "/assets/board.js";
-import { el, connect, pathNumbers, tick } from "/assets/live.js";
+import { el, connect, pathNumbers, tick, currentRound, followRounds } from "/assets/live.js";
 import { TileGrid } from "/assets/tiles.js";
 
 installSprite();
@@ -121,18 +121,30 @@ function wireControls() {
     if (g && text) act(selected, { action: "annotate", ply: g.ply, text }, "note added").then((ok) => { if (ok) $("note").value = ""; });
   };
   $("lock").onclick = () => { sessionStorage.removeItem("touchmove-arbiter-token"); location.reload(); };
+  $("next-round").onclick = async () => {
+    if (!confirm(`Close round ${round} and start round ${round + 1}? Round ${round}'s games are kept; `
+      + "the boards are read again with the next round's pairings.")) return;
+    $("next-round").disabled = true;
+    const { ok, body } = await api("/api/arbiter/next-round", { method: "POST" });
+    log(ok ? body.message || `round ${round + 1} starts` : `Next round refused — ${body.error || "no answer"}`, ok);
+    if (!ok) $("next-round").disabled = false;
+  };
 }
 
 async function startDesk() {
   $("login").hidden = true;
   $("desk").hidden = false;
   $("lock").hidden = false;
+  $("next-round").hidden = false;
+  if (round === null) round = await currentRound();
   if (round === null) {
     const rounds = await (await fetch("/api/rounds")).json();
     round = rounds.length ? rounds[rounds.length - 1].round : 1;
   }
   $("round-label").textContent = `Round ${round}`;
+  $("next-round").textContent = `Start round ${round + 1}`;
   wireControls();
+  followRounds(round, () => location.reload());
   const onGame = (data) => {
     if (data.game) grid.update(data.game);
     if (selected === data.board) select(selected);

@@ -1,10 +1,16 @@
 // touchmove: one game — large board, move list, clocks, PGN download.
 
 import { installSprite, createBoard, drawPosition } from "/assets/board.js";
-import { el, connect, pathNumbers, ClockPair, paintClock, resultText, eventName, tick } from "/assets/live.js";
+import { el, connect, pathNumbers, ClockPair, paintClock, resultText, eventName, tick, followRounds } from "/assets/live.js";
 
 installSprite();
 const { round, board } = pathNumbers();
+// A new round: the same board of the new round, or the new round's grid if it has no such board.
+followRounds(round, async (next) => {
+  let known = false;
+  try { known = (await fetch(`/api/round/${next}/game/${board}`)).ok; } catch { known = false; }
+  location.assign(known ? `/round/${next}/game/${board}` : `/round/${next}`);
+});
 const svg = createBoard();
 document.getElementById("board").append(svg);
 const $ = (id) => document.getElementById(id);

@@ -108,3 +108,29 @@ export function tick(fn) {
   fn();
   return setInterval(fn, 100);
 }
+
+/// The round being recorded (`/api/current`), or null when the server does not say.
+export async function currentRound() {
+  try { return (await (await fetch("/api/current")).json()).round ?? null; } catch { return null; }
+}
+
+/// Follows the event from round to round: every `everyMs` asks which round is being recorded
+/// and, when a new round starts while this page shows the round that was being recorded, calls
+/// `move(newRound)`. A page showing an earlier round (browsed on purpose) stays where it is.
+/// Errors (the recorder restarting for the next round) are ignored until it answers again.
+export function followRounds(shown, move, everyMs = 2000) {
+  let recorded = null;
+  let moving = false;
+  const check = async () => {
+    const now = await currentRound();
+    if (now === null || moving) return;
+    if (recorded === null) recorded = now;
+    if (now !== recorded) {
+      const following = shown === recorded;
+      recorded = now;
+      if (following && now !== shown) { moving = true; move(now); }
+    }
+  };
+  check();
+  return setInterval(check, everyMs);
+}

@@ -1,7 +1,7 @@
 // touchmove: the spectator grid — every board of a round, live.
 
 import { installSprite } from "/assets/board.js";
-import { el, connect, pathNumbers, eventName, tick } from "/assets/live.js";
+import { el, connect, pathNumbers, eventName, tick, currentRound, followRounds } from "/assets/live.js";
 import { TileGrid } from "/assets/tiles.js";
 
 installSprite();
@@ -14,7 +14,7 @@ async function chooseRound() {
   try { rounds = await (await fetch("/api/rounds")).json(); } catch { rounds = []; }
   const numbers = rounds.map((r) => r.round);
   const nav = document.getElementById("rounds");
-  const chosen = round ?? (numbers.length ? numbers[numbers.length - 1] : 1);
+  const chosen = round ?? (await currentRound()) ?? (numbers.length ? numbers[numbers.length - 1] : 1);
   if (numbers.length > 1) {
     nav.replaceChildren(...numbers.map((n) => el("a", { href: `/round/${n}`, class: n === chosen ? "current" : "" }, `Round ${n}`)));
   }
@@ -36,6 +36,7 @@ async function loadTitle(round) {
 }
 
 const round = await chooseRound();
+followRounds(round, (next) => location.assign(`/round/${next}`));
 document.getElementById("round-label").textContent = `Round ${round}`;
 document.getElementById("round-pgn").href = `/round/${round}/games.pgn`;
 loadTitle(round);

@@ -1,0 +1,59 @@
+//! Rounds that follow: which round is being recorded (`GET /api/current`, polled by the pages
+//! so that they move to a new round by themselves) and the arbiter's "next round"
+//! (`POST /api/arbiter/next-round`, bearer token).
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use super::Shared;
+use super::api::{error, refusal};
+
+/// How long "next round" waits for the recorder to say whether the next round can start.
+const NEXT_ROUND_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `GET /api/current`: `{"round": N, "rounds": [1, 2, …]}` (`round` is null before any game).
+pub(super) async fn current(State(state): State<Shared>) -> Response {
+    Json(json!({
+        "round": state.feed.current_round(),
+        "rounds": state.feed.rounds(),
+    }))
+    .into_response()
+}
+
+/// `POST /api/arbiter/next-round`: asks the recorder to close this round and start the next
+/// one. Answers once the recorder has checked the next round's pairings; the pages then follow
+/// by themselves.
+pub(super) async fn next_round(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refusal(&state, &headers) {
+        return refused;
+    }
+    let Some(sink) = state.next_round.as_ref() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "this recorder cannot start the next round by itself: stop it and start \
+             `touchmove record --round N+1` with the same --out",
+        );
+    };
+    let (reply_tx, reply_rx) = oneshot::channel();
+    if sink.send(reply_tx).await.is_err() {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the recorder has stopped");
+    }
+    match tokio::time::timeout(NEXT_ROUND_REPLY_TIMEOUT, reply_rx).await {
+        Ok(Ok(Ok(message))) => Json(json!({ "ok": true, "message": message })).into_response(),
+        Ok(Ok(Err(message))) => error(StatusCode::CONFLICT, message),
+        Ok(Err(_)) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the recorder dropped the request",
+        ),
+        Err(_) => error(
+            StatusCode::GATEWAY_TIMEOUT,
+            "the recorder did not answer within 30 s",
+        ),
+    }
+}
