@@ -56,6 +56,9 @@ impl BoardTask {
     ) -> BoardTask {
         let tags = GameTags::new(&shared.config, board.number);
         let mut pipeline = BoardPipeline::new(tags, control);
+        // The feed gets the events and the accepted arbiter actions in the order they
+        // happened, as it did live: an action settles only the alerts raised before it.
+        let mut replayed = Vec::new();
         let mut events = Vec::new();
         let mut chunks = 0;
         for step in &history.steps {
@@ -63,13 +66,18 @@ impl BoardTask {
                 Step::Bytes(t_ms, bytes) => {
                     chunks += 1;
                     pipeline.on_bytes(*t_ms, bytes, &mut events);
+                    replayed.extend(events.drain(..).map(Replayed::Event));
                 }
                 Step::Arbiter(t_ms, request) => {
-                    let _ = pipeline.on_arbiter(*t_ms, request, &mut events);
+                    if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
+                        replayed.push(Replayed::Arbiter(request.action.clone()));
+                    }
+                    replayed.extend(events.drain(..).map(Replayed::Event));
                 }
             }
         }
         pipeline.tick(shared.session.now_ms(), &mut events);
+        replayed.extend(events.drain(..).map(Replayed::Event));
         let tags = GameTags::new(&shared.config, board.number);
         shared.feed.upsert_game(GameInfo {
             round: shared.config.round,
@@ -99,12 +107,33 @@ impl BoardTask {
         };
         // The replay regenerates the events journalled before; only those beyond (a flag
         // that fell while the recorder was down) are new.
-        let new = events.split_off(history.events.min(events.len()));
         let t_ms = task.shared.session.now_ms();
-        task.commit(new.iter().map(|e| task.event_entry(t_ms, e)).collect())
-            .await;
-        events.extend(new);
-        task.publish(&mut events);
+        let new: Vec<NewEntry> = replayed
+            .iter()
+            .filter_map(|r| match r {
+                Replayed::Event(e) => Some(e),
+                Replayed::Arbiter(_) => None,
+            })
+            .skip(history.events)
+            .map(|e| task.event_entry(t_ms, e))
+            .collect();
+        task.commit(new).await;
+        for item in replayed {
+            match item {
+                Replayed::Event(event) => {
+                    task.shared
+                        .feed
+                        .publish(task.shared.config.round, task.number, event);
+                }
+                Replayed::Arbiter(action) => {
+                    task.shared.feed.note_arbiter_action(
+                        task.shared.config.round,
+                        task.number,
+                        &action,
+                    );
+                }
+            }
+        }
         task.keep_longer_file();
         task.write_files();
         task
@@ -380,7 +409,7 @@ impl BoardTask {
         }
         let t_ms = self.shared.session.now_ms();
         let entry = NewEntry {
-            board: None,
+            board: Some(self.key.clone()),
             t_ms,
             record: Record::Arbiter(request.clone()),
         };
@@ -484,6 +513,14 @@ impl BoardTask {
         let pgn = self.pipeline.pgn();
         off_the_runtime(|| self.shared.publish_board(self.number, pgn, summary));
     }
+}
+
+/// What a replay hands the feed, in order.
+enum Replayed {
+    /// An event of the pipeline.
+    Event(Event),
+    /// An arbiter action the pipeline accepted.
+    Arbiter(ArbiterAction),
 }
 
 /// A running link to the board.

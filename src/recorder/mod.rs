@@ -408,9 +408,10 @@ impl Recorder {
             .map_err(|e| journal_error(e.to_string()))?
             .first()
             .map_or_else(session::unix_ms, |s| s.started_unix_ms);
-        journal
+        let run = journal
             .begin_session(first_start)
             .map_err(|e| journal_error(e.to_string()))?;
+        options.feed.begin_run(run);
         let session = session::Session::since(first_start);
         let mut replay = replay::split(
             &journal

@@ -26,6 +26,9 @@ pub const DEFAULT_REPLAY_CAPACITY: usize = 65_536;
 /// from the replay log instead.
 const FANOUT_CAPACITY: usize = 4_096;
 
+/// Ids each run of a recorder may use ([`Feed::begin_run`]).
+const RUN_IDS: u64 = 1 << 32;
+
 /// The standard start position.
 const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -94,6 +97,10 @@ pub struct PgnDoc {
     pub etag: String,
     /// When the text last changed.
     pub modified: SystemTime,
+    /// The text also changed earlier within the same second as `modified`: `Last-Modified`
+    /// (whole seconds) cannot tell the versions apart, so a request with only
+    /// `If-Modified-Since` of that second must get the text again.
+    pub changed_within_second: bool,
 }
 
 impl PgnDoc {
@@ -102,8 +109,22 @@ impl PgnDoc {
             etag: entity_tag(text.as_bytes()),
             text: text.into(),
             modified: SystemTime::now(),
+            changed_within_second: false,
         }
     }
+
+    /// The version after `self` with `text`.
+    fn replaced_by(&self, text: String) -> PgnDoc {
+        let mut next = PgnDoc::new(text);
+        next.changed_within_second = whole_second(next.modified) == whole_second(self.modified);
+        next
+    }
+}
+
+/// The second (since 1970) of a time, as HTTP dates give it.
+pub fn whole_second(time: SystemTime) -> u64 {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// FNV-1a over the text plus its length: stable across runs, so pollers keep their cache
@@ -556,6 +577,17 @@ impl Feed {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Starts run `run` of a recorder (its journal session, from 1): the events published
+    /// from now on have ids from `run × 2³²`, above every id of the earlier runs of the same
+    /// journal. A client that resumes with a `Last-Event-ID` of an earlier run — the events
+    /// a restarted recorder rebuilt are not the ones it sent before, nor in the same order —
+    /// therefore gets a snapshot of the rebuilt state rather than events it did not miss.
+    pub fn begin_run(&self, run: u64) {
+        let first = run.saturating_mul(RUN_IDS).saturating_add(1);
+        let mut state = self.lock();
+        state.next_id = state.next_id.max(first);
+    }
+
     /// Adds a game or updates its players and tags (published as a `game` event).
     pub fn upsert_game(&self, info: GameInfo) -> u64 {
         let (round, board) = (info.round, info.board);
@@ -622,17 +654,22 @@ impl Feed {
     pub fn set_pgn(&self, round: u32, board: u32, pgn: String) {
         let mut state = self.lock();
         let game = state.game(round, board);
-        if game.pgn.as_ref().is_none_or(|d| *d.text != *pgn) {
-            game.pgn = Some(PgnDoc::new(pgn));
+        match &game.pgn {
+            Some(doc) if *doc.text == *pgn => {}
+            Some(doc) => game.pgn = Some(doc.replaced_by(pgn)),
+            None => game.pgn = Some(PgnDoc::new(pgn)),
         }
     }
 
     /// Stores the PGN of a whole round (served at `/round/N/games.pgn`).
     pub fn set_round_pgn(&self, round: u32, pgn: String) {
         let mut state = self.lock();
-        if state.round_pgn.get(&round).is_none_or(|d| *d.text != *pgn) {
-            state.round_pgn.insert(round, PgnDoc::new(pgn));
-        }
+        let next = match state.round_pgn.get(&round) {
+            Some(doc) if *doc.text == *pgn => return,
+            Some(doc) => doc.replaced_by(pgn),
+            None => PgnDoc::new(pgn),
+        };
+        state.round_pgn.insert(round, next);
     }
 
     /// The PGN of one game, if the recorder stored one.
@@ -660,6 +697,15 @@ impl Feed {
             + "\n";
         let mut doc = PgnDoc::new(text);
         doc.modified = modified;
+        // Several games changed in the latest second: a date alone cannot tell their states
+        // apart.
+        let latest = whole_second(modified);
+        doc.changed_within_second = games
+            .iter()
+            .filter(|d| whole_second(d.modified) == latest)
+            .map(|d| usize::from(d.changed_within_second) + 1)
+            .sum::<usize>()
+            > 1;
         Some(doc)
     }
 

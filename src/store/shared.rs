@@ -103,13 +103,15 @@ impl SharedJournal {
         self.append(Some(board), t_ms, Record::Event(event)).await
     }
 
-    /// Journals an arbiter action.
+    /// Journals an arbiter action on `board` (round and board number).
     pub async fn append_arbiter(
         &self,
+        board: BoardKey,
         t_ms: Millis,
         request: ArbiterRequest,
     ) -> Result<u64, JournalError> {
-        self.append(None, t_ms, Record::Arbiter(request)).await
+        self.append(Some(board), t_ms, Record::Arbiter(request))
+            .await
     }
 
     /// Journals any entry.
