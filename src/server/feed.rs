@@ -442,6 +442,8 @@ impl GameState {
 #[derive(Debug)]
 struct FeedState {
     next_id: u64,
+    /// The first id of this run ([`Feed::begin_run`]).
+    first_id: u64,
     games: BTreeMap<(u32, u32), GameState>,
     round_pgn: BTreeMap<u32, PgnDoc>,
     log: VecDeque<Arc<FeedEvent>>,
@@ -474,6 +476,12 @@ impl FeedState {
         if after > last {
             return None;
         }
+        // 0 is "from the start"; any other id before this run's first is an earlier run's.
+        let after = match after {
+            0 => self.first_id - 1,
+            a if a < self.first_id - 1 => return None,
+            a => a,
+        };
         let first = self.log.front().map_or(self.next_id, |e| e.id);
         if after + 1 < first {
             return None;
@@ -562,6 +570,7 @@ impl Feed {
         Feed {
             state: Mutex::new(FeedState {
                 next_id: 1,
+                first_id: 1,
                 games: BTreeMap::new(),
                 round_pgn: BTreeMap::new(),
                 log: VecDeque::new(),
@@ -585,7 +594,10 @@ impl Feed {
     pub fn begin_run(&self, run: u64) {
         let first = run.saturating_mul(RUN_IDS).saturating_add(1);
         let mut state = self.lock();
-        state.next_id = state.next_id.max(first);
+        if first > state.next_id {
+            state.next_id = first;
+            state.first_id = first;
+        }
     }
 
     /// Adds a game or updates its players and tags (published as a `game` event).
