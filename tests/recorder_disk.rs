@@ -316,3 +316,43 @@ async fn when_the_journal_has_room_again_everything_held_is_journalled() {
         "every move is in the journal once it had room again"
     );
 }
+
+/// While the journal refuses writes, what waits for it in memory is bounded: at the bound the
+/// recorder says so (newer entries are not kept for the journal) and the game goes on in the
+/// PGN files, every move recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_backlog_of_a_full_journal_is_bounded_and_the_game_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let (board, config) = board_and_config(dir.path(), &game);
+    let out = dir.path().join("out");
+    let child = record(
+        dir.path(),
+        &config,
+        &[
+            "--journal-limit",
+            "28672",
+            "--journal-backlog-limit",
+            "4096",
+        ],
+    );
+    tokio::time::timeout(Duration::from_secs(40), board.finished())
+        .await
+        .expect("the board plays its game");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    stop(child);
+    let text = log(dir.path());
+    let full = text
+        .lines()
+        .find(|l| l.contains("JOURNAL BACKLOG FULL"))
+        .unwrap_or_else(|| panic!("the bound was not reported:\n{text}"));
+    assert!(
+        full.contains("a restart would not rebuild") && full.contains("free space"),
+        "{full}"
+    );
+    assert_eq!(
+        uci_moves(&read_board(&out, 1)),
+        game.moves_uci,
+        "every move is in the PGN file"
+    );
+}

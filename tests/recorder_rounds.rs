@@ -623,3 +623,58 @@ async fn a_web_action_is_noted_once() {
     assert_eq!(noted, 1, "the action is noted once in the feed");
     recorder.shutdown().await;
 }
+
+/// A board task that panics (a bug) is not silently gone: the arbiter's desk gets a critical
+/// alert, and the board is rebuilt from the journal and records on to the end of the game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_task_that_panics_is_rebuilt_and_records_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut game = fixture_games().remove(1);
+    game.moves_uci.truncate(12);
+    let boards = spawn_boards(
+        dir.path(),
+        vec![plain_timeline(&game, PACE)],
+        1.0,
+        600_000,
+        0,
+    )
+    .unwrap();
+    let config = touchmove::recorder::bench::event_for_ports(
+        "Panic test",
+        "600",
+        &[boards[0].path().to_path_buf()],
+    );
+    let out = dir.path().join("out");
+    let feed = Arc::new(touchmove::server::feed::Feed::new());
+    let recorder = touchmove::recorder::Recorder::start(
+        config,
+        touchmove::recorder::RunOptions::new(&out, Arc::clone(&feed)),
+    )
+    .await
+    .unwrap();
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while feed.game(1, 1).map_or(0, |g| g.summary.ply) < 4 {
+        assert!(tokio::time::Instant::now() < until, "the game never began");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    recorder.crash_board_task(1).await;
+    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+        .await
+        .expect("the board plays its game");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let detail = feed.game(1, 1).expect("the game");
+    assert!(
+        detail.alerts.iter().any(|a| a.alert.article == "recorder"
+            && a.alert.severity == touchmove::act::Severity::Critical),
+        "the failure is on the arbiter's desk: {:?}",
+        detail.alerts
+    );
+    recorder.shutdown().await;
+    let text = std::fs::read_to_string(out.join("round-1/game-1.pgn")).unwrap();
+    let record = read_games(&text).unwrap().pop().unwrap();
+    assert_eq!(
+        record.moves.len(),
+        game.moves_uci.len(),
+        "every move after the panic is recorded too:\n{text}"
+    );
+}

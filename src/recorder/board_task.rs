@@ -26,7 +26,12 @@ pub(crate) enum BoardCommand {
     Arbiter(ArbiterRequest, oneshot::Sender<Result<String, String>>),
     /// Close the port and stop.
     Shutdown,
+    /// Panic, as a bug would (tests of the supervision).
+    Panic,
 }
+
+/// The commands of a board, shared by its task and the task that replaces it after a panic.
+pub(crate) type Commands = Arc<tokio::sync::Mutex<mpsc::Receiver<BoardCommand>>>;
 
 pub(crate) struct BoardTask {
     shared: Arc<Shared>,
@@ -188,7 +193,9 @@ impl BoardTask {
     /// Runs until shut down: link events, arbiter requests and a clock tick. A board named
     /// by serial number or "auto" first waits for the prober to find its port, and goes back
     /// to it whenever its port disappears (it may come back on another one).
-    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<BoardCommand>) {
+    pub(crate) async fn run(mut self, commands: Commands) {
+        // Released when this task ends, also by a panic, for the task that replaces it.
+        let mut commands = commands.lock_owned().await;
         let mut link: Option<Link> = None;
         let mut finding: Option<oneshot::Receiver<Found>> = None;
         match &self.source {
@@ -250,6 +257,7 @@ impl BoardTask {
                         let _ = reply.send(answer);
                     }
                     Some(BoardCommand::Shutdown) | None => break,
+                    Some(BoardCommand::Panic) => panic!("board {}: panic asked for", self.number),
                 },
                 _ = tick.tick() => self.on_tick().await,
             }

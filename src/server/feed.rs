@@ -903,6 +903,25 @@ mod tests {
     }
 
     #[test]
+    fn a_later_run_numbers_above_every_earlier_id_and_old_ids_get_a_snapshot() {
+        let first = Feed::new();
+        first.begin_run(1);
+        let before = first.publish(1, 1, mv(1, "e2e4", "e4", AFTER_E4));
+        let restarted = Feed::new();
+        restarted.begin_run(2);
+        for _ in 0..3 {
+            let id = restarted.publish(1, 1, mv(1, "e2e4", "e4", AFTER_E4));
+            assert!(id > before, "id {id} repeats an id of the first run");
+        }
+        let sub = restarted.subscribe(Scope::Round(1), Some(before));
+        assert!(!sub.resumed, "an id of the first run gets a snapshot");
+        let all = restarted
+            .events_after(0, Scope::All)
+            .expect("from the start");
+        assert_eq!(all.len(), 3);
+    }
+
+    #[test]
     fn arbiter_actions_settle_alerts() {
         let feed = Feed::new();
         let alert = Alert {
