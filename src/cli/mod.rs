@@ -42,7 +42,7 @@ pub enum Command {
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Record every board of an event.
-    Record(record::RecordArgs),
+    Record(Box<record::RecordArgs>),
     /// Export the raw byte log of a board from a journal as a timestamped capture.
     ExportCapture(export_capture::ExportCaptureArgs),
     /// Arbiter controls for a running recorder.
@@ -77,7 +77,7 @@ pub fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Bench(c) => bench::run(c),
-        Command::Record(a) => record::run(a),
+        Command::Record(a) => record::run(*a),
         Command::ExportCapture(a) => export_capture::run(a),
         Command::Arbiter(a) => arbiter::run(a),
         Command::Demo(a) => demo::run(a),
