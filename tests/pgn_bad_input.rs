@@ -167,3 +167,25 @@ proptest! {
         let _ = read_games(&text);
     }
 }
+
+/// A `[%clk]` too large to count in milliseconds is not a clock reading (no overflow, no
+/// wrapped time): the comment is kept as written.
+#[test]
+fn a_huge_clock_is_kept_as_text_not_overflowed() {
+    use touchmove::record::pgn::parse_clock;
+    assert_eq!(parse_clock("99999999999999999"), None);
+    assert_eq!(parse_clock("18446744073709551.616"), None);
+    assert_eq!(parse_clock("0:99999999999999999"), None);
+    assert_eq!(parse_clock("1:02:03.5"), Some(3_723_500));
+    let text = format!("{TAGS}1. e4 {{[%clk 99999999999999999]}} e5 *\n");
+    let games = read_games(&text).unwrap();
+    assert_eq!(games[0].moves[0].clock_ms, None);
+    assert!(
+        games[0].moves[0]
+            .comments
+            .iter()
+            .any(|c| c.contains("99999999999999999")),
+        "{:?}",
+        games[0].moves[0].comments
+    );
+}

@@ -61,6 +61,49 @@ fn a_config_typo_names_file_line_and_field() {
     assert!(e.contains("pairings.csv:3: board"), "{e}");
 }
 
+/// A board or round number beyond any event (a typo such as `4294967295`) is refused with
+/// the line that has it, in the event file and in pairings, before anything is recorded.
+#[test]
+fn board_and_round_numbers_are_bounded_with_the_line_named() {
+    use touchmove::recorder::EventConfig;
+    use touchmove::recorder::pairings::{parse_csv, parse_pgn_headers};
+    let file = Path::new("event.toml");
+    let e = EventConfig::parse("[[board]]\nnumber = 4294967295\nport = \"/dev/a\"\n", file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("event.toml:2: number") && e.contains("1 to 2000"),
+        "{e}"
+    );
+    let e = EventConfig::parse("round = 100\n", file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("event.toml:1: round") && e.contains("1 to 99"),
+        "{e}"
+    );
+    assert!(EventConfig::parse("round = 99\n[[board]]\nnumber = 2000\n", file).is_ok());
+    let (line, field, message) =
+        parse_csv("board,white,black\n1,A,B\n4294967295,C,D\n").unwrap_err();
+    assert_eq!((line, field.as_str()), (3, "board"), "{message}");
+    assert!(message.contains("1 to 2000"), "{message}");
+    let (line, _, message) =
+        parse_pgn_headers("[Round \"1.1\"]\n[White \"A\"]\n\n[Round \"1.2001\"]\n").unwrap_err();
+    assert_eq!(line, 4, "{message}");
+    let dir = tempfile::tempdir().unwrap();
+    let e = stderr(&touchmove(&[
+        "record",
+        "--round",
+        "4294967295",
+        "--port",
+        "/dev/null",
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--no-server",
+    ]));
+    assert!(e.contains("--round") && e.contains("1 to 99"), "{e}");
+}
+
 #[test]
 fn no_boards_and_no_recorder_are_explained() {
     let dir = tempfile::tempdir().unwrap();
@@ -204,4 +247,47 @@ async fn arbiter_actions_are_journalled_and_survive_kill_nine() {
         after.contains("[Termination \"rules infraction\"]"),
         "{after}"
     );
+}
+
+/// The recorder's log reaches the operator (a tracing subscriber writes to stderr, with
+/// timestamps), and SIGHUP — the SSH session closed — stops it cleanly like Ctrl-C instead
+/// of killing it.
+#[test]
+fn warnings_reach_stderr_and_sighup_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["record", "--no-server", "--port"])
+        .arg(dir.path().join("no-such-port"))
+        .arg("--out")
+        .arg(&out)
+        .env("RUST_LOG", "touchmove=debug")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let socket = out.with_file_name("out.state").join("arbiter.sock");
+    let started = || socket.exists() || out.join("arbiter.sock").exists();
+    for _ in 0..200 {
+        if started() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(started(), "the recorder started");
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let e = stderr(&output);
+    assert!(
+        output.status.success(),
+        "SIGHUP stops the recorder cleanly: {:?}\n{e}",
+        output.status
+    );
+    assert!(
+        e.contains("touchmove::driver"),
+        "the driver's log about the missing port reaches stderr:\n{e}"
+    );
+    assert!(!socket.exists(), "a clean stop removes the socket");
 }

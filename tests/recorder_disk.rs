@@ -112,7 +112,7 @@ async fn a_full_journal_stops_new_games_and_keeps_every_move() {
     let game = game();
     let (board, config) = board_and_config(dir.path(), &game);
     let out = dir.path().join("out");
-    let journal = out.join("journal.sqlite");
+    let journal = out.with_file_name("out.state").join("journal.sqlite");
     let child = record(dir.path(), &config, &["--journal-limit", "28672"]);
     tokio::time::timeout(Duration::from_secs(40), board.finished())
         .await
@@ -232,7 +232,7 @@ async fn a_read_only_journal_is_refused_with_the_fix_and_stays_readable() {
     };
     let (board, config) = board_and_config(dir.path(), &game);
     let out = dir.path().join("out");
-    let journal = out.join("journal.sqlite");
+    let journal = out.with_file_name("out.state").join("journal.sqlite");
     let child = record(dir.path(), &config, &[]);
     tokio::time::timeout(Duration::from_secs(30), board.finished())
         .await
@@ -243,11 +243,14 @@ async fn a_read_only_journal_is_refused_with_the_fix_and_stays_readable() {
 
     let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
     mode(dir.path(), 0o755).unwrap();
-    mode(&out, 0o777).unwrap();
-    for entry in std::fs::read_dir(&out).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            mode(&path, 0o666).unwrap();
+    let state = out.with_file_name("out.state");
+    for folder in [&out, &state] {
+        mode(folder, 0o777).unwrap();
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                mode(&path, 0o666).unwrap();
+            }
         }
     }
     mode(&config, 0o644).unwrap();
@@ -297,7 +300,7 @@ async fn when_the_journal_has_room_again_everything_held_is_journalled() {
     }
     // Some moves are played while the journal is full, then room is made.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let held = journalled_moves(&out.join("journal.sqlite")).len();
+    let held = journalled_moves(&out.with_file_name("out.state").join("journal.sqlite")).len();
     recorder.limit_journal(None).unwrap();
     tokio::time::timeout(Duration::from_secs(40), board.finished())
         .await
@@ -308,8 +311,48 @@ async fn when_the_journal_has_room_again_everything_held_is_journalled() {
     assert!(held < PLIES, "the journal was full mid-game ({held} plies)");
     assert_eq!(uci_moves(&read_board(&out, 1)), game.moves_uci);
     assert_eq!(
-        journalled_moves(&out.join("journal.sqlite")),
+        journalled_moves(&out.with_file_name("out.state").join("journal.sqlite")),
         game.moves_uci,
         "every move is in the journal once it had room again"
+    );
+}
+
+/// While the journal refuses writes, what waits for it in memory is bounded: at the bound the
+/// recorder says so (newer entries are not kept for the journal) and the game goes on in the
+/// PGN files, every move recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_backlog_of_a_full_journal_is_bounded_and_the_game_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let (board, config) = board_and_config(dir.path(), &game);
+    let out = dir.path().join("out");
+    let child = record(
+        dir.path(),
+        &config,
+        &[
+            "--journal-limit",
+            "28672",
+            "--journal-backlog-limit",
+            "4096",
+        ],
+    );
+    tokio::time::timeout(Duration::from_secs(40), board.finished())
+        .await
+        .expect("the board plays its game");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    stop(child);
+    let text = log(dir.path());
+    let full = text
+        .lines()
+        .find(|l| l.contains("JOURNAL BACKLOG FULL"))
+        .unwrap_or_else(|| panic!("the bound was not reported:\n{text}"));
+    assert!(
+        full.contains("a restart would not rebuild") && full.contains("free space"),
+        "{full}"
+    );
+    assert_eq!(
+        uci_moves(&read_board(&out, 1)),
+        game.moves_uci,
+        "every move is in the PGN file"
     );
 }

@@ -279,3 +279,56 @@ async fn shutdown_ends_open_streams() {
         .await
         .expect("shutdown does not wait for spectators");
 }
+
+/// A poller that sends only `If-Modified-Since` (whole seconds) must not be told "not
+/// modified" when the text changed again within the second it holds: the final move and the
+/// result often come in the same second.
+#[tokio::test]
+async fn a_change_within_the_same_second_is_never_answered_304_to_a_date() {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let addr = server.local_addr();
+    let now = || SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let mut attempt = 0;
+    let first = loop {
+        attempt += 1;
+        assert!(attempt < 10, "never managed two versions within one second");
+        // Start right after a second begins, so that both versions fall within it.
+        let wait = 1000 - now().subsec_millis();
+        tokio::time::sleep(Duration::from_millis(u64::from(wait) + 5)).await;
+        let started = now().as_secs();
+        feed.set_pgn(
+            1,
+            1,
+            format!("[Round \"1.1\"]\n\n1. e4 {{try {attempt}}} *\n"),
+        );
+        let first = get(addr, "/round/1/game/1.pgn", &[]).await;
+        feed.set_pgn(1, 1, "[Round \"1.1\"]\n\n1. e4 e5 1-0\n".into());
+        if now().as_secs() == started {
+            break first;
+        }
+    };
+    assert_eq!(first.status, 200);
+    assert!(!first.body.contains("1-0"));
+    let modified = first
+        .header("last-modified")
+        .expect("last-modified")
+        .to_string();
+    let since = get(
+        addr,
+        "/round/1/game/1.pgn",
+        &[("If-Modified-Since", &modified)],
+    )
+    .await;
+    assert_eq!(
+        since.status, 200,
+        "the text changed within the second of {modified}: the poller must get it"
+    );
+    assert!(since.body.contains("1-0"), "{}", since.body);
+    // The entity tag still answers 304 for the current text.
+    let etag = since.header("etag").expect("etag").to_string();
+    let tagged = get(addr, "/round/1/game/1.pgn", &[("If-None-Match", &etag)]).await;
+    assert_eq!(tagged.status, 304);
+    server.shutdown().await;
+}

@@ -47,7 +47,7 @@ fn appends_read_back_in_order_per_board() {
     let s2 = j.append_bytes(b.clone(), 11, &[0x01]).unwrap();
     let s3 = j.append_event(&a, 12, &sample_event(1)).unwrap();
     let s4 = j.append_bytes(&a, 13, &[0x0c, 0x01]).unwrap();
-    let s5 = j.append_arbiter(14, &sample_request()).unwrap();
+    let s5 = j.append_arbiter(&a, 14, &sample_request()).unwrap();
     assert!(s1 < s2 && s2 < s3 && s3 < s4 && s4 < s5);
     assert_eq!(j.last_seq().unwrap(), s5);
     assert_eq!(j.boards().unwrap(), vec![a.clone(), b.clone()]);
@@ -70,8 +70,8 @@ fn appends_read_back_in_order_per_board() {
         all.iter().map(|e| e.seq).collect::<Vec<_>>(),
         vec![s3, s4, s5]
     );
-    assert_eq!(all[2].board, None);
-    assert_eq!(j.board_entries(&a, 0).unwrap().len(), 3);
+    assert_eq!(all[2].board, Some(a.clone()));
+    assert_eq!(j.board_entries(&a, 0).unwrap().len(), 4);
 }
 
 #[test]

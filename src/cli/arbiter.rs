@@ -10,7 +10,8 @@ use crate::record::arbiter::{ArbiterAction, ArbiterRequest, DrawClaim};
 /// Arguments of `touchmove arbiter`.
 #[derive(Debug, clap::Args)]
 pub struct ArbiterArgs {
-    /// The recorder's output folder (holds `arbiter.sock` and `arbiter.token`).
+    /// The recorder's output folder (its state directory `OUT.state` holds `arbiter.sock`
+    /// and `arbiter.token`).
     #[arg(long, default_value = "touchmove-out")]
     pub out: PathBuf,
     /// Who acts (journalled with the action); default: $USER.

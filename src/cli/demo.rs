@@ -712,7 +712,7 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let token_file = args.out.join(crate::recorder::channel::TOKEN_NAME);
+    let token_file = recorder.token_path();
     let token = server::token::load(&token_file).unwrap_or_default();
     println!(
         "touchmove demo: {} virtual DGT boards, real games, realistic hands",

@@ -44,7 +44,7 @@ pub enum Command {
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Record every board of an event.
-    Record(record::RecordArgs),
+    Record(Box<record::RecordArgs>),
     /// Export the raw byte log of a board from a journal as a timestamped capture.
     ExportCapture(export_capture::ExportCaptureArgs),
     /// Arbiter controls for a running recorder.
@@ -57,9 +57,25 @@ pub enum Command {
     Results(results::ResultsArgs),
 }
 
+/// The log level when `RUST_LOG` is not set: touchmove's warnings and notices (a failed
+/// lichess push, a board reconnecting), other crates' warnings.
+pub const DEFAULT_LOG: &str = "warn,touchmove=info";
+
+/// Sends `tracing` events to stderr, with timestamps, filtered by `RUST_LOG` (default
+/// [`DEFAULT_LOG`]). A write to a closed terminal is dropped, never a panic.
+pub fn install_log() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 /// Parses the command line and runs the subcommand.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    install_log();
     match cli.command {
         Command::Pgn(c) => pgn::run(c),
         Command::Analyse(a) => analyse::run(a),
@@ -67,7 +83,7 @@ pub fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Bench(c) => bench::run(c),
-        Command::Record(a) => record::run(a),
+        Command::Record(a) => record::run(*a),
         Command::ExportCapture(a) => export_capture::run(a),
         Command::Arbiter(a) => arbiter::run(a),
         Command::Demo(a) => demo::run(a),
@@ -76,18 +92,53 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM: how the long-running subcommands are asked to stop cleanly.
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP: how the long-running subcommands are asked to stop
+/// cleanly. SIGHUP (the SSH session or terminal closed) stops them like Ctrl-C, everything
+/// recorded kept, instead of killing them; started under `nohup` (SIGHUP ignored) it stays
+/// ignored, so `nohup touchmove record …` records on after the session closes.
 pub(crate) async fn stop_requested() {
     use tokio::signal::unix::{SignalKind, signal};
+    let hangup = if hangup_ignored() {
+        None
+    } else {
+        signal(SignalKind::hangup()).ok()
+    };
+    let hung_up = async move {
+        match hangup {
+            Some(mut h) => {
+                h.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
+                () = hung_up => {}
             }
         }
         Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = hung_up => {}
+            }
         }
     }
+}
+
+/// True when this process was started with SIGHUP ignored (`nohup`).
+fn hangup_ignored() -> bool {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    // SAFETY: SIG_IGN is no handler code of ours, and the previous disposition is put back
+    // at once; no other thread sets SIGHUP's disposition meanwhile (this runs before the
+    // subcommand waits for signals).
+    let Ok(previous) = (unsafe { sigaction(Signal::SIGHUP, &ignore) }) else {
+        return false;
+    };
+    // SAFETY: restores the disposition read above.
+    let _ = unsafe { sigaction(Signal::SIGHUP, &previous) };
+    previous.handler() == SigHandler::SigIgn
 }

@@ -34,10 +34,13 @@ pub struct RecordArgs {
     /// headers or a CSV.
     #[arg(long)]
     pub pairings: Option<PathBuf>,
-    /// The output folder: `tournament.json`, `round-N/game-K.pgn`, `round-N/games.pgn`.
+    /// The output folder: `tournament.json`, `round-N/game-K.pgn`, `round-N/games.pgn`. The
+    /// journal, the arbiter's token and socket go to the state directory `OUT.state` beside
+    /// it, which is not to be published.
     #[arg(long, default_value = "touchmove-out")]
     pub out: PathBuf,
-    /// The journal (SQLite); default OUT/journal.sqlite. Restarting with the same journal
+    /// The journal (SQLite); default OUT.state/journal.sqlite (OUT/journal.sqlite when a
+    /// folder recorded by an older touchmove has one). Restarting with the same journal
     /// resumes every game.
     #[arg(long)]
     pub journal: Option<PathBuf>,
@@ -48,6 +51,10 @@ pub struct RecordArgs {
     /// (tests of a full disk).
     #[arg(long, hide = true, value_name = "BYTES")]
     pub journal_limit: Option<u64>,
+    /// Most bytes of journal entries held in memory per board while the journal refuses
+    /// writes (tests of a long full disk).
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub journal_backlog_limit: Option<usize>,
     /// Do not start the web server.
     #[arg(long)]
     pub no_server: bool,
@@ -79,7 +86,8 @@ fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String
         config.event = event.clone();
     }
     if let Some(round) = args.round {
-        config.round = round;
+        config.round = crate::recorder::config::check_round(i64::from(round))
+            .map_err(|e| format!("--round: {e}"))?;
     }
     if let Some(tc) = &args.time_control {
         crate::recorder::config::check_time_control(tc)
@@ -108,7 +116,7 @@ fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String
             origins.insert(b.number, format!("--port {p}"));
             continue;
         }
-        let number = next_number(&config);
+        let number = next_number(&config).map_err(|e| format!("--port {p}: {e}"))?;
         config.boards.push(BoardConfig {
             number,
             source: BoardSource::Port(path),
@@ -161,8 +169,11 @@ fn place_pairings(config: &mut EventConfig, loaded: &pairings::RoundPairings) ->
     messages
 }
 
-fn next_number(config: &EventConfig) -> u32 {
-    config.boards.iter().map(|b| b.number).max().unwrap_or(0) + 1
+/// The number after the highest board's, within [`crate::recorder::config::MAX_BOARD`].
+fn next_number(config: &EventConfig) -> Result<u32, String> {
+    let highest = config.boards.iter().map(|b| b.number).max().unwrap_or(0);
+    crate::recorder::config::check_board(i64::from(highest) + 1)
+        .map_err(|e| format!("no board number left after board {highest} ({e})"))
 }
 
 /// `--port auto`: one "auto" board for every detected board that no entry names by serial
@@ -221,7 +232,7 @@ async fn add_detected_boards(
         .filter(|b| b.source == BoardSource::Auto)
         .count();
     for _ in taken..found {
-        let number = next_number(config);
+        let number = next_number(config).map_err(|e| format!("--port auto: {e}"))?;
         config.boards.push(BoardConfig {
             number,
             source: BoardSource::Auto,
@@ -290,6 +301,9 @@ pub fn run(args: RecordArgs) -> ExitCode {
         }
         options.candidates = candidates;
         options.journal_limit = args.journal_limit;
+        if let Some(limit) = args.journal_backlog_limit {
+            options.journal_backlog_limit = limit;
+        }
         options.board_origins = origins;
         if let Some(j) = &args.journal {
             options.journal_path = j.clone();

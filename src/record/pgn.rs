@@ -176,6 +176,8 @@ pub fn clock_text(ms: u64) -> String {
 }
 
 /// Reads `h:mm:ss`, `hh:mm:ss` or `mm:ss`, with optional fractional seconds, as milliseconds.
+/// `None` for anything else, including a time too large to count in milliseconds (the
+/// comment is then kept as text, not read as a clock).
 pub fn parse_clock(text: &str) -> Option<u64> {
     let mut parts = text.trim().rsplit(':');
     let seconds = parts.next()?;
@@ -183,7 +185,9 @@ pub fn parse_clock(text: &str) -> Option<u64> {
     if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let mut ms = digits(whole)? * 1000 + format!("{frac:0<3}").parse::<u64>().ok()?;
+    let mut ms = digits(whole)?
+        .checked_mul(1000)?
+        .checked_add(format!("{frac:0<3}").parse::<u64>().ok()?)?;
     for unit in [60_000u64, 3_600_000] {
         match parts.next() {
             Some(part) => ms = ms.checked_add(digits(part)?.checked_mul(unit)?)?,

@@ -26,7 +26,12 @@ pub(crate) enum BoardCommand {
     Arbiter(ArbiterRequest, oneshot::Sender<Result<String, String>>),
     /// Close the port and stop.
     Shutdown,
+    /// Panic, as a bug would (tests of the supervision).
+    Panic,
 }
+
+/// The commands of a board, shared by its task and the task that replaces it after a panic.
+pub(crate) type Commands = Arc<tokio::sync::Mutex<mpsc::Receiver<BoardCommand>>>;
 
 pub(crate) struct BoardTask {
     shared: Arc<Shared>,
@@ -40,6 +45,10 @@ pub(crate) struct BoardTask {
     /// Entries the journal refused (disk full, read-only), in order: they are committed,
     /// before anything newer, as soon as it accepts writes again.
     backlog: Vec<NewEntry>,
+    /// The backlog's size, about ([`entry_size`]).
+    backlog_bytes: usize,
+    /// Entries not kept since the backlog reached its bound.
+    backlog_dropped: u64,
     /// A new game began while the journal was failing: it is not published until the
     /// journal has it.
     holding_new_game: bool,
@@ -56,6 +65,9 @@ impl BoardTask {
     ) -> BoardTask {
         let tags = GameTags::new(&shared.config, board.number);
         let mut pipeline = BoardPipeline::new(tags, control);
+        // The feed gets the events and the accepted arbiter actions in the order they
+        // happened, as it did live: an action settles only the alerts raised before it.
+        let mut replayed = Vec::new();
         let mut events = Vec::new();
         let mut chunks = 0;
         for step in &history.steps {
@@ -63,13 +75,22 @@ impl BoardTask {
                 Step::Bytes(t_ms, bytes) => {
                     chunks += 1;
                     pipeline.on_bytes(*t_ms, bytes, &mut events);
+                    replayed.extend(events.drain(..).map(Replayed::Event));
                 }
                 Step::Arbiter(t_ms, request) => {
-                    let _ = pipeline.on_arbiter(*t_ms, request, &mut events);
+                    // Live, the clock ticks went on up to the action: what they judged (a
+                    // press without a move, an illegal move's verdict) came before it.
+                    pipeline.tick(*t_ms, &mut events);
+                    replayed.extend(events.drain(..).map(Replayed::Event));
+                    if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
+                        replayed.push(Replayed::Arbiter(request.action.clone()));
+                    }
+                    replayed.extend(events.drain(..).map(Replayed::Event));
                 }
             }
         }
         pipeline.tick(shared.session.now_ms(), &mut events);
+        replayed.extend(events.drain(..).map(Replayed::Event));
         let tags = GameTags::new(&shared.config, board.number);
         shared.feed.upsert_game(GameInfo {
             round: shared.config.round,
@@ -95,16 +116,39 @@ impl BoardTask {
             pipeline,
             events: Vec::new(),
             backlog: Vec::new(),
+            backlog_bytes: 0,
+            backlog_dropped: 0,
             holding_new_game: false,
         };
         // The replay regenerates the events journalled before; only those beyond (a flag
         // that fell while the recorder was down) are new.
-        let new = events.split_off(history.events.min(events.len()));
         let t_ms = task.shared.session.now_ms();
-        task.commit(new.iter().map(|e| task.event_entry(t_ms, e)).collect())
-            .await;
-        events.extend(new);
-        task.publish(&mut events);
+        let new: Vec<NewEntry> = replayed
+            .iter()
+            .filter_map(|r| match r {
+                Replayed::Event(e) => Some(e),
+                Replayed::Arbiter(_) => None,
+            })
+            .skip(history.events)
+            .map(|e| task.event_entry(t_ms, e))
+            .collect();
+        task.commit(new).await;
+        for item in replayed {
+            match item {
+                Replayed::Event(event) => {
+                    task.shared
+                        .feed
+                        .publish(task.shared.config.round, task.number, event);
+                }
+                Replayed::Arbiter(action) => {
+                    task.shared.feed.note_arbiter_action(
+                        task.shared.config.round,
+                        task.number,
+                        &action,
+                    );
+                }
+            }
+        }
         task.keep_longer_file();
         task.write_files();
         task
@@ -149,7 +193,9 @@ impl BoardTask {
     /// Runs until shut down: link events, arbiter requests and a clock tick. A board named
     /// by serial number or "auto" first waits for the prober to find its port, and goes back
     /// to it whenever its port disappears (it may come back on another one).
-    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<BoardCommand>) {
+    pub(crate) async fn run(mut self, commands: Commands) {
+        // Released when this task ends, also by a panic, for the task that replaces it.
+        let mut commands = commands.lock_owned().await;
         let mut link: Option<Link> = None;
         let mut finding: Option<oneshot::Receiver<Found>> = None;
         match &self.source {
@@ -211,6 +257,7 @@ impl BoardTask {
                         let _ = reply.send(answer);
                     }
                     Some(BoardCommand::Shutdown) | None => break,
+                    Some(BoardCommand::Panic) => panic!("board {}: panic asked for", self.number),
                 },
                 _ = tick.tick() => self.on_tick().await,
             }
@@ -380,13 +427,16 @@ impl BoardTask {
         }
         let t_ms = self.shared.session.now_ms();
         let entry = NewEntry {
-            board: None,
+            board: Some(self.key.clone()),
             t_ms,
             record: Record::Arbiter(request.clone()),
         };
-        if !self.commit(vec![entry]).await {
+        if !self.commit(vec![entry.clone()]).await {
             // Not applied, so not to be journalled later either.
-            self.backlog.pop();
+            if self.backlog.last() == Some(&entry) {
+                self.backlog.pop();
+                self.backlog_bytes = self.backlog_bytes.saturating_sub(entry_size(&entry));
+            }
             return Err(format!(
                 "not applied: the journal {} cannot record it (disk full or read-only); free \
                  space or fix its permissions and ask again",
@@ -419,27 +469,40 @@ impl BoardTask {
 
     /// Journals `entries` after the entries the journal refused before, in one transaction.
     /// False when the journal refuses again: they all wait, in order, for the next attempt
-    /// (the next chunk, or the next tick).
+    /// (the next chunk, or the next tick), up to the backlog's bound.
     async fn commit(&mut self, entries: Vec<NewEntry>) -> bool {
-        self.backlog.extend(entries);
+        self.hold(entries);
         if self.backlog.is_empty() {
             return true;
         }
         let held = self.backlog.len();
-        match self.shared.journal.append_all(self.backlog.clone()).await {
+        let pending = std::mem::take(&mut self.backlog);
+        match self.shared.journal.append_or_return(pending).await {
             Ok(_) => {
-                self.backlog.clear();
+                self.backlog_bytes = 0;
+                let dropped = std::mem::take(&mut self.backlog_dropped);
                 if self.shared.board_recovered(self.number) {
+                    let lost = if dropped == 0 {
+                        ", nothing was lost".to_string()
+                    } else {
+                        format!(
+                            "; {dropped} later entries did not fit in memory and are NOT in the \
+                             journal (the PGN files have the moves; a restart would not rebuild \
+                             them: check the game with `touchmove arbiter`)"
+                        )
+                    };
                     loud(&format!(
                         "board {}: the journal {} accepts writes again; the {held} entries held \
-                         in memory are journalled, nothing was lost",
+                         in memory are journalled{lost}",
                         self.number,
                         self.shared.journal_path.display()
                     ));
                 }
                 true
             }
-            Err(e) => {
+            Err((e, returned)) => {
+                self.backlog_bytes = returned.iter().map(entry_size).sum();
+                self.backlog = returned;
                 if self.shared.board_failed(self.number) {
                     loud(&format!(
                         "JOURNAL FAILING (board {}): {e}. The games in progress go on in memory \
@@ -451,6 +514,34 @@ impl BoardTask {
                 }
                 false
             }
+        }
+    }
+
+    /// Adds `entries` to the backlog, up to [`Shared::backlog_limit`]: beyond it they are
+    /// not kept (said once), so that a long outage cannot exhaust the memory.
+    fn hold(&mut self, entries: Vec<NewEntry>) {
+        for entry in entries {
+            let size = entry_size(&entry);
+            if !self.backlog.is_empty()
+                && self.backlog_bytes.saturating_add(size) > self.shared.backlog_limit
+            {
+                if self.backlog_dropped == 0 {
+                    loud(&format!(
+                        "board {}: JOURNAL BACKLOG FULL: {} entries ({} KiB) wait for the journal \
+                         {}; newer ones are not kept for it. The game goes on in memory and in \
+                         the PGN files, but a restart would not rebuild the moves from now on: \
+                         free space on the disk now",
+                        self.number,
+                        self.backlog.len(),
+                        self.backlog_bytes / 1024,
+                        self.shared.journal_path.display()
+                    ));
+                }
+                self.backlog_dropped += 1;
+                continue;
+            }
+            self.backlog_bytes += size;
+            self.backlog.push(entry);
         }
     }
 
@@ -484,6 +575,22 @@ impl BoardTask {
         let pgn = self.pipeline.pgn();
         off_the_runtime(|| self.shared.publish_board(self.number, pgn, summary));
     }
+}
+
+/// About what an entry costs in memory while it waits for the journal.
+fn entry_size(entry: &NewEntry) -> usize {
+    match &entry.record {
+        Record::Bytes(bytes) => bytes.len() + 64,
+        _ => 512,
+    }
+}
+
+/// What a replay hands the feed, in order.
+enum Replayed {
+    /// An event of the pipeline.
+    Event(Event),
+    /// An arbiter action the pipeline accepted.
+    Arbiter(ArbiterAction),
 }
 
 /// A running link to the board.

@@ -1,15 +1,18 @@
-//! The local arbiter channel: a Unix socket in the output folder, authenticated by a token
-//! file only the recorder's user can read.
+//! The local arbiter channel: a Unix socket in the event's state directory (`OUT.state`, see
+//! [`super::layout::state_dir`]), authenticated by a token file only the recorder's user can
+//! read.
 //!
-//! `OUT/arbiter.sock` accepts connections; `OUT/arbiter.token` (mode 0600) holds the token.
-//! A client sends one JSON line `{"token": "…", "request": ArbiterRequest}` and reads one JSON
-//! line back: `{"ok": true, "message": "…"}` or `{"ok": false, "message": "why"}`.
+//! `OUT.state/arbiter.sock` (mode 0600) accepts connections; `OUT.state/arbiter.token` (mode
+//! 0600) holds the token. A client sends one JSON line `{"token": "…", "request":
+//! ArbiterRequest}` of at most [`MAX_REQUEST_BYTES`] within [`REQUEST_TIMEOUT`] and reads
+//! one JSON line back: `{"ok": true, "message": "…"}` or `{"ok": false, "message": "why"}`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::record::arbiter::ArbiterRequest;
@@ -18,10 +21,16 @@ use crate::record::arbiter::ArbiterRequest;
 /// `Err(why)` when refused). The web API's arbiter endpoint uses the same type.
 pub type ArbiterSink = mpsc::Sender<(ArbiterRequest, oneshot::Sender<Result<String, String>>)>;
 
-/// The socket's file name in the output folder.
+/// The socket's file name in the state directory.
 pub const SOCKET_NAME: &str = "arbiter.sock";
-/// The token file's name in the output folder.
+/// The token file's name in the state directory.
 pub const TOKEN_NAME: &str = "arbiter.token";
+
+/// The longest request line accepted (arbiter requests are small JSON objects).
+pub const MAX_REQUEST_BYTES: u64 = 64 * 1024;
+
+/// How long a client may take to send its request line.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Serialize, Deserialize)]
 struct Envelope {
@@ -35,21 +44,21 @@ struct Reply {
     message: String,
 }
 
-/// Creates a fresh token and writes it to `OUT/arbiter.token` with mode 0600.
-pub fn create_token(out_dir: &Path) -> std::io::Result<String> {
+/// Creates a fresh token and writes it to `STATE/arbiter.token` with mode 0600.
+pub fn create_token(state_dir: &Path) -> std::io::Result<String> {
     use rand::RngCore;
     let mut raw = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut raw);
     let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-    write_token(out_dir, &token)?;
+    write_token(state_dir, &token)?;
     Ok(token)
 }
 
-/// Writes `token` to `OUT/arbiter.token` with mode 0600 (a recorder starting the next round
+/// Writes `token` to `STATE/arbiter.token` with mode 0600 (a recorder starting the next round
 /// keeps the token the arbiter's desk already holds).
-pub fn write_token(out_dir: &Path, token: &str) -> std::io::Result<()> {
+pub fn write_token(state_dir: &Path, token: &str) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
-    let path = out_dir.join(TOKEN_NAME);
+    let path = state_dir.join(TOKEN_NAME);
     let _ = std::fs::remove_file(&path);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -60,16 +69,19 @@ pub fn write_token(out_dir: &Path, token: &str) -> std::io::Result<()> {
     file.sync_all()
 }
 
-/// Listens on `OUT/arbiter.sock` and forwards authenticated requests to `sink` until the task
-/// is aborted. Returns the listening task.
+/// Listens on `STATE/arbiter.sock` (mode 0600) and forwards authenticated requests to `sink`
+/// until the task is aborted. Returns the listening task. The caller holds the state
+/// directory's lock, so the socket it replaces is a dead recorder's.
 pub fn listen(
-    out_dir: &Path,
+    state_dir: &Path,
     token: String,
     sink: ArbiterSink,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    let path = out_dir.join(SOCKET_NAME);
+    use std::os::unix::fs::PermissionsExt;
+    let path = state_dir.join(SOCKET_NAME);
     let _ = std::fs::remove_file(&path);
     let listener = tokio::net::UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     Ok(tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let token = token.clone();
@@ -77,11 +89,21 @@ pub fn listen(
             tokio::spawn(async move {
                 let (read, mut write) = stream.into_split();
                 let mut line = String::new();
-                let mut reader = tokio::io::BufReader::new(read);
-                if reader.read_line(&mut line).await.is_err() {
-                    return;
-                }
-                let reply = answer(&line, &token, &sink).await;
+                let mut reader = tokio::io::BufReader::new(read.take(MAX_REQUEST_BYTES + 1));
+                let reply = match tokio::time::timeout(REQUEST_TIMEOUT, reader.read_line(&mut line))
+                    .await
+                {
+                    Err(_) => Reply {
+                        ok: false,
+                        message: format!("no request line within {} s", REQUEST_TIMEOUT.as_secs()),
+                    },
+                    Ok(Err(_)) => return,
+                    Ok(Ok(_)) if line.len() as u64 > MAX_REQUEST_BYTES => Reply {
+                        ok: false,
+                        message: format!("request longer than {MAX_REQUEST_BYTES} bytes: refused"),
+                    },
+                    Ok(Ok(_)) => answer(&line, &token, &sink).await,
+                };
                 let mut text = serde_json::to_string(&reply).unwrap_or_default();
                 text.push('\n');
                 let _ = write.write_all(text.as_bytes()).await;
@@ -98,7 +120,7 @@ async fn answer(line: &str, token: &str, sink: &ArbiterSink) -> Reply {
     };
     if envelope.token != token {
         return refuse(format!(
-            "wrong token: read it from {TOKEN_NAME} in the recorder's output folder"
+            "wrong token: read it from {TOKEN_NAME} in the recorder's state directory (OUT.state)"
         ));
     }
     let (tx, rx) = oneshot::channel();
@@ -113,8 +135,10 @@ async fn answer(line: &str, token: &str, sink: &ArbiterSink) -> Reply {
 }
 
 /// Sends one request to the recorder writing into `out_dir` (blocking), returning its answer.
+/// The token and socket are in the state directory beside `out_dir`.
 pub fn send(out_dir: &Path, request: &ArbiterRequest) -> Result<String, String> {
-    let token_path: PathBuf = out_dir.join(TOKEN_NAME);
+    let state = super::layout::state_dir(out_dir);
+    let token_path: PathBuf = state.join(TOKEN_NAME);
     let token = std::fs::read_to_string(&token_path).map_err(|e| {
         format!(
             "cannot read {}: {e} (is `touchmove record` running with --out {}?)",
@@ -122,7 +146,7 @@ pub fn send(out_dir: &Path, request: &ArbiterRequest) -> Result<String, String> 
             out_dir.display()
         )
     })?;
-    let socket = out_dir.join(SOCKET_NAME);
+    let socket = state.join(SOCKET_NAME);
     let mut stream = std::os::unix::net::UnixStream::connect(&socket).map_err(|e| {
         format!(
             "cannot connect to {}: {e} (is `touchmove record` running?)",
@@ -158,18 +182,18 @@ mod tests {
 
     #[tokio::test]
     async fn authenticated_requests_reach_the_sink() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let token = create_token(dir.path()).unwrap();
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join(TOKEN_NAME))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
+        let out = dir.path().join("out");
+        let state = crate::recorder::layout::state_dir(&out);
+        crate::recorder::layout::prepare_state_dir(&state).unwrap();
+        let token = create_token(&state).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state.join(TOKEN_NAME)), 0o600);
+        assert_eq!(mode(&state), 0o700);
         let (tx, mut rx) = mpsc::channel(4);
-        let task = listen(dir.path(), token, tx).unwrap();
+        let task = listen(&state, token, tx).unwrap();
+        assert_eq!(mode(&state.join(SOCKET_NAME)), 0o600);
         tokio::spawn(async move {
             while let Some((req, reply)) = rx.recv().await {
                 let req: ArbiterRequest = req;
@@ -181,14 +205,14 @@ mod tests {
             board: 3,
             action: ArbiterAction::NewGame,
         };
-        let path = dir.path().to_path_buf();
+        let path = out.clone();
         let r = request.clone();
         let answer = tokio::task::spawn_blocking(move || send(&path, &r))
             .await
             .unwrap();
         assert_eq!(answer.unwrap(), "board 3 by anna");
-        std::fs::write(dir.path().join(TOKEN_NAME), "forged").unwrap();
-        let path = dir.path().to_path_buf();
+        std::fs::write(state.join(TOKEN_NAME), "forged").unwrap();
+        let path = out.clone();
         let answer = tokio::task::spawn_blocking(move || send(&path, &request))
             .await
             .unwrap();

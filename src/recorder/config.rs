@@ -116,6 +116,29 @@ impl Default for EventConfig {
     }
 }
 
+/// The highest board number accepted: no event has more boards, and a typo (`4294967295`)
+/// must not make the recorder list billions of boards.
+pub const MAX_BOARD: u32 = 2_000;
+
+/// The highest round number accepted.
+pub const MAX_ROUND: u32 = 99;
+
+/// Checks a board number: 1 to [`MAX_BOARD`]. The error says what is wrong.
+pub fn check_board(number: i64) -> Result<u32, String> {
+    u32::try_from(number)
+        .ok()
+        .filter(|n| (1..=MAX_BOARD).contains(n))
+        .ok_or_else(|| format!("board number must be from 1 to {MAX_BOARD}, not {number}"))
+}
+
+/// Checks a round number: 1 to [`MAX_ROUND`]. The error says what is wrong.
+pub fn check_round(number: i64) -> Result<u32, String> {
+    u32::try_from(number)
+        .ok()
+        .filter(|n| (1..=MAX_ROUND).contains(n))
+        .ok_or_else(|| format!("round must be from 1 to {MAX_ROUND}, not {number}"))
+}
+
 /// Where each board was configured, by board number ("event.toml:12, serial = \"24587\""),
 /// for messages about it.
 pub type BoardOrigins = std::collections::BTreeMap<u32, String>;
@@ -237,16 +260,8 @@ impl EventConfig {
             config.date = date;
         }
         if let Some(round) = raw.round {
-            config.round = u32::try_from(*round.get_ref())
-                .ok()
-                .filter(|&r| r > 0)
-                .ok_or_else(|| {
-                    invalid(
-                        round.span().start,
-                        "round",
-                        format!("round must be a positive number, not {}", round.get_ref()),
-                    )
-                })?;
+            config.round = check_round(*round.get_ref())
+                .map_err(|message| invalid(round.span().start, "round", message))?;
         }
         if let Some(tc) = raw.time_control {
             if let Err(message) = check_time_control(tc.get_ref()) {
@@ -258,19 +273,8 @@ impl EventConfig {
         let mut lines: std::collections::BTreeMap<u32, usize> = Default::default();
         for spanned in raw.board {
             let board = spanned.into_inner();
-            let number = u32::try_from(*board.number.get_ref())
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| {
-                    invalid(
-                        board.number.span().start,
-                        "number",
-                        format!(
-                            "board number must be positive, not {}",
-                            board.number.get_ref()
-                        ),
-                    )
-                })?;
+            let number = check_board(*board.number.get_ref())
+                .map_err(|message| invalid(board.number.span().start, "number", message))?;
             if config.boards.iter().any(|b| b.number == number) {
                 return Err(invalid(
                     board.number.span().start,

@@ -17,6 +17,41 @@ use serde::Serialize;
 
 use super::config::{EventConfig, Player};
 
+/// The event's state directory: `OUT.state` beside the output folder `OUT` (for `--out
+/// touchmove-out`, `touchmove-out.state`). It holds what must not be published with the PGN
+/// files — the journal, the arbiter's token and socket, the lock that keeps a second recorder
+/// out — and is created readable by the recorder's user only.
+pub fn state_dir(out: &Path) -> PathBuf {
+    let named = |p: &Path| {
+        p.file_name().map(|name| {
+            let mut state = name.to_os_string();
+            state.push(".state");
+            p.with_file_name(state)
+        })
+    };
+    named(out)
+        .or_else(|| out.canonicalize().ok().and_then(|p| named(&p)))
+        .unwrap_or_else(|| out.join(".touchmove-state"))
+}
+
+/// Creates the state directory (mode 0700) if needed.
+pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !dir.is_dir() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        // Best effort on a directory made accessible on purpose (or another user's): the
+        // token and the socket in it are 0600 themselves.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(())
+}
+
 /// Replaces `path` with `bytes` atomically (temporary file + fsync + rename).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));

@@ -105,10 +105,15 @@ use layout::{BoardSummary, OutputFolder};
 /// Options of a recorder run besides the event itself.
 #[derive(Clone)]
 pub struct RunOptions {
-    /// The PGN folder (`tournament.json`, `round-N/…`); also holds the arbiter socket and
-    /// token.
+    /// The PGN folder (`tournament.json`, `round-N/…`): what broadcast tools read and
+    /// operators publish.
     pub out_dir: PathBuf,
-    /// The journal (SQLite). Default: `OUT/journal.sqlite`.
+    /// The event's state directory, kept out of the published folder (mode 0700): the
+    /// journal by default, the arbiter's token and socket, the recorder's lock. Default:
+    /// `OUT.state` ([`layout::state_dir`]).
+    pub state_dir: PathBuf,
+    /// The journal (SQLite). Default: `OUT.state/journal.sqlite`, or `OUT/journal.sqlite`
+    /// when that exists (a folder recorded by an older touchmove).
     pub journal_path: PathBuf,
     /// Address of the web server (live view, PGN, arbiter API), or `None` for no server.
     pub listen: Option<SocketAddr>,
@@ -126,6 +131,11 @@ pub struct RunOptions {
     /// Keep the journal under about this many bytes (SQLite `max_page_count`): appends beyond
     /// fail as on a full disk. For tests of a full disk, or to leave room on a shared one.
     pub journal_limit: Option<u64>,
+    /// Most bytes (about) of journal entries one board holds in memory while the journal
+    /// refuses them (disk full, read-only). Beyond, newer entries are not kept for the
+    /// journal — the games go on in memory and in the PGN files, and the recorder says that a
+    /// restart would not rebuild them. Default [`DEFAULT_BACKLOG_LIMIT`].
+    pub journal_backlog_limit: usize,
     /// Bytes read from ports by probes before the start (`record --port auto`), with their
     /// receive times: recorded for the board found there.
     pub probed_bytes: BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
@@ -136,11 +146,21 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Options writing into `out_dir`, journal `out_dir/journal.sqlite`, no web server.
+    /// Options writing into `out_dir`, state (journal, token, socket) in
+    /// [`layout::state_dir`]`(out_dir)`, no web server. A journal an older touchmove left in
+    /// `out_dir` is used where it is.
     pub fn new(out_dir: &Path, feed: Arc<Feed>) -> RunOptions {
+        let state_dir = layout::state_dir(out_dir);
+        let legacy = out_dir.join(JOURNAL_NAME);
+        let journal_path = if legacy.exists() {
+            legacy
+        } else {
+            state_dir.join(JOURNAL_NAME)
+        };
         RunOptions {
             out_dir: out_dir.to_path_buf(),
-            journal_path: out_dir.join("journal.sqlite"),
+            state_dir,
+            journal_path,
             listen: None,
             feed,
             lichess: None,
@@ -148,12 +168,22 @@ impl RunOptions {
             candidates: Candidates::default(),
             board_origins: BoardOrigins::new(),
             journal_limit: None,
+            journal_backlog_limit: DEFAULT_BACKLOG_LIMIT,
             probed_bytes: BTreeMap::new(),
             next_round: None,
             arbiter_token: None,
         }
     }
 }
+
+/// Default of [`RunOptions::journal_backlog_limit`]: 64 MiB per board, hours of play.
+pub const DEFAULT_BACKLOG_LIMIT: usize = 64 << 20;
+
+/// The journal's file name in the state directory.
+pub const JOURNAL_NAME: &str = "journal.sqlite";
+
+/// The lock file in the state directory that keeps a second recorder out of the folder.
+pub const LOCK_NAME: &str = "recorder.lock";
 
 /// Why the recorder could not start.
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +196,28 @@ pub enum RecorderError {
         /// Why.
         source: std::io::Error,
     },
+    /// The state directory could not be created or written.
+    #[error(
+        "cannot use the state directory {path}: {source} (it holds the journal, token and socket; \
+         make it writable or choose another --out)"
+    )]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Another recorder writes into the same output folder.
+    #[error(
+        "another `touchmove record` is recording into {out} (it holds {lock}); stop it first, or \
+         give this one another --out"
+    )]
+    Busy {
+        /// The output folder.
+        out: PathBuf,
+        /// The lock it holds.
+        lock: PathBuf,
+    },
     /// The journal could not be opened or read.
     #[error("journal {path}: {message}")]
     Journal {
@@ -177,6 +229,9 @@ pub enum RecorderError {
     /// The time control is not valid.
     #[error("{0}")]
     TimeControl(String),
+    /// A board or round number is out of bounds.
+    #[error("{0}")]
+    Numbers(String),
     /// The event has no boards.
     #[error(
         "no boards to record: give --port PATH (or --port auto), or list [[board]] entries in the event file"
@@ -206,6 +261,8 @@ pub(crate) struct Shared {
     /// Boards whose entries the journal refuses (disk full, read-only): while there is one,
     /// no new game is recorded.
     pub journal_failing: Mutex<BTreeSet<u32>>,
+    /// See [`RunOptions::journal_backlog_limit`].
+    pub backlog_limit: usize,
     /// Output files that could not be written, so that each failure is said once.
     pub unwritable: Mutex<BTreeSet<PathBuf>>,
     pub boards: Mutex<RoundBoards>,
@@ -353,16 +410,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Says something the arbiter must see, on stderr and in the log.
+/// Says something the arbiter must see, on stderr (a closed terminal is no reason to stop).
 pub(crate) fn loud(message: &str) {
-    eprintln!("touchmove record: {message}");
-    tracing::error!("{message}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "touchmove record: {message}");
 }
 
-/// Says something the arbiter should know, on stderr and in the log.
+/// Says something the arbiter should know, on stderr.
 pub(crate) fn say(message: &str) {
-    eprintln!("touchmove record: {message}");
-    tracing::info!("{message}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "touchmove record: {message}");
 }
 
 /// The running recorder.
@@ -376,6 +433,38 @@ pub struct RecorderHandle {
     sink: ArbiterSink,
     server: Option<crate::server::ServerHandle>,
     shared: Arc<Shared>,
+    state_dir: PathBuf,
+    /// Held while the recorder runs: a second recorder on the same folder is refused.
+    _folder_lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+/// Takes the output folder's lock (in the state directory; the kernel releases it when the
+/// process dies, so a killed recorder never blocks its restart).
+fn lock_folder(options: &RunOptions) -> Result<nix::fcntl::Flock<std::fs::File>, RecorderError> {
+    use nix::fcntl::{Flock, FlockArg};
+    let path = options.state_dir.join(LOCK_NAME);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| RecorderError::StateDir {
+            path: path.clone(),
+            source,
+        })?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
+        if errno == nix::errno::Errno::EWOULDBLOCK {
+            RecorderError::Busy {
+                out: options.out_dir.clone(),
+                lock: path.clone(),
+            }
+        } else {
+            RecorderError::StateDir {
+                path: path.clone(),
+                source: std::io::Error::from(errno),
+            }
+        }
+    })
 }
 
 impl Recorder {
@@ -389,6 +478,10 @@ impl Recorder {
         if config.boards.is_empty() {
             return Err(RecorderError::NoBoards);
         }
+        config::check_round(i64::from(config.round)).map_err(RecorderError::Numbers)?;
+        for board in &config.boards {
+            config::check_board(i64::from(board.number)).map_err(RecorderError::Numbers)?;
+        }
         let control = match &config.time_control {
             Some(tc) => crate::clock::TimeControl::parse(tc)
                 .map_err(|e| RecorderError::TimeControl(e.to_string()))?,
@@ -400,6 +493,30 @@ impl Recorder {
                 path: options.out_dir.clone(),
                 source,
             })?;
+        let state_error = |source| RecorderError::StateDir {
+            path: options.state_dir.clone(),
+            source,
+        };
+        layout::prepare_state_dir(&options.state_dir).map_err(state_error)?;
+        let folder_lock = lock_folder(&options)?;
+        if options.journal_path == options.out_dir.join(JOURNAL_NAME) {
+            say(&format!(
+                "the journal {} is in the published output folder (an older touchmove put it \
+                 there); it is used where it is. To keep it private, stop the recorder and move \
+                 it (with its -wal and -shm files) to {}",
+                options.journal_path.display(),
+                options.state_dir.join(JOURNAL_NAME).display()
+            ));
+        }
+        if let Some(addr) = options.listen
+            && !addr.ip().is_loopback()
+        {
+            loud(&format!(
+                "the web server listens on {addr}, reachable from other computers, without TLS: \
+                 the arbiter's token and actions travel in clear. Put a TLS reverse proxy in \
+                 front of it, or listen on 127.0.0.1"
+            ));
+        }
         let journal_error = |message: String| RecorderError::Journal {
             path: options.journal_path.clone(),
             message,
@@ -416,9 +533,10 @@ impl Recorder {
             .map_err(|e| journal_error(e.to_string()))?
             .first()
             .map_or_else(session::unix_ms, |s| s.started_unix_ms);
-        journal
+        let run = journal
             .begin_session(first_start)
             .map_err(|e| journal_error(e.to_string()))?;
+        options.feed.begin_run(run);
         let session = session::Session::since(first_start);
         let mut replay = replay::split(
             &journal
@@ -463,6 +581,7 @@ impl Recorder {
             journal: SharedJournal::new(journal),
             journal_path: options.journal_path.clone(),
             journal_failing: Mutex::new(BTreeSet::new()),
+            backlog_limit: options.journal_backlog_limit,
             unwritable: Mutex::new(BTreeSet::new()),
             boards: Mutex::new(RoundBoards::default()),
             round_changed: tokio::sync::Notify::new(),
@@ -479,7 +598,13 @@ impl Recorder {
             let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
             let (tx, rx) = mpsc::channel(64);
             boards.insert(board.number, tx);
-            tasks.push(tokio::spawn(task.run(rx)));
+            tasks.push(tokio::spawn(supervise(
+                shared.clone(),
+                board.clone(),
+                control.clone(),
+                task,
+                Arc::new(tokio::sync::Mutex::new(rx)),
+            )));
         }
         let (sink, requests) = mpsc::channel(64);
         let mut background = vec![
@@ -488,21 +613,14 @@ impl Recorder {
             tokio::spawn(write_round_files(shared.clone())),
         ];
         let token = match &options.arbiter_token {
-            Some(token) => channel::write_token(&options.out_dir, token).map(|()| token.clone()),
-            None => channel::create_token(&options.out_dir),
+            Some(token) => channel::write_token(&options.state_dir, token).map(|()| token.clone()),
+            None => channel::create_token(&options.state_dir),
         }
-        .map_err(|source| RecorderError::OutDir {
-            path: options.out_dir.clone(),
-            source,
-        })?;
+        .map_err(state_error)?;
         options.feed.set_current_round(config.round);
         background.push(
-            channel::listen(&options.out_dir, token.clone(), sink.clone()).map_err(|source| {
-                RecorderError::OutDir {
-                    path: options.out_dir.join(channel::SOCKET_NAME),
-                    source,
-                }
-            })?,
+            channel::listen(&options.state_dir, token.clone(), sink.clone())
+                .map_err(state_error)?,
         );
         let server = match options.listen {
             Some(addr) => Some(
@@ -528,8 +646,122 @@ impl Recorder {
             sink,
             server,
             shared,
+            state_dir: options.state_dir.clone(),
+            _folder_lock: folder_lock,
         })
     }
+}
+
+/// Most restarts of one board's task within [`RESTART_WINDOW`] before it is left stopped (a
+/// bug that strikes again at once would otherwise spin).
+const MAX_RESTARTS: usize = 5;
+
+/// See [`MAX_RESTARTS`].
+const RESTART_WINDOW: Duration = Duration::from_secs(60);
+
+/// Runs a board's task and, when it panics, says so loudly, raises a critical alert on the
+/// arbiter's desk and starts the board again from the journal: a bug on one board must not
+/// silently stop it.
+async fn supervise(
+    shared: Arc<Shared>,
+    board: BoardConfig,
+    control: crate::clock::TimeControl,
+    first: BoardTask,
+    commands: board_task::Commands,
+) {
+    let mut task = first;
+    let mut restarts: Vec<tokio::time::Instant> = Vec::new();
+    loop {
+        let why = match tokio::spawn(task.run(Arc::clone(&commands))).await {
+            Ok(()) => return,
+            Err(e) if e.is_panic() => panic_text(e.into_panic()),
+            Err(_) => return,
+        };
+        let now = tokio::time::Instant::now();
+        restarts.retain(|t| now.duration_since(*t) < RESTART_WINDOW);
+        restarts.push(now);
+        let again = restarts.len() <= MAX_RESTARTS;
+        let message = format!(
+            "board {}: its task failed ({why}); {}",
+            board.number,
+            if again {
+                "it is rebuilt from the journal and records again. Check its game"
+            } else {
+                "it failed too often and is STOPPED: restart the recorder (nothing journalled is lost)"
+            }
+        );
+        loud(&message);
+        let desk = |message: String| {
+            shared.feed.publish(
+                shared.config.round,
+                board.number,
+                crate::act::Event::Alert(crate::act::Alert {
+                    article: "recorder".to_string(),
+                    side: None,
+                    ply: 0,
+                    t_ms: shared.session.now_ms(),
+                    evidence_ms: Vec::new(),
+                    squares: Vec::new(),
+                    severity: crate::act::Severity::Critical,
+                    message,
+                }),
+            );
+        };
+        if !again {
+            desk(message);
+            return;
+        }
+        let rebuilt = {
+            let (shared, board, control) = (shared.clone(), board.clone(), control.clone());
+            tokio::spawn(async move {
+                let entries = {
+                    let journal = shared.journal.clone();
+                    tokio::task::spawn_blocking(move || journal.lock().entries_after(0)).await
+                };
+                let history = match entries {
+                    Ok(Ok(entries)) => replay::split(&entries, shared.config.round)
+                        .remove(&board.number)
+                        .unwrap_or_default(),
+                    Ok(Err(e)) => {
+                        loud(&format!(
+                            "board {}: cannot read the journal to rebuild it: {e}",
+                            board.number
+                        ));
+                        return None;
+                    }
+                    Err(_) => return None,
+                };
+                Some(BoardTask::resume(shared, &board, control, history).await)
+            })
+            .await
+        };
+        // On the desk after the rebuild, which replays the game from its start.
+        task = match rebuilt {
+            Ok(Some(task)) => {
+                desk(message);
+                task
+            }
+            _ => {
+                let stopped = format!(
+                    "board {}: it cannot be rebuilt from the journal and is STOPPED; restart the \
+                     recorder",
+                    board.number
+                );
+                loud(&stopped);
+                desk(format!("{message}. {stopped}"));
+                return;
+            }
+        };
+    }
+}
+
+/// The message of a panic.
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic".to_string())
 }
 
 /// Routes arbiter requests to their board's task.
@@ -574,6 +806,14 @@ impl RecorderHandle {
         self.server.as_ref().map(|s| s.local_addr())
     }
 
+    /// Makes board `board`'s task panic, as a bug would: for tests of the supervision.
+    #[doc(hidden)]
+    pub async fn crash_board_task(&self, board: u32) {
+        if let Some(tx) = self.boards.get(&board) {
+            let _ = tx.send(BoardCommand::Panic).await;
+        }
+    }
+
     /// Journal transactions (disk syncs) committed so far by this run, and the entries they
     /// held.
     pub fn journal_commits(&self) -> (u64, u64) {
@@ -593,6 +833,21 @@ impl RecorderHandle {
             .journal
             .lock()
             .limit_size(max_bytes.unwrap_or(NO_JOURNAL_LIMIT))
+    }
+
+    /// The file holding the arbiter's token (for the socket and the web API).
+    pub fn token_path(&self) -> PathBuf {
+        self.state_dir.join(channel::TOKEN_NAME)
+    }
+
+    /// The arbiter's Unix socket.
+    pub fn socket_path(&self) -> PathBuf {
+        self.state_dir.join(channel::SOCKET_NAME)
+    }
+
+    /// The state directory (journal by default, token, socket, lock).
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
     }
 
     /// The output folder.
@@ -617,7 +872,7 @@ impl RecorderHandle {
         if let Some(server) = self.server {
             server.shutdown().await;
         }
-        let _ = std::fs::remove_file(self.shared.out.root().join(channel::SOCKET_NAME));
+        let _ = std::fs::remove_file(self.state_dir.join(channel::SOCKET_NAME));
         let pusher = self
             .shared
             .pusher

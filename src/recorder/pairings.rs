@@ -209,6 +209,12 @@ fn number<T: std::str::FromStr>(value: &str, line: usize, field: &str) -> Result
     })
 }
 
+/// A board number, within [`super::config::MAX_BOARD`].
+fn board_number(value: &str, line: usize, field: &str) -> Result<u32, LineError> {
+    let n: i64 = number(value, line, field)?;
+    super::config::check_board(n).map_err(|message| (line, field.to_string(), message))
+}
+
 fn optional(value: &str) -> Option<String> {
     let v = value.trim();
     (!v.is_empty() && v != "-" && v != "?").then(|| v.to_string())
@@ -265,10 +271,10 @@ pub fn parse_pgn_headers(text: &str) -> Result<Vec<Pairing>, LineError> {
                         p.round = Some(r);
                     }
                     if let Some(board) = parts.next() {
-                        p.board = number(board, *line, "Round")?;
+                        p.board = board_number(board, *line, "Round")?;
                     }
                 }
-                "Board" => p.board = number(value, *line, "Board")?,
+                "Board" => p.board = board_number(value, *line, "Board")?,
                 _ => {
                     let (player, rest) = if let Some(rest) = name.strip_prefix("White") {
                         (&mut p.white, rest)
@@ -410,7 +416,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<Pairing>, LineError> {
         };
         for (column, value) in columns.iter().zip(&fields) {
             match column.as_str() {
-                "board" => p.board = number(value, line, column)?,
+                "board" => p.board = board_number(value, line, column)?,
                 "round" => {
                     p.round = optional(value)
                         .map(|v| number(&v, line, column))

@@ -40,9 +40,10 @@ pub(crate) fn board_key(round: u32, board: u32) -> BoardKey {
 pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
     let mut boards: BTreeMap<u32, History> = BTreeMap::new();
     for entry in entries {
-        let board = match (&entry.board, &entry.record) {
-            (Some(BoardKey::Pairing { round: r, board }), _) if *r == round => *board,
-            (None, Record::Arbiter(request)) => request.board,
+        // Arbiter actions carry their round in the key too (journals that did not are
+        // migrated when opened): a decision in one round never touches another's game.
+        let board = match &entry.board {
+            Some(BoardKey::Pairing { round: r, board }) if *r == round => *board,
             _ => continue,
         };
         let history = boards.entry(board).or_default();

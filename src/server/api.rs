@@ -200,11 +200,12 @@ pub(super) async fn arbiter_action(
         return error(StatusCode::SERVICE_UNAVAILABLE, "the recorder has stopped");
     }
     match tokio::time::timeout(ARBITER_REPLY_TIMEOUT, reply_rx).await {
+        // The recorder noted the accepted action in the feed before answering (noting it
+        // again here would settle the alerts the action itself raised).
         Ok(Ok(Ok(message))) => {
-            let id = state
-                .feed
-                .note_arbiter_action(round, body.board, &body.action);
-            Json(json!({ "ok": true, "message": message, "id": id })).into_response()
+            let id = state.feed.last_id();
+            Json(json!({ "ok": true, "message": message, "id": id, "round": round }))
+                .into_response()
         }
         Ok(Ok(Err(message))) => error(StatusCode::UNPROCESSABLE_ENTITY, message),
         Ok(Err(_)) => error(

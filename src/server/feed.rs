@@ -26,6 +26,9 @@ pub const DEFAULT_REPLAY_CAPACITY: usize = 65_536;
 /// from the replay log instead.
 const FANOUT_CAPACITY: usize = 4_096;
 
+/// Ids each run of a recorder may use ([`Feed::begin_run`]).
+const RUN_IDS: u64 = 1 << 32;
+
 /// The standard start position.
 const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -94,6 +97,10 @@ pub struct PgnDoc {
     pub etag: String,
     /// When the text last changed.
     pub modified: SystemTime,
+    /// The text also changed earlier within the same second as `modified`: `Last-Modified`
+    /// (whole seconds) cannot tell the versions apart, so a request with only
+    /// `If-Modified-Since` of that second must get the text again.
+    pub changed_within_second: bool,
 }
 
 impl PgnDoc {
@@ -102,8 +109,22 @@ impl PgnDoc {
             etag: entity_tag(text.as_bytes()),
             text: text.into(),
             modified: SystemTime::now(),
+            changed_within_second: false,
         }
     }
+
+    /// The version after `self` with `text`.
+    fn replaced_by(&self, text: String) -> PgnDoc {
+        let mut next = PgnDoc::new(text);
+        next.changed_within_second = whole_second(next.modified) == whole_second(self.modified);
+        next
+    }
+}
+
+/// The second (since 1970) of a time, as HTTP dates give it.
+pub fn whole_second(time: SystemTime) -> u64 {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// FNV-1a over the text plus its length: stable across runs, so pollers keep their cache
@@ -421,6 +442,8 @@ impl GameState {
 #[derive(Debug)]
 struct FeedState {
     next_id: u64,
+    /// The first id of this run ([`Feed::begin_run`]).
+    first_id: u64,
     games: BTreeMap<(u32, u32), GameState>,
     round_pgn: BTreeMap<u32, PgnDoc>,
     log: VecDeque<Arc<FeedEvent>>,
@@ -455,6 +478,12 @@ impl FeedState {
         if after > last {
             return None;
         }
+        // 0 is "from the start"; any other id before this run's first is an earlier run's.
+        let after = match after {
+            0 => self.first_id - 1,
+            a if a < self.first_id - 1 => return None,
+            a => a,
+        };
         let first = self.log.front().map_or(self.next_id, |e| e.id);
         if after + 1 < first {
             return None;
@@ -543,6 +572,7 @@ impl Feed {
         Feed {
             state: Mutex::new(FeedState {
                 next_id: 1,
+                first_id: 1,
                 games: BTreeMap::new(),
                 round_pgn: BTreeMap::new(),
                 log: VecDeque::new(),
@@ -557,6 +587,20 @@ impl Feed {
         // A panic while holding the lock cannot leave the state half-updated in a way that
         // matters more than losing the whole feed, so keep serving.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts run `run` of a recorder (its journal session, from 1): the events published
+    /// from now on have ids from `run × 2³²`, above every id of the earlier runs of the same
+    /// journal. A client that resumes with a `Last-Event-ID` of an earlier run — the events
+    /// a restarted recorder rebuilt are not the ones it sent before, nor in the same order —
+    /// therefore gets a snapshot of the rebuilt state rather than events it did not miss.
+    pub fn begin_run(&self, run: u64) {
+        let first = run.saturating_mul(RUN_IDS).saturating_add(1);
+        let mut state = self.lock();
+        if first > state.next_id {
+            state.next_id = first;
+            state.first_id = first;
+        }
     }
 
     /// Adds a game or updates its players and tags (published as a `game` event).
@@ -625,17 +669,22 @@ impl Feed {
     pub fn set_pgn(&self, round: u32, board: u32, pgn: String) {
         let mut state = self.lock();
         let game = state.game(round, board);
-        if game.pgn.as_ref().is_none_or(|d| *d.text != *pgn) {
-            game.pgn = Some(PgnDoc::new(pgn));
+        match &game.pgn {
+            Some(doc) if *doc.text == *pgn => {}
+            Some(doc) => game.pgn = Some(doc.replaced_by(pgn)),
+            None => game.pgn = Some(PgnDoc::new(pgn)),
         }
     }
 
     /// Stores the PGN of a whole round (served at `/round/N/games.pgn`).
     pub fn set_round_pgn(&self, round: u32, pgn: String) {
         let mut state = self.lock();
-        if state.round_pgn.get(&round).is_none_or(|d| *d.text != *pgn) {
-            state.round_pgn.insert(round, PgnDoc::new(pgn));
-        }
+        let next = match state.round_pgn.get(&round) {
+            Some(doc) if *doc.text == *pgn => return,
+            Some(doc) => doc.replaced_by(pgn),
+            None => PgnDoc::new(pgn),
+        };
+        state.round_pgn.insert(round, next);
     }
 
     /// The PGN of one game, if the recorder stored one.
@@ -663,6 +712,15 @@ impl Feed {
             + "\n";
         let mut doc = PgnDoc::new(text);
         doc.modified = modified;
+        // Several games changed in the latest second: a date alone cannot tell their states
+        // apart.
+        let latest = whole_second(modified);
+        doc.changed_within_second = games
+            .iter()
+            .filter(|d| whole_second(d.modified) == latest)
+            .map(|d| usize::from(d.changed_within_second) + 1)
+            .sum::<usize>()
+            > 1;
         Some(doc)
     }
 
@@ -919,6 +977,25 @@ mod tests {
         assert!(String::from_utf8_lossy(&sub.initial[0]).starts_with("id: 5\nevent: snapshot\n"));
         let sub = feed.subscribe(Scope::Round(1), Some(99));
         assert!(!sub.resumed, "an id from another run is not resumable");
+    }
+
+    #[test]
+    fn a_later_run_numbers_above_every_earlier_id_and_old_ids_get_a_snapshot() {
+        let first = Feed::new();
+        first.begin_run(1);
+        let before = first.publish(1, 1, mv(1, "e2e4", "e4", AFTER_E4));
+        let restarted = Feed::new();
+        restarted.begin_run(2);
+        for _ in 0..3 {
+            let id = restarted.publish(1, 1, mv(1, "e2e4", "e4", AFTER_E4));
+            assert!(id > before, "id {id} repeats an id of the first run");
+        }
+        let sub = restarted.subscribe(Scope::Round(1), Some(before));
+        assert!(!sub.resumed, "an id of the first run gets a snapshot");
+        let all = restarted
+            .events_after(0, Scope::All)
+            .expect("from the start");
+        assert_eq!(all.len(), 3);
     }
 
     #[test]

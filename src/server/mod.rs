@@ -50,8 +50,9 @@ use tokio::task::JoinHandle;
 use crate::record::arbiter::ArbiterRequest;
 pub use feed::{Feed, GameInfo};
 
-/// Where the server sends arbiter actions: the recorder applies and journals each one and
-/// answers with a message for the arbiter or an error.
+/// Where the server sends arbiter actions: the recorder applies and journals each one, notes
+/// an accepted one in the feed ([`Feed::note_arbiter_action`]) and answers with a message for
+/// the arbiter or an error.
 pub type ArbiterSink = mpsc::Sender<(ArbiterRequest, oneshot::Sender<Result<String, String>>)>;
 
 /// Where the server sends the arbiter's "next round": the recorder answers with a message once

@@ -1,12 +1,10 @@
 //! PGN at stable URLs with validators, so platforms can poll cheaply.
 
-use std::time::UNIX_EPOCH;
-
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::feed::PgnDoc;
+use super::feed::{PgnDoc, whole_second};
 use super::{Shared, api, assets, http_date};
 
 pub(super) async fn round_pgn(
@@ -48,6 +46,10 @@ pub(super) async fn game_page_or_pgn(
     }
 }
 
+/// True when the client's copy is the current text. The entity tag decides when the client
+/// sends one; a date alone (whole seconds) only when the text did not change twice within
+/// the second of its last change, since the client may hold the earlier version of that
+/// second.
 fn not_modified(doc: &PgnDoc, headers: &HeaderMap) -> bool {
     let header_text = |name| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(tags) = header_text(header::IF_NONE_MATCH) {
@@ -56,12 +58,11 @@ fn not_modified(doc: &PgnDoc, headers: &HeaderMap) -> bool {
             .map(|t| t.trim().trim_start_matches("W/"))
             .any(|t| t == "*" || t == doc.etag);
     }
-    let modified = doc.modified.duration_since(UNIX_EPOCH).map(|d| d.as_secs());
+    let modified = whole_second(doc.modified);
     header_text(header::IF_MODIFIED_SINCE)
         .and_then(http_date::parse)
-        .and_then(|since| since.duration_since(UNIX_EPOCH).ok())
-        .zip(modified.ok())
-        .is_some_and(|(since, modified)| modified <= since.as_secs())
+        .map(whole_second)
+        .is_some_and(|since| modified < since || (modified == since && !doc.changed_within_second))
 }
 
 fn respond(doc: &PgnDoc, headers: &HeaderMap, filename: &str) -> Response {

@@ -18,8 +18,10 @@ use crate::record::arbiter::ArbiterRequest;
 
 /// `PRAGMA application_id` of a touchmove journal ("TmJ1").
 const APPLICATION_ID: i32 = 0x546d_4a31;
-/// `PRAGMA user_version`: the schema this code writes.
-const SCHEMA_VERSION: i32 = 1;
+/// `PRAGMA user_version`: the schema this code writes. Version 2 journals every arbiter action
+/// under its board's key (round and board); version 1 journalled them without a board, and is
+/// migrated when opened for writing ([`Journal::open`]).
+const SCHEMA_VERSION: i32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE sessions (
@@ -98,7 +100,7 @@ pub struct Entry {
     pub seq: u64,
     /// The session that wrote it.
     pub session: u64,
-    /// The board it concerns (`None` for arbiter actions and journal-wide metadata).
+    /// The board it concerns (`None` for journal-wide metadata).
     pub board: Option<BoardKey>,
     /// The session's milliseconds when it was received or emitted.
     pub t_ms: Millis,
@@ -129,7 +131,7 @@ pub enum Record {
 /// A new entry for [`Journal::append_all`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEntry {
-    /// The board (`None` for arbiter actions and journal-wide metadata).
+    /// The board (`None` for journal-wide metadata).
     pub board: Option<BoardKey>,
     /// The session's milliseconds.
     pub t_ms: Millis,
@@ -202,6 +204,7 @@ impl Journal {
         };
         journal.configure_for_writing()?;
         journal.check_identity(true)?;
+        journal.migrate()?;
         if !existed {
             sync_parent_directory(&journal.path)?;
         }
@@ -280,14 +283,16 @@ impl Journal {
         self.append_encoded(Some(board.borrow()), t_ms, Kind::Event, &json)
     }
 
-    /// Journals an arbiter action (the request names its board and its author).
+    /// Journals an arbiter action on `board` (its round and number: the request itself names
+    /// only the board number, which every round reuses) with its author.
     pub fn append_arbiter(
         &mut self,
+        board: impl Borrow<BoardKey>,
         t_ms: Millis,
         request: &ArbiterRequest,
     ) -> Result<u64, JournalError> {
         let json = self.to_json(request)?;
-        self.append_encoded(None, t_ms, Kind::Arbiter, &json)
+        self.append_encoded(Some(board.borrow()), t_ms, Kind::Arbiter, &json)
     }
 
     /// Journals the start or end of a game on `board`.
@@ -561,6 +566,97 @@ impl Journal {
                 "written by a newer touchmove (journal schema {version}, this one reads {SCHEMA_VERSION}); use that version"
             )));
         }
+        Ok(())
+    }
+
+    /// Brings a journal of an older schema up to [`SCHEMA_VERSION`], in one transaction.
+    ///
+    /// Version 1 journalled arbiter actions without a board key, so a restart applied them to
+    /// that board number of whatever round it replayed. Each such action gets the round its
+    /// recorder run was recording: a run records one round, so the round of the other
+    /// entries of the action's session (the nearest one when a session saw several, the
+    /// nearest session's when its own has none). An action no entry dates stays without a
+    /// board, and no replay applies it.
+    fn migrate(&mut self) -> Result<(), JournalError> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.error(e))?;
+        if version >= i64::from(SCHEMA_VERSION) {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let fail = |e| JournalError::sqlite(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let orphans: Vec<(i64, i64, Vec<u8>)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT seq, session, data FROM entries WHERE kind = ?1 AND board IS NULL \
+                     ORDER BY seq",
+                )
+                .map_err(fail)?;
+            stmt.query_map([Kind::Arbiter as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(fail)?
+            .collect::<Result<_, _>>()
+            .map_err(fail)?
+        };
+        // (session, seq, round) of every pairing-keyed board's first and last entry in each
+        // session: enough to find the nearest round.
+        let marks: Vec<(i64, i64, u32)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT e.session, min(e.seq), max(e.seq), b.key FROM entries e \
+                     JOIN boards b ON b.id = e.board GROUP BY e.session, b.key",
+                )
+                .map_err(fail)?;
+            let rows: Vec<(i64, i64, i64, String)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .map_err(fail)?
+                .collect::<Result<_, _>>()
+                .map_err(fail)?;
+            rows.into_iter()
+                .filter_map(|(session, first, last, key)| match key.parse() {
+                    Ok(BoardKey::Pairing { round, .. }) => {
+                        Some([(session, first, round), (session, last, round)])
+                    }
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
+        for (seq, session, data) in orphans {
+            let Ok(request) = serde_json::from_slice::<ArbiterRequest>(&data) else {
+                continue;
+            };
+            let nearest = marks
+                .iter()
+                .min_by_key(|(s, at, _)| ((*s - session).abs(), (*at - seq).abs()))
+                .map(|(_, _, round)| *round);
+            let Some(round) = nearest else {
+                continue;
+            };
+            let key = BoardKey::Pairing {
+                round,
+                board: request.board,
+            }
+            .to_string();
+            tx.execute("INSERT OR IGNORE INTO boards(key) VALUES (?1)", [&key])
+                .map_err(fail)?;
+            tx.execute(
+                "UPDATE entries SET board = (SELECT id FROM boards WHERE key = ?1) WHERE seq = ?2",
+                params![key, seq],
+            )
+            .map_err(fail)?;
+        }
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+            .map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        self.boards.clear();
         Ok(())
     }
 

@@ -15,4 +15,4 @@ pub use error::JournalError;
 pub use journal::{
     Entry, GameBoundary, Journal, NewEntry, Record, Session, Stamped, continuous_times, lock_path,
 };
-pub use shared::SharedJournal;
+pub use shared::{Refused, SharedJournal};

@@ -43,8 +43,11 @@ struct Stats {
 /// Entries of one caller, committed together.
 struct Pending {
     entries: Vec<NewEntry>,
-    reply: oneshot::Sender<Result<Vec<u64>, JournalError>>,
+    reply: oneshot::Sender<Result<Vec<u64>, Refused>>,
 }
+
+/// Entries the journal refused, handed back to their caller with the reason.
+pub type Refused = (JournalError, Vec<NewEntry>);
 
 impl SharedJournal {
     /// Shares `journal` and starts its writer thread.
@@ -103,13 +106,15 @@ impl SharedJournal {
         self.append(Some(board), t_ms, Record::Event(event)).await
     }
 
-    /// Journals an arbiter action.
+    /// Journals an arbiter action on `board` (round and board number).
     pub async fn append_arbiter(
         &self,
+        board: BoardKey,
         t_ms: Millis,
         request: ArbiterRequest,
     ) -> Result<u64, JournalError> {
-        self.append(None, t_ms, Record::Arbiter(request)).await
+        self.append(Some(board), t_ms, Record::Arbiter(request))
+            .await
     }
 
     /// Journals any entry.
@@ -132,14 +137,20 @@ impl SharedJournal {
     /// thread like single appends, so they share a disk sync with what other tasks append at
     /// the same moment, and they stay together and in order.
     pub async fn append_all(&self, entries: Vec<NewEntry>) -> Result<Vec<u64>, JournalError> {
+        self.append_or_return(entries).await.map_err(|(e, _)| e)
+    }
+
+    /// Like [`append_all`](Self::append_all), but a refusal hands the entries back (moved,
+    /// not copied), so that a caller can keep them for the next attempt.
+    pub async fn append_or_return(&self, entries: Vec<NewEntry>) -> Result<Vec<u64>, Refused> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .send(Pending { entries, reply })
-            .map_err(|_| self.stopped())?;
-        answer.await.map_err(|_| self.stopped())?
+        if let Err(unsent) = self.queue.send(Pending { entries, reply }) {
+            return Err((self.stopped(), unsent.0.entries));
+        }
+        answer.await.map_err(|_| (self.stopped(), Vec::new()))?
     }
 
     fn stopped(&self) -> JournalError {
@@ -169,7 +180,9 @@ fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, sta
             group.into_iter().map(|p| (p.entries, p.reply)).unzip();
         let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
         let all: Vec<NewEntry> = batches.into_iter().flatten().collect();
-        match journal.append_all(&all) {
+        let committed = journal.append_all(&all);
+        let mut all = all.into_iter();
+        match committed {
             Ok(seqs) => {
                 stats.commits.fetch_add(1, Ordering::Relaxed);
                 stats
@@ -183,15 +196,16 @@ fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, sta
             // One entry that cannot be stored must not fail the others: commit each caller's
             // batch on its own.
             Err(JournalError::Unstorable { .. }) => {
-                let mut all = all.into_iter();
                 for (reply, size) in replies.into_iter().zip(sizes) {
                     let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
-                    let _ = reply.send(journal.append_all(&batch));
+                    let answer = journal.append_all(&batch).map_err(|e| (e, batch));
+                    let _ = reply.send(answer);
                 }
             }
             Err(error) => {
-                for reply in replies {
-                    let _ = reply.send(Err(error.duplicate()));
+                for (reply, size) in replies.into_iter().zip(sizes) {
+                    let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
+                    let _ = reply.send(Err((error.duplicate(), batch)));
                 }
             }
         }

@@ -86,7 +86,7 @@ try {
     "--pairings", trf, "--round", "1", "--listen", `127.0.0.1:${port}`, "--out", out,
   ], "record");
   const token = await until("the arbiter token", () => {
-    try { return readFileSync(join(out, "arbiter.token"), "utf8").trim(); } catch { return null; }
+    try { return readFileSync(`${out}.state/arbiter.token`, "utf8").trim(); } catch { return null; }
   }, 20_000);
 
   browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "touchmove-chromium-")), {

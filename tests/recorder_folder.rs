@@ -1,0 +1,189 @@
+//! The output folder is what gets published: the journal and the arbiter's secrets stay out
+//! of it, the arbiter's socket is private and bounded, one recorder owns a folder, and a
+//! folder or journal left by an older touchmove is used as it is.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use touchmove::record::arbiter::{ArbiterAction, ArbiterRequest};
+use touchmove::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use touchmove::server::feed::Feed;
+use touchmove::store::{BoardKey, Journal, Record};
+
+/// An event of one board on a port that is not there (the board waits; nothing else does).
+fn event(dir: &Path) -> EventConfig {
+    EventConfig {
+        event: "Folder test".into(),
+        boards: vec![BoardConfig {
+            number: 1,
+            source: BoardSource::Port(dir.join("no-board")),
+            white: Player::named("W"),
+            black: Player::named("B"),
+        }],
+        ..EventConfig::default()
+    }
+}
+
+fn state_of(out: &Path) -> PathBuf {
+    out.with_file_name("out.state")
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[tokio::test]
+async fn secrets_and_journal_stay_out_of_the_published_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let recorder = Recorder::start(
+        event(dir.path()),
+        RunOptions::new(&out, Arc::new(Feed::new())),
+    )
+    .await
+    .unwrap();
+    let published: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for private in ["journal.sqlite", "arbiter.token", "arbiter.sock"] {
+        assert!(
+            !published.iter().any(|p| p.starts_with(private)),
+            "{private} is not in the published folder: {published:?}"
+        );
+    }
+    let state = state_of(&out);
+    assert_eq!(mode(&state), 0o700, "the state directory is private");
+    assert_eq!(mode(&state.join("arbiter.token")), 0o600);
+    assert_eq!(mode(&state.join("arbiter.sock")), 0o600);
+    assert!(state.join("journal.sqlite").exists());
+    recorder.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_second_recorder_on_the_same_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let first = Recorder::start(
+        event(dir.path()),
+        RunOptions::new(&out, Arc::new(Feed::new())),
+    )
+    .await
+    .unwrap();
+    let token = std::fs::read_to_string(first.token_path()).unwrap();
+    let mut second = RunOptions::new(&out, Arc::new(Feed::new()));
+    // Even with a journal of its own it would take the socket and the token over.
+    second.journal_path = dir.path().join("other.sqlite");
+    let refused = Recorder::start(event(dir.path()), second).await;
+    let message = match refused {
+        Ok(_) => panic!("the second recorder started on the same folder"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        message.contains("another `touchmove record`") && message.contains("out"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(first.token_path()).unwrap(),
+        token,
+        "the first recorder's token is untouched"
+    );
+    first.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_request_line_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let recorder = Recorder::start(
+        event(dir.path()),
+        RunOptions::new(&out, Arc::new(Feed::new())),
+    )
+    .await
+    .unwrap();
+    let socket = state_of(&out).join("arbiter.sock");
+    let reply = tokio::task::spawn_blocking(move || {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let chunk = vec![b'x'; 16 * 1024];
+        for _ in 0..8 {
+            if stream.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let mut reply = String::new();
+        let _ = stream.read_to_string(&mut reply);
+        reply
+    })
+    .await
+    .unwrap();
+    assert!(
+        reply.contains("\"ok\":false") && reply.contains("longer than"),
+        "a request line beyond the bound is refused at once: {reply:?}"
+    );
+    recorder.shutdown().await;
+}
+
+/// A folder recorded by an older touchmove has its journal inside: it is used where it is,
+/// and its arbiter actions, journalled without a round then, are given theirs.
+#[tokio::test]
+async fn an_older_folder_keeps_its_journal_and_its_decisions_get_their_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let legacy = out.join("journal.sqlite");
+    let request = |board| ArbiterRequest {
+        who: "Anna".into(),
+        board,
+        action: ArbiterAction::SetResult {
+            result: "1-0".into(),
+            reason: "forfeit".into(),
+        },
+    };
+    {
+        let mut j = Journal::open(&legacy).unwrap();
+        let r1 = BoardKey::Pairing { round: 1, board: 1 };
+        let r2 = BoardKey::Pairing { round: 2, board: 1 };
+        j.begin_session(1_000).unwrap();
+        j.append_bytes(&r1, 10, &[0x8e]).unwrap();
+        j.append(None, 20, &Record::Arbiter(request(1))).unwrap();
+        j.begin_session(2_000).unwrap();
+        j.append_bytes(&r2, 10, &[0x8e]).unwrap();
+        j.append(None, 20, &Record::Arbiter(request(1))).unwrap();
+    }
+    // As the older touchmove left it: schema 1.
+    rusqlite::Connection::open(&legacy)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 1")
+        .unwrap();
+    let options = RunOptions::new(&out, Arc::new(Feed::new()));
+    assert_eq!(
+        options.journal_path, legacy,
+        "the older folder's journal is used"
+    );
+    let j = Journal::open(&legacy).unwrap();
+    let keys: Vec<Option<BoardKey>> = j
+        .entries_after(0)
+        .unwrap()
+        .into_iter()
+        .filter(|e| matches!(e.record, Record::Arbiter(_)))
+        .map(|e| e.board)
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            Some(BoardKey::Pairing { round: 1, board: 1 }),
+            Some(BoardKey::Pairing { round: 2, board: 1 })
+        ],
+        "each decision belongs to the round its recorder was recording"
+    );
+}
