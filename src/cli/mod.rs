@@ -13,6 +13,7 @@ pub mod pgn;
 pub mod ports;
 pub mod record;
 pub mod replay;
+pub mod serve;
 pub mod sim;
 
 /// touchmove: records games from electronic chess boards under the FIDE Laws.
@@ -25,6 +26,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check or normalise PGN files.
@@ -49,6 +52,9 @@ pub enum Command {
     Arbiter(arbiter::ArbiterArgs),
     /// A live demo on virtual boards: recorder, web pages and PGN files, no hardware needed.
     Demo(demo::DemoArgs),
+    /// A broadcast node of an event on several PCs: rebuilds every game from the cluster and
+    /// serves the same pages and PGN files as `record`.
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -65,6 +71,7 @@ pub fn main() -> ExitCode {
         Command::ExportCapture(a) => export_capture::run(a),
         Command::Arbiter(a) => arbiter::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }
 

@@ -64,6 +64,9 @@ pub struct RecordArgs {
     /// Event name, overriding the event file's.
     #[arg(long)]
     pub event: Option<String>,
+    /// The event's cluster, when its boards are recorded on several PCs.
+    #[command(flatten)]
+    pub cluster: super::serve::ClusterOptions,
 }
 
 /// Builds the event from the file and the command-line options (`--port auto` is resolved
@@ -203,6 +206,16 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let cluster = match args
+        .cluster
+        .resolve(args.config.as_deref(), Some(&config.event))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("touchmove record: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let candidates = if args.probe.is_empty() {
         Candidates::Sysfs
     } else {
@@ -244,6 +257,8 @@ pub fn run(args: RecordArgs) -> ExitCode {
             .iter()
             .map(|b| format!("board {} on {}", b.number, b.source))
             .collect();
+        let journal_path = options.journal_path.clone();
+        let layout_config = config.clone();
         let handle = match Recorder::start(config, options).await {
             Ok(h) => h,
             Err(e) => {
@@ -261,8 +276,35 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 .unwrap_or_default(),
             handle.out_dir().display(),
         );
+        let forwarder = match cluster.map(|settings| {
+            crate::cluster::forwarder::Forwarder::for_recorder(
+                settings,
+                &layout_config,
+                &journal_path,
+                handle.out_dir(),
+            )
+        }) {
+            Some(Err(e)) => {
+                eprintln!("touchmove record: cluster: {e}");
+                handle.shutdown().await;
+                return ExitCode::FAILURE;
+            }
+            Some(Ok(f)) => Some(f),
+            None => None,
+        };
         super::stop_requested().await;
         handle.shutdown().await;
+        if let Some(forwarder) = forwarder {
+            if !forwarder.drain(Duration::from_secs(3)).await {
+                let b = forwarder.backlog();
+                eprintln!(
+                    "touchmove record: cluster: {} journal entries not forwarded yet; they are \
+                     forwarded at the next start",
+                    b.entries
+                );
+            }
+            forwarder.stop();
+        }
         ExitCode::SUCCESS
     })
 }
