@@ -72,7 +72,8 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
             "cluster-test",
             "--cluster-member",
             "node1",
-            "--no-server",
+            "--listen",
+            "127.0.0.1:0",
             "--out",
         ],
         &[&serve_out],
@@ -152,6 +153,12 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
         touchmove::recorder::layout::combine(&texts),
         "the serve node's games.pgn holds all six games in board order"
     );
+    let body = http_get(&serve_log, "/round/1/games.pgn");
+    assert_eq!(
+        body,
+        touchmove::recorder::layout::combine(&texts),
+        "the serve node's web server gives the same games.pgn"
+    );
     stop(serve);
     let serve_log = std::fs::read_to_string(&serve_log).unwrap_or_default();
     assert!(
@@ -161,4 +168,27 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
         "{serve_log}"
     );
     drop(boards);
+}
+
+/// The body of `GET path` from the web server whose address the serve node logged.
+fn http_get(log: &Path, path: &str) -> String {
+    use std::io::{Read, Write};
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let addr = text
+        .split("live at http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("the serve node logs its address:\n{text}"))
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
 }

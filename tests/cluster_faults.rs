@@ -1,6 +1,7 @@
-//! Faults of an event on several PCs: the nats-server is killed and restarted mid-round
-//! (recording goes on, the backlog is flushed in order), then the recorder is SIGKILLed and
-//! restarted. A `touchmove serve` node runs throughout; at the end its `game-K.pgn` files are
+//! Faults of an event on several PCs: the cluster is unreachable when the recorder starts
+//! (it records locally and forwards once the server is up), the nats-server is killed and
+//! restarted mid-round (recording goes on, the backlog is flushed in order), then the
+//! recorder is SIGKILLed and restarted. A `touchmove serve` node runs throughout; at the end its `game-K.pgn` files are
 //! byte-identical to the recorder's: no move lost, none duplicated.
 
 mod cluster_support;
@@ -32,7 +33,7 @@ fn short_scripts() -> Vec<Vec<Observation>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let mut nats = NatsServer::start(dir.path());
+    let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
     let boards = spawn_boards(dir.path(), short_scripts(), SPEED, 90 * 60 * 1000, 30_000).unwrap();
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
@@ -76,13 +77,15 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let mut recorder = touchmove(&record, &[], &log);
     let at = |s: f64| started + Duration::from_secs_f64(s);
 
-    tokio::time::sleep_until(at(3.0)).await;
+    tokio::time::sleep_until(at(1.5)).await;
+    nats.restart();
+    tokio::time::sleep_until(at(4.0)).await;
     nats.kill();
-    tokio::time::sleep_until(at(8.0)).await;
+    tokio::time::sleep_until(at(9.0)).await;
     let during_outage = game_file(&out, 1).map_or(0, |t| plies(&t));
     nats.restart();
 
-    tokio::time::sleep_until(at(11.0)).await;
+    tokio::time::sleep_until(at(11.5)).await;
     recorder.kill().expect("SIGKILL");
     recorder.wait().unwrap();
     recorder = touchmove(&record, &[], &log);
@@ -122,6 +125,15 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
             .count()
             >= 3,
         "the recorder reconnected after the outage and after its restart\n{logs}"
+    );
+    assert!(
+        recorder_log.contains("cannot reach the cluster")
+            && recorder_log.contains("Recording locally"),
+        "the recorder said that the cluster was unreachable at its start\n{logs}"
+    );
+    assert!(
+        recorder_log.contains("journal entries wait to be forwarded"),
+        "the recorder reported its backlog during the outage\n{logs}"
     );
     stop(serve);
     drop(boards);

@@ -31,9 +31,9 @@ const POLL: Duration = Duration::from_millis(10);
 /// Wait between attempts to reach the cluster.
 const RETRY: Duration = Duration::from_secs(1);
 /// How often a waiting backlog is reported.
-const REPORT_EVERY: Duration = Duration::from_secs(5);
+const REPORT_EVERY: Duration = Duration::from_secs(2);
 /// How long a publish may wait for its ack.
-const ACK_TIMEOUT: Duration = Duration::from_secs(5);
+const ACK_TIMEOUT: Duration = Duration::from_secs(2);
 /// The cursor file in the output folder.
 pub const CURSOR_FILE: &str = "cluster-forwarded.json";
 

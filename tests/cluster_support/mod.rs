@@ -14,6 +14,7 @@ pub struct NatsServer {
     port: u16,
     store: PathBuf,
     log: PathBuf,
+    options: Vec<String>,
 }
 
 /// A free loopback port (the OS picks it; the server binds it right after).
@@ -27,14 +28,21 @@ fn free_port() -> u16 {
 impl NatsServer {
     /// Starts `nats-server -js` on a free loopback port, storing in `dir/js`.
     pub fn start(dir: &Path) -> NatsServer {
-        let mut server = NatsServer {
+        let mut server = NatsServer::reserve(dir, &[]);
+        server.restart();
+        server
+    }
+
+    /// A server on a free loopback port, storing in `dir/js`, with `options` (e.g. `--user`),
+    /// not started yet: [`NatsServer::restart`] starts it.
+    pub fn reserve(dir: &Path, options: &[&str]) -> NatsServer {
+        NatsServer {
             child: None,
             port: free_port(),
             store: dir.join("js"),
             log: dir.join("nats.log"),
-        };
-        server.restart();
-        server
+            options: options.iter().map(|o| o.to_string()).collect(),
+        }
     }
 
     /// `nats://127.0.0.1:PORT`.
@@ -55,6 +63,7 @@ impl NatsServer {
             .arg(self.port.to_string())
             .arg("-sd")
             .arg(&self.store)
+            .args(&self.options)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
