@@ -17,6 +17,7 @@
 //! ([`crate::recorder::BoardPipeline`]), applying each recorder's entries exactly once and in
 //! journal order, whatever the stream redelivers.
 
+pub mod bench;
 pub mod broadcast;
 pub mod forwarder;
 pub mod settings;
