@@ -70,8 +70,10 @@ impl Broadcast {
     /// Starts reading the event's stream into `feed` and the PGN folder `out_dir`.
     pub fn start(settings: ClusterSettings, out_dir: &Path, feed: Arc<Feed>) -> Broadcast {
         let stats = Arc::new(Mutex::new(BroadcastStats::default()));
+        let out = OutputFolder::new(out_dir);
         let rebuild = Rebuild {
-            out: OutputFolder::new(out_dir),
+            files: spawn_file_writer(out.clone()),
+            out,
             feed,
             layouts: HashMap::new(),
             journals: HashMap::new(),
@@ -235,6 +237,8 @@ struct NodeBoard {
     /// Events the pipeline produced with the last step that the journal has not shown yet.
     pending_events: usize,
     summary: Option<BoardSummary>,
+    /// The PGN last published.
+    pgn: String,
 }
 
 /// The state rebuilt from the stream.
@@ -248,6 +252,7 @@ struct Rebuild {
     /// Each round's event configuration, with the boards of every recorder.
     rounds: BTreeMap<u32, EventConfig>,
     dirty: BTreeSet<(u32, u32)>,
+    files: std::sync::mpsc::Sender<FileJob>,
     stats: Arc<Mutex<BroadcastStats>>,
     /// Messages said once.
     said: BTreeSet<String>,
@@ -364,6 +369,7 @@ impl Rebuild {
                             pipeline: BoardPipeline::new(tags, control.clone()),
                             pending_events: 0,
                             summary: None,
+                            pgn: String::new(),
                         },
                     );
                     self.dirty.insert(key);
@@ -499,7 +505,8 @@ impl Rebuild {
         self.dirty.insert(target);
     }
 
-    /// Writes the changed boards' PGN (files and feed) and their rounds' files.
+    /// Publishes the changed boards' PGN to the feed and has their files and their rounds'
+    /// files rewritten (by the file writer, so that disk syncs never hold up the stream).
     fn flush(&mut self) {
         if self.dirty.is_empty() {
             return;
@@ -510,7 +517,7 @@ impl Rebuild {
             let Some(board) = self.boards.get_mut(&(round, number)) else {
                 continue;
             };
-            let pgn = board.pipeline.pgn();
+            board.pgn = board.pipeline.pgn();
             let summary = BoardSummary {
                 board: number,
                 result: board.pipeline.result().to_string(),
@@ -519,41 +526,103 @@ impl Rebuild {
             let index_changed = board.summary.as_ref() != Some(&summary);
             board.summary = Some(summary);
             *rounds.entry(round).or_default() |= index_changed;
-            self.feed.set_pgn(round, number, pgn.clone());
-            if let Err(e) = self.out.write_game(round, number, &pgn) {
-                self.once(
-                    format!("write {round} {number}"),
-                    &format!(
-                        "cannot write {}: {e}",
-                        self.out.game_path(round, number).display()
-                    ),
-                );
-            }
+            self.feed.set_pgn(round, number, board.pgn.clone());
+            let _ = self.files.send(FileJob::Game {
+                round,
+                board: number,
+                pgn: board.pgn.clone(),
+            });
         }
         for (round, index_changed) in rounds {
             let texts: Vec<String> = self
                 .boards
                 .range((round, 0)..=(round, u32::MAX))
-                .map(|(_, b)| b.pipeline.pgn())
+                .map(|(_, b)| b.pgn.clone())
                 .collect();
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            if let Err(e) = self.out.write_round(round, &texts) {
-                self.once(
-                    format!("round {round}"),
-                    &format!("cannot write {}: {e}", self.out.round_path(round).display()),
-                );
-            }
-            self.feed.set_round_pgn(round, combine(&texts));
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            self.feed.set_round_pgn(round, combine(&refs));
+            let _ = self.files.send(FileJob::Round { round, texts });
             if index_changed && let Some(config) = self.rounds.get(&round) {
                 let summaries: Vec<BoardSummary> = self
                     .boards
                     .range((round, 0)..=(round, u32::MAX))
                     .filter_map(|(_, b)| b.summary.clone())
                     .collect();
-                let _ = self.out.write_index(config, &summaries);
+                let _ = self.files.send(FileJob::Index {
+                    config: config.clone(),
+                    summaries,
+                });
             }
         }
     }
+}
+
+/// A file for the writer thread to rewrite.
+enum FileJob {
+    /// `round-N/game-K.pgn`.
+    Game { round: u32, board: u32, pgn: String },
+    /// `round-N/games.pgn` from the games in board order.
+    Round { round: u32, texts: Vec<String> },
+    /// `round-N/index.json` and `tournament.json`.
+    Index {
+        config: EventConfig,
+        summaries: Vec<BoardSummary>,
+    },
+}
+
+/// Starts the thread that rewrites the PGN folder: of the jobs waiting, only the latest for
+/// each file is written.
+fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
+    let (tx, rx) = std::sync::mpsc::channel::<FileJob>();
+    let spawned = std::thread::Builder::new()
+        .name("serve-files".into())
+        .spawn(move || {
+            let mut failing: BTreeSet<std::path::PathBuf> = BTreeSet::new();
+            while let Ok(first) = rx.recv() {
+                let mut latest: BTreeMap<(u8, u32, u32), FileJob> = BTreeMap::new();
+                for job in std::iter::once(first).chain(rx.try_iter()) {
+                    let key = match &job {
+                        FileJob::Game { round, board, .. } => (0, *round, *board),
+                        FileJob::Round { round, .. } => (1, *round, 0),
+                        FileJob::Index { config, .. } => (2, config.round, 0),
+                    };
+                    latest.insert(key, job);
+                }
+                for job in latest.into_values() {
+                    let (path, result) = match job {
+                        FileJob::Game { round, board, pgn } => (
+                            out.game_path(round, board),
+                            out.write_game(round, board, &pgn),
+                        ),
+                        FileJob::Round { round, texts } => {
+                            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                            (out.round_path(round), out.write_round(round, &refs))
+                        }
+                        FileJob::Index { config, summaries } => (
+                            out.round_dir(config.round).join("index.json"),
+                            out.write_index(&config, &summaries),
+                        ),
+                    };
+                    match result {
+                        Ok(()) => {
+                            failing.remove(&path);
+                        }
+                        Err(e) => {
+                            if failing.insert(path.clone()) {
+                                loud("serve", &format!("cannot write {}: {e}", path.display()));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        loud(
+            "serve",
+            &format!("cannot start the file writer thread: {e}"),
+        );
+    }
+    tx
 }
 
 #[cfg(test)]
@@ -574,6 +643,7 @@ mod tests {
 
     fn rebuild(dir: &Path) -> Rebuild {
         Rebuild {
+            files: spawn_file_writer(OutputFolder::new(dir)),
             out: OutputFolder::new(dir),
             feed: Arc::new(Feed::new()),
             layouts: HashMap::new(),
@@ -623,7 +693,14 @@ mod tests {
         assert_eq!(stats.duplicates, 2, "{stats:?}");
         assert_eq!(stats.undecodable, 1);
         r.flush();
-        let pgn = std::fs::read_to_string(dir.path().join("round-1/game-1.pgn")).unwrap();
+        let path = dir.path().join("round-1/game-1.pgn");
+        for _ in 0..200 {
+            if path.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let pgn = std::fs::read_to_string(&path).unwrap();
         assert!(pgn.contains("[White \"W\"]"), "{pgn}");
     }
 }
