@@ -1,7 +1,8 @@
 //! An event on several PCs, end to end: a private nats-server, two `touchmove record
-//! --cluster` processes with three virtual boards each, and one `touchmove serve` node.
-//! Every `game-K.pgn` of the serve node must be byte-identical to the recording PC's, and
-//! its `games.pgn` the combination of all six.
+//! --cluster` processes with three virtual boards each, one `touchmove serve` node running
+//! throughout and one started after the round. Every `game-K.pgn` of both serve nodes must be
+//! byte-identical to the recording PC's, and the first node's `games.pgn` (file and URL) the
+//! combination of all six.
 
 mod cluster_support;
 #[path = "recorder_support/mod.rs"]
@@ -111,6 +112,23 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
     }
     let pairs: Vec<(&Path, Vec<usize>)> =
         outs.iter().map(|(o, b)| (o.as_path(), b.clone())).collect();
+    // A second node started after the round: it catches up from the stream alone.
+    let late_out = dir.path().join("serve-late");
+    let late = touchmove(
+        &[
+            "serve",
+            "--cluster",
+            &url,
+            "--cluster-event",
+            "cluster-test",
+            "--cluster-member",
+            "node2",
+            "--no-server",
+            "--out",
+        ],
+        &[&late_out],
+        &dir.path().join("serve-late.log"),
+    );
     let differing = wait_identical(&serve_out, &pairs, Duration::from_secs(20));
     let logs = ["pc-a.log", "pc-b.log", "serve.log"]
         .iter()
@@ -159,6 +177,13 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
         touchmove::recorder::layout::combine(&texts),
         "the serve node's web server gives the same games.pgn"
     );
+    let late_differing = wait_identical(&late_out, &pairs, Duration::from_secs(20));
+    assert!(
+        late_differing.is_empty(),
+        "boards {late_differing:?} differ on the node started late\n{}",
+        std::fs::read_to_string(dir.path().join("serve-late.log")).unwrap_or_default()
+    );
+    stop(late);
     stop(serve);
     let serve_log = std::fs::read_to_string(&serve_log).unwrap_or_default();
     assert!(
