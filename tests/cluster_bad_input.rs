@@ -33,6 +33,7 @@ fn with_cluster(config: &Path, table: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_credentials_and_a_second_recorder_with_the_same_id_are_refused_clearly() {
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &["--user", "tm", "--pass", "right-one"]);
     nats.restart();

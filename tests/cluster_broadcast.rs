@@ -50,6 +50,7 @@ fn record_args<'a>(config: &'a str, out: &'a str, url: &'a str, member: &'a str)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();

@@ -32,6 +32,7 @@ fn short_scripts() -> Vec<Vec<Observation>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();

@@ -91,6 +91,25 @@ impl Drop for NatsServer {
     }
 }
 
+/// Processes started by [`touchmove`], killed by [`Reaper`] when a test fails.
+static SPAWNED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Hold one for the test's duration: if the test panics, the touchmove processes it started
+/// are killed instead of being left running.
+pub struct Reaper;
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let pids = std::mem::take(&mut *SPAWNED.lock().unwrap_or_else(|e| e.into_inner()));
+        if std::thread::panicking() {
+            for pid in pids {
+                let pid = nix::unistd::Pid::from_raw(pid as i32);
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+    }
+}
+
 /// A touchmove process writing its stderr to `log`.
 pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
     let log = std::fs::OpenOptions::new()
@@ -98,13 +117,18 @@ pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
         .append(true)
         .open(log)
         .unwrap();
-    Command::new(env!("CARGO_BIN_EXE_touchmove"))
+    let child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
         .args(args)
         .args(extra)
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .expect("the touchmove binary starts")
+        .expect("the touchmove binary starts");
+    SPAWNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(child.id());
+    child
 }
 
 /// An event file for boards `first..` on `ports`, round 1.
