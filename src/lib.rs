@@ -9,6 +9,7 @@ pub mod act;
 pub mod board;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod driver;
 pub mod record;
 pub mod recorder;

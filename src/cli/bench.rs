@@ -30,6 +30,10 @@ pub enum BenchCommand {
     /// Boards per recorder process: virtual boards at blitz pace, latency from the completing
     /// byte to the PGN file rewritten, memory per board (one JSON line per board count).
     Boards(BoardsArgs),
+    /// An event on several PCs: virtual boards over recorders forwarding to a private
+    /// nats-server and broadcast nodes rebuilding them; latency from the completing byte to
+    /// a broadcast node's live feed, messages/s, memory per board (one JSON line).
+    Cluster(ClusterBenchArgs),
     /// Cross-check on independent hands: plays every game of a PGN file through the second
     /// hand-and-sensor model (`sim::independent_hands`) and the machine, prints JSON figures
     /// (exact, alerted, silently wrong, lost and wrong moves) and the first failures.
@@ -140,6 +144,26 @@ pub struct BoardsArgs {
     pub think_ms: u64,
 }
 
+/// Arguments of `touchmove bench cluster`.
+#[derive(Debug, clap::Args)]
+pub struct ClusterBenchArgs {
+    /// Recorders the boards are split over.
+    #[arg(long, default_value_t = 2)]
+    pub recorders: usize,
+    /// Boards.
+    #[arg(long, default_value_t = 16)]
+    pub boards: usize,
+    /// Broadcast nodes.
+    #[arg(long, default_value_t = 1)]
+    pub serve: usize,
+    /// Seconds of play.
+    #[arg(long, default_value_t = 20)]
+    pub seconds: u64,
+    /// Thinking time before each move, in milliseconds (blitz: about 2000).
+    #[arg(long, default_value_t = 2000)]
+    pub think_ms: u64,
+}
+
 /// Arguments of `touchmove bench recognition`.
 #[derive(Debug, clap::Args)]
 pub struct RecognitionArgs {
@@ -156,6 +180,16 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Recognition(args) => recognition(&args),
         BenchCommand::Sse(args) => sse(&args),
+        BenchCommand::Cluster(a) => {
+            match crate::cluster::bench::run(a.recorders, a.boards, a.serve, a.seconds, a.think_ms)
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("touchmove bench cluster: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         BenchCommand::Crosscheck(args) => crosscheck_games(&args),
         BenchCommand::Boards(args) => {
             match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {

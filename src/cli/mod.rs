@@ -15,6 +15,7 @@ pub mod ports;
 pub mod record;
 pub mod replay;
 pub mod results;
+pub mod serve;
 pub mod sim;
 
 /// touchmove: records games from electronic chess boards under the FIDE Laws.
@@ -27,6 +28,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check or normalise PGN files.
@@ -55,6 +58,9 @@ pub enum Command {
     Pairings(pairings::PairingsArgs),
     /// Write the results recorded in an output folder into round N of a FIDE TRF.
     Results(results::ResultsArgs),
+    /// A broadcast node of an event on several PCs: rebuilds every game from the cluster and
+    /// serves the same pages and PGN files as `record`.
+    Serve(serve::ServeArgs),
 }
 
 /// The log level when `RUST_LOG` is not set: touchmove's warnings and notices (a failed
@@ -89,6 +95,7 @@ pub fn main() -> ExitCode {
         Command::Demo(a) => demo::run(a),
         Command::Pairings(a) => pairings::run(a),
         Command::Results(a) => results::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }
 

@@ -73,6 +73,9 @@ pub struct RecordArgs {
     /// Event name, overriding the event file's.
     #[arg(long)]
     pub event: Option<String>,
+    /// The event's cluster, when its boards are recorded on several PCs.
+    #[command(flatten)]
+    pub cluster: super::serve::ClusterOptions,
 }
 
 /// Builds the event from the file and the command-line options (`--port auto` is resolved
@@ -253,6 +256,16 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let cluster = match args
+        .cluster
+        .resolve(args.config.as_deref(), Some(&config.event))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("touchmove record: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let candidates = if args.probe.is_empty() {
         Candidates::Sysfs
     } else {
@@ -314,9 +327,18 @@ pub fn run(args: RecordArgs) -> ExitCode {
         }
         let (next_tx, mut next_rx) = tokio::sync::mpsc::channel(4);
         options.next_round = Some(next_tx);
+        let journal_path = options.journal_path.clone();
         let mut handle = match start(&config, &options).await {
             Some(h) => h,
             None => return ExitCode::FAILURE,
+        };
+        let mut forwarder = match start_forwarder(cluster.as_ref(), &config, &journal_path, &handle) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("touchmove record: cluster: {e}");
+                handle.shutdown().await;
+                return ExitCode::FAILURE;
+            }
         };
         loop {
             tokio::select! {
@@ -338,10 +360,8 @@ pub fn run(args: RecordArgs) -> ExitCode {
                             for message in messages {
                                 eprintln!("touchmove record: {message}");
                             }
-                            options.arbiter_token = std::fs::read_to_string(
-                                handle.out_dir().join(crate::recorder::channel::TOKEN_NAME),
-                            )
-                            .ok();
+                            options.arbiter_token =
+                                std::fs::read_to_string(handle.token_path()).ok();
                             if options.lichess.take().is_some() {
                                 eprintln!(
                                     "touchmove record: the lichess push of round {} stops; \
@@ -351,9 +371,19 @@ pub fn run(args: RecordArgs) -> ExitCode {
                             }
                             handle.shutdown().await;
                             config = next_config;
+                            if let Some(f) = forwarder.take() {
+                                f.stop();
+                            }
                             handle = match start_again(&config, &options).await {
                                 Some(h) => h,
                                 None => return ExitCode::FAILURE,
+                            };
+                            forwarder = match start_forwarder(cluster.as_ref(), &config, &journal_path, &handle) {
+                                Ok(f) => f,
+                                Err(e) => {
+                                    eprintln!("touchmove record: cluster: {e}");
+                                    None
+                                }
                             };
                         }
                     }
@@ -361,6 +391,17 @@ pub fn run(args: RecordArgs) -> ExitCode {
             }
         }
         handle.shutdown().await;
+        if let Some(forwarder) = forwarder {
+            if !forwarder.drain(Duration::from_secs(3)).await {
+                let b = forwarder.backlog();
+                eprintln!(
+                    "touchmove record: cluster: {} journal entries not forwarded yet; they are \
+                     forwarded at the next start",
+                    b.entries
+                );
+            }
+            forwarder.stop();
+        }
         ExitCode::SUCCESS
     })
 }
@@ -380,6 +421,26 @@ async fn start_again(config: &EventConfig, options: &RunOptions) -> Option<Recor
             started => return announce(config, started),
         }
     }
+}
+
+/// Starts forwarding the recorder's journal to the event's cluster, when it has one; the
+/// forwarder resumes from its cursor in the state directory.
+fn start_forwarder(
+    cluster: Option<&crate::cluster::ClusterSettings>,
+    config: &EventConfig,
+    journal_path: &std::path::Path,
+    handle: &RecorderHandle,
+) -> Result<Option<crate::cluster::forwarder::Forwarder>, String> {
+    cluster
+        .map(|settings| {
+            crate::cluster::forwarder::Forwarder::for_recorder(
+                settings.clone(),
+                config,
+                journal_path,
+                handle.state_dir(),
+            )
+        })
+        .transpose()
 }
 
 /// Starts the recorder on `config` and says where it records; `None` (after saying why) when

@@ -180,6 +180,9 @@ struct RawEvent {
     pairings: Option<Spanned<String>>,
     #[serde(default)]
     board: Vec<Spanned<RawBoard>>,
+    /// Read by `cluster::settings`; accepted here so that the file stays one file.
+    #[serde(rename = "cluster")]
+    _cluster: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]

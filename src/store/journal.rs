@@ -484,6 +484,21 @@ impl Journal {
         self.select("WHERE e.seq > ?1 ORDER BY e.seq", params![after])
     }
 
+    /// At most `limit` entries after `after_seq`, of every board, in journal order: what an
+    /// outbox (the cluster forwarder) sends next.
+    pub fn entries_after_limit(
+        &self,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, JournalError> {
+        let after = self.to_sql_int(after_seq, "sequence number")?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.select(
+            "WHERE e.seq > ?1 ORDER BY e.seq LIMIT ?2",
+            params![after, limit],
+        )
+    }
+
     /// Every entry of `board` after `after_seq`, in journal order.
     pub fn board_entries(
         &self,

@@ -1,0 +1,139 @@
+//! `touchmove serve`: a broadcast node of an event on several PCs, and the `--cluster`
+//! options it shares with `touchmove record`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::cluster::ClusterSettings;
+use crate::cluster::broadcast::Broadcast;
+use crate::cluster::settings::ClusterArgs;
+use crate::server::feed::Feed;
+
+/// Where the event's cluster is (`record` and `serve`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ClusterOptions {
+    /// Join the event's NATS JetStream cluster at this server (`nats://HOST:PORT`, repeat
+    /// for several servers); also `urls` in the event file's [cluster] table.
+    #[arg(long = "cluster", value_name = "URL")]
+    pub urls: Vec<String>,
+    /// The event id in the cluster (one stream per event); default for `record`: the event
+    /// name.
+    #[arg(long = "cluster-event", value_name = "ID")]
+    pub event: Option<String>,
+    /// This PC's id in the cluster, unique and the same across restarts (default: the host
+    /// name).
+    #[arg(long = "cluster-member", value_name = "ID")]
+    pub member: Option<String>,
+    /// NATS credentials file (user/password or token: in the [cluster] table).
+    #[arg(long = "cluster-creds", value_name = "FILE")]
+    pub creds: Option<PathBuf>,
+}
+
+impl ClusterOptions {
+    /// The settings these options and the event file's [cluster] table give; `None` when
+    /// neither names a server.
+    pub fn resolve(
+        &self,
+        event_file: Option<&std::path::Path>,
+        default_event: Option<&str>,
+    ) -> Result<Option<ClusterSettings>, String> {
+        let args = ClusterArgs {
+            urls: self.urls.clone(),
+            event: self.event.clone(),
+            member: self.member.clone(),
+            creds: self.creds.clone(),
+        };
+        ClusterSettings::resolve(&args, event_file, default_event)
+    }
+}
+
+/// Arguments of `touchmove serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The cluster.
+    #[command(flatten)]
+    pub cluster: ClusterOptions,
+    /// An event file whose [cluster] table says where the cluster is.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The output folder: `round-N/game-K.pgn`, `round-N/games.pgn`, `index.json`.
+    #[arg(long, default_value = "touchmove-serve")]
+    pub out: PathBuf,
+    /// Address of the web server.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Do not start the web server (PGN files only).
+    #[arg(long)]
+    pub no_server: bool,
+}
+
+/// Runs `touchmove serve`.
+pub fn run(args: ServeArgs) -> ExitCode {
+    let fail = |message: String| {
+        eprintln!("touchmove serve: {message}");
+        ExitCode::FAILURE
+    };
+    let settings = match args.cluster.resolve(args.config.as_deref(), None) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return fail(
+                "no cluster: give --cluster nats://HOST:PORT (or urls in the event file's \
+                 [cluster] table)"
+                    .to_string(),
+            );
+        }
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        return fail(format!("cannot create {}: {e}", args.out.display()));
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => return fail(format!("cannot start the runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        let feed = Arc::new(Feed::new());
+        let server = if args.no_server {
+            None
+        } else {
+            let token = match crate::recorder::channel::create_token(&args.out) {
+                Ok(t) => t,
+                Err(e) => {
+                    return fail(format!(
+                        "cannot write the token in {}: {e}",
+                        args.out.display()
+                    ));
+                }
+            };
+            match crate::server::serve(args.listen, feed.clone(), None, token).await {
+                Ok(s) => Some(s),
+                Err(e) => return fail(e.to_string()),
+            }
+        };
+        let broadcast = Broadcast::start(settings.clone(), &args.out, feed);
+        eprintln!(
+            "touchmove serve: broadcasting event {:?} from {} into {}{}; Ctrl-C stops",
+            settings.event,
+            settings.urls.join(","),
+            args.out.display(),
+            server
+                .as_ref()
+                .map(|s| format!(", live at http://{}/", s.local_addr()))
+                .unwrap_or_default()
+        );
+        super::stop_requested().await;
+        let stats = broadcast.stats();
+        broadcast.stop();
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        eprintln!(
+            "touchmove serve: {} messages read, {} entries applied, {} duplicates dropped, {} \
+             undecodable skipped",
+            stats.messages, stats.applied, stats.duplicates, stats.undecodable
+        );
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,244 @@
+//! `touchmove bench cluster`: virtual boards recorded by several recorders that forward to a
+//! private nats-server, and broadcast nodes rebuilding them; latency from the byte that
+//! completed a move (its receive time on the recorder) to the move's event on a broadcast
+//! node's live feed (what its SSE clients are sent).
+//!
+//! Recorders, forwarders and broadcast nodes run in this one process (the nats-server in its
+//! own), so the figures include all of them sharing the machine's cores.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::broadcast::Broadcast;
+use super::forwarder::{Forwarder, journal_epoch};
+use super::{ClusterSettings, Credentials};
+use crate::board::Observation;
+use crate::recorder::bench::{
+    event_for_ports, fixture_games, plain_timeline, resident_bytes, spawn_boards,
+};
+use crate::recorder::{Recorder, RunOptions};
+use crate::server::feed::{Feed, Scope};
+use crate::sim::virtual_board::timeline::Pace;
+
+/// Figures of one run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ClusterFigures {
+    /// Boards.
+    pub boards: usize,
+    /// Recorders they were split over.
+    pub recorders: usize,
+    /// Broadcast nodes.
+    pub serve_nodes: usize,
+    /// Seconds measured.
+    pub seconds: f64,
+    /// Move events seen on the first broadcast node's feed.
+    pub moves: usize,
+    /// Median latency, completing byte → broadcast node's feed, in milliseconds.
+    pub median_ms: f64,
+    /// 99th percentile of the same.
+    pub p99_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+    /// Stream messages read per second by each broadcast node.
+    pub messages_per_s: f64,
+    /// Resident memory of this process added per board (recorders, forwarders, broadcast
+    /// nodes and virtual boards), in KiB.
+    pub memory_per_board_kib: u64,
+}
+
+/// The nats-server of the benchmark.
+struct Server {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start_server(dir: &Path) -> Result<(Server, String), String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    let child = Command::new("nats-server")
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(dir.join("js"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            format!("cannot start nats-server ({e}); install it (apt-get install nats-server)")
+        })?;
+    let server = Server {
+        child,
+        dir: dir.to_path_buf(),
+    };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok((server, format!("nats://127.0.0.1:{port}")));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err("nats-server did not start".to_string())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Runs `boards` virtual boards at blitz pace over `recorders` recorders and `serve` broadcast
+/// nodes for `seconds`.
+pub async fn measure(
+    recorders: usize,
+    boards: usize,
+    serve: usize,
+    seconds: u64,
+    think_ms: u64,
+) -> Result<ClusterFigures, String> {
+    let recorders = recorders.clamp(1, boards.max(1));
+    let dir = std::env::temp_dir().join(format!(
+        "touchmove-bench-cluster-{}-{boards}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let (server, url) = start_server(&dir)?;
+    let games = fixture_games();
+    if games.is_empty() {
+        return Err("the fixture games could not be read".to_string());
+    }
+    let pace = Pace {
+        think_ms,
+        step_ms: 150,
+    };
+    let scripts: Vec<Vec<Observation>> = (0..boards)
+        .map(|i| plain_timeline(&games[i % games.len()], pace))
+        .collect();
+    let before = resident_bytes();
+    let settings = |member: String| ClusterSettings {
+        urls: vec![url.clone()],
+        credentials: Credentials::None,
+        event: "bench".to_string(),
+        member,
+        tls_ca: None,
+        replicas: 1,
+    };
+    let mut nodes = Vec::new();
+    let mut feeds = Vec::new();
+    for s in 0..serve.max(1) {
+        let feed = Arc::new(Feed::new());
+        nodes.push(Broadcast::start(
+            settings(format!("node{s}")),
+            &dir.join(format!("serve-{s}")),
+            feed.clone(),
+        ));
+        feeds.push(feed);
+    }
+    let mut subscription = feeds[0].subscribe(Scope::All, None);
+    let virtual_boards =
+        spawn_boards(&dir, scripts, 1.0, 180_000, 2_000).map_err(|e| e.to_string())?;
+    let ports: Vec<PathBuf> = virtual_boards
+        .iter()
+        .map(|b| b.path().to_path_buf())
+        .collect();
+    let per = boards.div_ceil(recorders);
+    let mut running = Vec::new();
+    let mut epochs: HashMap<u32, u64> = HashMap::new();
+    for (r, group) in ports.chunks(per).enumerate() {
+        let mut config = event_for_ports("touchmove bench cluster", "180+2", group);
+        for (i, b) in config.boards.iter_mut().enumerate() {
+            b.number = (r * per + i + 1) as u32;
+        }
+        let out = dir.join(format!("rec-{r}"));
+        let options = RunOptions::new(&out, Arc::new(Feed::new()));
+        let journal = options.journal_path.clone();
+        let handle = Recorder::start(config.clone(), options)
+            .await
+            .map_err(|e| e.to_string())?;
+        let epoch = journal_epoch(&journal)?;
+        for b in &config.boards {
+            epochs.insert(b.number, epoch);
+        }
+        let forwarder =
+            Forwarder::for_recorder(settings(format!("rec{r}")), &config, &journal, &out)?;
+        running.push((handle, forwarder));
+    }
+    let started = std::time::Instant::now();
+    let until = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    let mut samples = Vec::new();
+    loop {
+        let next = tokio::time::timeout_at(until, subscription.live.recv()).await;
+        let event = match next {
+            Err(_) => break,
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+            Ok(Err(_)) => break,
+            Ok(Ok(e)) => e,
+        };
+        if event.kind != "move" {
+            continue;
+        }
+        let now = super::unix_ms();
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&event.json) else {
+            continue;
+        };
+        let t_ms = json["event"]["t_ms"].as_u64();
+        if let (Some(t_ms), Some(epoch)) = (t_ms, epochs.get(&event.board)) {
+            samples.push(now.saturating_sub(epoch + t_ms) as f64);
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let after = resident_bytes();
+    let messages: u64 = nodes.iter().map(|n| n.stats().messages).sum();
+    for node in nodes {
+        node.stop();
+    }
+    for (handle, forwarder) in running {
+        forwarder.stop();
+        handle.shutdown().await;
+    }
+    drop(virtual_boards);
+    drop(server);
+    samples.sort_by(f64::total_cmp);
+    Ok(ClusterFigures {
+        boards,
+        recorders,
+        serve_nodes: serve.max(1),
+        seconds: elapsed,
+        moves: samples.len(),
+        median_ms: percentile(&samples, 0.5),
+        p99_ms: percentile(&samples, 0.99),
+        max_ms: samples.last().copied().unwrap_or(0.0),
+        messages_per_s: messages as f64 / elapsed / serve.max(1) as f64,
+        memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
+    })
+}
+
+/// Runs the benchmark and prints its figures as one JSON line.
+pub fn run(
+    recorders: usize,
+    boards: usize,
+    serve: usize,
+    seconds: u64,
+    think_ms: u64,
+) -> Result<(), String> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let figures = measure(recorders, boards, serve, seconds, think_ms).await?;
+        println!(
+            "{}",
+            serde_json::to_string(&figures).map_err(|e| e.to_string())?
+        );
+        Ok(())
+    })
+}

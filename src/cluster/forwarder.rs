@@ -1,0 +1,484 @@
+//! The recorder's outbox: forwards every journal entry to the event's stream, in journal
+//! order, and never makes recording wait.
+//!
+//! The forwarder reads the journal through its own read-only connection (the recorder keeps
+//! writing), publishes up to [`BATCH`] entries at a time with their deterministic message ids
+//! ([`wire::message_id`]), waits for the acks and only then moves its cursor. The cursor is
+//! kept in `OUT.state/cluster-forwarded.json` (the recorder's state directory) and, at every connection, lowered to the last entry the
+//! stream holds for this recorder: a stream that lost messages (a server that was not synced
+//! to disk) gets them again, and entries published twice are dropped by the server (same id)
+//! or by the broadcast nodes (same sequence number). When the cluster is unreachable the
+//! entries wait in the journal; the backlog (entries, age) is reported on stderr and by
+//! [`Forwarder::backlog`].
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::jetstream;
+use async_nats::jetstream::message::PublishMessage;
+use serde::{Deserialize, Serialize};
+
+use super::wire::{self, Layout, WireEntry};
+use super::{ClusterSettings, connect, event_stream, loud, say};
+use crate::store::{Entry, Journal};
+
+/// Entries published before waiting for their acks.
+pub const BATCH: usize = 256;
+/// How often the journal is looked at for new entries when there were none.
+const POLL: Duration = Duration::from_millis(10);
+/// Wait between attempts to reach the cluster.
+const RETRY: Duration = Duration::from_secs(1);
+/// How often a waiting backlog is reported.
+const REPORT_EVERY: Duration = Duration::from_secs(2);
+/// How long a publish may wait for its ack.
+const ACK_TIMEOUT: Duration = Duration::from_secs(2);
+/// The cursor file in the output folder.
+pub const CURSOR_FILE: &str = "cluster-forwarded.json";
+
+/// What has not reached the cluster yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    /// Journal entries not acked by the stream.
+    pub entries: u64,
+    /// How long the oldest of them has waited (milliseconds).
+    pub oldest_ms: u64,
+    /// True while the stream answers.
+    pub connected: bool,
+    /// The last journal sequence number acked.
+    pub acked: u64,
+}
+
+#[derive(Default)]
+struct Status {
+    acked: AtomicU64,
+    journalled: AtomicU64,
+    /// Session time of the oldest entry not acked; `u64::MAX` when there is none.
+    oldest_t_ms: AtomicU64,
+    connected: AtomicBool,
+}
+
+/// The cursor as kept on disk.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Cursor {
+    event: String,
+    recorder: String,
+    epoch: u64,
+    acked: u64,
+}
+
+/// A running forwarder.
+pub struct Forwarder {
+    status: Arc<Status>,
+    reader: Arc<Mutex<Journal>>,
+    epoch: u64,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// The epoch of the journal at `path`: its first session's wall-clock start (milliseconds
+/// since 1970), or an error naming the file.
+pub fn journal_epoch(path: &Path) -> Result<u64, String> {
+    let journal = Journal::open_read_only(path).map_err(|e| e.to_string())?;
+    let sessions = journal.sessions().map_err(|e| e.to_string())?;
+    sessions
+        .first()
+        .map(|s| s.started_unix_ms)
+        .ok_or_else(|| format!("journal {}: no session started yet", path.display()))
+}
+
+impl Forwarder {
+    /// Starts forwarding the journal at `journal_path` (already opened by the recorder) as
+    /// recorder `settings.member`, announcing `layout` (whose epoch must be the journal's).
+    /// The cursor is kept in `out_dir`.
+    pub fn start(
+        settings: ClusterSettings,
+        journal_path: &Path,
+        out_dir: &Path,
+        layout: Layout,
+    ) -> Result<Forwarder, String> {
+        let reader = Journal::open_read_only(journal_path).map_err(|e| e.to_string())?;
+        let status = Arc::new(Status {
+            oldest_t_ms: AtomicU64::new(u64::MAX),
+            ..Status::default()
+        });
+        let epoch = layout.epoch;
+        let reader = Arc::new(Mutex::new(reader));
+        let run = Run {
+            settings,
+            reader: reader.clone(),
+            cursor_path: out_dir.join(CURSOR_FILE),
+            layout,
+            status: status.clone(),
+        };
+        let report = tokio::spawn(report(status.clone(), epoch));
+        let task = tokio::spawn(run.run());
+        Ok(Forwarder {
+            status,
+            reader,
+            epoch,
+            tasks: vec![task, report],
+        })
+    }
+
+    /// Starts forwarding for a recorder that has opened the journal at `journal_path` and
+    /// records `config` into `out_dir`.
+    pub fn for_recorder(
+        settings: ClusterSettings,
+        config: &crate::recorder::EventConfig,
+        journal_path: &Path,
+        out_dir: &Path,
+    ) -> Result<Forwarder, String> {
+        let epoch = journal_epoch(journal_path)?;
+        let layout = Layout::of(
+            config,
+            &settings.member,
+            epoch,
+            &super::settings::host_name(),
+        );
+        Forwarder::start(settings, journal_path, out_dir, layout)
+    }
+
+    /// What waits to be forwarded now.
+    pub fn backlog(&self) -> Backlog {
+        backlog(&self.status, self.epoch)
+    }
+
+    /// Waits (at most `limit`) until everything journalled so far is acked, while the
+    /// cluster answers; true when nothing is left.
+    pub async fn drain(&self, limit: Duration) -> bool {
+        let until = tokio::time::Instant::now() + limit;
+        let reader = self.reader.clone();
+        let last = tokio::task::spawn_blocking(move || {
+            let journal = reader.lock().unwrap_or_else(|e| e.into_inner());
+            journal.last_seq().unwrap_or(0)
+        })
+        .await
+        .unwrap_or(0);
+        loop {
+            let b = self.backlog();
+            if b.acked >= last {
+                return true;
+            }
+            if !b.connected || tokio::time::Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Stops forwarding (what is not acked is forwarded at the next start).
+    pub fn stop(self) {
+        for task in self.tasks {
+            task.abort();
+        }
+    }
+}
+
+fn backlog(status: &Status, epoch: u64) -> Backlog {
+    let acked = status.acked.load(Ordering::Relaxed);
+    let journalled = status.journalled.load(Ordering::Relaxed);
+    let oldest = status.oldest_t_ms.load(Ordering::Relaxed);
+    let entries = journalled.saturating_sub(acked);
+    let oldest_ms = if entries == 0 || oldest == u64::MAX {
+        0
+    } else {
+        super::unix_ms().saturating_sub(epoch + oldest)
+    };
+    Backlog {
+        entries,
+        oldest_ms,
+        connected: status.connected.load(Ordering::Relaxed),
+        acked,
+    }
+}
+
+/// Reports a backlog that waits, and when it has been flushed.
+async fn report(status: Arc<Status>, epoch: u64) {
+    let mut reported = false;
+    loop {
+        tokio::time::sleep(REPORT_EVERY).await;
+        let b = backlog(&status, epoch);
+        if b.entries > 0 && (!b.connected || b.oldest_ms >= REPORT_EVERY.as_millis() as u64) {
+            reported = true;
+            say(
+                "record",
+                &format!(
+                    "cluster: {} journal entries wait to be forwarded, the oldest for {:.1} s \
+                     ({}); recording goes on",
+                    b.entries,
+                    b.oldest_ms as f64 / 1000.0,
+                    if b.connected {
+                        "the stream is slow"
+                    } else {
+                        "the cluster is unreachable"
+                    }
+                ),
+            );
+        } else if reported && b.entries == 0 {
+            reported = false;
+            say(
+                "record",
+                &format!(
+                    "cluster: backlog flushed, every entry up to {} is in the stream",
+                    b.acked
+                ),
+            );
+        }
+    }
+}
+
+struct Run {
+    settings: ClusterSettings,
+    reader: Arc<Mutex<Journal>>,
+    cursor_path: PathBuf,
+    layout: Layout,
+    status: Arc<Status>,
+}
+
+/// Why forwarding stopped for now.
+enum Pause {
+    /// The cluster went away or refused: try again after a while.
+    Lost(String),
+}
+
+impl Run {
+    async fn run(self) {
+        let mut cursor = self.read_cursor();
+        let mut unreachable_said = false;
+        let mut refused: Option<String> = None;
+        loop {
+            self.status.connected.store(false, Ordering::Relaxed);
+            self.note_journalled(cursor.unwrap_or(0)).await;
+            let client = match connect(&self.settings).await {
+                Ok(c) => c,
+                Err(e) => {
+                    if !unreachable_said {
+                        unreachable_said = true;
+                        loud(
+                            "record",
+                            &format!(
+                                "{e}. Recording locally; the journal is forwarded when the \
+                                 cluster answers (retrying every {} s)",
+                                RETRY.as_secs()
+                            ),
+                        );
+                    }
+                    tokio::time::sleep(RETRY).await;
+                    continue;
+                }
+            };
+            let js = jetstream::ContextBuilder::new()
+                .timeout(ACK_TIMEOUT)
+                .build(client.clone());
+            match self.open(&js, cursor).await {
+                Ok(start) => {
+                    refused = None;
+                    unreachable_said = false;
+                    cursor = Some(start);
+                    self.status.acked.store(start, Ordering::Relaxed);
+                    self.status.connected.store(true, Ordering::Relaxed);
+                    say(
+                        "record",
+                        &format!(
+                            "cluster: connected to {} as recorder {:?} of event {:?}; forwarding \
+                             the journal after entry {start}",
+                            self.settings.urls.join(","),
+                            self.settings.member,
+                            self.settings.event
+                        ),
+                    );
+                    let Pause::Lost(why) = self.pump(&js, &mut cursor).await;
+                    loud(
+                        "record",
+                        &format!(
+                            "cluster: {why}; recording goes on, the backlog is forwarded when the \
+                             cluster is back"
+                        ),
+                    );
+                }
+                Err(why) => {
+                    if refused.as_deref() != Some(why.as_str()) {
+                        loud("record", &format!("cluster: {why}; recording locally"));
+                        refused = Some(why);
+                    }
+                }
+            }
+            drop(client);
+            tokio::time::sleep(RETRY).await;
+        }
+    }
+
+    /// Checks the stream and this recorder's id, announces the layout and says where to
+    /// resume.
+    async fn open(&self, js: &jetstream::Context, cursor: Option<u64>) -> Result<u64, String> {
+        let stream = event_stream(js, &self.settings)
+            .await
+            .map_err(|e| e.to_string())?;
+        let event = &self.settings.event;
+        let recorder = &self.settings.member;
+        match stream
+            .get_last_raw_message_by_subject(&wire::layout_subject(event, recorder))
+            .await
+        {
+            Ok(message) => {
+                if let Ok(other) = serde_json::from_slice::<Layout>(&message.payload)
+                    && other.epoch != self.layout.epoch
+                {
+                    return Err(format!(
+                        "recorder id {recorder:?} is already used in event {event:?} by host {} \
+                         with another journal (started at {} ms since 1970, this one at {}): two \
+                         PCs with the same id, or this PC's journal was replaced. Give each PC \
+                         its own id (--cluster-member or `recorder = \"…\"` in [cluster]); \
+                         nothing of this journal is forwarded until then",
+                        other.host, other.epoch, self.layout.epoch
+                    ));
+                }
+            }
+            Err(e) if e.kind() == jetstream::stream::LastRawMessageErrorKind::NoMessageFound => {}
+            Err(e) => return Err(format!("reading the stream: {e}")),
+        }
+        let layout = serde_json::to_vec(&self.layout).map_err(|e| e.to_string())?;
+        js.send_publish(
+            wire::layout_subject(event, recorder),
+            PublishMessage::build().payload(layout.into()),
+        )
+        .await
+        .map_err(|e| format!("publishing the layout: {e}"))?
+        .await
+        .map_err(|e| format!("publishing the layout: {e}"))?;
+        let in_stream = match stream
+            .get_last_raw_message_by_subject(&wire::journal_subject(event, recorder))
+            .await
+        {
+            Ok(message) => serde_json::from_slice::<WireEntry>(&message.payload)
+                .ok()
+                .filter(|e| e.epoch == self.layout.epoch)
+                .map_or(0, |e| e.seq),
+            Err(e) if e.kind() == jetstream::stream::LastRawMessageErrorKind::NoMessageFound => 0,
+            Err(e) => return Err(format!("reading the stream: {e}")),
+        };
+        Ok(cursor.map_or(in_stream, |c| c.min(in_stream)))
+    }
+
+    /// Forwards the journal from `cursor` until the cluster fails.
+    async fn pump(&self, js: &jetstream::Context, cursor: &mut Option<u64>) -> Pause {
+        let subject = wire::journal_subject(&self.settings.event, &self.settings.member);
+        loop {
+            let after = cursor.unwrap_or(0);
+            let batch = match self.read(after).await {
+                Ok(b) => b,
+                Err(e) => return Pause::Lost(format!("cannot read the journal: {e}")),
+            };
+            if batch.is_empty() {
+                self.status.oldest_t_ms.store(u64::MAX, Ordering::Relaxed);
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+            self.status
+                .oldest_t_ms
+                .store(batch[0].t_ms, Ordering::Relaxed);
+            let mut acks = Vec::with_capacity(batch.len());
+            for entry in &batch {
+                let wire = WireEntry::from_entry(&self.settings.member, self.layout.epoch, entry);
+                let payload = match serde_json::to_vec(&wire) {
+                    Ok(p) => p,
+                    Err(e) => return Pause::Lost(format!("entry {}: {e}", entry.seq)),
+                };
+                let id = wire::message_id(&self.settings.member, self.layout.epoch, entry.seq);
+                match js
+                    .send_publish(
+                        subject.clone(),
+                        PublishMessage::build()
+                            .payload(payload.into())
+                            .message_id(id),
+                    )
+                    .await
+                {
+                    Ok(ack) => acks.push((entry.seq, ack)),
+                    Err(e) => {
+                        acks.clear();
+                        return Pause::Lost(format!("publishing entry {}: {e}", entry.seq));
+                    }
+                }
+            }
+            for (seq, ack) in acks {
+                if let Err(e) = ack.await {
+                    self.write_cursor(*cursor);
+                    return Pause::Lost(format!("no ack for entry {seq}: {e}"));
+                }
+                *cursor = Some(seq);
+                self.status.acked.store(seq, Ordering::Relaxed);
+            }
+            self.write_cursor(*cursor);
+        }
+    }
+
+    /// The next entries after `after`, and the journal's last sequence number (noted).
+    async fn read(&self, after: u64) -> Result<Vec<Entry>, String> {
+        let reader = self.reader.clone();
+        let (entries, last) = tokio::task::spawn_blocking(move || {
+            let journal = reader.lock().unwrap_or_else(|e| e.into_inner());
+            let last = journal.last_seq().map_err(|e| e.to_string())?;
+            if last <= after {
+                return Ok((Vec::new(), last));
+            }
+            let entries = journal
+                .entries_after_limit(after, BATCH)
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((entries, last))
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        self.status.journalled.store(last, Ordering::Relaxed);
+        Ok(entries)
+    }
+
+    /// Notes the journal's last sequence number (for the backlog while disconnected) and the
+    /// time of the first entry after `after`.
+    async fn note_journalled(&self, after: u64) {
+        let reader = self.reader.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let journal = reader.lock().unwrap_or_else(|e| e.into_inner());
+            let last = journal.last_seq().ok()?;
+            let first = journal.entries_after_limit(after, 1).ok()?;
+            Some((last, first.first().map(|e| e.t_ms)))
+        })
+        .await
+        .ok()
+        .flatten();
+        if let Some((last, first)) = found {
+            self.status.journalled.store(last, Ordering::Relaxed);
+            self.status
+                .oldest_t_ms
+                .store(first.unwrap_or(u64::MAX), Ordering::Relaxed);
+        }
+    }
+
+    fn read_cursor(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(&self.cursor_path).ok()?;
+        let cursor: Cursor = serde_json::from_str(&text).ok()?;
+        (cursor.event == self.settings.event
+            && cursor.recorder == self.settings.member
+            && cursor.epoch == self.layout.epoch)
+            .then_some(cursor.acked)
+    }
+
+    /// Keeps the cursor on disk (not synced: a cursor that is behind only re-publishes
+    /// entries, which are dropped as duplicates).
+    fn write_cursor(&self, acked: Option<u64>) {
+        let Some(acked) = acked else { return };
+        let cursor = Cursor {
+            event: self.settings.event.clone(),
+            recorder: self.settings.member.clone(),
+            epoch: self.layout.epoch,
+            acked,
+        };
+        if let Ok(text) = serde_json::to_string(&cursor) {
+            let tmp = self.cursor_path.with_extension("json.tmp");
+            if std::fs::write(&tmp, text).is_ok() {
+                let _ = std::fs::rename(&tmp, &self.cursor_path);
+            }
+        }
+    }
+}

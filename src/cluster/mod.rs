@@ -1,0 +1,216 @@
+//! An event on several PCs (shell): recorders and broadcast nodes joined by NATS JetStream.
+//!
+//! ```text
+//! PC 1: boards ─► record ─► journal (SQLite) ─► forwarder ─┐
+//! PC 2: boards ─► record ─► journal (SQLite) ─► forwarder ─┼─► stream TOUCHMOVE_<event>
+//!                                                          │        │
+//!                 serve ◄── durable consumer ◄─────────────┘◄───────┘
+//!                   └─► same pages, SSE, JSON, PGN files as `record`
+//! ```
+//!
+//! Each recorder's journal stays the write-ahead truth and is its outbox: the
+//! [`forwarder`] publishes every journal entry, in journal order, with the deterministic
+//! message id `RECORDER/EPOCH/SEQ` ([`wire::message_id`]), waits for the stream's acks and
+//! resumes after the last entry acked, so a retry after an outage is de-duplicated by the
+//! server and recording never waits for the network. A [`broadcast`] node reads the stream
+//! and rebuilds every board with the recorder's own pipeline
+//! ([`crate::recorder::BoardPipeline`]), applying each recorder's entries exactly once and in
+//! journal order, whatever the stream redelivers.
+
+pub mod bench;
+pub mod broadcast;
+pub mod forwarder;
+pub mod settings;
+pub mod wire;
+
+pub use settings::{ClusterSettings, Credentials};
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+
+/// Why the cluster could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// No server answered.
+    #[error(
+        "cannot reach the cluster at {urls}: {message} (is `nats-server -js` running there, and \
+         is the address right?)"
+    )]
+    Unreachable {
+        /// The servers tried.
+        urls: String,
+        /// What the client said.
+        message: String,
+    },
+    /// The server refused the credentials.
+    #[error(
+        "the cluster at {urls} refused the credentials ({how}): {message}; check user/password, \
+         token or creds file in the [cluster] table of the event file or on the command line"
+    )]
+    Credentials {
+        /// The servers tried.
+        urls: String,
+        /// Which kind of credentials were sent.
+        how: String,
+        /// What the server said.
+        message: String,
+    },
+    /// The credentials file could not be read.
+    #[error("cannot read the NATS credentials file {path}: {source}")]
+    CredentialsFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The event's stream exists with settings that do not fit.
+    #[error(
+        "the stream {stream} exists with other settings ({detail}); it was not created by \
+         touchmove for this event: choose another event id or remove the stream"
+    )]
+    StreamSettings {
+        /// The stream.
+        stream: String,
+        /// What differs.
+        detail: String,
+    },
+    /// JetStream refused a request.
+    #[error("JetStream ({what}): {message} (is the server started with -js?)")]
+    JetStream {
+        /// The request.
+        what: String,
+        /// What it said.
+        message: String,
+    },
+}
+
+/// How long a connection attempt may take before the cluster counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Connects to the cluster with `settings`' credentials.
+pub async fn connect(settings: &ClusterSettings) -> Result<async_nats::Client, ClusterError> {
+    let urls = settings.urls.join(",");
+    let mut options = async_nats::ConnectOptions::new()
+        .connection_timeout(CONNECT_TIMEOUT)
+        .name(format!("touchmove {}", settings.member))
+        .max_reconnects(None);
+    options = match &settings.credentials {
+        Credentials::None => options,
+        Credentials::UserPassword { user, password } => {
+            options.user_and_password(user.clone(), password.clone())
+        }
+        Credentials::Token(token) => options.token(token.clone()),
+        Credentials::File(path) => options.credentials_file(path).await.map_err(|source| {
+            ClusterError::CredentialsFile {
+                path: path.clone(),
+                source,
+            }
+        })?,
+    };
+    if let Some(ca) = &settings.tls_ca {
+        options = options.add_root_certificates(ca.clone()).require_tls(true);
+    }
+    let addrs: Vec<async_nats::ServerAddr> = settings
+        .urls
+        .iter()
+        .map(|u| u.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|e: std::io::Error| ClusterError::Unreachable {
+            urls: urls.clone(),
+            message: format!("not a server address ({e})"),
+        })?;
+    options.connect(addrs).await.map_err(|e| {
+        let message = e.to_string();
+        match e.kind() {
+            async_nats::ConnectErrorKind::AuthorizationViolation
+            | async_nats::ConnectErrorKind::Authentication => ClusterError::Credentials {
+                urls: urls.clone(),
+                how: settings.credentials.describe(),
+                message,
+            },
+            _ => ClusterError::Unreachable {
+                urls: urls.clone(),
+                message,
+            },
+        }
+    })
+}
+
+/// Opens the event's stream, creating it when it does not exist; refuses a stream of that
+/// name that does not carry the event's subjects.
+pub async fn event_stream(
+    js: &jetstream::Context,
+    settings: &ClusterSettings,
+) -> Result<jetstream::stream::Stream, ClusterError> {
+    let name = wire::stream_name(&settings.event);
+    let subjects = wire::all_subjects(&settings.event);
+    let mut stream = match js.get_stream(&name).await {
+        Ok(stream) => stream,
+        Err(e)
+            if matches!(
+                e.kind(),
+                jetstream::context::GetStreamErrorKind::JetStream(ref j)
+                    if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND
+            ) =>
+        {
+            let config = jetstream::stream::Config {
+                name: name.clone(),
+                subjects: vec![subjects.clone()],
+                storage: jetstream::stream::StorageType::File,
+                num_replicas: settings.replicas,
+                duplicate_window: wire::DUPLICATE_WINDOW,
+                ..Default::default()
+            };
+            js.create_stream(config)
+                .await
+                .map_err(|e| ClusterError::JetStream {
+                    what: format!("create stream {name}"),
+                    message: e.to_string(),
+                })?
+        }
+        Err(e) => {
+            return Err(ClusterError::JetStream {
+                what: format!("stream {name}"),
+                message: e.to_string(),
+            });
+        }
+    };
+    let info = stream.info().await.map_err(|e| ClusterError::JetStream {
+        what: format!("stream {name} info"),
+        message: e.to_string(),
+    })?;
+    let config = &info.config;
+    if config.subjects != [subjects.clone()] {
+        return Err(ClusterError::StreamSettings {
+            stream: name,
+            detail: format!("subjects {:?}, not [{subjects}]", config.subjects),
+        });
+    }
+    if config.max_messages > 0 || config.max_bytes > 0 || !config.max_age.is_zero() {
+        return Err(ClusterError::StreamSettings {
+            stream: name,
+            detail: "it drops old messages (max_msgs, max_bytes or max_age set)".to_string(),
+        });
+    }
+    Ok(stream)
+}
+
+/// Says something the operator should know, on stderr and in the log.
+pub(crate) fn say(who: &str, message: &str) {
+    eprintln!("touchmove {who}: {message}");
+    tracing::info!("{message}");
+}
+
+/// Says something the operator must see, on stderr and in the log.
+pub(crate) fn loud(who: &str, message: &str) {
+    eprintln!("touchmove {who}: {message}");
+    tracing::error!("{message}");
+}
+
+/// Milliseconds since 1970 now.
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
