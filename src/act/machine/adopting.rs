@@ -44,9 +44,23 @@ impl Machine {
                 // The game is over if the last move stands: nothing is played after it.
             }
             Reading::Adopt { from, moves, doubt } => {
-                // A hold ended by reading three moves or more at once did not end by itself:
-                // a displaced piece may have been read as moves, and the arbiter is told.
-                if moves.len() > 2 && self.held.is_some() {
+                // A hold ended by reading three moves or more at once, by replacing a
+                // recorded move, or by moves that leave a square it was on unexplained did
+                // not end by itself: a displaced piece may have been read as moves, and the
+                // arbiter is told (a doubt raised with the reading tells it already).
+                let rewrites = self.game.moves()[from.min(self.game.plies())..]
+                    .iter()
+                    .zip(&moves)
+                    .any(|(played, m)| played.mv != *m);
+                let mut touched = Bitboard::EMPTY;
+                for &m in &moves {
+                    touched |= crate::act::search::squares_of(m);
+                }
+                let unexplained = (self.held_seen & !touched).any();
+                if (moves.len() > 2 || rewrites || unexplained)
+                    && doubt.is_none()
+                    && self.held.is_some()
+                {
                     self.tell_held(t, true, out);
                 }
                 let settled_before = self.settled;
@@ -181,7 +195,9 @@ impl Machine {
         if held != self.held {
             if self.held.is_none() {
                 self.held_since = t;
+                self.held_seen = Bitboard::EMPTY;
             }
+            self.held_seen |= held.unwrap_or(Bitboard::EMPTY);
             if held.is_none() {
                 self.unrestored = None;
             }

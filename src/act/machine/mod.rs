@@ -85,6 +85,8 @@ pub struct Machine {
     /// The differing squares last told in a [`Event::BoardState`]: a hold is told once it
     /// has lasted two scans, or at once when a press judgement made it.
     told_held: Option<Bitboard>,
+    /// Every square the current hold has been on.
+    held_seen: Bitboard,
     /// The doubt last raised about the open moves: raised once, cleared when the board is
     /// read without one.
     doubt: Option<Doubt>,
@@ -184,6 +186,7 @@ impl Machine {
             held: None,
             held_since: 0,
             told_held: None,
+            held_seen: Bitboard::EMPTY,
             doubt: None,
             illegal_moves: [0, 0],
             unrestored: None,
