@@ -30,6 +30,9 @@ impl Machine {
     }
 
     pub(super) fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
+        if self.exchange_after_unfinished_promotion(t, out) {
+            return;
+        }
         match self.read_board() {
             Reading::Current => {
                 self.doubt = None;
@@ -41,6 +44,25 @@ impl Machine {
                 // The game is over if the last move stands: nothing is played after it.
             }
             Reading::Adopt { from, moves, doubt } => {
+                // A hold ended by reading three moves or more at once, by replacing a
+                // recorded move, or by moves that leave a square it was on unexplained did
+                // not end by itself: a displaced piece may have been read as moves, and the
+                // arbiter is told (a doubt raised with the reading tells it already).
+                let rewrites = self.game.moves()[from.min(self.game.plies())..]
+                    .iter()
+                    .zip(&moves)
+                    .any(|(played, m)| played.mv != *m);
+                let mut touched = Bitboard::EMPTY;
+                for &m in &moves {
+                    touched |= crate::act::search::squares_of(m);
+                }
+                let unexplained = (self.held_seen & !touched).any();
+                if (moves.len() > 2 || rewrites || unexplained)
+                    && doubt.is_none()
+                    && self.held.is_some()
+                {
+                    self.tell_held(t, true, out);
+                }
                 let settled_before = self.settled;
                 self.adopt(from, &moves, t, out);
                 // A reading of moves made final may record fewer of them.
@@ -53,6 +75,7 @@ impl Machine {
                     Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
                 ) {
                     self.settled = self.settled.min(from).min(settled_before);
+                    self.reconstructed_from = Some(from);
                 }
                 let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
                 match doubt {
@@ -68,7 +91,13 @@ impl Machine {
                     } else {
                         self.held
                     };
-                    self.set_held(held, t, out);
+                    // Several readings and nothing recorded past them: told at once, with
+                    // the 8.5.3 alert.
+                    if undecided {
+                        self.set_held_now(held, t, out);
+                    } else {
+                        self.set_held(held, t, out);
+                    }
                 }
             }
             Reading::Unexplained { in_progress } => {
@@ -122,6 +151,7 @@ impl Machine {
                 t_ms: t,
             });
             self.game.truncate(keep);
+            self.withdraw_penalties(keep, t, out);
             if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
                 self.pending_end = None;
             }
@@ -157,24 +187,51 @@ impl Machine {
         }
     }
 
+    /// Holds play on the `held` squares (or releases it). A hold the board's reading made is
+    /// told once it has lasted [`Machine::hold_told_after`]: a piece adjusted or a move still
+    /// being made ends it sooner, and that is no alarm. [`Machine::set_held_now`] tells it at
+    /// once.
     pub(super) fn set_held(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
-        if held == self.held {
+        if held != self.held {
+            if self.held.is_none() {
+                self.held_since = t;
+                self.held_seen = Bitboard::EMPTY;
+            }
+            self.held_seen |= held.unwrap_or(Bitboard::EMPTY);
+            if held.is_none() {
+                self.unrestored = None;
+            }
+            self.held = held;
+        }
+        self.tell_held(t, false, out);
+    }
+
+    /// [`Machine::set_held`], told at once: a judgement of a press holds play.
+    pub(super) fn set_held_now(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        self.set_held(held, t, out);
+        self.tell_held(t, true, out);
+    }
+
+    /// How long a hold the board's reading made lasts before it is told: two scans.
+    pub(super) fn hold_told_after(&self) -> Millis {
+        self.config.scan_period_ms.saturating_mul(2)
+    }
+
+    /// Tells the hold as it stands when it differs from what was told last and is due (or
+    /// `now`); a release only when the hold was told.
+    pub(super) fn tell_held(&mut self, t: Millis, now: bool, out: &mut Vec<Event>) {
+        if self.held == self.told_held {
             return;
         }
-        let was_held = self.held.is_some();
-        if !was_held {
-            self.held_since = t;
-        }
-        if held.is_none() {
-            self.unrestored = None;
-        }
-        self.held = held;
-        if held.is_none() && !was_held {
+        let due = self.held_since.saturating_add(self.hold_told_after());
+        if self.told_held.is_none() && !now && t < due {
             return;
         }
+        self.told_held = self.held;
         out.push(Event::BoardState {
-            held: held.is_some(),
-            differing: held
+            held: self.held.is_some(),
+            differing: self
+                .held
                 .unwrap_or(Bitboard::EMPTY)
                 .into_iter()
                 .map(|s| s.to_string())

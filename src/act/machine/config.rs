@@ -99,6 +99,13 @@ pub struct MachineConfig {
     /// Default [`Budget::deterministic`]: no wall clock in the core, so a replay of the same
     /// observations always finds the same ends.
     pub dead_position_budget: Budget,
+    /// How long the board takes to sample all its squares once.
+    ///
+    /// Milliseconds; default 250 (DGT: a scan takes about 200–250 ms). Reports closer than
+    /// this may show only the order the squares were sampled in, not the order or pace of
+    /// the hands: they are no evidence of two hands (7.5.4), and a hold that ends within
+    /// two scans is not told (a piece adjusted, a move still being made).
+    pub scan_period_ms: Millis,
 }
 
 impl Default for MachineConfig {
@@ -117,6 +124,7 @@ impl Default for MachineConfig {
             end_confirm_ms: 1_000,
             moved_on_ms: 1_500,
             dead_position_budget: Budget::deterministic(),
+            scan_period_ms: 250,
         }
     }
 }

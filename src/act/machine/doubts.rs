@@ -18,7 +18,12 @@ pub(super) enum Doubt {
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
-    Overlapping { moves: Vec<Move>, ms: Millis },
+    /// `rewrites` when they replace moves already recorded.
+    Overlapping {
+        moves: Vec<Move>,
+        ms: Millis,
+        rewrites: bool,
+    },
     /// The reconstructed moves put a piece on `squares` and changed them again, though the
     /// board never showed it there: a displaced piece may have been read as moves.
     UnseenArrival { moves: Vec<Move>, squares: Bitboard },
@@ -67,7 +72,11 @@ impl Machine {
     fn doubt_alert(&self, doubt: &Doubt, t: Millis) -> Alert {
         match doubt {
             Doubt::Sequences { seqs, .. } => self.sequences_alert(seqs, t),
-            Doubt::Overlapping { moves, ms } => self.overlapping_alert(moves, *ms, t),
+            Doubt::Overlapping {
+                moves,
+                ms,
+                rewrites,
+            } => self.overlapping_alert(moves, *ms, *rewrites, t),
             Doubt::UnseenArrival { moves, squares } => {
                 self.unseen_arrival_alert(moves, *squares, t)
             }
@@ -113,9 +122,16 @@ impl Machine {
     }
 
     /// 7.4: reconstructed moves whose actions overlapped in time (a move begun before the
-    /// one before it was over): one of them may be a knocked or displaced piece.
-    fn overlapping_alert(&self, moves: &[Move], ms: Millis, t: Millis) -> Alert {
-        let mut a = self.alert("7.4", None, t, Severity::Warning);
+    /// one before it was over): one of them may be a knocked or displaced piece. Only added
+    /// moves that overlap less than a hand answers in are for the log: a reply begun as the
+    /// move ended, its reports in one scan's order. Moves that replace recorded ones are not.
+    fn overlapping_alert(&self, moves: &[Move], ms: Millis, rewrites: bool, t: Millis) -> Alert {
+        let severity = if ms < self.config.two_hands_threshold_ms && !rewrites {
+            Severity::Info
+        } else {
+            Severity::Warning
+        };
+        let mut a = self.alert("7.4", None, t, severity);
         let sans;
         (a.ply, sans) = self.last_moves(moves.len());
         a.squares = square_names(squares_of_all(moves));

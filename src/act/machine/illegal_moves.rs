@@ -1,8 +1,8 @@
 //! Completed illegal moves: play on an unrestored board, the 7.5.5 count and penalty.
 
-use shakmaty::{Bitboard, Color, Move, Position};
+use shakmaty::{Bitboard, Color, Move, Position, Role};
 
-use super::{Machine, Phase, color_word};
+use super::{Machine, Phase, color_word, ply_number};
 use crate::act::ending;
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
@@ -17,7 +17,8 @@ impl Machine {
             color_word(by)
         );
         out.push(Event::Alert(a));
-        self.count_illegal(by, t, out);
+        let basis = self.game.plies();
+        self.count_illegal(by, basis, t, out);
     }
 
     /// 7.5.2: the pawn move `m` reached the last rank but the pawn was not exchanged before
@@ -31,6 +32,7 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.record(m, t, out);
+        self.unexchanged = Some((self.game.plies(), t));
         let mut a = self.alert("7.5.2", Some(by), t, Severity::Critical);
         a.ply = self.ply();
         a.evidence_ms = vec![t];
@@ -41,13 +43,72 @@ impl Machine {
             m.to()
         );
         out.push(Event::Alert(a));
-        self.count_illegal(by, t, out);
+        // The judgement rests on the moves before the promotion, not on its piece.
+        let basis = self.game.plies() - 1;
+        self.count_illegal(by, basis, t, out);
         if self.phase == Phase::Playing && self.game.position().turn() != by {
             let n = self.game.plies();
             self.complete(by, t, n, out);
             let d = self.sensed().diff(self.game.position().board());
-            self.set_held(d.any().then_some(d), t, out);
+            self.set_held_now(d.any().then_some(d), t, out);
         }
+    }
+
+    /// After a queen was recorded for a pawn left on the last rank (7.5.2), the board shows
+    /// the same pawn move with another piece: the piece put there replaces the queen (a
+    /// revision, and the press still completes the move). The penalty stands as it was: the
+    /// Laws give no second one. Returns true when the move was revised.
+    pub(super) fn exchange_after_unfinished_promotion(
+        &mut self,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let Some((ply, pressed)) = self.unexchanged else {
+            return false;
+        };
+        if self.game.plies() != ply {
+            self.unexchanged = None;
+            return false;
+        }
+        let Some(Move::Normal {
+            role: Role::Pawn,
+            from,
+            capture,
+            to,
+            promotion: Some(_),
+        }) = self.game.moves().last().map(|p| p.mv)
+        else {
+            return false;
+        };
+        let before = self.game.positions()[ply - 1].clone();
+        let sensed = self.sensed();
+        let exchanged = [Role::Knight, Role::Bishop, Role::Rook]
+            .into_iter()
+            .map(|role| Move::Normal {
+                role: Role::Pawn,
+                from,
+                capture,
+                to,
+                promotion: Some(role),
+            })
+            .find(|&m| {
+                before.is_legal(m) && {
+                    let mut after = before.clone();
+                    after.play_unchecked(m);
+                    sensed.diff(after.board()).is_empty()
+                }
+            });
+        let Some(m) = exchanged else {
+            return false;
+        };
+        let by = before.turn();
+        self.unexchanged = None;
+        self.adopt(ply - 1, &[m], t, out);
+        if self.phase == Phase::Playing && self.game.plies() == ply && self.completed < ply {
+            self.complete(by, pressed, ply, out);
+        }
+        self.set_held(None, t, out);
+        true
     }
 
     /// 7.5.1: the press completed a move that leaves the board `differing` from every legal
@@ -79,8 +140,9 @@ impl Machine {
             p.message = format!("the board shows an illegal position{why}");
             out.push(Event::Alert(p));
         }
-        self.count_illegal(by, t, out);
-        self.set_held(Some(differing), t, out);
+        let basis = self.game.plies();
+        self.count_illegal(by, basis, t, out);
+        self.set_held_now(Some(differing), t, out);
         self.unrestored = Some(false);
     }
 
@@ -120,7 +182,16 @@ impl Machine {
     /// 7.5.5: counts a completed illegal move of `by` and proposes the penalty: time added
     /// to the opponent's clock the first time, the game lost (or drawn, when the opponent
     /// cannot checkmate) from the second on (7.5.5, Appendix B for blitz).
-    pub(super) fn count_illegal(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+    /// `basis` is the number of recorded moves the judgement rests on: should any of them be
+    /// revised, the proposal is withdrawn ([`Machine::withdraw_penalties`]).
+    pub(super) fn count_illegal(
+        &mut self,
+        by: Color,
+        basis: usize,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        self.penalties.push((by, basis));
         let count = &mut self.illegal_moves[by as usize];
         *count += 1;
         let count = *count;
@@ -150,8 +221,34 @@ impl Machine {
             )
         };
         let mut a = self.alert("7.5.5", Some(by), t, Severity::Critical);
+        a.ply = ply_number(basis + 1);
         a.evidence_ms = vec![t];
         a.message = format!("7.5.5: {proposal}. The arbiter decides.");
         out.push(Event::Alert(a));
+    }
+
+    /// Withdraws, with an info 7.5.5 alert each, the penalty proposals that rested on moves
+    /// from ply `keep + 1` on, which a revision has just withdrawn: the board's reading they
+    /// judged no longer stands, and a player is not charged for it. The count goes down.
+    pub(super) fn withdraw_penalties(&mut self, keep: usize, t: Millis, out: &mut Vec<Event>) {
+        let (withdrawn, kept): (Vec<_>, Vec<_>) =
+            self.penalties.iter().partition(|&&(_, basis)| basis > keep);
+        self.penalties = kept;
+        for (by, basis) in withdrawn {
+            let count = &mut self.illegal_moves[by as usize];
+            *count = count.saturating_sub(1);
+            let mut a = self.alert("7.5.5", Some(by), t, Severity::Info);
+            a.ply = ply_number(basis + 1);
+            a.evidence_ms = vec![t];
+            a.message = format!(
+                "7.5.5 proposal withdrawn: the completed illegal move of {} judged at ply {} \
+                 rested on moves from ply {} on, which the board has since shown were other \
+                 moves; it is not counted",
+                color_word(by),
+                ply_number(basis + 1),
+                ply_number(keep + 1)
+            );
+            out.push(Event::Alert(a));
+        }
     }
 }

@@ -156,6 +156,9 @@ impl Machine {
         }
         self.settle_completion(now);
         self.confirm_end(now, out);
+        if self.phase == Phase::Playing {
+            self.tell_held(now, false, out);
+        }
         if let Some((signal, at)) = self.pending_signal.clone()
             && now >= at.saturating_add(SIGNAL_STANDS_MS)
         {
@@ -196,7 +199,10 @@ impl Machine {
             .pending_signal
             .as_ref()
             .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
-        [press, settle, surplus, end, signal]
+        // A hold not told yet is told once it has lasted two scans.
+        let hold = (self.held.is_some() && self.told_held.is_none())
+            .then(|| self.held_since.saturating_add(self.hold_told_after()));
+        [press, settle, surplus, end, signal, hold]
             .into_iter()
             .flatten()
             .min()

@@ -82,6 +82,11 @@ pub struct Machine {
     held: Option<Bitboard>,
     /// When the current hold began.
     held_since: Millis,
+    /// The differing squares last told in a [`Event::BoardState`]: a hold is told once it
+    /// has lasted two scans, or at once when a press judgement made it.
+    told_held: Option<Bitboard>,
+    /// Every square the current hold has been on.
+    held_seen: Bitboard,
     /// The doubt last raised about the open moves: raised once, cleared when the board is
     /// read without one.
     doubt: Option<Doubt>,
@@ -101,6 +106,19 @@ pub struct Machine {
     /// game had then: moves the press ended, should the board be changed again before the
     /// press is judged (a knocked piece, the reply begun).
     press_reading: Option<(usize, Reading)>,
+    /// The pawn move the board showed unfinished at a pending press by the side to move
+    /// (the pawn on the last rank), with the plies the game had then: the press completed
+    /// it (7.5.2) even if the pawn is taken back before the press is judged.
+    promotion_at_press: Option<(usize, shakmaty::Move)>,
+    /// The ply recorded with a queen for a pawn left on the last rank at the press (7.5.2),
+    /// and that press's time: a piece put there later replaces the queen, without a second
+    /// penalty.
+    unexchanged: Option<(usize, Millis)>,
+    /// The 7.5.5 proposals made, with the number of recorded moves each rests on.
+    penalties: Vec<(Color, usize)>,
+    /// The ply from which the last reading adopted with a doubt of a displaced piece was
+    /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
+    reconstructed_from: Option<usize>,
     /// A move a press completed, within its grace period.
     completion: Option<Completion>,
     /// Touch-move findings (ply, mover) the opponent may still claim: the right lapses
@@ -167,6 +185,8 @@ impl Machine {
             lifts: Vec::new(),
             held: None,
             held_since: 0,
+            told_held: None,
+            held_seen: Bitboard::EMPTY,
             doubt: None,
             illegal_moves: [0, 0],
             unrestored: None,
@@ -174,6 +194,10 @@ impl Machine {
             pending_press: None,
             overtaken_press: None,
             press_reading: None,
+            promotion_at_press: None,
+            unexchanged: None,
+            penalties: Vec::new(),
+            reconstructed_from: None,
             completion: None,
             open_claims: Vec::new(),
             last_clock: None,

@@ -23,9 +23,18 @@ impl Machine {
             return;
         }
         let current = self.game.position().clone();
+        let at_press = self
+            .promotion_at_press
+            .take()
+            .filter(|&(plies, _)| plies == self.game.plies())
+            .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
-        if d.is_empty()
+        // A pawn on the last rank at the press is a promotion the press completed (7.5.2),
+        // capture or not, even when it was taken back before the press is judged.
+        if let Some(m) = s.unfinished_promotion(&current).or(at_press) {
+            self.unfinished_promotion(by, m, t, out);
+        } else if d.is_empty()
             && let Some((from, moves, doubt)) = self.reread_for_press(&s)
         {
             self.adopt(from, &moves, t, out);
@@ -36,8 +45,6 @@ impl Machine {
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
             self.press_without_move(by, t, out);
-        } else if let Some(m) = s.unfinished_promotion(&current) {
-            self.unfinished_promotion(by, m, t, out);
         } else if let Some((m, displaced)) = s.move_with_pieces_displaced(&current) {
             // 7.4: a legal move made with pieces knocked off or over on the way is no illegal
             // move; the press completes it once the pieces are back.
@@ -52,7 +59,7 @@ impl Machine {
                 self.unrestored = Some(true);
                 out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
             }
-            self.set_held(Some(d), t, out);
+            self.set_held_now(Some(d), t, out);
         } else {
             self.completed_illegal_move(by, t, d, out);
         }
@@ -168,8 +175,14 @@ impl Machine {
             };
             let recorded = self.moves_since(k);
             let ms = reports.overlap(start, &seq);
-            (ms < reports.overlap(start, &recorded))
-                .then(|| (k, seq.clone(), Doubt::Overlapping { moves: seq, ms }))
+            (ms < reports.overlap(start, &recorded)).then(|| {
+                let doubt = Doubt::Overlapping {
+                    moves: seq.clone(),
+                    ms,
+                    rewrites: true,
+                };
+                (k, seq.clone(), doubt)
+            })
         })
     }
 }

@@ -167,6 +167,8 @@ impl Machine {
                 reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
                 _ => None,
             };
+            let current = self.game.position().clone();
+            self.promotion_at_press = self.sensed().unfinished_promotion(&current).map(|m| (n, m));
             self.pending_press = Some(Press {
                 by,
                 t_ms: t,
@@ -221,7 +223,7 @@ impl Machine {
         differing: Bitboard,
         out: &mut Vec<Event>,
     ) {
-        self.set_held(Some(differing), t, out);
+        self.set_held_now(Some(differing), t, out);
         self.pending_press = Some(Press {
             by,
             t_ms: t,

@@ -164,7 +164,16 @@ impl Machine {
             .into_iter()
             .filter_map(|sq| self.last_seen[sq as usize])
             .min();
-            if shown.is_none_or(|t| t > arrived.saturating_add(self.config.report_reorder_ms)) {
+            // A board dump that shows other moves than a reconstruction read from displaced
+            // pieces says a sensor report was lost: those moves are read again, whenever.
+            let other_squares = crate::act::search::squares_of(moves[0])
+                & !crate::act::search::squares_of(recorded);
+            let dump_contradicts = self.reconstructed_from == Some(k)
+                && other_squares.any()
+                && (other_squares & self.undated) == other_squares;
+            if !dump_contradicts
+                && shown.is_none_or(|t| t > arrived.saturating_add(self.config.report_reorder_ms))
+            {
                 continue;
             }
             let rook_first =

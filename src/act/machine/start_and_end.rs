@@ -101,9 +101,8 @@ impl Machine {
         self.phase = Phase::Ended;
         self.pending_press = None;
         self.overtaken_press = None;
-        if self.held.is_some() {
-            self.held = None;
-        }
+        self.held = None;
+        self.told_held = None;
     }
 
     pub(super) fn result_signal(&mut self, signal: Ending, t: Millis, out: &mut Vec<Event>) {

@@ -1,0 +1,123 @@
+//! Property: no 7.5.5 penalty proposal stands on a move that was later revised. Hostile
+//! simulated hands (completed illegal moves, presses without a move, unexchanged promotions,
+//! knocked pieces, frequent lost updates) over real games: every proposal whose judged
+//! moves a later revision withdrew must be withdrawn by an info 7.5.5 alert after it.
+
+use std::path::Path;
+
+use touchmove::act::{Event, Machine, MachineConfig, Severity};
+use touchmove::sim::hands::pgn_games::read_games;
+use touchmove::sim::hands::score::Feed;
+use touchmove::sim::hands::{self, Noise, score};
+
+/// The proposals left standing on revised moves in one event stream: (event index, ply).
+fn standing_on_revised(events: &[Event]) -> Vec<(usize, u32)> {
+    let mut found = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let Event::Alert(p) = e else { continue };
+        if p.article != "7.5.5" || p.severity == Severity::Info {
+            continue;
+        }
+        let revised = events[i + 1..]
+            .iter()
+            .position(|e| matches!(e, Event::Revision { ply, .. } if *ply < p.ply));
+        let Some(r) = revised else { continue };
+        let withdrawn = events[i + 1 + r..].iter().any(|e| {
+            matches!(e, Event::Alert(w) if w.article == "7.5.5"
+                && w.severity == Severity::Info
+                && w.side == p.side
+                && w.ply == p.ply)
+        });
+        if !withdrawn {
+            found.push((i, p.ply));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_penalty_proposal_stands_on_a_revised_move() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pgn/twic1599_1000k.pgn");
+    let pgn = std::fs::read(path).expect("PGN fixture");
+    let games = read_games(&pgn).expect("PGN fixture parses");
+    let (mut proposals, mut revised_under_one) = (0, 0);
+    for seed in 1..=2u64 {
+        for (i, game) in games
+            .iter()
+            .filter(|g| g.error.is_none())
+            .take(150)
+            .enumerate()
+        {
+            let sim = hands::simulate_game(
+                game.fen.as_deref(),
+                game.chess960,
+                &game.moves_uci,
+                game.result.as_deref(),
+                Noise::Hostile,
+                score::game_seed(seed, i + 1),
+            );
+            let mut machine = Machine::new(MachineConfig {
+                start_fen: game.fen.clone(),
+                chess960: game.chess960,
+                ..MachineConfig::default()
+            });
+            let run = score::run(&sim, |feed, out| match feed {
+                Feed::Until(t) => machine.catch_up(t, out),
+                Feed::Observation(obs) => machine.observe(obs, out),
+                Feed::End => machine.advance(u64::MAX, out),
+            });
+            let events: Vec<Event> = run.events.iter().map(|(_, e)| e.clone()).collect();
+            for (k, e) in events.iter().enumerate() {
+                if let Event::Alert(p) = e
+                    && p.article == "7.5.5"
+                    && p.severity != Severity::Info
+                {
+                    proposals += 1;
+                    revised_under_one += usize::from(
+                        events[k + 1..]
+                            .iter()
+                            .any(|e| matches!(e, Event::Revision { ply, .. } if *ply < p.ply)),
+                    );
+                }
+            }
+            let standing = standing_on_revised(&events);
+            assert!(
+                standing.is_empty(),
+                "seed {seed} game {}: 7.5.5 proposals standing on revised moves: {standing:?}",
+                i + 1
+            );
+        }
+    }
+    // The hostile hands must give the property something to bite on.
+    assert!(proposals >= 20, "only {proposals} penalty proposals");
+    eprintln!("{proposals} proposals, {revised_under_one} later under a revision");
+}
+
+#[test]
+fn a_proposal_left_under_a_revision_is_found() {
+    use touchmove::act::Alert;
+    let proposal = Event::Alert(Alert {
+        article: "7.5.5".into(),
+        side: None,
+        ply: 5,
+        t_ms: 0,
+        evidence_ms: vec![],
+        squares: vec![],
+        severity: Severity::Critical,
+        message: String::new(),
+    });
+    let revision = Event::Revision {
+        ply: 3,
+        withdrawn: vec![],
+        t_ms: 1,
+    };
+    assert_eq!(
+        standing_on_revised(&[proposal.clone(), revision.clone()]),
+        vec![(0, 5)]
+    );
+    let Event::Alert(mut withdrawal) = proposal.clone() else {
+        unreachable!()
+    };
+    withdrawal.severity = Severity::Info;
+    assert!(standing_on_revised(&[proposal, revision, Event::Alert(withdrawal)]).is_empty());
+}
