@@ -10,6 +10,7 @@
 //! while unplugged. It can also lose chosen field updates on purpose
 //! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
 
+pub mod memory;
 pub mod timeline;
 
 use std::collections::VecDeque;
