@@ -1,0 +1,185 @@
+//! Adopting a reading: revisions, new moves, the hold.
+
+use shakmaty::{Bitboard, Move, Position, Role};
+
+use super::doubts::Doubt;
+use super::reading::Reading;
+use super::{Machine, Phase, ply_number};
+use crate::act::Event;
+use crate::act::ending::{self};
+use crate::act::start::SetUp;
+use crate::board::Millis;
+
+impl Machine {
+    pub(super) fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
+        self.read_and_adopt(t, out);
+        if self.phase != Phase::Playing || self.sensed().diff(self.game.position().board()).any() {
+            return;
+        }
+        // An overtaken press is for the ply before the opponent's: it completes first.
+        if let Some(press) = self.overtaken_press
+            && self.try_complete(press, out)
+        {
+            self.overtaken_press = None;
+        }
+        if let Some(press) = self.pending_press
+            && self.try_complete(press, out)
+        {
+            self.pending_press = None;
+        }
+    }
+
+    pub(super) fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
+        match self.read_board() {
+            Reading::Current => {
+                self.doubt = None;
+                self.set_held(None, t, out);
+            }
+            Reading::Adopt { from, .. }
+                if self.pending_end.is_some() && from >= self.game.plies() =>
+            {
+                // The game is over if the last move stands: nothing is played after it.
+            }
+            Reading::Adopt { from, moves, doubt } => {
+                let settled_before = self.settled;
+                self.adopt(from, &moves, t, out);
+                // A reading of moves made final may record fewer of them.
+                self.settled = self.settled.min(self.game.plies());
+                // Moves read from a doubtful reconstruction stay open together until the
+                // next move is made, and make no move before them final: a restored piece
+                // may still explain the board better.
+                if matches!(
+                    doubt,
+                    Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
+                ) {
+                    self.settled = self.settled.min(from).min(settled_before);
+                }
+                let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
+                match doubt {
+                    Some(doubt) => self.raise_doubt(doubt, t, out),
+                    None => self.doubt = None,
+                }
+                if self.phase == Phase::Playing {
+                    let d = self.sensed().diff(self.game.position().board());
+                    let held = if d.is_empty() {
+                        None
+                    } else if undecided {
+                        Some(d)
+                    } else {
+                        self.held
+                    };
+                    self.set_held(held, t, out);
+                }
+            }
+            Reading::Unexplained { in_progress } => {
+                if let SetUp::Start(start) = self.starts.recognise(self.physical.board())
+                    && self.settled > 0
+                {
+                    self.begin(*start, t, out);
+                    return;
+                }
+                if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
+                    let d = self.sensed().diff(self.game.position().board());
+                    self.set_held(Some(d), t, out);
+                }
+            }
+        }
+    }
+
+    /// True while the board differs from the game only by kings lifted or put on the centre
+    /// squares, and pieces taken off the centre squares to make room: the players are
+    /// signalling a result, not displacing pieces.
+    pub(super) fn signal_under_way(&self) -> bool {
+        let sensed = self.physical.board();
+        let game = self.game.position().board();
+        let d = self.sensed().diff(game);
+        d.any()
+            && d.into_iter().all(|sq| {
+                let centre = ending::CENTRE.contains(sq);
+                match sensed.piece_at(sq) {
+                    None => centre || game.piece_at(sq).is_some_and(|p| p.role == Role::King),
+                    Some(p) => centre && p.role == Role::King,
+                }
+            })
+    }
+
+    pub(super) fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
+        let n = self.game.plies();
+        let same = self.game.moves()[from.min(n)..]
+            .iter()
+            .zip(moves)
+            .take_while(|(played, m)| played.mv == **m)
+            .count();
+        let keep = from + same;
+        if keep < n {
+            let withdrawn = self.game.moves()[keep..]
+                .iter()
+                .map(|p| p.uci.clone())
+                .collect();
+            out.push(Event::Revision {
+                ply: ply_number(keep + 1),
+                withdrawn,
+                t_ms: t,
+            });
+            self.game.truncate(keep);
+            if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
+                self.pending_end = None;
+            }
+            self.turn_start.truncate(keep + 1);
+            self.reached_at.truncate(keep + 1);
+            self.completed = self.completed.min(keep);
+            self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
+        }
+        let added = &moves[same..];
+        for (i, &m) in added.iter().enumerate() {
+            if self.phase != Phase::Playing || self.pending_end.is_some() {
+                break;
+            }
+            // Moves read together share the time of reading; each player's touches end
+            // where the next move's piece was lifted.
+            let touches_before = added
+                .get(i + 1)
+                .and_then(|&next| {
+                    let since = self.turn_start.last().copied().unwrap_or(0);
+                    self.first_lift(next.from()?, !self.game.position().turn(), since)
+                })
+                .unwrap_or(t.saturating_add(1));
+            self.record_touched_before(m, t, touches_before, out);
+        }
+        if keep < n
+            && let Some(c) = self.completion
+            && self.phase == Phase::Playing
+        {
+            let plies = self.game.plies();
+            if plies > self.completed && self.game.position().turn() != c.by {
+                self.complete(c.by, c.pressed, plies, out);
+            }
+        }
+    }
+
+    pub(super) fn set_held(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        if held == self.held {
+            return;
+        }
+        let was_held = self.held.is_some();
+        if !was_held {
+            self.held_since = t;
+        }
+        if held.is_none() {
+            self.unrestored = None;
+        }
+        self.held = held;
+        if held.is_none() && !was_held {
+            return;
+        }
+        out.push(Event::BoardState {
+            held: held.is_some(),
+            differing: held
+                .unwrap_or(Bitboard::EMPTY)
+                .into_iter()
+                .map(|s| s.to_string())
+                .collect(),
+            t_ms: t,
+        });
+    }
+}

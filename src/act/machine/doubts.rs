@@ -1,0 +1,329 @@
+//! Doubts: why an adopted move is not certain, and the alert that says so.
+
+use shakmaty::{Bitboard, Move, Position, Role};
+
+use super::{Machine, color_word, ply_number};
+use crate::act::Alert;
+use crate::act::search::squares_of;
+use crate::act::touch;
+use crate::act::{Event, Severity};
+use crate::board::Millis;
+
+/// Why an adopted move is not certain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Doubt {
+    /// Several sequences from ply `from` explain the board; only their common part was
+    /// adopted.
+    Sequences { from: usize, seqs: Vec<Vec<Move>> },
+    /// An occupancy-only board cannot show which piece a pawn became.
+    PromotionPiece,
+    /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
+    Overlapping { moves: Vec<Move>, ms: Millis },
+    /// The reconstructed moves put a piece on `squares` and changed them again, though the
+    /// board never showed it there: a displaced piece may have been read as moves.
+    UnseenArrival { moves: Vec<Move>, squares: Bitboard },
+    /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
+    /// arriving, and that piece then went on: a piece knocked by the moving hand may have
+    /// been read as the reply.
+    QuickReply { reply: Move, ms: Millis },
+    /// A pawn's single step `step` was taken on its square after standing there `stood_ms`;
+    /// it may have gone on with `double` and been taken en passant unseen.
+    Unsampled {
+        step: Move,
+        double: Move,
+        stood_ms: Millis,
+    },
+    /// The piece of the move `first` was carried on to another square `stood_ms` after it
+    /// arrived: a slide seen late, or a released piece moved again (4.7); or `first` was the
+    /// rook of a castling made rook first (4.4.2).
+    MovedOn { first: Move, stood_ms: Millis },
+    /// The piece of the pressed move `first` was moved on along the same line by `next`,
+    /// begun `ms` after the opponent's reply was made, quicker than a hand answers: one move
+    /// seen late (its press made before the last square was reported) or a premove.
+    GoneOnAtOnce { first: Move, next: Move, ms: Millis },
+    /// Moves already made final (`withdrawn`, from ply `from`) were read again as `moves`:
+    /// the board's later reports explain it only that way (a slow scan reported a slide's
+    /// end after the press, an update was lost).
+    Reread {
+        from: usize,
+        withdrawn: Vec<Move>,
+        moves: Vec<Move>,
+    },
+}
+
+impl Machine {
+    /// Tells the arbiter why the moves just adopted are not certain, once per doubt: the
+    /// same doubt read again from the next observation is not raised again.
+    pub(super) fn raise_doubt(&mut self, doubt: Doubt, t: Millis, out: &mut Vec<Event>) {
+        if self.doubt.as_ref() == Some(&doubt) {
+            return;
+        }
+        out.push(Event::Alert(self.doubt_alert(&doubt, t)));
+        self.doubt = Some(doubt);
+    }
+
+    /// The alert for `doubt`, raised at `t`: the article it falls under and what the
+    /// arbiter should check.
+    fn doubt_alert(&self, doubt: &Doubt, t: Millis) -> Alert {
+        match doubt {
+            Doubt::Sequences { seqs, .. } => self.sequences_alert(seqs, t),
+            Doubt::Overlapping { moves, ms } => self.overlapping_alert(moves, *ms, t),
+            Doubt::UnseenArrival { moves, squares } => {
+                self.unseen_arrival_alert(moves, *squares, t)
+            }
+            Doubt::QuickReply { reply, ms } => self.quick_reply_doubt_alert(*reply, *ms, t),
+            Doubt::Unsampled {
+                step,
+                double,
+                stood_ms,
+            } => self.unsampled_alert(*step, *double, *stood_ms, t),
+            Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            } => self.reread_alert(*from, withdrawn, moves, t),
+            Doubt::MovedOn { first, .. }
+                if first.role() == Role::Rook
+                    && self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
+            {
+                self.rook_first_alert(*first, t)
+            }
+            Doubt::MovedOn { first, stood_ms } => self.moved_on_alert(*first, *stood_ms, t),
+            Doubt::GoneOnAtOnce { first, next, ms } => {
+                self.gone_on_at_once_alert(*first, *next, *ms, t)
+            }
+            Doubt::PromotionPiece => self.promotion_piece_alert(t),
+        }
+    }
+
+    /// 8.5.3: missed updates that several move orders explain; nothing past their common
+    /// part is recorded until the board tells them apart.
+    fn sequences_alert(&self, seqs: &[Vec<Move>], t: Millis) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        let lines: Vec<String> = seqs.iter().map(|seq| self.uci_line(seq)).collect();
+        a.message = format!(
+            "board updates were missed and {} move sequences explain the board ({}); \
+             nothing is recorded past ply {} until the board tells them apart",
+            seqs.len(),
+            lines.join(" | "),
+            self.game.plies()
+        );
+        a.squares = square_names(squares_of_all(seqs.iter().flatten()));
+        a
+    }
+
+    /// 7.4: reconstructed moves whose actions overlapped in time (a move begun before the
+    /// one before it was over): one of them may be a knocked or displaced piece.
+    fn overlapping_alert(&self, moves: &[Move], ms: Millis, t: Millis) -> Alert {
+        let mut a = self.alert("7.4", None, t, Severity::Warning);
+        let sans;
+        (a.ply, sans) = self.last_moves(moves.len());
+        a.squares = square_names(squares_of_all(moves));
+        a.message = format!(
+            "the moves {sans} were read from actions that overlapped by {ms} ms (a move \
+             began before the one before it was over): one of them may be a knocked or \
+             displaced piece; the arbiter should check"
+        );
+        a
+    }
+
+    /// 7.4: reconstructed moves that need a piece on squares the board never showed it on.
+    fn unseen_arrival_alert(&self, moves: &[Move], squares: Bitboard, t: Millis) -> Alert {
+        let mut a = self.alert("7.4", None, t, Severity::Warning);
+        let sans;
+        (a.ply, sans) = self.last_moves(moves.len());
+        a.squares = square_names(squares);
+        a.message = format!(
+            "the moves {sans} need a piece to arrive on {} and be taken or moved on, \
+             but the board never showed it there: a knocked or displaced piece may \
+             have been read as moves; the arbiter should check",
+            a.squares.join(" ")
+        );
+        a
+    }
+
+    /// 7.4: a reply complete sooner than a hand answers, while the piece it answered went
+    /// on moving: the moving hand may have knocked a piece over.
+    fn quick_reply_doubt_alert(&self, reply: Move, ms: Millis, t: Millis) -> Alert {
+        let side = self.game.position().turn();
+        let mut a = self.alert("7.4", Some(!side), t, Severity::Warning);
+        a.ply = self.ply();
+        a.squares = square_names(squares_of(reply));
+        a.message = format!(
+            "{} {} was complete {ms} ms after the piece it answered was first seen on \
+             its way, and that piece went on moving: it may be a piece knocked over by \
+             the moving hand; the arbiter should check",
+            color_word(!side),
+            self.game.moves().last().map_or("", |p| p.san.as_str()),
+        );
+        a
+    }
+
+    /// 3.7.3.1: a pawn's single step taken on its square may have been a double step taken
+    /// en passant before the board sampled its landing square.
+    fn unsampled_alert(&self, step: Move, double: Move, stood_ms: Millis, t: Millis) -> Alert {
+        let side = self.game.position().turn();
+        let mut a = self.alert("3.7.3.1", Some(!side), t, Severity::Warning);
+        a.ply = self.ply().saturating_sub(1);
+        let uci = |m: Move| shakmaty::uci::UciMove::from_standard(m).to_string();
+        a.squares = [step.from(), Some(step.to()), Some(double.to())]
+            .into_iter()
+            .flatten()
+            .map(|s| s.to_string())
+            .collect();
+        a.message = format!(
+            "the pawn was seen on {} for {stood_ms} ms before it was taken there; the \
+             board never showed it on {}. Recorded: {} and a capture on {}; if the pawn \
+             went on, the moves were {} and an en passant capture. The arbiter should \
+             check",
+            step.to(),
+            double.to(),
+            uci(step),
+            step.to(),
+            uci(double),
+        );
+        a
+    }
+
+    /// 8.5.3: moves already confirmed were read again as other moves, the only reading
+    /// that explains what the board reported since (a late or lost update).
+    fn reread_alert(&self, from: usize, withdrawn: &[Move], moves: &[Move], t: Millis) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(from + 1);
+        a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves)));
+        a.message = format!(
+            "the moves {} from ply {}, already confirmed, were read again as {}: only that \
+             explains what the board reported since (a late or lost update); the \
+             arbiter should check",
+            self.uci_line(withdrawn),
+            ply_number(from + 1),
+            self.uci_line(moves),
+        );
+        a
+    }
+
+    /// 4.4.2: the rook of a castling moved first, the king after it; recorded as castling.
+    fn rook_first_alert(&self, first: Move, t: Millis) -> Alert {
+        let side = self.game.position().turn();
+        let mut a = self.alert("4.4.2", Some(!side), t, Severity::Warning);
+        a.ply = self.ply();
+        a.squares = first
+            .from()
+            .into_iter()
+            .chain([first.to()])
+            .map(|s| s.to_string())
+            .collect();
+        a.message = format!(
+            "the rook was moved first ({}) and the king followed: recorded as \
+             castling; castling with the rook touched first is not allowed \
+             (4.4.2): the rook move stands if the arbiter so decides",
+            shakmaty::uci::UciMove::from_move(first, self.game.castling_mode()),
+        );
+        a
+    }
+
+    /// 4.7: a piece seen arriving went on `stood_ms` later; recorded as the one longer move,
+    /// though if it was released on the first square, that was the move.
+    fn moved_on_alert(&self, first: Move, stood_ms: Millis, t: Millis) -> Alert {
+        let ply = self
+            .game
+            .moves()
+            .iter()
+            .rposition(|p| p.mv.from() == first.from())
+            .unwrap_or(0);
+        let slide = self.game.moves().get(ply).map(|p| p.mv);
+        let mover = self.game.positions()[ply].turn();
+        let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
+        a.ply = ply_number(ply + 1);
+        let to = slide.map(|m| m.to());
+        a.squares = [first.from(), Some(first.to()), to]
+            .into_iter()
+            .flatten()
+            .map(|s| s.to_string())
+            .collect();
+        let to = to.map_or(String::new(), |s| s.to_string());
+        a.message = format!(
+            "the piece seen arriving on {} went on to {to} {stood_ms} ms later: it is \
+             recorded as one move to {to}; if it had been released on {} (4.7), that \
+             was the move. The arbiter should check",
+            first.to(),
+            first.to()
+        );
+        a
+    }
+
+    /// 4.7: the piece of a pressed move moved on along its line sooner after the reply
+    /// than a hand answers; both moves stay recorded.
+    fn gone_on_at_once_alert(&self, first: Move, next: Move, ms: Millis, t: Millis) -> Alert {
+        let side = self.game.position().turn();
+        let mover = !side;
+        let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
+        a.ply = self.ply();
+        a.squares = [first.from(), Some(first.to()), Some(next.to())]
+            .into_iter()
+            .flatten()
+            .map(|s| s.to_string())
+            .collect();
+        let from = first.from().map_or(String::new(), |s| s.to_string());
+        a.message = format!(
+            "{} moved the {} on {} again, to {}, {ms} ms after {}'s reply was made, \
+             sooner than a hand answers: it may have gone from {from} to {} in one \
+             move, the board reporting it leaving {} only after the reply. Both \
+             moves are recorded; the arbiter should check",
+            color_word(mover),
+            touch::name(first.role()),
+            first.to(),
+            next.to(),
+            color_word(side),
+            next.to(),
+            first.to()
+        );
+        a
+    }
+
+    /// 4.6: an occupancy-only board cannot show which piece a pawn became; a queen is
+    /// recorded.
+    fn promotion_piece_alert(&self, t: Millis) -> Alert {
+        let side = self.game.position().turn();
+        let mut a = self.alert("4.6", Some(!side), t, Severity::Warning);
+        a.ply = self.ply();
+        if let Some(last) = self.game.moves().last() {
+            a.squares = vec![last.mv.to().to_string()];
+        }
+        a.message = "the board cannot tell which piece the pawn became: a queen is \
+                     recorded; the arbiter should check"
+            .to_string();
+        a
+    }
+
+    /// `moves` in UCI, separated by spaces.
+    fn uci_line(&self, moves: &[Move]) -> String {
+        moves
+            .iter()
+            .map(|m| shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode()).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The ply number of the first of the last `count` recorded moves, and their SAN.
+    fn last_moves(&self, count: usize) -> (u32, String) {
+        let first = self.game.plies().saturating_sub(count);
+        let sans: Vec<&str> = self.game.moves()[first..]
+            .iter()
+            .map(|p| p.san.as_str())
+            .collect();
+        (ply_number(first + 1), sans.join(" "))
+    }
+}
+
+/// Every square any of `moves` involves.
+fn squares_of_all<'a>(moves: impl IntoIterator<Item = &'a Move>) -> Bitboard {
+    moves
+        .into_iter()
+        .fold(Bitboard::EMPTY, |squares, m| squares | squares_of(*m))
+}
+
+/// The names of `squares`, in the board's order (a1 first).
+fn square_names(squares: Bitboard) -> Vec<String> {
+    squares.into_iter().map(|s| s.to_string()).collect()
+}

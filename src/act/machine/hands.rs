@@ -1,0 +1,150 @@
+//! Lifts, placements and the hands that make them: 7.5.4 (two hands), 4.8 (a claim lapsed).
+
+use shakmaty::{Bitboard, Color, Move, Piece, Position, Square};
+
+use super::{Machine, color_word};
+use crate::act::touch::Lift;
+use crate::act::{Event, Severity};
+use crate::board::Millis;
+
+/// How many placements are kept at most, however long the open moves took.
+pub(super) const PLACEMENTS_KEPT: usize = 256;
+
+/// Two squares two or more files or ranks apart (one hand cannot serve both at once).
+pub(super) fn far(a: Square, b: Square) -> bool {
+    a.file().distance(b.file()) >= 2 || a.rank().distance(b.rank()) >= 2
+}
+
+impl Machine {
+    pub(super) fn on_lift(
+        &mut self,
+        sq: Square,
+        piece: shakmaty::Piece,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        let lifter = piece.color;
+        let lapsed: Vec<(u32, Color)> = self
+            .open_claims
+            .iter()
+            .copied()
+            .filter(|&(_, mover)| mover != lifter)
+            .collect();
+        self.open_claims.retain(|&(_, mover)| mover == lifter);
+        for (ply, mover) in lapsed {
+            let mut a = self.alert("4.8", Some(!mover), t, Severity::Info);
+            a.ply = ply;
+            a.evidence_ms = vec![t];
+            a.squares = vec![sq.to_string()];
+            a.message = format!(
+                "4.8: {} touched a piece on {sq}; the right to claim about ply {ply} lapsed",
+                color_word(!mover)
+            );
+            out.push(Event::Alert(a));
+        }
+        let in_flight = self.physical.in_flight();
+        let partner = in_flight[..in_flight.len().saturating_sub(1)]
+            .iter()
+            .rev()
+            .find(|f| {
+                t.saturating_sub(f.t_ms) <= self.config.two_hands_threshold_ms
+                    && far(f.from, sq)
+                    && self.one_move_could_involve(f.from, sq)
+            })
+            .copied();
+        if let Some(other) = partner {
+            self.two_hands(other.from, other.t_ms, sq, t, "lifted", out);
+        }
+        self.lifts.push(Lift { sq, piece, t_ms: t });
+    }
+
+    pub(super) fn on_place(
+        &mut self,
+        sq: Square,
+        piece: Option<Piece>,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        if let Some(piece) = piece {
+            self.note_placement(sq, piece, t);
+        }
+        if let Some((other, when)) = self.last_place
+            && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
+            && far(other, sq)
+            && self.one_move_could_involve(other, sq)
+        {
+            self.two_hands(other, when, sq, t, "placed", out);
+        }
+        self.last_place = Some((sq, t));
+    }
+
+    /// True when one legal move (of the side to move, or a move that may still be revised)
+    /// involves both squares: only then can two far-apart actions be one move made with two
+    /// hands rather than two players' moves or a knocked piece.
+    pub(super) fn one_move_could_involve(&self, a: Square, b: Square) -> bool {
+        let both = Bitboard::from(a) | Bitboard::from(b);
+        let positions = self.game.positions();
+        positions[self.settled..].iter().any(|pos| {
+            pos.legal_moves().into_iter().any(|m| {
+                let mut squares = crate::act::search::squares_of(m);
+                if let Move::Castle { king, rook } = m
+                    && let Some(side) = m.castling_side()
+                {
+                    let color = pos.turn();
+                    squares |= Bitboard::from(king)
+                        | Bitboard::from(rook)
+                        | Bitboard::from(side.king_to(color))
+                        | Bitboard::from(side.rook_to(color));
+                }
+                both.is_subset(squares)
+            })
+        })
+    }
+
+    pub(super) fn two_hands(
+        &mut self,
+        a: Square,
+        ta: Millis,
+        b: Square,
+        tb: Millis,
+        verb: &str,
+        out: &mut Vec<Event>,
+    ) {
+        let ply = self.ply() + 1;
+        if self.two_hands_ply == Some(ply) {
+            return;
+        }
+        self.two_hands_ply = Some(ply);
+        let side = self.game.position().turn();
+        let mut alert = self.alert("7.5.4", Some(side), tb, Severity::Warning);
+        alert.evidence_ms = vec![ta, tb];
+        alert.squares = vec![a.to_string(), b.to_string()];
+        alert.message = format!(
+            "suspected 7.5.4: pieces {verb} on {a} and {b} within {} ms (threshold {} ms); one \
+             hand can hardly do that. The arbiter decides.",
+            tb.saturating_sub(ta),
+            self.config.two_hands_threshold_ms
+        );
+        out.push(Event::Alert(alert));
+    }
+
+    /// Keeps a piece the board named on `sq` at `t` (boards that name pieces only).
+    pub(super) fn note_placement(&mut self, sq: Square, piece: Piece, t: Millis) {
+        if !self.config.identifies_pieces {
+            return;
+        }
+        if self.placements.len() == PLACEMENTS_KEPT {
+            self.placements.remove(0);
+        }
+        self.placements.push((sq, piece, t));
+    }
+
+    /// When `color` first lifted a piece from `sq` at or after `since`, if seen.
+    pub(super) fn first_lift(&self, sq: Square, color: Color, since: Millis) -> Option<Millis> {
+        self.lifts
+            .iter()
+            .filter(|l| l.t_ms >= since && l.sq == sq && l.piece.color == color)
+            .map(|l| l.t_ms)
+            .min()
+    }
+}

@@ -1,0 +1,236 @@
+//! Input handlers: observations and the passing of time.
+
+use shakmaty::{Board, Piece, Square};
+
+use super::presses::{Press, WHEN_RESTORED};
+use super::start_and_end::SIGNAL_STANDS_MS;
+use super::{Machine, Phase};
+use crate::act::Event;
+use crate::act::ending::{self, Ending};
+use crate::board::{Millis, Observation, ObservationKind};
+
+impl Machine {
+    /// Takes one observation; appends what it caused to `out`. Never panics.
+    pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        let t = obs.t_ms;
+        self.catch_up(t, out);
+        self.now = self.now.max(t);
+        // A confirmed move whose grace period ended before this observation is final before
+        // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
+        self.correct_due_surplus(t, out);
+        self.settle_completion(t);
+        self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
+        match &obs.kind {
+            ObservationKind::Emptied(sq) => self.observe_emptied(self.map(*sq), t, out),
+            ObservationKind::Placed(sq, piece) => {
+                self.observe_placed(self.map(*sq), *piece, t, out);
+            }
+            ObservationKind::Snapshot(snapshot) => self.observe_snapshot(&snapshot.board, t, out),
+            ObservationKind::ClockPressed { by } => self.on_press(*by, t, out),
+            ObservationKind::MagicPiece(sq, magic) => {
+                let sq = self.map(*sq);
+                self.seen(sq, t);
+                if self.phase == Phase::Playing {
+                    let signal = Ending {
+                        result: magic.result(),
+                        reason: format!("result signal: magic piece on {sq}"),
+                    };
+                    self.finish(signal, t, out);
+                }
+            }
+            ObservationKind::ClockTimes(reading) => {
+                self.observe_clock_times((reading.white_ms, reading.black_ms), t, out);
+            }
+        }
+        self.advance(t, out);
+    }
+
+    /// The board reported `sq` (in game coordinates) emptied: a lift.
+    fn observe_emptied(&mut self, sq: Square, t: Millis, out: &mut Vec<Event>) {
+        self.seen(sq, t);
+        let piece = self.physical.empty(sq, t);
+        if let Some(piece) = piece
+            && self.phase == Phase::Playing
+        {
+            self.on_lift(sq, piece, t, out);
+        }
+        self.board_changed(t, out);
+    }
+
+    /// The board reported `piece` put on `sq` (in game coordinates). A piece one more of its
+    /// kind than the game can have starts the wait for its lost lift
+    /// ([`MachineConfig::missed_update_ms`](super::MachineConfig::missed_update_ms)).
+    fn observe_placed(
+        &mut self,
+        sq: Square,
+        piece: Option<Piece>,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        self.seen(sq, t);
+        if self.phase == Phase::Playing {
+            self.on_place(sq, piece, t, out);
+        }
+        self.physical.place(sq, piece);
+        if self.phase == Phase::Playing
+            && self.config.identifies_pieces
+            && self.surplus.is_none()
+            && self.surplus_at(sq)
+        {
+            self.surplus = Some((sq, t, t.saturating_add(self.config.missed_update_ms)));
+        }
+        self.board_changed(t, out);
+    }
+
+    /// The board sent a dump of all squares (`board`, as the board is turned): the squares
+    /// it found changed are undated, and two or more of them mean updates were lost.
+    fn observe_snapshot(&mut self, board: &Board, t: Millis, out: &mut Vec<Event>) {
+        let mut board = board.clone();
+        if self.rotated {
+            board.rotate_180();
+        }
+        let changed = self.physical.diff(&board);
+        for sq in changed {
+            self.seen(sq, t);
+            if let Some(piece) = board.piece_at(sq) {
+                self.note_placement(sq, piece, t);
+            }
+        }
+        self.undated |= changed;
+        if changed.count() >= 2 {
+            self.outage = Some(t);
+        }
+        self.physical.replace(&board);
+        self.board_changed(t, out);
+    }
+
+    /// The clock showed `times` (White's, Black's): reported when they changed.
+    fn observe_clock_times(&mut self, times: (u64, u64), t: Millis, out: &mut Vec<Event>) {
+        if self.phase == Phase::Playing && self.last_clock != Some(times) {
+            self.last_clock = Some(times);
+            out.push(Event::Clock {
+                white_ms: times.0,
+                black_ms: times.1,
+                ply: self.ply(),
+                t_ms: t,
+            });
+        }
+    }
+
+    /// Does, at its own time, whatever fell due before `t` (a press judged, a lost lift
+    /// corrected, a move made final): on the board as it stood then, as a timer would have,
+    /// however long the board then stayed silent. [`Machine::observe`] calls it itself; a
+    /// caller that knows when the next observation comes may call it first, to tell the
+    /// timers' events from the observation's.
+    pub fn catch_up(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let mut last = None;
+        while let Some(due) = self.next_deadline()
+            && due < t
+            && last.is_none_or(|l| due > l)
+        {
+            self.advance(due, out);
+            last = Some(due);
+        }
+    }
+
+    /// Lets time pass without an observation: a clock press whose board updates did not
+    /// follow is judged once the grace period is over. Call it from a timer when the board is
+    /// silent; [`Machine::observe`] calls it itself.
+    pub fn advance(&mut self, now: Millis, out: &mut Vec<Event>) {
+        self.now = self.now.max(now);
+        self.correct_due_surplus(now, out);
+        self.judge_overtaken_press(now, out);
+        if let Some(press) = self.pending_press
+            && now >= press.due
+        {
+            self.pending_press = None;
+            if self.phase == Phase::Playing
+                && !self.try_complete(press, out)
+                && self.is_for_next_move(press)
+            {
+                match self.wait_for_motion(press, now) {
+                    Some(due) => self.pending_press = Some(Press { due, ..press }),
+                    None => self.judge_press(press.by, press.t_ms, out),
+                }
+            }
+        }
+        self.settle_completion(now);
+        self.confirm_end(now, out);
+        if let Some((signal, at)) = self.pending_signal.clone()
+            && now >= at.saturating_add(SIGNAL_STANDS_MS)
+        {
+            self.pending_signal = None;
+            if self.phase == Phase::Playing {
+                self.result_signal(signal, at, out);
+            }
+        }
+    }
+
+    /// When [`Machine::advance`] next has something to decide, if anything is waiting.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        let press = self
+            .pending_press
+            .iter()
+            .chain(&self.overtaken_press)
+            .map(|p| p.due)
+            .filter(|&due| due != WHEN_RESTORED)
+            .min();
+        // A completion whose landing square was vacated again waits for the board, not the
+        // clock.
+        let settle = self
+            .completion
+            .filter(|c| {
+                !self.slide_may_continue(c.ply)
+                    && !self.held_since_made(c.ply)
+                    && !self.slide_reported_ahead(c.ply)
+            })
+            .map(|c| self.completion_due(c));
+        let surplus = self.surplus.map(|(_, _, due)| due);
+        // An end whose move's landing square was vacated again waits for the board too.
+        let end = self
+            .pending_end
+            .as_ref()
+            .filter(|p| self.landing_stands(p.ply))
+            .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
+        let signal = self
+            .pending_signal
+            .as_ref()
+            .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
+        [press, settle, surplus, end, signal]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    pub(super) fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
+        match self.phase {
+            Phase::Ended => {
+                // The arbiter may still be moving the kings: the signal that stands counts.
+                if let Some(before) = self.signalled
+                    && let Some(signal) = ending::result_signal(self.physical.board())
+                    && signal.result != before
+                {
+                    self.signalled = Some(signal.result);
+                    self.finish(signal, t, out);
+                }
+                self.look_for_start(t, out);
+            }
+            Phase::Waiting => self.look_for_start(t, out),
+            Phase::Playing => match ending::result_signal(self.physical.board()) {
+                Some(signal) => {
+                    if self
+                        .pending_signal
+                        .as_ref()
+                        .is_none_or(|(pending, _)| pending.result != signal.result)
+                    {
+                        self.pending_signal = Some((signal, t));
+                    }
+                }
+                None => {
+                    self.pending_signal = None;
+                    self.reconcile(t, out);
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Lost updates: a piece the board shows one too many of.
+
+use shakmaty::{Position, Square};
+
+use super::reading::Reading;
+use super::{Machine, Phase};
+use crate::act::{Event, Severity};
+use crate::board::Millis;
+
+impl Machine {
+    /// Looks for a lost lift once a surplus piece has stood long enough; before anything
+    /// is settled, so that the move it corrects is still open.
+    pub(super) fn correct_due_surplus(&mut self, now: Millis, out: &mut Vec<Event>) {
+        if let Some((sq, placed_at, due)) = self.surplus
+            && now >= due
+        {
+            self.surplus = None;
+            if self.phase != Phase::Playing {
+                return;
+            }
+            if self.correct_missed_lift(sq, placed_at, now, out) {
+                self.read_and_adopt(now, out);
+            } else if self.surplus_at(sq) {
+                // Moves still being made may explain it later: look again after as long.
+                self.surplus = Some((
+                    sq,
+                    placed_at,
+                    now.saturating_add(self.config.missed_update_ms),
+                ));
+            }
+        }
+    }
+
+    /// True while the piece `ply` moved stands also further along its line, one more of its
+    /// kind than the game can have: the lift from its landing square is not reported yet
+    /// (a slide reported place before lift), so the move may still be going on.
+    pub(super) fn slide_reported_ahead(&self, ply: usize) -> bool {
+        let Some(played) = ply.checked_sub(1).and_then(|i| self.game.moves().get(i)) else {
+            return false;
+        };
+        let (Some(from), to) = (played.mv.from(), played.mv.to()) else {
+            return false;
+        };
+        self.surplus.is_some_and(|(sq, _, _)| {
+            self.physical.board().piece_at(sq) == self.game.positions()[ply].board().piece_at(to)
+                && shakmaty::attacks::between(from, sq).contains(to)
+        })
+    }
+
+    /// Pieces of the kind on `sq` that the board shows beyond what any position of the game
+    /// still open has: a lift of one of them was not reported, or not yet.
+    pub(super) fn surplus_at(&self, sq: Square) -> bool {
+        let Some(piece) = self.physical.board().piece_at(sq) else {
+            return false;
+        };
+        let sensed = self.physical.board().by_piece(piece).count();
+        let most = self.game.positions()[self.settled..]
+            .iter()
+            .map(|pos| pos.board().by_piece(piece).count())
+            .max()
+            .unwrap_or(0);
+        sensed > most
+    }
+
+    /// A piece placed on `placed_on` long enough ago that the board cannot hold: one more of
+    /// its kind than any position of the game still open has, so the lift of one of its kind
+    /// was lost (a dropped update, or a slide whose passing square's "emptied" was lost).
+    /// When forgetting exactly one of them makes the board a legal continuation (or one being
+    /// made), that square is taken as emptied and the arbiter is told. Returns true when it
+    /// corrected the picture.
+    pub(super) fn correct_missed_lift(
+        &mut self,
+        placed_on: Square,
+        placed_at: Millis,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        if !self.surplus_at(placed_on) {
+            return false;
+        }
+        if let Reading::Current | Reading::Adopt { doubt: None, .. } = self.read_board() {
+            return false;
+        }
+        let Some(piece) = self.physical.board().piece_at(placed_on) else {
+            return false;
+        };
+        // Each square of the kind may be the one whose "emptied" was lost, the placed one
+        // too (a slide's passing square). A reading that completes the board beats one that
+        // leaves a move in progress.
+        let mut complete = Vec::new();
+        let mut in_progress = Vec::new();
+        for sq in self.physical.board().by_piece(piece) {
+            let mut trial = self.physical.clone();
+            trial.forget(sq);
+            let kept = std::mem::replace(&mut self.physical, trial);
+            let reports = (self.last_seen, self.seen_before, self.undated);
+            self.seen(sq, placed_at);
+            match self.read_board() {
+                // The placed piece only passed there: a move of its kind went over it.
+                Reading::Adopt {
+                    moves, doubt: None, ..
+                } if sq == placed_on => {
+                    if moves.iter().any(|m| {
+                        m.role() == piece.role
+                            && m.from().is_some_and(|from| {
+                                shakmaty::attacks::between(from, m.to()).contains(sq)
+                            })
+                    }) {
+                        complete.push(sq);
+                    }
+                }
+                _ if sq == placed_on => {}
+                Reading::Current | Reading::Adopt { doubt: None, .. } => complete.push(sq),
+                Reading::Unexplained { in_progress: true } => in_progress.push(sq),
+                Reading::Unexplained { .. } | Reading::Adopt { .. } => {}
+            }
+            self.physical = kept;
+            (self.last_seen, self.seen_before, self.undated) = reports;
+        }
+        let (([missed], _) | ([], [missed])) = (&complete[..], &in_progress[..]) else {
+            return false;
+        };
+        let missed = *missed;
+        self.physical.forget(missed);
+        self.seen(missed, placed_at);
+        let mut a = self.alert("8.5.3", None, t, Severity::Info);
+        a.evidence_ms = vec![t];
+        a.squares = vec![missed.to_string(), placed_on.to_string()];
+        a.message = if missed == placed_on {
+            format!(
+                "the board reported a piece placed on {placed_on} but never that it left again \
+                 (a lost update); {missed} is taken as empty"
+            )
+        } else {
+            format!(
+                "the board reported a piece placed on {placed_on} but never that one left \
+                 {missed} (a lost update); {missed} is taken as empty"
+            )
+        };
+        out.push(Event::Alert(a));
+        true
+    }
+}

@@ -1,0 +1,175 @@
+//! Judging a press without a recognised move (7.5.1, 7.5.2, 7.5.3, 7.4).
+
+use shakmaty::san::San;
+use shakmaty::{Bitboard, Color, Move, Position};
+
+use super::doubts::Doubt;
+use super::reading::Reading;
+use super::{Machine, Phase, REREAD_PLIES, color_word};
+use crate::act::search::{Explanation, Sensed};
+use crate::act::{Alert, Event, Severity};
+use crate::board::Millis;
+
+impl Machine {
+    /// The side to move pressed without a recognised move, once its grace period is over:
+    /// the moves the press says are over are read first; failing that, the board is judged
+    /// as a press without a move (7.5.3), an unfinished promotion (7.5.2), a move with
+    /// pieces knocked over (7.4), a lost update (8.5.3) or a completed illegal move (7.5.1).
+    pub(super) fn judge_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        if self.phase != Phase::Playing || self.game.position().turn() != by {
+            return;
+        }
+        if self.adopt_pressed_moves(by, t, out) {
+            return;
+        }
+        let current = self.game.position().clone();
+        let s = self.sensed();
+        let d = s.diff(current.board());
+        if d.is_empty()
+            && let Some((from, moves, doubt)) = self.reread_for_press(&s)
+        {
+            self.adopt(from, &moves, t, out);
+            self.raise_doubt(doubt, t, out);
+            let n = self.game.plies();
+            self.complete(by, t, n, out);
+        } else if d.is_empty()
+            || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
+        {
+            self.press_without_move(by, t, out);
+        } else if let Some(m) = s.unfinished_promotion(&current) {
+            self.unfinished_promotion(by, m, t, out);
+        } else if let Some((m, displaced)) = s.move_with_pieces_displaced(&current) {
+            // 7.4: a legal move made with pieces knocked off or over on the way is no illegal
+            // move; the press completes it once the pieces are back.
+            let san = shakmaty::san::San::from_move(&current, m);
+            out.push(Event::Alert(self.pieces_displaced(by, &san, displaced, t)));
+            self.await_board(by, t, d, out);
+        } else if let Some(alert) = self.surplus_at_press(by, t) {
+            out.push(Event::Alert(alert));
+            self.await_board(by, t, d, out);
+        } else if let Some(told) = self.unrestored {
+            if !told {
+                self.unrestored = Some(true);
+                out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
+            }
+            self.set_held(Some(d), t, out);
+        } else {
+            self.completed_illegal_move(by, t, d, out);
+        }
+    }
+
+    /// What looked like a move still being made may be moves already made, some of them
+    /// unseen: the press says they are over. The board as it is comes first (its last
+    /// updates may have come after the press), then the board at the press. Returns true
+    /// when moves were adopted and the press completed the presser's latest move.
+    fn adopt_pressed_moves(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) -> bool {
+        let at_press = self.press_reading.take().and_then(|(plies, reading)| {
+            let still_open = matches!(reading, Reading::Adopt { from, .. } if from >= self.settled);
+            (plies == self.game.plies() && still_open).then_some(reading)
+        });
+        let reading = match self.read(true) {
+            Reading::Unexplained { .. } => at_press,
+            reading => Some(reading),
+        };
+        // Moves already final are not re-read here: a piece knocked off by the hand that
+        // made the pressed move would be read as more moves instead (7.4).
+        let Some(Reading::Adopt { from, moves, doubt }) = reading else {
+            return false;
+        };
+        if from < self.settled || moves.is_empty() || self.pending_end.is_some() {
+            return false;
+        }
+        self.adopt(from, &moves, t, out);
+        match doubt {
+            Some(doubt) => self.raise_doubt(doubt, t, out),
+            None => self.doubt = None,
+        }
+        // The press completes the presser's latest move, the reply read with it or not.
+        let n = self.game.plies();
+        let latest = (n.saturating_sub(1)..=n)
+            .rev()
+            .find(|&k| k > 0 && self.game.positions()[k - 1].turn() == by);
+        if self.phase == Phase::Playing
+            && let Some(k) = latest
+            && k > self.completed
+        {
+            self.complete(by, t, k, out);
+        }
+        let d = self.sensed().diff(self.game.position().board());
+        self.set_held(d.any().then_some(d), t, out);
+        true
+    }
+
+    /// 7.4: the press came after the legal move `san` made with pieces knocked off their
+    /// squares (`displaced`); the player restores them in his own time.
+    fn pieces_displaced(&self, by: Color, san: &San, displaced: Bitboard, t: Millis) -> Alert {
+        let mut a = self.alert("7.4", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![t];
+        a.squares = displaced.into_iter().map(|s| s.to_string()).collect();
+        a.message = format!(
+            "7.4: {} pressed the clock after {} with pieces knocked off their squares \
+             ({}): the player restores displaced pieces in his own time; the move is \
+             recorded once they are back",
+            color_word(by),
+            san,
+            a.squares.join(" ")
+        );
+        a
+    }
+
+    /// 8.5.3, when the board shows a piece one too many at the press: a lost update, not an
+    /// illegal move. Which of its kind left unreported decides the move, and the board
+    /// cannot tell.
+    fn surplus_at_press(&self, by: Color, t: Millis) -> Option<Alert> {
+        let (surplus, placed_at, _) = self.surplus?;
+        let piece = self.physical.board().piece_at(surplus)?;
+        let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![placed_at, t];
+        a.squares = self
+            .physical
+            .board()
+            .by_piece(piece)
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.message = format!(
+            "{} pressed the clock, but the board shows one {} {} too many: it did not \
+             report one of them leaving {}, so the move cannot be read. The arbiter should \
+             check which of these squares is empty; a piece put there and taken off again \
+             makes the board report it",
+            color_word(by),
+            color_word(piece.color).to_lowercase(),
+            crate::act::touch::name(piece.role),
+            a.squares.join(" ")
+        );
+        Some(a)
+    }
+
+    /// A press by the side to move when the board shows the game as recorded: before it
+    /// counts as a press without a move (7.5.3), the last moves are read once more with one
+    /// move more, the presser's. A piece that stood on a square the recorded moves never
+    /// touch, and an opponent's move read before it, may be two moves of the presser around
+    /// the reply (the first one's end reported late, a reply begun at once). Taken only when
+    /// exactly one such reading agrees with the reports, and its moves overlap in time less
+    /// than the recorded ones did; with a warning.
+    pub(super) fn reread_for_press(&self, s: &Sensed<'_>) -> Option<(usize, Vec<Move>, Doubt)> {
+        let n = self.game.plies();
+        let oldest = self
+            .completed
+            .saturating_sub(REREAD_PLIES)
+            .max(n.saturating_sub(3));
+        (oldest..n).rev().find_map(|k| {
+            let start = &self.game.positions()[k];
+            let plies = n - k + 1;
+            let reports = self.reports(k);
+            let Explanation::Unique(seq) = s.sequences_within(start, plies..=plies, &reports)
+            else {
+                return None;
+            };
+            let recorded = self.moves_since(k);
+            let ms = reports.overlap(start, &seq);
+            (ms < reports.overlap(start, &recorded))
+                .then(|| (k, seq.clone(), Doubt::Overlapping { moves: seq, ms }))
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! Clock presses: which move a press completes, and when it is judged.
+
+use shakmaty::{Bitboard, Color, Position};
+
+use super::doubts::Doubt;
+use super::reading::Reading;
+use super::{Machine, Phase};
+use crate::act::Event;
+use crate::act::touch::Lift;
+use crate::board::Millis;
+
+/// How many grace periods after a press its judgement may wait for a board in motion.
+pub(super) const PRESS_WAITS_FOR_MOTION: Millis = 3;
+
+/// The due time of a press that waits for the board, not the clock: it completes its move
+/// once the board is set right (displaced pieces set back, a lost update made good).
+pub(super) const WHEN_RESTORED: Millis = Millis::MAX;
+
+/// A clock press waiting for the board: `ply` is the ply it completes, `due` when it is
+/// judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Press {
+    pub(super) by: Color,
+    pub(super) t_ms: Millis,
+    pub(super) ply: usize,
+    pub(super) due: Millis,
+}
+
+impl Machine {
+    /// Judges a press the opponent's press overtook, once due; the opponent's press then
+    /// stands for the opponent's last move in the game as read.
+    pub(super) fn judge_overtaken_press(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let Some(press) = self.overtaken_press.filter(|p| now >= p.due) else {
+            return;
+        };
+        self.overtaken_press = None;
+        if self.phase != Phase::Playing
+            || self.try_complete(press, out)
+            || !self.is_for_next_move(press)
+        {
+            return;
+        }
+        self.press_reading = None;
+        self.judge_press(press.by, press.t_ms, out);
+        let n = self.game.plies();
+        if let Some(reply) = self.pending_press.as_mut()
+            && reply.due != WHEN_RESTORED
+            && n > 0
+            && self.game.positions()[n - 1].turn() == reply.by
+        {
+            reply.ply = n;
+        }
+    }
+
+    /// True when `press` is by the side to move, for the move not yet on the board.
+    pub(super) fn is_for_next_move(&self, press: Press) -> bool {
+        press.ply == self.game.plies() + 1 && self.game.position().turn() == press.by
+    }
+
+    /// When to judge `press` again instead of now: a hand still moving pieces (often the
+    /// opponent already answering) is waited for, a while, before the press is judged on
+    /// the board, and so is the search for a lost update.
+    pub(super) fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
+        let grace = self.config.press_grace_ms;
+        let wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        let in_motion = || {
+            matches!(
+                self.read_board(),
+                Reading::Unexplained { in_progress: true }
+            )
+        };
+        // A piece the board shows one too many of is looked into before the press is
+        // judged: a lost update, not an illegal move, may explain the board. Once: a search
+        // that found nothing is not waited for again.
+        if let Some((_, _, due)) = self.surplus
+            && due > now
+            && due <= press.t_ms.saturating_add(self.config.missed_update_ms)
+            && !matches!(self.read_board(), Reading::Current | Reading::Adopt { .. })
+        {
+            return Some(due);
+        }
+        (now < wait_until && in_motion()).then(|| now.saturating_add(grace).min(wait_until))
+    }
+
+    /// Completes the ply a press was for, if the game now holds that ply by the presser.
+    pub(super) fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
+        let ply = press.ply;
+        let by_presser = ply >= 1
+            && ply <= self.game.plies()
+            && self.game.positions()[ply - 1].turn() == press.by;
+        if by_presser && ply > self.completed && self.landing_stands(ply) {
+            self.complete(press.by, press.t_ms, ply, out);
+        }
+        by_presser
+    }
+
+    /// The player who pressed last, if anyone did.
+    pub(super) fn last_press(&self) -> Option<Color> {
+        match self.pressed_at {
+            [None, None] => None,
+            [Some(_), None] => Some(Color::Black),
+            [None, Some(_)] => Some(Color::White),
+            [Some(black), Some(white)] => Some(if white >= black {
+                Color::White
+            } else {
+                Color::Black
+            }),
+        }
+    }
+
+    pub(super) fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        let last_press = self.last_press();
+        if self.phase == Phase::Playing
+            && let Some(press) = self.pending_press
+            && press.by != by
+            && press.due != WHEN_RESTORED
+            && t >= press.t_ms.saturating_add(self.config.press_grace_ms)
+            && self.is_for_next_move(press)
+        {
+            // A press past its grace period, waiting only because the board still seemed in
+            // motion: the opponent's press says that motion was the reply. Both moves are
+            // read once the reply's last updates had their time.
+            self.pending_press = None;
+            self.overtaken_press = Some(Press {
+                due: t.saturating_add(self.config.press_grace_ms),
+                ..press
+            });
+        }
+        self.pressed_at[by as usize] = Some(t);
+        self.press_reading = None;
+        if self.phase != Phase::Playing {
+            return;
+        }
+        let n = self.game.plies();
+        let to_move = self.game.position().turn();
+        let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
+        if by != to_move {
+            if n > 0 && n > self.completed {
+                if board_is_game {
+                    let ply = self.pressed_ply(by, n);
+                    self.complete(by, t, ply, out);
+                } else {
+                    // The board may report the last placement after the press.
+                    self.pending_press = Some(Press {
+                        by,
+                        t_ms: t,
+                        ply: n,
+                        due: t.saturating_add(self.config.press_grace_ms),
+                    });
+                }
+            }
+        } else if n == 0 && last_press.is_none() && board_is_game {
+            // The clock started with the wrong lever: nothing was played yet.
+        } else if last_press == Some(by) && self.completed == n && n > 0 {
+            // A repeated press of the same lever.
+        } else if n >= 2
+            && self.completed < n - 1
+            && self.game.positions()[n - 2].turn() == by
+            && (board_is_game || self.reply_begun_before(by, t))
+        {
+            // A late press for the presser's previous move, made after the opponent had
+            // already replied or begun to (6.2.1.2: that move was completed by the reply).
+            self.complete(by, t, n - 1, out);
+        } else {
+            // Judged after the grace period: the move's board updates may still come.
+            self.press_reading = match self.read(true) {
+                reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
+                _ => None,
+            };
+            self.pending_press = Some(Press {
+                by,
+                t_ms: t,
+                ply: n + 1,
+                due: t.saturating_add(self.config.press_grace_ms),
+            });
+        }
+    }
+
+    /// The ply a press by `by`, whose move `n` is the last recorded, completes: `n`, unless
+    /// that move and the reply before it were read from overlapping actions while the
+    /// presser's move before them is still open. The press is then for that earlier move,
+    /// made late after the opponent had replied (6.2.1.2); the move read after the reply
+    /// came sooner than a hand answers and may be a displaced piece, so it stays open.
+    pub(super) fn pressed_ply(&self, by: Color, n: usize) -> usize {
+        let overlapping = matches!(self.doubt, Some(Doubt::Overlapping { .. }));
+        let earlier_open = n >= 3 && self.completed + 2 < n && self.settled + 2 < n;
+        if overlapping && earlier_open && self.game.positions()[n - 3].turn() == by {
+            n - 2
+        } else {
+            n
+        }
+    }
+
+    /// True when the opponent of `by` lifted a piece for the reply recorded last before `t`,
+    /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
+    /// his move before the reply, not for a new one.
+    pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
+        let n = self.game.plies();
+        let (Some(&made), Some(&replied)) = (
+            n.checked_sub(1).and_then(|k| self.reached_at.get(k)),
+            self.reached_at.get(n),
+        ) else {
+            return false;
+        };
+        let lifted =
+            |l: &&Lift, color: Color, since: Millis| l.piece.color == color && l.t_ms >= since;
+        let began = self
+            .lifts
+            .iter()
+            .any(|l| lifted(&l, !by, made) && l.t_ms < t);
+        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
+        began && !moving_again
+    }
+
+    /// Holds the game on the `differing` squares and keeps the press by `by` at `t` for the
+    /// move the board will show once it is set right: the press completes it then.
+    pub(super) fn await_board(
+        &mut self,
+        by: Color,
+        t: Millis,
+        differing: Bitboard,
+        out: &mut Vec<Event>,
+    ) {
+        self.set_held(Some(differing), t, out);
+        self.pending_press = Some(Press {
+            by,
+            t_ms: t,
+            ply: self.game.plies() + 1,
+            due: WHEN_RESTORED,
+        });
+    }
+}

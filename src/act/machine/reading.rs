@@ -1,0 +1,365 @@
+//! Reading the board: what explains what it shows, relative to the game.
+
+use shakmaty::{Chess, Move, Position, Role};
+
+use super::Machine;
+use super::doubts::Doubt;
+use crate::act::search::{Explanation, Reports, Sensed};
+use crate::board::Millis;
+
+/// What the board shows, relative to the game.
+#[derive(Debug, Clone)]
+pub(super) enum Reading {
+    /// Exactly the game position.
+    Current,
+    /// The game from ply `from` on is `moves` (a revision when `from` is before the end).
+    Adopt {
+        from: usize,
+        moves: Vec<Move>,
+        doubt: Option<Doubt>,
+    },
+    /// Nothing explains it; `in_progress` when it may be a move still being made.
+    Unexplained { in_progress: bool },
+}
+
+/// What the report times say of a reconstructed sequence of moves ([`Reports::overlap`],
+/// [`Reports::finished_out_of_order`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Timing {
+    pub(super) overlap: Millis,
+    pub(super) out_of_order: Millis,
+}
+
+impl Timing {
+    /// The timing of `seq` played from `start`.
+    fn of(reports: &Reports<'_>, start: &Chess, seq: &[Move]) -> Timing {
+        Timing {
+            overlap: reports.overlap(start, seq),
+            out_of_order: reports.finished_out_of_order(start, seq),
+        }
+    }
+}
+
+/// Picks the move among single-move explanations: one, or a queen promotion among the
+/// promotions an occupancy-only board cannot tell apart.
+pub(super) fn choose(singles: &[(Move, Chess)]) -> Option<(Move, Option<Doubt>)> {
+    match singles {
+        [] => None,
+        [(m, _)] => Some((*m, None)),
+        _ => singles
+            .iter()
+            .find(|(m, _)| m.promotion() == Some(Role::Queen))
+            .map(|(m, _)| (*m, Some(Doubt::PromotionPiece))),
+    }
+}
+
+pub(super) fn common_prefix(seqs: &[Vec<Move>]) -> Vec<Move> {
+    let Some(first) = seqs.first() else {
+        return Vec::new();
+    };
+    let len = (0..first.len())
+        .take_while(|&i| seqs.iter().all(|s| s.get(i) == Some(&first[i])))
+        .count();
+    first[..len].to_vec()
+}
+
+impl Machine {
+    /// What explains the board: the game as it is, one more move, a revision of moves not
+    /// yet confirmed, or a reconstruction of missed moves.
+    pub(super) fn read_board(&self) -> Reading {
+        self.read(false)
+    }
+
+    /// [`Machine::read_board`]; `pressed` when a clock press says the moves are made, so a
+    /// board that could still be a move in progress is explained by the moves if they do.
+    ///
+    /// The readings are tried from the most to the least likely: the game as it is, one
+    /// more move, a doubt told apart by the next move, a revision of moves still open, the
+    /// last move's piece gone on, and only when no move is in progress a reconstruction of
+    /// missed moves, a piece gone on past replies, or moves made final read again.
+    pub(super) fn read(&self, pressed: bool) -> Reading {
+        let s = self.sensed();
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let current = &positions[n];
+        if s.diff(current.board()).is_empty() {
+            return Reading::Current;
+        }
+        if let Some((m, doubt)) = choose(&s.single_moves(current)) {
+            return self.one_move_from(n, m, doubt);
+        }
+        if let Some(reading) = self
+            .resolve_doubt(&s)
+            .or_else(|| self.revision(&s))
+            // The last move's piece standing on a further square, and nothing else changed:
+            // no piece is in the air, whatever the last report was.
+            .or_else(|| self.moved_on(&s, false))
+            .or_else(|| self.both_moved_on(&s))
+        {
+            return reading;
+        }
+        let revisable = self.settled..n;
+        let in_progress = s.in_progress(current)
+            || revisable.clone().any(|k| s.in_progress(&positions[k]))
+            || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
+        // A lift completes no sequence of moves: a piece just lifted is in the air, not
+        // captured on a square nobody saw it reach.
+        if (in_progress || self.lifted_last) && !pressed {
+            return Reading::Unexplained { in_progress };
+        }
+        self.shortest_reconstruction(&s)
+            .or_else(|| self.moved_on(&s, true))
+            .or_else(|| self.reread_final_moves(&s))
+            .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// A revision: the board is back at a position whose move no press made final, or one
+    /// move from there explains it (a slide that continued, a rook-first castling).
+    fn revision(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let current = &positions[n];
+        for k in (self.settled..n).rev() {
+            let pos = &positions[k];
+            let back_here = s.diff(pos.board()).is_empty();
+            let single = choose(&s.single_moves(pos));
+            if !back_here && single.is_none() {
+                continue;
+            }
+            // Both players' moves withdrawn is rarer than both playing on (a repetition,
+            // fast play): when as many moves from here explain the board, they are the game.
+            if n - k >= 2
+                && let Explanation::Unique(on) = s.sequences(current, n - k, &self.reports(n))
+                && on.len() == n - k
+            {
+                return Some(Reading::Adopt {
+                    from: n,
+                    moves: on,
+                    doubt: None,
+                });
+            }
+            let kept = k - self.settled + usize::from(!back_here);
+            if let Some(shorter) = self.fewer_moves_before(s, k, kept) {
+                return Some(shorter);
+            }
+            return Some(match single {
+                Some((m, doubt)) if !back_here => self.one_move_from(k, m, doubt),
+                _ => Reading::Adopt {
+                    from: k,
+                    moves: Vec::new(),
+                    doubt: None,
+                },
+            });
+        }
+        None
+    }
+
+    /// The shortest sequence of missed moves that explains the board, counted from the
+    /// oldest revisable position; on a tie the recorded moves are kept. Sequences that
+    /// several move orders explain are adopted up to their common part, with a doubt.
+    fn shortest_reconstruction(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let mut best: Option<(usize, Reading, Timing)> = None;
+        for k in std::iter::once(n).chain((self.settled..n).rev()) {
+            let kept = k - self.settled;
+            let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
+            let depth = self
+                .config
+                .max_reconstruction_plies
+                .min(limit.saturating_sub(kept));
+            if depth < 2 {
+                continue;
+            }
+            let reports = self.reports(k);
+            let explanation = match s.sequences(&positions[k], depth, &reports) {
+                Explanation::Ambiguous(seqs) => self.promotion_seen(reports.since, seqs),
+                explanation => explanation,
+            };
+            let (len, reading, timing) = match explanation {
+                Explanation::None => continue,
+                Explanation::Unique(seq) => {
+                    let timing = Timing::of(&reports, &positions[k], &seq);
+                    if best
+                        .as_ref()
+                        .is_some_and(|(.., longer)| self.overlaps_too_much(&timing, longer))
+                    {
+                        continue;
+                    }
+                    (
+                        seq.len(),
+                        self.reconstructed(k, seq, timing.overlap, &reports),
+                        timing,
+                    )
+                }
+                Explanation::Ambiguous(seqs) => (
+                    seqs[0].len(),
+                    Reading::Adopt {
+                        from: k,
+                        moves: common_prefix(&seqs),
+                        doubt: Some(Doubt::Sequences { from: k, seqs }),
+                    },
+                    Timing::default(),
+                ),
+            };
+            best = Some((kept + len, reading, timing));
+        }
+        best.map(|(_, reading, _)| reading)
+    }
+
+    /// True when a shorter reconstruction (`shorter`) is not taken over a `longer` one: its
+    /// moves overlap (a move begun before the one before it was over) by more than a hand's
+    /// answer beyond the longer one's, so the piece stood where the longer one leaves it.
+    /// Unless the longer one has a move seen finished before the move it answers, which
+    /// hands do not do: the longer one is then as doubtful, and only an overlap beyond what
+    /// a scan can reorder speaks against the shorter (a scanning board reports a blitz
+    /// reply's start before the end of the move it answers).
+    fn overlaps_too_much(&self, shorter: &Timing, longer: &Timing) -> bool {
+        let beyond = |ms: Millis| shorter.overlap > longer.overlap.saturating_add(ms);
+        let answer = self.config.two_hands_threshold_ms;
+        beyond(answer)
+            && (longer.out_of_order <= shorter.out_of_order
+                || beyond(answer.saturating_add(self.config.report_reorder_ms)))
+    }
+
+    /// The reading of `seq`, the one sequence of moves from position `k` that explains the
+    /// board, doubted when its moves overlap in time (`overlap`, from
+    /// [`Reports::overlap`]) or a square it needs reached was never reported.
+    pub(super) fn reconstructed(
+        &self,
+        k: usize,
+        seq: Vec<Move>,
+        overlap: Millis,
+        reports: &Reports<'_>,
+    ) -> Reading {
+        let unseen = reports.unseen_arrivals(&self.game.positions()[k], &seq);
+        let doubt = if overlap > 0 {
+            Some(Doubt::Overlapping {
+                moves: seq.clone(),
+                ms: overlap,
+            })
+        } else {
+            unseen.any().then(|| Doubt::UnseenArrival {
+                moves: seq.clone(),
+                squares: unseen,
+            })
+        };
+        Reading::Adopt {
+            from: k,
+            moves: seq,
+            doubt,
+        }
+    }
+
+    /// A reading from a revisable position before `k` that keeps fewer moves than `kept`,
+    /// the revisable moves a reading from `k` keeps: moves read from overlapping actions
+    /// (a piece knocked on while the opponent moved) may be fewer real moves once the
+    /// knocked piece is back.
+    pub(super) fn fewer_moves_before(
+        &self,
+        s: &Sensed<'_>,
+        k: usize,
+        kept: usize,
+    ) -> Option<Reading> {
+        let positions = self.game.positions();
+        (self.settled..k).find_map(|j| {
+            let depth = kept.checked_sub(j - self.settled + 1)?;
+            if depth == 0 {
+                return None;
+            }
+            if let Some((m, doubt)) = choose(&s.single_moves(&positions[j])) {
+                return Some(self.one_move_from(j, m, doubt));
+            }
+            if depth < 2 {
+                return None;
+            }
+            let reports = self.reports(j);
+            match s.sequences(&positions[j], depth, &reports) {
+                Explanation::Unique(seq) => {
+                    let overlap = reports.overlap(&positions[j], &seq);
+                    Some(self.reconstructed(j, seq, overlap, &reports))
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// Sequences that differ only in what their pawns promoted to are told apart by what
+    /// the board reported on the promotion squares since `since`: a DGT board names the
+    /// piece put there, even when it was taken again before the next scan.
+    pub(super) fn promotion_seen(&self, since: Millis, seqs: Vec<Vec<Move>>) -> Explanation {
+        let seen = |m: &Move| match m.promotion() {
+            None => true,
+            Some(role) => self.placements.iter().any(|&(sq, piece, t)| {
+                // A piece of the promoting side: the opponent's back rank is its goal.
+                let promoting = sq.rank() == (!piece.color).backrank();
+                sq == m.to() && promoting && piece.role == role && t >= since
+            }),
+        };
+        let mut matching = seqs.iter().filter(|seq| seq.iter().all(seen));
+        match (matching.next(), matching.next()) {
+            (Some(seq), None) if seqs.iter().any(|q| q.iter().any(|m| m.is_promotion())) => {
+                Explanation::Unique(seq.clone())
+            }
+            _ => Explanation::Ambiguous(seqs),
+        }
+    }
+
+    /// The moves recorded from position `k` on.
+    pub(super) fn moves_since(&self, k: usize) -> Vec<Move> {
+        self.game.moves()[k..].iter().map(|p| p.mv).collect()
+    }
+
+    /// The board's reports that belong to moves made from position `k` on.
+    pub(super) fn reports(&self, k: usize) -> Reports<'_> {
+        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        Reports {
+            times: &self.last_seen,
+            previous: &self.seen_before,
+            undated: self.undated,
+            since,
+            slack: self.config.report_reorder_ms,
+            outage: self.outage.is_some_and(|o| o >= since),
+            placed: self
+                .config
+                .identifies_pieces
+                .then_some(self.placements.as_slice()),
+        }
+    }
+
+    /// After several move sequences explained a board, the next move tells them apart: when
+    /// exactly one of them is followed by a legal move that leaves the board as it now is,
+    /// that sequence and the move are the game.
+    pub(super) fn resolve_doubt(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let Some(Doubt::Sequences { from, seqs }) = &self.doubt else {
+            return None;
+        };
+        let positions = self.game.positions();
+        if *from < self.settled || *from >= positions.len() {
+            return None;
+        }
+        let mut explaining = Vec::new();
+        for seq in seqs {
+            let mut pos = positions[*from].clone();
+            for &m in seq {
+                pos.play_unchecked(m);
+            }
+            if s.diff(pos.board()).is_empty() {
+                return None;
+            }
+            if let [(m, _)] = s.single_moves(&pos)[..] {
+                let mut moves = seq.clone();
+                moves.push(m);
+                explaining.push(moves);
+            }
+        }
+        match explaining.len() {
+            1 => Some(Reading::Adopt {
+                from: *from,
+                moves: explaining.remove(0),
+                doubt: None,
+            }),
+            _ => None,
+        }
+    }
+}

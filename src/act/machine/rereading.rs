@@ -1,0 +1,327 @@
+//! Re-reading moves already recorded from what the board showed since.
+
+use shakmaty::{Color, Move, Position, Role, Square};
+
+use super::doubts::Doubt;
+use super::reading::Reading;
+use super::{Machine, REREAD_PLIES};
+use crate::act::search::{Explanation, Sensed};
+use crate::board::Millis;
+
+impl Machine {
+    /// The last move is final, but play was held soon after it and the board now
+    /// shows its piece standing on another square it could have reached instead: the piece
+    /// was carried on (a slide the board reported late) or it was released and moved again
+    /// (4.7). Rather than hold the game, the longer move is recorded and the arbiter told.
+    /// With `with_replies`, the longer move may be followed by moves made meanwhile (once
+    /// play is held); without, it must explain the board alone.
+    pub(super) fn moved_on(&self, s: &Sensed<'_>, with_replies: bool) -> Option<Reading> {
+        let n = self.game.plies();
+        if n == 0 || n > self.settled || (with_replies && self.held.is_none()) {
+            return None;
+        }
+        let made = self.reached_at.get(n).copied().unwrap_or(0);
+        let doubted = self.doubted_since();
+        if doubted > made.saturating_add(self.config.moved_on_ms) {
+            return None;
+        }
+        let first = self.game.moves()[n - 1].mv;
+        let instead = |m: &Move| {
+            let carried_on =
+                m.from() == first.from() && m.role() == first.role() && m.to() != first.to();
+            carried_on || matches!(*m, Move::Castle { rook, .. } if first.from() == Some(rook))
+        };
+        let before = &self.game.positions()[n - 1];
+        // The longer move alone, or followed by the moves made meanwhile.
+        let moves = match s.single_moves(before)[..] {
+            [(m, _)] => instead(&m).then(|| vec![m])?,
+            [] if with_replies => match s.sequences(
+                before,
+                self.config.max_reconstruction_plies,
+                &self.reports(n - 1),
+            ) {
+                Explanation::Unique(seq) if seq.first().is_some_and(instead) => seq,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        // The king first, then the rook: castling as 4.4.1 wants it, whatever the wait.
+        let king_first = moves[0].is_castle() && first.role() == Role::King;
+        Some(Reading::Adopt {
+            from: n - 1,
+            doubt: (!king_first).then(|| Doubt::MovedOn {
+                first,
+                stood_ms: doubted.saturating_sub(made),
+            }),
+            moves,
+        })
+    }
+
+    /// Since when the board has shown what is being read: since play was held, or now.
+    pub(super) fn doubted_since(&self) -> Millis {
+        if self.held.is_some() {
+            self.held_since
+        } else {
+            self.now
+        }
+    }
+
+    /// The last two moves' pieces both standing further along their lines, and nothing
+    /// else changed: both players' pieces paused on the way and went on, each pause read as
+    /// the move (a press may have made the first final meanwhile, on the board as it was then
+    /// reported). Read as the two longer moves from the position before them, with a
+    /// warning, when the board showed this within [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) of the
+    /// first pause and no other pair of moves explains it.
+    pub(super) fn both_moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let from = n.checked_sub(2)?;
+        if from < self.settled.saturating_sub(REREAD_PLIES) {
+            return None;
+        }
+        let paused = self.reached_at.get(from + 1).copied()?;
+        let doubted = self.doubted_since();
+        if doubted > paused.saturating_add(self.config.moved_on_ms) {
+            return None;
+        }
+        let start = &self.game.positions()[from];
+        let Explanation::Unique(moves) = s.sequences_within(start, 2..=2, &self.reports(from))
+        else {
+            return None;
+        };
+        let withdrawn = self.moves_since(from);
+        // A first move its player pressed for before the reply began stood, and was
+        // answered: its piece going on later is a move of its own.
+        let replied_to_pressed = withdrawn.get(1).and_then(|reply| {
+            let pressed = self
+                .turn_start
+                .get(from + 1)
+                .copied()
+                .filter(|&p| p > paused)?;
+            let mover = self.game.positions()[from].turn();
+            let began = self.first_lift(reply.from()?, !mover, *self.reached_at.get(from)?)?;
+            Some(pressed < began)
+        });
+        if replied_to_pressed == Some(true) {
+            return None;
+        }
+        let went_on = moves.iter().zip(&withdrawn).all(|(m, w)| {
+            m.role() == w.role()
+                && m.from() == w.from()
+                && m.from()
+                    .is_some_and(|from| shakmaty::attacks::between(from, m.to()).contains(w.to()))
+        });
+        went_on.then(|| Reading::Adopt {
+            from,
+            moves: moves.clone(),
+            doubt: Some(Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            }),
+        })
+    }
+
+    /// Moves made final that the board, nothing else explaining it, shows were other moves:
+    /// from one of the [`REREAD_PLIES`](super::REREAD_PLIES) positions before the final ones, exactly one legal
+    /// sequence leaves the board as it is and agrees with every report since. A press made
+    /// them final on the board as it was then reported; a slow scan can report the end of a
+    /// slide, or a castling's king, after the press.
+    pub(super) fn reread_final_moves(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let positions = self.game.positions();
+        for k in (self.settled.saturating_sub(REREAD_PLIES)..self.settled.min(n)).rev() {
+            let reports = self.reports(k);
+            let moves = match &s.single_moves(&positions[k])[..] {
+                [(m, _)] => vec![*m],
+                [] => {
+                    let depth = self.config.max_reconstruction_plies;
+                    match s.sequences(&positions[k], depth, &reports) {
+                        Explanation::Unique(seq) => seq,
+                        _ => continue,
+                    }
+                }
+                _ => continue,
+            };
+            let recorded = self.game.moves()[k].mv;
+            if moves.first() == Some(&recorded) {
+                continue;
+            }
+            // More moves than were recorded, overlapping in time far more than the recorded
+            // ones, are a displaced piece read as moves, not what the recorded moves were.
+            let withdrawn = self.moves_since(k);
+            if moves.len() > withdrawn.len() {
+                let overlap = reports.overlap(&positions[k], &moves);
+                let recorded_overlap = reports.overlap(&positions[k], &withdrawn);
+                if overlap > recorded_overlap.saturating_add(self.config.two_hands_threshold_ms) {
+                    continue;
+                }
+            }
+            // The board must have shown the other move within a scan of the recorded one:
+            // later, the recorded move stood and what followed is a new irregularity.
+            let arrived = self.reached_at.get(k + 1).copied().unwrap_or(0);
+            let shown = (crate::act::search::squares_of(moves[0])
+                & !crate::act::search::squares_of(recorded))
+            .into_iter()
+            .filter_map(|sq| self.last_seen[sq as usize])
+            .min();
+            if shown.is_none_or(|t| t > arrived.saturating_add(self.config.report_reorder_ms)) {
+                continue;
+            }
+            let rook_first =
+                matches!(moves[0], Move::Castle { rook, .. } if recorded.from() == Some(rook));
+            let doubt = if rook_first {
+                Doubt::MovedOn {
+                    first: recorded,
+                    stood_ms: 0,
+                }
+            } else {
+                Doubt::Reread {
+                    from: k,
+                    withdrawn,
+                    moves: moves.clone(),
+                }
+            };
+            return Some(Reading::Adopt {
+                from: k,
+                moves,
+                doubt: Some(doubt),
+            });
+        }
+        None
+    }
+
+    /// The reading of one move `m` that leaves the board as it is from position `k`: the
+    /// move itself, or what it shows the moves before it were (a slide seen late, a double
+    /// step taken unseen).
+    pub(super) fn one_move_from(&self, k: usize, m: Move, doubt: Option<Doubt>) -> Reading {
+        if doubt.is_none() {
+            if k == self.game.plies()
+                && let Some(unsampled) = self.unsampled_double_step(m)
+            {
+                return Reading::Adopt {
+                    from: k,
+                    moves: vec![m],
+                    doubt: Some(unsampled),
+                };
+            }
+            if let Some((moves, doubt)) = self.slide_seen_late(k, m) {
+                return Reading::Adopt {
+                    from: k - 2,
+                    moves,
+                    doubt,
+                };
+            }
+        }
+        let doubt = doubt
+            .or_else(|| self.carried_on_after_standing(k, m))
+            .or_else(|| self.gone_on_at_once(k, m));
+        Reading::Adopt {
+            from: k,
+            moves: vec![m],
+            doubt,
+        }
+    }
+
+    /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
+    /// one square off its start rank, that pawn having left the square before the capturer
+    /// was lifted. The board cannot tell this from a pawn that went on two squares and was
+    /// taken en passant (3.7.3.1) before its landing square was sampled: the same pieces end
+    /// on the same squares, and timing does not settle it (an opponent in a hurry takes the
+    /// pawn before its player pressed, a slide pauses). The single step is kept; when the
+    /// pawn left within one scan of arriving or before its player pressed, the arbiter is
+    /// told.
+    pub(super) fn unsampled_double_step(&self, capture: Move) -> Option<Doubt> {
+        let n = self.game.plies();
+        if n == 0 || n - 1 < self.settled {
+            return None;
+        }
+        let step = self.game.moves()[n - 1].mv;
+        let Move::Normal {
+            role: Role::Pawn,
+            from: start,
+            capture: None,
+            to: stop,
+            ..
+        } = step
+        else {
+            return None;
+        };
+        let Move::Normal {
+            role: Role::Pawn,
+            from: capturer,
+            capture: Some(Role::Pawn),
+            to,
+            ..
+        } = capture
+        else {
+            return None;
+        };
+        let before = &self.game.positions()[n - 1];
+        let double = before.legal_moves().into_iter().find(|m| {
+            m.role() == Role::Pawn
+                && m.from() == Some(start)
+                && m.to().file() == start.file()
+                && shakmaty::attacks::between(start, m.to()).contains(stop)
+        })?;
+        let mut after_double = before.clone();
+        after_double.play_unchecked(double);
+        let en_passant = Move::EnPassant {
+            from: capturer,
+            to: stop,
+        };
+        if to != stop || !after_double.is_legal(en_passant) {
+            return None;
+        }
+        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let left = self.stepped_pawn_left(stop, capturer, before.turn(), arrived)?;
+        Some(Doubt::Unsampled {
+            step,
+            double,
+            stood_ms: left.saturating_sub(arrived),
+        })
+    }
+
+    /// When the pawn of `stepper` that arrived on `stop` at `arrived` left it again, if that
+    /// leaves room for an unsampled double step: before the `capturer` was lifted, and
+    /// within a scan of its arrival unless before its player pressed.
+    fn stepped_pawn_left(
+        &self,
+        stop: Square,
+        capturer: Square,
+        stepper: Color,
+        arrived: Millis,
+    ) -> Option<Millis> {
+        let seen_leaving = self
+            .lifts
+            .iter()
+            .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)
+            .map(|l| l.t_ms);
+        match seen_leaving {
+            Some(left) => {
+                let capturer_lifted = self
+                    .lifts
+                    .iter()
+                    .find(|l| l.sq == capturer && l.t_ms >= arrived)
+                    .map_or(Millis::MAX, |l| l.t_ms);
+                let before_press = self.pressed_at[stepper as usize].is_some_and(|p| p > left);
+                if left > capturer_lifted
+                    || (!before_press
+                        && left.saturating_sub(arrived) > self.config.report_reorder_ms)
+                {
+                    return None;
+                }
+                Some(left)
+            }
+            // The square went straight from the pawn to the capturer: every sample between
+            // showed the pawn, so it left within a scan of the capturer's arrival, and only
+            // an arrival within a scan of the step leaves room for the double step.
+            None => {
+                let replaced = self.last_seen[stop as usize].filter(|&t| t >= arrived)?;
+                if replaced.saturating_sub(arrived) > self.config.report_reorder_ms {
+                    return None;
+                }
+                Some(replaced)
+            }
+        }
+    }
+}

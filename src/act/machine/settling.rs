@@ -1,0 +1,146 @@
+//! When a move becomes final: completions by a press and the grace period.
+
+use shakmaty::{Bitboard, Color, Move, Position};
+
+use super::{Machine, REREAD_PLIES, ply_number};
+use crate::act::Event;
+use crate::act::touch::Lift;
+use crate::board::Millis;
+
+/// A clock press that completed a move, still within its grace period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Completion {
+    pub(super) by: Color,
+    pub(super) ply: usize,
+    pub(super) pressed: Millis,
+    /// Settled from this time on, once the board shows the game position.
+    pub(super) due: Millis,
+}
+
+impl Machine {
+    /// Makes a press-confirmed move final once its grace period is over.
+    pub(super) fn settle_completion(&mut self, now: Millis) {
+        if let Some(c) = self.completion
+            && now >= self.completion_due(c)
+            && !self.slide_may_continue(c.ply)
+            && !self.held_since_made(c.ply)
+            && !self.slide_reported_ahead(c.ply)
+        {
+            self.completion = None;
+            self.settle(c.ply.max(self.settled));
+        }
+    }
+
+    /// When a press-confirmed move becomes final: the grace period after the press, or after
+    /// the move's piece last arrived when the board reported it arriving after the press (a
+    /// slide that went on past the press may go on further).
+    pub(super) fn completion_due(&self, c: Completion) -> Millis {
+        let reached = self.reached_at.get(c.ply).copied().unwrap_or(0);
+        c.due
+            .max(reached.saturating_add(self.config.press_grace_ms))
+    }
+
+    /// True when the last recorded move is `ply`, its landing square was vacated again and
+    /// the opponent had lifted nothing before that: the piece may have only passed there.
+    /// After an opponent's lift the move was over; its landing square emptying is the next
+    /// move beginning.
+    pub(super) fn slide_may_continue(&self, ply: usize) -> bool {
+        if self.landing_stands(ply) {
+            return false;
+        }
+        let Some(played) = ply.checked_sub(1).and_then(|i| self.game.moves().get(i)) else {
+            return false;
+        };
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let vacated = self.last_seen[played.mv.to() as usize].unwrap_or(Millis::MAX);
+        let mover = self.game.positions()[ply - 1].turn();
+        !self
+            .lifts
+            .iter()
+            .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= vacated)
+    }
+
+    /// True when `ply` is the last recorded move and play has been held since just after it
+    /// was read (within a scan): its position never stood, so the move may have been a
+    /// knocked piece, and it stays open to revision until the board explains itself.
+    pub(super) fn held_since_made(&self, ply: usize) -> bool {
+        if self.held.is_none() || ply == 0 || ply != self.game.plies() {
+            return false;
+        }
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let mover = self.game.positions()[ply - 1].turn();
+        let occupied = self.game.position().board().occupied();
+        let since_made = |l: &&Lift| l.t_ms >= made && l.t_ms <= self.held_since;
+        // An opponent's piece lifted after one of the mover's that could take it is the
+        // victim of the mover's own hand, not a reply.
+        let taken_by_mover = |victim: &Lift| {
+            self.lifts.iter().filter(since_made).any(|l| {
+                l.piece.color == mover
+                    && l.t_ms <= victim.t_ms
+                    && shakmaty::attacks::attacks(l.sq, l.piece, occupied).contains(victim.sq)
+            })
+        };
+        let replied = self
+            .lifts
+            .iter()
+            .filter(since_made)
+            .any(|l| l.piece.color != mover && !taken_by_mover(l));
+        !replied && self.held_since <= made.saturating_add(self.config.report_reorder_ms)
+    }
+
+    /// False when the last recorded move is `ply` and a square it put a piece on differs
+    /// from the game again: the piece was lifted on, so the press does not confirm a square
+    /// it only passed through, and the move stays open to revision.
+    pub(super) fn landing_stands(&self, ply: usize) -> bool {
+        let Some(played) = self.game.moves().last() else {
+            return true;
+        };
+        if ply != self.game.plies() {
+            return true;
+        }
+        let landed = match played.mv {
+            Move::Castle { king, rook } => match played.mv.castling_side() {
+                Some(side) => {
+                    let color = self.game.positions()[ply - 1].turn();
+                    Bitboard::from(side.king_to(color)) | Bitboard::from(side.rook_to(color))
+                }
+                None => Bitboard::from(king) | Bitboard::from(rook),
+            },
+            m => Bitboard::from(m.to()),
+        };
+        let differing = self.sensed().diff(self.game.position().board());
+        (landed & differing).is_empty()
+    }
+
+    pub(super) fn settle(&mut self, plies: usize) {
+        self.settled = plies.min(self.game.plies());
+        if let Some(had_move) = self.had_move(self.settled) {
+            self.lifts.retain(|l| l.t_ms >= had_move);
+        }
+        let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
+        if let Some(&since) = self.reached_at.get(oldest_open) {
+            self.placements.retain(|&(_, _, t)| t >= since);
+        }
+    }
+
+    pub(super) fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
+        out.push(Event::MoveCompleted {
+            ply: ply_number(n),
+            side: by.into(),
+            t_ms: t,
+        });
+        self.completed = n;
+        if let Some(start) = self.turn_start.get_mut(n) {
+            *start = (*start).max(t);
+        }
+        // The board may still report the end of a slide made before the press: the move
+        // stays revisable for the grace period.
+        let now = self.now.max(t);
+        self.completion = Some(Completion {
+            by,
+            ply: n,
+            pressed: t,
+            due: now.saturating_add(self.config.press_grace_ms),
+        });
+    }
+}

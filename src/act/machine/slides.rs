@@ -1,0 +1,148 @@
+//! A piece that went on along its line after it was read as a move.
+
+use shakmaty::{Move, Position};
+
+use super::Machine;
+use super::doubts::Doubt;
+
+impl Machine {
+    /// A revision of the recorded move at position `k` by `m`, the same piece from the same
+    /// square going further, after it stood on the recorded square longer than
+    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms): no slide pauses that long, so it was released there
+    /// and moved again (4.7), or knocked on. Recorded as the longer move with a warning.
+    pub(super) fn carried_on_after_standing(&self, k: usize, m: Move) -> Option<Doubt> {
+        let recorded = self.game.moves().get(k)?.mv;
+        let carried_on = recorded.from() == m.from()
+            && recorded.role() == m.role()
+            && recorded.to() != m.to()
+            && !recorded.is_castle()
+            // A king waiting on its way for the rook is castling king first (4.4.1).
+            && !m.is_castle();
+        let arrived = self.reached_at.get(k + 1).copied()?;
+        let stood = self.now.saturating_sub(arrived);
+        (carried_on && stood > self.config.moved_on_ms).then_some(Doubt::MovedOn {
+            first: recorded,
+            stood_ms: stood,
+        })
+    }
+
+    /// A move `next` that carries on, along the same line, the piece the same player moved
+    /// two plies ago, within one scan of its arrival there: no hand moves twice around an
+    /// opponent's move that fast. The board sampled the slide's end late (a scan reports each
+    /// square in turn) and the opponent's reply in between. Returns the slide to its end and
+    /// the reply, when both are legal and leave the same board. Later than a scan, up to
+    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms), the same reading is taken with a 4.7 warning: a quick
+    /// second move looks the same.
+    pub(super) fn slide_seen_late(
+        &self,
+        k: usize,
+        next: Move,
+    ) -> Option<(Vec<Move>, Option<Doubt>)> {
+        // Once the opponent pressed for the reply, the clock says it is the player's turn:
+        // a move now is a move. A move no press confirmed stays open to this reading even
+        // when later moves settled it.
+        if k < 2 || (k - 2 < self.settled && self.completed > k - 2) {
+            return None;
+        }
+        let (first, slide) = self.carried_on_line(k, next)?;
+        let arrived = self.reached_at.get(k - 1).copied().unwrap_or(0);
+        let stood = self.now.saturating_sub(arrived);
+        // A press for the reply, even one still waiting for the board, makes it the player's
+        // turn: a move now is a move.
+        let mover = self.game.positions()[k - 2].turn();
+        let replied = self.reached_at.get(k).copied().unwrap_or(0);
+        // The piece went on when the board first showed it leaving or arriving; a press
+        // reported after that came too late to make it a new move.
+        let went_on = [next.from(), Some(next.to())]
+            .into_iter()
+            .flatten()
+            .filter_map(|sq| self.last_seen[sq as usize])
+            .min()
+            .unwrap_or(self.now);
+        let reply_pressed =
+            self.pressed_at[!mover as usize].is_some_and(|p| p > replied && p <= went_on);
+        if reply_pressed || stood > self.config.moved_on_ms {
+            return None;
+        }
+        let mut pos = self.game.positions()[k - 2].clone();
+        pos.play_unchecked(slide);
+        let reply = self.game.moves()[k - 1].mv;
+        pos.play_unchecked(reply);
+        let mut expected = self.game.positions()[k].clone();
+        expected.play_unchecked(next);
+        if pos.board() != expected.board() {
+            return None;
+        }
+        let quick = replied.saturating_sub(arrived);
+        let doubt = if quick < self.config.two_hands_threshold_ms {
+            Some(Doubt::QuickReply { reply, ms: quick })
+        } else {
+            // A press by the player for this move before the piece went on says he had let
+            // go of it, even when the board reported the piece's arrival after the press.
+            let began = self.reached_at.get(k - 2).copied().unwrap_or(0);
+            let pressed = self.pressed_at[mover as usize].is_some_and(|p| p > began);
+            // Seen going on only after the reply was complete, it may as well be a second
+            // move made at once: the same board either way.
+            let after_reply = went_on > replied;
+            (pressed || after_reply || stood > self.config.report_reorder_ms).then_some(
+                Doubt::MovedOn {
+                    first,
+                    stood_ms: stood,
+                },
+            )
+        };
+        Some((vec![slide, reply], doubt))
+    }
+
+    /// A move `next` by the player to move at position `k` that carries on, along the same
+    /// line, the piece of his last move, a move his press made final, and was begun sooner
+    /// after the reply was made than a hand answers: the board may have reported the first
+    /// move's end late, after the press and the reply ([`Machine::slide_seen_late`] without
+    /// the press). Both moves stay recorded, with a doubt.
+    pub(super) fn gone_on_at_once(&self, k: usize, next: Move) -> Option<Doubt> {
+        let (first, _) = self.carried_on_line(k, next)?;
+        let mover = self.game.positions()[k].turn();
+        let replied = self.reached_at.get(k).copied()?;
+        let began = self.first_lift(first.to(), mover, replied)?;
+        let ms = began - replied;
+        // A move also complete that soon gets the quick-reply warning instead.
+        let quick = self.config.two_hands_threshold_ms;
+        (ms < quick && self.now.saturating_sub(replied) >= quick).then_some(Doubt::GoneOnAtOnce {
+            first,
+            next,
+            ms,
+        })
+    }
+
+    /// When `next`, the move of the player to move at position `k`, carries the piece of his
+    /// move two plies before (a plain move) on along the same line: that move, and the one
+    /// longer move to where `next` ends, if it was legal and the opponent's reply legal
+    /// after it.
+    pub(super) fn carried_on_line(&self, k: usize, next: Move) -> Option<(Move, Move)> {
+        let first = self.game.moves().get(k.checked_sub(2)?)?.mv;
+        let Move::Normal {
+            role,
+            from,
+            capture: None,
+            to,
+            promotion: None,
+        } = first
+        else {
+            return None;
+        };
+        let carries_on = next.from() == Some(to)
+            && next.role() == role
+            && shakmaty::attacks::between(from, next.to()).contains(to);
+        if !carries_on {
+            return None;
+        }
+        let mut pos = self.game.positions()[k - 2].clone();
+        let longer = pos
+            .legal_moves()
+            .into_iter()
+            .find(|m| m.from() == Some(from) && m.to() == next.to() && m.promotion().is_none())?;
+        pos.play_unchecked(longer);
+        pos.is_legal(self.game.moves()[k - 1].mv)
+            .then_some((first, longer))
+    }
+}
