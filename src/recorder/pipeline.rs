@@ -7,13 +7,15 @@
 use shakmaty::{Color, Position};
 
 use crate::act::{Event, Machine, MachineConfig, Severity};
+use crate::board::ClockReading;
 use crate::board::dgt::DgtObserver;
+use crate::board::log_recovery::{FieldTrail, RecoveredRecord, recover, schedule};
 use crate::board::{Millis, Observation, ObservationKind, Snapshot};
 use crate::clock::{ClockState, TimeControl};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest, DrawClaim};
 use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
-use crate::wire::dgt::{Decoder, Message};
+use crate::wire::dgt::{ClockSide, Decoder, EepromLog, EepromRecord, Message};
 
 use super::config::{EventConfig, Player};
 
@@ -101,6 +103,38 @@ pub struct BoardPipeline {
     messages: Vec<Message>,
     observations: Vec<Observation>,
     started: bool,
+    /// Recovery of changes missed while the link was down, from the board's move log.
+    board_log: BoardLog,
+}
+
+/// What the pipeline keeps to recover missed changes from the board's EEPROM log.
+#[derive(Debug, Clone)]
+struct BoardLog {
+    /// Logs are used (the recorder's links ask for them in every handshake).
+    enabled: bool,
+    /// The field changes seen, in the board's own form.
+    trail: FieldTrail,
+    /// When the board was last heard before the current message.
+    last_heard_ms: Option<Millis>,
+    /// The gap the last handshake closed: last heard before it, and the handshake.
+    gap: Option<(Millis, Millis)>,
+    /// The last clock reading: when, and the remaining times of the left and right sides.
+    reading: Option<(Millis, ClockReading)>,
+    /// What each log told (recovered records or the refusal), for the journal.
+    reports: Vec<LogReport>,
+    /// Recovered observations are being passed on: their times are not observed.
+    untimed: bool,
+}
+
+/// What one EEPROM log told the pipeline, for the journal.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogReport {
+    /// When the log arrived.
+    pub t_ms: Millis,
+    /// The records recovered, each with the time given to it.
+    pub recovered: Vec<(Millis, RecoveredRecord)>,
+    /// Why the log was not used, if it was not.
+    pub refused: Option<String>,
 }
 
 impl BoardPipeline {
@@ -128,27 +162,149 @@ impl BoardPipeline {
             messages: Vec::new(),
             observations: Vec::new(),
             started: false,
+            board_log: BoardLog {
+                enabled: false,
+                trail: FieldTrail::new([0; 64]),
+                last_heard_ms: None,
+                gap: None,
+                reading: None,
+                reports: Vec::new(),
+                untimed: false,
+            },
         }
+    }
+
+    /// Recovers changes missed while the link was down from the board's EEPROM move log
+    /// whenever one arrives (the recorder's links ask for it in every handshake).
+    pub fn with_board_log(mut self) -> BoardPipeline {
+        self.board_log.enabled = true;
+        self
+    }
+
+    /// What the logs received since the last call told (for the journal).
+    pub fn take_log_reports(&mut self) -> Vec<LogReport> {
+        std::mem::take(&mut self.board_log.reports)
     }
 
     /// Feeds bytes received at `t_ms`; the events they cause are appended to `out`.
     pub fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8], out: &mut Vec<Event>) {
         self.messages.clear();
         self.decoder.push(bytes, &mut self.messages);
-        self.observations.clear();
-        for m in &self.messages {
+        let messages = std::mem::take(&mut self.messages);
+        for m in &messages {
+            if let Message::EepromMoves(records) = m
+                && self.board_log.enabled
+            {
+                self.recover_from_log(t_ms, records, out);
+                continue;
+            }
+            self.observations.clear();
             self.observer.on_message(t_ms, m, &mut self.observations);
+            self.follow_trail(t_ms, m);
+            let observations = std::mem::take(&mut self.observations);
+            self.take_observations(&observations, out);
+            self.observations = observations;
         }
-        let observations = std::mem::take(&mut self.observations);
-        for obs in &observations {
+        self.messages = messages;
+        self.check_flag(t_ms, out);
+    }
+
+    fn take_observations(&mut self, observations: &[Observation], out: &mut Vec<Event>) {
+        for obs in observations {
             self.observe(obs, out);
             // After the machine: a reading that completes a move settles that move's time.
             if let ObservationKind::ClockTimes(reading) = &obs.kind {
                 self.clock.observe_reading(obs.t_ms, reading);
+                self.board_log.reading = Some((obs.t_ms, *reading));
+            }
+            if matches!(obs.kind, ObservationKind::ClockPressed { .. }) {
+                self.board_log.trail.pressed();
             }
         }
-        self.observations = observations;
-        self.check_flag(t_ms, out);
+    }
+
+    /// Passes recovered observations on. Their times are estimates, not observed: the
+    /// judgments that rest on timing (7.4 "quicker than a reply", 7.5.4 two hands) are not
+    /// made from them (Laws 7.4, 7.5.4; a gap is never the players' fault).
+    fn take_recovered(&mut self, observations: &[Observation], out: &mut Vec<Event>) {
+        self.board_log.untimed = true;
+        self.take_observations(observations, out);
+        self.board_log.untimed = false;
+    }
+
+    /// Keeps the trail of field changes seen and the gap a handshake closes.
+    fn follow_trail(&mut self, t_ms: Millis, m: &Message) {
+        let log = &mut self.board_log;
+        match m {
+            &Message::FieldUpdate { field, piece } => log.trail.push(field, piece),
+            Message::BoardDump(fields) => log.trail.restart_if_different(*fields),
+            Message::Version { .. } => {
+                let from = log.last_heard_ms.unwrap_or(t_ms);
+                // A second handshake right after the first (prober, then link) keeps the gap.
+                if log.gap.is_none_or(|(_, to)| to < from) {
+                    log.gap = Some((from, t_ms));
+                }
+            }
+            _ => {}
+        }
+        log.last_heard_ms = Some(t_ms);
+    }
+
+    /// The board's move log arrived: the changes missed since the trail's last one are
+    /// recovered and passed on in their true order, marked as recovered, before anything
+    /// received after the log.
+    fn recover_from_log(&mut self, t_ms: Millis, records: &[EepromRecord], out: &mut Vec<Event>) {
+        let log = EepromLog::from_records(records);
+        let (from, to) = self
+            .board_log
+            .gap
+            .take()
+            .unwrap_or((self.board_log.last_heard_ms.unwrap_or(t_ms), t_ms));
+        let mut report = LogReport {
+            t_ms,
+            recovered: Vec::new(),
+            refused: None,
+        };
+        match recover(&self.board_log.trail, &log, None) {
+            Err(refusal) => {
+                tracing::warn!("board's move log not used: {refusal}");
+                report.refused = Some(refusal.to_string());
+            }
+            Ok(recovery) => {
+                let reading = self.board_log.reading.and_then(|(t, r)| {
+                    let white_left = self.observer.white_side()? == ClockSide::Left;
+                    let sides = if white_left {
+                        [r.white_ms, r.black_ms]
+                    } else {
+                        [r.black_ms, r.white_ms]
+                    };
+                    Some((t, sides))
+                });
+                let times = schedule(&recovery.records, from, to.max(from + 1), reading);
+                for (&t, record) in times.iter().zip(&recovery.records) {
+                    report.recovered.push((t, *record));
+                    self.observations.clear();
+                    match *record {
+                        RecoveredRecord::Field { field, piece, .. } => {
+                            let m = Message::FieldUpdate { field, piece };
+                            self.observer.on_message(t, &m, &mut self.observations);
+                            self.board_log.trail.push(field, piece);
+                        }
+                        RecoveredRecord::Press { halted, .. } => {
+                            let by = self.observer.recovered_press(halted);
+                            self.observations.push(Observation {
+                                t_ms: t,
+                                kind: ObservationKind::ClockPressed { by },
+                            });
+                        }
+                    }
+                    let observations = std::mem::take(&mut self.observations);
+                    self.take_recovered(&observations, out);
+                    self.observations = observations;
+                }
+            }
+        }
+        self.board_log.reports.push(report);
     }
 
     /// Passes one observation to the machine.
@@ -167,6 +323,11 @@ impl BoardPipeline {
         events.clear();
         step(&mut self.machine, &mut events);
         for mut event in events.drain(..) {
+            let timing =
+                matches!(&event, Event::Alert(a) if a.article == "7.4" || a.article == "7.5.4");
+            if self.board_log.untimed && timing {
+                continue;
+            }
             if self.resuming && matches!(event, Event::GameStart { .. }) {
                 self.resuming = false;
                 continue;
