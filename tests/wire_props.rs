@@ -8,7 +8,8 @@ use touchmove::wire::dgt::bus::{
 };
 use touchmove::wire::dgt::{
     BatteryStatus, ClockAck, ClockCommand, ClockMessage, ClockSide, ClockStatus, ClockTimes,
-    Command, CommandDecoder, Decoder, EepromRecord, Hms, MAX_FRAME_LEN, Message, SideTime,
+    Command, CommandDecoder, Decoder, EepromLog, EepromRecord, Hms, LogEnd, MAX_FRAME_LEN, Message,
+    SideTime,
 };
 
 fn side_time() -> impl Strategy<Value = SideTime> {
@@ -472,4 +473,52 @@ fn the_command_decoder_skips_garbage_and_keeps_the_commands_after_it() {
         ]
     );
     assert_eq!(decoder.skipped_bytes(), 3 + 2 + 4);
+}
+
+proptest! {
+    /// Garbage never panics the log decoder, and whatever it returns lies inside the bytes.
+    #[test]
+    fn eeprom_log_decoding_survives_garbage(data in prop::collection::vec(0u8..0x80, 0..600)) {
+        let log = EepromLog::decode(&data);
+        for entry in &log.entries {
+            prop_assert!(entry.offset < data.len());
+            prop_assert!(!matches!(entry.record, EepromRecord::Unknown(_)));
+        }
+        if let LogEnd::Unknown { offset, byte } = log.end {
+            prop_assert_eq!(data[offset], byte);
+        }
+    }
+
+    /// A well-formed log cut anywhere decodes to a prefix of its records, marked incomplete.
+    #[test]
+    fn a_truncated_eeprom_log_is_a_prefix_marked_incomplete(
+        records in prop::collection::vec(eeprom_record(), 0..80),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let records: Vec<EepromRecord> = records
+            .into_iter()
+            .filter(|r| !matches!(r, EepromRecord::Unknown(_) | EepromRecord::EndOfLog))
+            .collect();
+        let mut data = Vec::new();
+        for r in &records {
+            r.encode_into(&mut data);
+        }
+        data.push(0x6B);
+        let whole = EepromLog::decode(&data);
+        prop_assert_eq!(whole.end, LogEnd::EndOfLog);
+        let kept: Vec<EepromRecord> = records
+            .iter()
+            .copied()
+            .filter(|r| !matches!(r, EepromRecord::Nop | EepromRecord::Nop2))
+            .collect();
+        prop_assert_eq!(whole.entries.iter().map(|e| e.record).collect::<Vec<_>>(), kept.clone());
+        let cut = cut.index(data.len());
+        let part = EepromLog::decode(&data[..cut]);
+        prop_assert!(!part.end.complete());
+        let got: Vec<EepromRecord> = part.entries.iter().map(|e| e.record).collect();
+        prop_assert!(got.len() <= kept.len());
+        if part.skipped_lead == 0 {
+            prop_assert_eq!(&got[..], &kept[..got.len()]);
+        }
+    }
 }

@@ -153,6 +153,19 @@ impl DgtObserver {
         self.white_side = Some(side);
     }
 
+    /// A lever press recovered from the board's log (`halted` stopped): the player who
+    /// pressed, and the side running after it, so that the next clock reading is not taken
+    /// for another press.
+    pub fn recovered_press(&mut self, halted: ClockSide) -> Color {
+        self.last_running = Some(halted.opposite());
+        let white = self.white_side.unwrap_or(ClockSide::Left);
+        if halted == white {
+            Color::White
+        } else {
+            Color::Black
+        }
+    }
+
     /// The pieces on the board now, in game coordinates.
     pub fn board(&self) -> Board {
         board_from_fields(&self.fields, self.orientation)

@@ -6,6 +6,7 @@
 //! orientation mapping happens before observations reach the act-of-moving machine.
 
 pub mod dgt;
+pub mod log_recovery;
 pub mod orientation;
 
 use serde::{Deserialize, Serialize};

@@ -38,6 +38,27 @@ pub enum BenchCommand {
     /// hand-and-sensor model (`sim::independent_hands`) and the machine, prints JSON figures
     /// (exact, alerted, silently wrong, lost and wrong moves) and the first failures.
     Crosscheck(CrosscheckArgs),
+    /// Outage: virtual boards unplugged together mid-game while the players go on, over real
+    /// pseudo-terminals and the real recorder; prints JSON figures (games recorded exactly,
+    /// with a wrong move, stopped short) with the boards' EEPROM move logs on or off.
+    Outage(OutageArgs),
+}
+
+/// Arguments of `touchmove bench outage`.
+#[derive(Debug, clap::Args)]
+pub struct OutageArgs {
+    /// Boards unplugged together.
+    #[arg(long, default_value_t = 8)]
+    pub boards: usize,
+    /// Wall-clock seconds they stay unplugged.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// How many times faster than real time the boards play.
+    #[arg(long, default_value_t = 4.0)]
+    pub speed: f64,
+    /// The boards keep no EEPROM move log (a board without one).
+    #[arg(long)]
+    pub no_log: bool,
 }
 
 /// Arguments of `touchmove bench crosscheck`.
@@ -191,6 +212,21 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
             }
         }
         BenchCommand::Crosscheck(args) => crosscheck_games(&args),
+        BenchCommand::Outage(args) => {
+            let run = crate::recorder::outage_bench::OutageRun {
+                boards: args.boards,
+                unplugged_s: args.seconds,
+                speed: args.speed,
+                eeprom_log: !args.no_log,
+            };
+            match crate::recorder::outage_bench::run(run) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("touchmove bench outage: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         BenchCommand::Boards(args) => {
             match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -366,7 +366,7 @@ impl Rebuild {
                         key,
                         NodeBoard {
                             owner: layout.recorder.clone(),
-                            pipeline: BoardPipeline::new(tags, control.clone()),
+                            pipeline: BoardPipeline::new(tags, control.clone()).with_board_log(),
                             pending_events: 0,
                             summary: None,
                             pgn: String::new(),

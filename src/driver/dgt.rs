@@ -65,6 +65,12 @@ pub struct LinkConfig {
     pub update_mode: UpdateMode,
     /// When the board is re-read with a full dump to correct lost field updates.
     pub verify: VerifyConfig,
+    /// Read the board's EEPROM move log (0x49 → 0x8F) in every handshake, so that the changes
+    /// made while the link was down can be recovered from it (`board::log_recovery`).
+    pub read_log: bool,
+    /// How long to wait for the log (≈ 8 s at 9600 baud); a board without the log never
+    /// answers, and the handshake goes on without it.
+    pub log_timeout: Duration,
 }
 
 impl LinkConfig {
@@ -92,6 +98,8 @@ impl Default for LinkConfig {
             give_up_after: None,
             update_mode: UpdateMode::Nice,
             verify: VerifyConfig::default(),
+            read_log: true,
+            log_timeout: Duration::from_secs(12),
         }
     }
 }
@@ -312,6 +320,8 @@ struct Session<'a> {
     probed: bool,
     /// Decides when to re-read the board; active once connected.
     verifier: Verifier,
+    /// An EE_MOVES frame has begun to arrive.
+    log_started: bool,
 }
 
 impl<'a> Session<'a> {
@@ -325,6 +335,7 @@ impl<'a> Session<'a> {
             last_rx: Instant::now(),
             probed: false,
             verifier: Verifier::new(VerifyConfig::off(), 0),
+            log_started: false,
         }
     }
 
@@ -375,7 +386,11 @@ impl<'a> Session<'a> {
             UpdateMode::Full => Command::SendUpdate,
             UpdateMode::BoardOnly => Command::SendUpdateBoard,
         };
-        self.write(&mode.encode()).await?;
+        if self.link.config.read_log {
+            self.read_log(&mode).await?;
+        } else {
+            self.write(&mode.encode()).await?;
+        }
         self.write(&Command::SendBoard.encode()).await?;
         let dump = self
             .wait_for(timeout, |m| {
@@ -410,6 +425,56 @@ impl<'a> Session<'a> {
             self.clock_action(action).await?;
         }
         Ok(())
+    }
+
+    /// Asks for the EEPROM move log before setting the update mode `mode`: the board takes
+    /// the log as it stands, and the changes made during the ≈ 8 s download follow it as
+    /// field updates, in order. A board that has not begun to answer within the reply timeout
+    /// has no log: the mode is set without it.
+    async fn read_log(&mut self, mode: &Command) -> Result<(), End> {
+        self.log_started = false;
+        self.write(&Command::SendEepromMoves.encode()).await?;
+        let whole = |m: &Message| matches!(m, Message::EepromMoves(_)).then_some(());
+        let timeout = self.link.config.reply_timeout;
+        let mut log = self.wait_for_log_start(timeout).await?;
+        self.write(&mode.encode()).await?;
+        if log.is_none() && self.log_started {
+            log = self.wait_for(self.link.config.log_timeout, whole).await?;
+        }
+        if log.is_none() {
+            tracing::warn!(
+                port = %self.port_name(),
+                "the board sent no move log; changes made while the link was down can only be \
+                 read from its position"
+            );
+        }
+        Ok(())
+    }
+
+    /// Waits until the log has arrived (`Some`), or has begun to arrive or `timeout` passed
+    /// (`None`; `log_started` tells which).
+    async fn wait_for_log_start(&mut self, timeout: Duration) -> Result<Option<()>, End> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_input(deadline).await {
+                Input::Chunk(data) => {
+                    self.take_chunk(data).await?;
+                    if self
+                        .messages
+                        .iter()
+                        .any(|m| matches!(m, Message::EepromMoves(_)))
+                    {
+                        return Ok(Some(()));
+                    }
+                    if self.log_started {
+                        return Ok(None);
+                    }
+                }
+                Input::Request(request) => self.request(request).await?,
+                Input::Timer => return Ok(None),
+                Input::End(end) => return Err(end),
+            }
+        }
     }
 
     /// Reads until a decoded message satisfies `pick` or `timeout` passes.
@@ -515,6 +580,8 @@ impl<'a> Session<'a> {
         self.probed = false;
         self.messages.clear();
         self.decoder.push(&data, &mut self.messages);
+        // Only message ids have the high bit set: this is the start of an EE_MOVES frame.
+        self.log_started |= data.contains(&EE_MOVES_ID);
         match self.held.as_mut() {
             Some(held) => held.push((t_ms, data)),
             None => self
@@ -611,6 +678,9 @@ fn acknowledged_command(message: &Message) -> Option<u8> {
         _ => None,
     }
 }
+
+/// The message id of EE_MOVES on the wire.
+const EE_MOVES_ID: u8 = 0x8F;
 
 /// The clock command id of the DGT3000/XL version request.
 const VERSION_CLOCK_COMMAND: u8 = 0x09;

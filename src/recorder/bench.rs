@@ -71,6 +71,18 @@ pub fn spawn_boards(
     base_ms: u64,
     increment_ms: u64,
 ) -> std::io::Result<Vec<VirtualBoard>> {
+    spawn_boards_with_log(dir, scripts, speed, base_ms, increment_ms, true)
+}
+
+/// [`spawn_boards`], with the boards' EEPROM move log on or off.
+pub fn spawn_boards_with_log(
+    dir: &Path,
+    scripts: Vec<Vec<Observation>>,
+    speed: f64,
+    base_ms: u64,
+    increment_ms: u64,
+    eeprom_log: bool,
+) -> std::io::Result<Vec<VirtualBoard>> {
     scripts
         .into_iter()
         .enumerate()
@@ -80,6 +92,7 @@ pub fn spawn_boards(
             config.base_time_ms = base_ms;
             config.increment_ms = increment_ms;
             config.serial = format!("{:05}", 10_000 + i);
+            config.eeprom_log = eeprom_log;
             VirtualBoard::spawn(config)
         })
         .collect()
@@ -114,10 +127,10 @@ pub fn resident_bytes() -> u64 {
 }
 
 /// A scratch folder removed when dropped.
-struct BenchDir(PathBuf);
+pub(crate) struct BenchDir(PathBuf);
 
 impl BenchDir {
-    fn create(boards: usize) -> std::io::Result<BenchDir> {
+    pub(crate) fn create(boards: usize) -> std::io::Result<BenchDir> {
         let path = std::env::temp_dir().join(format!(
             "touchmove-bench-boards-{}-{boards}",
             std::process::id()
@@ -127,7 +140,7 @@ impl BenchDir {
         Ok(BenchDir(path))
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }

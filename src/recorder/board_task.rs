@@ -20,6 +20,9 @@ use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
 
+/// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
+pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
+
 /// What the recorder asks of a board task.
 pub(crate) enum BoardCommand {
     /// Apply an arbiter request and answer.
@@ -64,7 +67,7 @@ impl BoardTask {
         history: History,
     ) -> BoardTask {
         let tags = GameTags::new(&shared.config, board.number);
-        let mut pipeline = BoardPipeline::new(tags, control);
+        let mut pipeline = BoardPipeline::new(tags, control).with_board_log();
         // The feed gets the events and the accepted arbiter actions in the order they
         // happened, as it did live: an action settles only the alerts raised before it.
         let mut replayed = Vec::new();
@@ -89,6 +92,8 @@ impl BoardTask {
                 }
             }
         }
+        // Journalled when they were first made.
+        pipeline.take_log_reports();
         pipeline.tick(shared.session.now_ms(), &mut events);
         replayed.extend(events.drain(..).map(Replayed::Event));
         let tags = GameTags::new(&shared.config, board.number);
@@ -389,6 +394,18 @@ impl BoardTask {
             record: Record::Bytes(data),
         });
         entries.extend(events.iter().map(|e| self.event_entry(t_ms, e)));
+        // What the board's move log told (recovered records or why it was not used); the
+        // log's own bytes are in the chunk above.
+        for report in self.pipeline.take_log_reports() {
+            entries.push(NewEntry {
+                board: Some(self.key.clone()),
+                t_ms,
+                record: Record::Metadata {
+                    key: BOARD_LOG_REPORT.to_string(),
+                    value: serde_json::to_value(&report).unwrap_or_default(),
+                },
+            });
+        }
         if self.commit(entries).await {
             self.release_held_game();
         } else if !was_live && self.pipeline.live() && !self.holding_new_game {

@@ -75,6 +75,7 @@ pub mod channel;
 pub mod config;
 mod discovery;
 pub mod layout;
+pub mod outage_bench;
 pub mod pairings;
 pub mod pipeline;
 mod replay;

@@ -10,6 +10,7 @@
 //! while unplugged. It can also lose chosen field updates on purpose
 //! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
 
+pub mod memory;
 pub mod timeline;
 
 use std::collections::VecDeque;
@@ -26,10 +27,12 @@ use crate::board::dgt::{code_from_piece, fields_from_board};
 use crate::board::orientation::Orientation;
 use crate::board::{Observation, ObservationKind};
 use crate::sim::pty::{Pty, StablePath};
+use crate::wire::dgt::EepromRecord;
 use crate::wire::dgt::{
-    ClockAck, ClockCommand, ClockMessage, ClockStatus, ClockTimes, Command, CommandDecoder,
-    Message, SideTime,
+    ClockAck, ClockCommand, ClockMessage, ClockSide, ClockStatus, ClockTimes, Command,
+    CommandDecoder, Message, SideTime,
 };
+use memory::BoardMemory;
 
 /// When the virtual board starts playing its script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,6 +80,9 @@ pub struct VirtualBoardConfig {
     /// noise would lose them): the board's own picture changes, so a later board dump shows
     /// the change, but no field update is written for it. Empty by default.
     pub lose_updates: Vec<usize>,
+    /// The board keeps its EEPROM move log ([`memory::BoardMemory`]) and answers the log
+    /// request (0x49). Off, it never answers that request, like a board without the log.
+    pub eeprom_log: bool,
 }
 
 impl VirtualBoardConfig {
@@ -99,6 +105,7 @@ impl VirtualBoardConfig {
             serial: "01025".to_string(),
             log_traffic: false,
             lose_updates: Vec::new(),
+            eeprom_log: true,
         }
     }
 }
@@ -154,7 +161,10 @@ impl VirtualBoard {
             emitted: Vec::new(),
             commands: Vec::new(),
         }));
+        let mut memory = BoardMemory::blank();
+        memory.power_up(&fields);
         let task = BoardTask {
+            memory,
             clock: ClockState::new(&config),
             script: config.script.iter().cloned().collect(),
             config,
@@ -430,6 +440,8 @@ impl ClockState {
 
 struct BoardTask {
     config: VirtualBoardConfig,
+    /// The EEPROM move log: every change and press, connected or not.
+    memory: BoardMemory,
     pty: Option<Pty>,
     link: StablePath,
     fields: [u8; 64],
@@ -616,6 +628,11 @@ impl BoardTask {
                 self.send(Message::BusAddress(address)).await;
             }
             Command::Clock(clock) => self.on_clock_command(clock).await,
+            Command::SendEepromMoves if self.config.eeprom_log => {
+                let dump = self.memory.download();
+                self.send(Message::EepromMoves(EepromRecord::parse_all(&dump)))
+                    .await;
+            }
             _ => {}
         }
     }
@@ -683,6 +700,20 @@ impl BoardTask {
                 }
             }
             ObservationKind::ClockPressed { by } => {
+                self.clock.settle(game_ms);
+                if self.clock.running == Some(by) {
+                    let remaining = match by {
+                        Color::White => self.clock.white_ms,
+                        Color::Black => self.clock.black_ms,
+                    };
+                    let white_left = self.config.white_on_clock_left;
+                    let halted = if (by == Color::White) == white_left {
+                        ClockSide::Left
+                    } else {
+                        ClockSide::Right
+                    };
+                    self.memory.lever_changed(halted, remaining);
+                }
                 self.clock.press(by, game_ms);
                 self.send_clock(true).await;
             }
@@ -710,6 +741,9 @@ impl BoardTask {
         }
         self.fields[field] = code;
         lock(&self.shared).fields = self.fields;
+        let game_ms = self.game_ms();
+        self.memory
+            .field_changed(u8::try_from(field).unwrap_or(0), code, game_ms);
         if report && self.mode.sends_fields() {
             let field = u8::try_from(field).unwrap_or(0);
             self.send(Message::FieldUpdate { field, piece: code }).await;

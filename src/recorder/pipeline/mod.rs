@@ -8,6 +8,7 @@
 //! penalties, claims, corrections of the moves) are in `arbiter`.
 
 mod arbiter;
+mod board_log;
 #[cfg(test)]
 mod tests;
 
@@ -22,6 +23,8 @@ use crate::rules::Game;
 use crate::wire::dgt::{Decoder, Message};
 
 use super::config::{EventConfig, Player};
+use board_log::BoardLog;
+pub use board_log::LogReport;
 
 /// The tags that identify a board's game for its lifetime (lichess matches games on them).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +110,8 @@ pub struct BoardPipeline {
     messages: Vec<Message>,
     observations: Vec<Observation>,
     started: bool,
+    /// Recovery of changes missed while the link was down, from the board's move log.
+    board_log: BoardLog,
 }
 
 impl BoardPipeline {
@@ -134,27 +139,57 @@ impl BoardPipeline {
             messages: Vec::new(),
             observations: Vec::new(),
             started: false,
+            board_log: BoardLog::new(),
         }
+    }
+
+    /// Recovers changes missed while the link was down from the board's EEPROM move log
+    /// whenever one arrives (the recorder's links ask for it in every handshake).
+    pub fn with_board_log(mut self) -> BoardPipeline {
+        self.board_log.enabled = true;
+        self
+    }
+
+    /// What the logs received since the last call told (for the journal).
+    pub fn take_log_reports(&mut self) -> Vec<LogReport> {
+        std::mem::take(&mut self.board_log.reports)
     }
 
     /// Feeds bytes received at `t_ms`; the events they cause are appended to `out`.
     pub fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8], out: &mut Vec<Event>) {
         self.messages.clear();
         self.decoder.push(bytes, &mut self.messages);
-        self.observations.clear();
-        for m in &self.messages {
+        let messages = std::mem::take(&mut self.messages);
+        for m in &messages {
+            if let Message::EepromMoves(records) = m
+                && self.board_log.enabled
+            {
+                self.recover_from_log(t_ms, records, out);
+                continue;
+            }
+            self.observations.clear();
             self.observer.on_message(t_ms, m, &mut self.observations);
+            self.follow_trail(t_ms, m);
+            let observations = std::mem::take(&mut self.observations);
+            self.take_observations(&observations, out);
+            self.observations = observations;
         }
-        let observations = std::mem::take(&mut self.observations);
-        for obs in &observations {
+        self.messages = messages;
+        self.check_flag(t_ms, out);
+    }
+
+    fn take_observations(&mut self, observations: &[Observation], out: &mut Vec<Event>) {
+        for obs in observations {
             self.observe(obs, out);
             // After the machine: a reading that completes a move settles that move's time.
             if let ObservationKind::ClockTimes(reading) = &obs.kind {
                 self.clock.observe_reading(obs.t_ms, reading);
+                self.board_log.reading = Some((obs.t_ms, *reading));
+            }
+            if matches!(obs.kind, ObservationKind::ClockPressed { .. }) {
+                self.board_log.trail.pressed();
             }
         }
-        self.observations = observations;
-        self.check_flag(t_ms, out);
     }
 
     /// Passes one observation to the machine.
@@ -173,6 +208,11 @@ impl BoardPipeline {
         events.clear();
         step(&mut self.machine, &mut events);
         for mut event in events.drain(..) {
+            let timing =
+                matches!(&event, Event::Alert(a) if a.article == "7.4" || a.article == "7.5.4");
+            if self.board_log.untimed && timing {
+                continue;
+            }
             if self.resuming && matches!(event, Event::GameStart { .. }) {
                 self.resuming = false;
                 continue;

@@ -165,3 +165,217 @@ fn parse_one(d: &[u8]) -> (EepromRecord, usize) {
         _ => unknown,
     }
 }
+
+/// Size of the board's EEPROM ring as dumped by EE_MOVES (data bytes of one 0x8F message).
+pub const EEPROM_LOG_BYTES: usize = 0x1F00;
+
+/// Why decoding of a log stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "end", rename_all = "snake_case")]
+pub enum LogEnd {
+    /// The end-of-log tag (0x6B) was reached: the log is complete.
+    EndOfLog,
+    /// The bytes ran out before the end-of-log tag, or inside a record.
+    Truncated {
+        /// Offset in the dump where decoding stopped.
+        offset: usize,
+    },
+    /// A byte that starts no record the documents describe (or a record with impossible
+    /// contents): nothing after it is trusted, since the record boundaries are lost.
+    Unknown {
+        /// Offset of the byte in the dump.
+        offset: usize,
+        /// The byte.
+        byte: u8,
+    },
+}
+
+impl LogEnd {
+    /// True when the whole log was read.
+    pub fn complete(self) -> bool {
+        self == LogEnd::EndOfLog
+    }
+
+    /// Why the log is incomplete, in words (empty reason for a complete log).
+    pub fn reason(self) -> String {
+        match self {
+            LogEnd::EndOfLog => String::new(),
+            LogEnd::Truncated { offset } => {
+                format!("the log is cut short at byte {offset} (no end-of-log tag)")
+            }
+            LogEnd::Unknown { offset, byte } => format!(
+                "byte {offset} of the log (0x{byte:02X}) starts no known record; the rest is \
+                 not trusted"
+            ),
+        }
+    }
+}
+
+/// One record of a decoded log and where it starts in the dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LogEntry {
+    /// Offset of the record's first byte in the dump.
+    pub offset: usize,
+    /// The record (never [`EepromRecord::Unknown`] nor a no-operation).
+    pub record: EepromRecord,
+}
+
+/// An EEPROM log decoded defensively, oldest record first: no-operation fillers are left
+/// out, and decoding stops at the end-of-log tag, at the first byte that starts no known
+/// record, or where the bytes run out ([`EepromLog::end`] says which).
+///
+/// A ring that wrapped may begin inside an overwritten record: when decoding from the first
+/// byte meets an unknown record, up to two leading bytes are skipped if decoding from there
+/// reaches the end-of-log tag cleanly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EepromLog {
+    /// The records, oldest first.
+    pub entries: Vec<LogEntry>,
+    /// Why decoding stopped.
+    pub end: LogEnd,
+    /// Leading bytes skipped as the remains of an overwritten record.
+    pub skipped_lead: usize,
+}
+
+impl EepromLog {
+    /// Decodes the data bytes of an EE_MOVES message (or a bus FROM_START reply).
+    pub fn decode(data: &[u8]) -> EepromLog {
+        let from_start = decode_from(data, 0);
+        if from_start.end.complete() {
+            return from_start;
+        }
+        (1..=2.min(data.len()))
+            .map(|lead| decode_from(data, lead))
+            .find(|log| log.end.complete())
+            .unwrap_or(from_start)
+    }
+
+    /// Decodes records already split by [`EepromRecord::parse_all`] (as carried by
+    /// [`crate::wire::dgt::Message::EepromMoves`]).
+    pub fn from_records(records: &[EepromRecord]) -> EepromLog {
+        let mut bytes = Vec::with_capacity(records.len() * 2);
+        for record in records {
+            record.encode_into(&mut bytes);
+        }
+        EepromLog::decode(&bytes)
+    }
+}
+
+fn decode_from(data: &[u8], lead: usize) -> EepromLog {
+    let mut entries = Vec::new();
+    let mut offset = lead;
+    let end = loop {
+        let Some(rest) = data.get(offset..).filter(|r| !r.is_empty()) else {
+            break LogEnd::Truncated { offset };
+        };
+        let (record, used) = parse_one(rest);
+        match record {
+            EepromRecord::EndOfLog => break LogEnd::EndOfLog,
+            EepromRecord::Unknown(byte) => {
+                let cut_short = offset + record_len(byte) > data.len();
+                break if cut_short {
+                    LogEnd::Truncated { offset }
+                } else {
+                    LogEnd::Unknown { offset, byte }
+                };
+            }
+            EepromRecord::Nop | EepromRecord::Nop2 => {}
+            record => entries.push(LogEntry { offset, record }),
+        }
+        offset += used;
+    };
+    EepromLog {
+        entries,
+        end,
+        skipped_lead: lead,
+    }
+}
+
+/// The length a record starting with `byte` would have.
+fn record_len(byte: u8) -> usize {
+    match byte {
+        0x40..=0x5F => 2,
+        0x60..=0x69 | 0x70..=0x79 => 3,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(field: u8, piece: u8) -> EepromRecord {
+        EepromRecord::FieldChange {
+            field,
+            piece,
+            quick: false,
+        }
+    }
+
+    #[test]
+    fn a_log_decodes_to_its_records_and_ends_at_the_end_tag() {
+        let data = [
+            0x00, 0x00, 0x7F, 0x6A, 0x41, 0x34, 0x70, 0x12, 0x34, 0x6B, 0x00,
+        ];
+        let log = EepromLog::decode(&data);
+        assert_eq!(log.end, LogEnd::EndOfLog);
+        let records: Vec<_> = log.entries.iter().map(|e| e.record).collect();
+        assert_eq!(
+            records,
+            vec![
+                EepromRecord::PowerUp,
+                field(0x34, 1),
+                EepromRecord::ClockTime {
+                    side: ClockSide::Left,
+                    hours: 0,
+                    minutes: 12,
+                    seconds: 34
+                }
+            ]
+        );
+        assert_eq!(log.entries[1].offset, 4);
+    }
+
+    #[test]
+    fn an_unknown_record_ends_decoding_with_its_offset() {
+        let log = EepromLog::decode(&[0x41, 0x34, 0x41, 0x70, 0x42, 0x10, 0x6B]);
+        assert_eq!(
+            log.end,
+            LogEnd::Unknown {
+                offset: 2,
+                byte: 0x41
+            }
+        );
+        assert_eq!(log.entries.len(), 1);
+        assert!(!log.end.reason().is_empty());
+    }
+
+    #[test]
+    fn a_record_cut_short_is_a_truncation() {
+        assert_eq!(
+            EepromLog::decode(&[0x41, 0x34, 0x71, 0x12]).end,
+            LogEnd::Truncated { offset: 2 }
+        );
+        assert_eq!(
+            EepromLog::decode(&[0x41, 0x34]).end,
+            LogEnd::Truncated { offset: 2 }
+        );
+        assert_eq!(EepromLog::decode(&[]).end, LogEnd::Truncated { offset: 0 });
+    }
+
+    #[test]
+    fn the_remains_of_an_overwritten_record_at_the_start_are_skipped() {
+        // The last two bytes of a clock record (0x33 is no record) before a clean log.
+        let log = EepromLog::decode(&[0x33, 0x07, 0x41, 0x34, 0x6B]);
+        assert_eq!(log.end, LogEnd::EndOfLog);
+        assert_eq!(log.skipped_lead, 2);
+        assert_eq!(log.entries.len(), 1);
+    }
+
+    #[test]
+    fn records_split_by_the_message_decoder_give_the_same_log() {
+        let data = [0x6A, 0x41, 0x34, 0x60, 0x05, 0x09, 0x6E, 0x6B];
+        let records = EepromRecord::parse_all(&data);
+        assert_eq!(EepromLog::from_records(&records), EepromLog::decode(&data));
+    }
+}

@@ -21,6 +21,6 @@ pub use clock::{
 };
 pub use command::{ClockCommand, Command, CommandDecoder, Hms};
 pub use decoder::Decoder;
-pub use eeprom::EepromRecord;
+pub use eeprom::{EEPROM_LOG_BYTES, EepromLog, EepromRecord, LogEnd, LogEntry};
 pub use frame::MAX_FRAME_LEN;
 pub use message::{BatteryStatus, Message, piece_char};

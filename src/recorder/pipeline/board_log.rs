@@ -1,0 +1,147 @@
+//! Changes missed while the link was down, recovered from the board's EEPROM move log
+//! (DGT `EE_MOVES`): the pipeline keeps a trail of the field changes it saw, and when a log
+//! arrives it passes the changes after that trail on in their true order, before anything
+//! received after the log.
+
+use crate::act::Event;
+use crate::board::log_recovery::{FieldTrail, RecoveredRecord, recover, schedule};
+use crate::board::{ClockReading, Millis, Observation, ObservationKind};
+use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Message};
+
+use super::BoardPipeline;
+
+/// What the pipeline keeps to recover missed changes from the board's EEPROM log.
+#[derive(Debug, Clone)]
+pub(super) struct BoardLog {
+    /// Logs are used (the recorder's links ask for them in every handshake).
+    pub(super) enabled: bool,
+    /// The field changes seen, in the board's own form.
+    pub(super) trail: FieldTrail,
+    /// When the board was last heard before the current message.
+    pub(super) last_heard_ms: Option<Millis>,
+    /// The gap the last handshake closed: last heard before it, and the handshake.
+    pub(super) gap: Option<(Millis, Millis)>,
+    /// The last clock reading: when, and the remaining times of the left and right sides.
+    pub(super) reading: Option<(Millis, ClockReading)>,
+    /// What each log told (recovered records or the refusal), for the journal.
+    pub(super) reports: Vec<LogReport>,
+    /// Recovered observations are being passed on: their times are not observed.
+    pub(super) untimed: bool,
+}
+
+/// What one EEPROM log told the pipeline, for the journal.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogReport {
+    /// When the log arrived.
+    pub t_ms: Millis,
+    /// The records recovered, each with the time given to it.
+    pub recovered: Vec<(Millis, RecoveredRecord)>,
+    /// Why the log was not used, if it was not.
+    pub refused: Option<String>,
+}
+
+impl BoardLog {
+    /// A log recovery that is off until [`BoardPipeline::with_board_log`] turns it on.
+    pub(super) fn new() -> BoardLog {
+        BoardLog {
+            enabled: false,
+            trail: FieldTrail::new([0; 64]),
+            last_heard_ms: None,
+            gap: None,
+            reading: None,
+            reports: Vec::new(),
+            untimed: false,
+        }
+    }
+}
+
+impl BoardPipeline {
+    /// Passes recovered observations on. Their times are estimates, not observed: the
+    /// judgments that rest on timing (7.4 "quicker than a reply", 7.5.4 two hands) are not
+    /// made from them (Laws 7.4, 7.5.4; a gap is never the players' fault).
+    pub(super) fn take_recovered(&mut self, observations: &[Observation], out: &mut Vec<Event>) {
+        self.board_log.untimed = true;
+        self.take_observations(observations, out);
+        self.board_log.untimed = false;
+    }
+
+    /// Keeps the trail of field changes seen and the gap a handshake closes.
+    pub(super) fn follow_trail(&mut self, t_ms: Millis, m: &Message) {
+        let log = &mut self.board_log;
+        match m {
+            &Message::FieldUpdate { field, piece } => log.trail.push(field, piece),
+            Message::BoardDump(fields) => log.trail.restart_if_different(*fields),
+            Message::Version { .. } => {
+                let from = log.last_heard_ms.unwrap_or(t_ms);
+                // A second handshake right after the first (prober, then link) keeps the gap.
+                if log.gap.is_none_or(|(_, to)| to < from) {
+                    log.gap = Some((from, t_ms));
+                }
+            }
+            _ => {}
+        }
+        log.last_heard_ms = Some(t_ms);
+    }
+
+    /// The board's move log arrived: the changes missed since the trail's last one are
+    /// recovered and passed on in their true order, marked as recovered, before anything
+    /// received after the log.
+    pub(super) fn recover_from_log(
+        &mut self,
+        t_ms: Millis,
+        records: &[EepromRecord],
+        out: &mut Vec<Event>,
+    ) {
+        let log = EepromLog::from_records(records);
+        let (from, to) = self
+            .board_log
+            .gap
+            .take()
+            .unwrap_or((self.board_log.last_heard_ms.unwrap_or(t_ms), t_ms));
+        let mut report = LogReport {
+            t_ms,
+            recovered: Vec::new(),
+            refused: None,
+        };
+        match recover(&self.board_log.trail, &log, None) {
+            Err(refusal) => {
+                tracing::warn!("board's move log not used: {refusal}");
+                report.refused = Some(refusal.to_string());
+            }
+            Ok(recovery) => {
+                let reading = self.board_log.reading.and_then(|(t, r)| {
+                    let white_left = self.observer.white_side()? == ClockSide::Left;
+                    let sides = if white_left {
+                        [r.white_ms, r.black_ms]
+                    } else {
+                        [r.black_ms, r.white_ms]
+                    };
+                    Some((t, sides))
+                });
+                let times = schedule(&recovery.records, from, to.max(from + 1), reading);
+                for (&t, record) in times.iter().zip(&recovery.records) {
+                    report.recovered.push((t, *record));
+                    self.observations.clear();
+                    match *record {
+                        RecoveredRecord::Field { field, piece, .. } => {
+                            let m = Message::FieldUpdate { field, piece };
+                            self.observer.on_message(t, &m, &mut self.observations);
+                            self.board_log.trail.push(field, piece);
+                        }
+                        RecoveredRecord::Press { halted, .. } => {
+                            let by = self.observer.recovered_press(halted);
+                            self.observations.push(Observation {
+                                t_ms: t,
+                                kind: ObservationKind::ClockPressed { by },
+                            });
+                        }
+                    }
+                    let observations = std::mem::take(&mut self.observations);
+                    self.take_recovered(&observations, out);
+                    self.observations = observations;
+                }
+            }
+        }
+        self.board_log.reports.push(report);
+    }
+}
