@@ -113,7 +113,7 @@ async fn a_full_journal_stops_new_games_and_keeps_every_move() {
     let (board, config) = board_and_config(dir.path(), &game);
     let out = dir.path().join("out");
     let journal = out.with_file_name("out.state").join("journal.sqlite");
-    let child = record(dir.path(), &config, &["--journal-limit", "28672"]);
+    let child = record(dir.path(), &config, &["--journal-limit", "36864"]);
     tokio::time::timeout(Duration::from_secs(40), board.finished())
         .await
         .expect("the board plays its game");
@@ -288,7 +288,7 @@ async fn when_the_journal_has_room_again_everything_held_is_journalled() {
     let config = event_for_ports("Disk test", "600", &[board.path().to_path_buf()]);
     let out = dir.path().join("out");
     let mut options = RunOptions::new(&out, Arc::new(Feed::new()));
-    options.journal_limit = Some(28_672);
+    options.journal_limit = Some(36_864);
     let recorder = Recorder::start(config, options).await.unwrap();
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
     while !recorder.journal_failing() {
@@ -331,7 +331,7 @@ async fn the_backlog_of_a_full_journal_is_bounded_and_the_game_goes_on() {
         &config,
         &[
             "--journal-limit",
-            "28672",
+            "36864",
             "--journal-backlog-limit",
             "4096",
         ],
