@@ -15,13 +15,9 @@ use std::time::Duration;
 use super::broadcast::Broadcast;
 use super::forwarder::{Forwarder, journal_epoch};
 use super::{ClusterSettings, Credentials};
-use crate::board::Observation;
-use crate::recorder::bench::{
-    event_for_ports, fixture_games, plain_timeline, resident_bytes, spawn_boards,
-};
+use crate::recorder::bench::{blitz_scripts, event_for_ports, resident_bytes, spawn_boards};
 use crate::recorder::{Recorder, RunOptions};
 use crate::server::feed::{Feed, Scope};
-use crate::sim::virtual_board::timeline::Pace;
 
 /// Figures of one run.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -114,17 +110,8 @@ pub async fn measure(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (server, url) = start_server(&dir)?;
-    let games = fixture_games();
-    if games.is_empty() {
-        return Err("the fixture games could not be read".to_string());
-    }
-    let pace = Pace {
-        think_ms,
-        step_ms: 150,
-    };
-    let scripts: Vec<Vec<Observation>> = (0..boards)
-        .map(|i| plain_timeline(&games[i % games.len()], pace))
-        .collect();
+    let scripts = blitz_scripts(boards, think_ms)
+        .ok_or_else(|| "the fixture games could not be read".to_string())?;
     let before = resident_bytes();
     let settings = |member: String| ClusterSettings {
         urls: vec![url.clone()],

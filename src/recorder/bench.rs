@@ -48,6 +48,24 @@ pub fn fixture_games() -> Vec<ScriptGame> {
         .collect()
 }
 
+/// One script per board at blitz pace (`think_ms` per move, 150 ms per hand step), taking the
+/// fixture games in turn; `None` when the fixture games cannot be read.
+pub fn blitz_scripts(boards: usize, think_ms: u64) -> Option<Vec<Vec<Observation>>> {
+    let games = fixture_games();
+    if games.is_empty() {
+        return None;
+    }
+    let pace = Pace {
+        think_ms,
+        step_ms: 150,
+    };
+    Some(
+        (0..boards)
+            .map(|i| plain_timeline(&games[i % games.len()], pace))
+            .collect(),
+    )
+}
+
 /// A plain lift/place/press timeline of a game at `pace`.
 pub fn plain_timeline(game: &ScriptGame, pace: Pace) -> Vec<Observation> {
     let pos = Chess::default();
@@ -189,17 +207,8 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 /// Records `boards` virtual boards playing blitz (one ply every ~`think_ms`) for `seconds`.
 pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Result<BoardsFigures> {
     let dir = BenchDir::create(boards)?;
-    let games = fixture_games();
-    if games.is_empty() {
-        return Err(std::io::Error::other("the fixture games could not be read"));
-    }
-    let pace = Pace {
-        think_ms,
-        step_ms: 150,
-    };
-    let scripts: Vec<Vec<Observation>> = (0..boards)
-        .map(|i| plain_timeline(&games[i % games.len()], pace))
-        .collect();
+    let scripts = blitz_scripts(boards, think_ms)
+        .ok_or_else(|| std::io::Error::other("the fixture games could not be read"))?;
     let before = resident_bytes();
     let virtual_boards = spawn_boards(dir.path(), scripts.clone(), 1.0, 180_000, 2_000)?;
     let ports: Vec<PathBuf> = virtual_boards

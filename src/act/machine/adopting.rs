@@ -29,6 +29,8 @@ impl Machine {
         }
     }
 
+    /// Reads the board after it changed and acts on the reading: the game position stands,
+    /// moves to adopt, or a board no move explains (a new game set up, or a hold).
     pub(super) fn read_and_adopt(&mut self, t: Millis, out: &mut Vec<Event>) {
         if self.exchange_after_unfinished_promotion(t, out) {
             return;
@@ -44,61 +46,7 @@ impl Machine {
                 // The game is over if the last move stands: nothing is played after it.
             }
             Reading::Adopt { from, moves, doubt } => {
-                // A hold ended by reading three moves or more at once, by replacing a
-                // recorded move, or by moves that leave a square it was on unexplained did
-                // not end by itself: a displaced piece may have been read as moves, and the
-                // arbiter is told (a doubt raised with the reading tells it already).
-                let rewrites = self.game.moves()[from.min(self.game.plies())..]
-                    .iter()
-                    .zip(&moves)
-                    .any(|(played, m)| played.mv != *m);
-                let mut touched = Bitboard::EMPTY;
-                for &m in &moves {
-                    touched |= crate::act::search::squares_of(m);
-                }
-                let unexplained = (self.held_seen & !touched).any();
-                if (moves.len() > 2 || rewrites || unexplained)
-                    && doubt.is_none()
-                    && self.held.is_some()
-                {
-                    self.tell_held(t, true, out);
-                }
-                let settled_before = self.settled;
-                self.adopt(from, &moves, t, out);
-                // A reading of moves made final may record fewer of them.
-                self.settled = self.settled.min(self.game.plies());
-                // Moves read from a doubtful reconstruction stay open together until the
-                // next move is made, and make no move before them final: a restored piece
-                // may still explain the board better.
-                if matches!(
-                    doubt,
-                    Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
-                ) {
-                    self.settled = self.settled.min(from).min(settled_before);
-                    self.reconstructed_from = Some(from);
-                }
-                let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
-                match doubt {
-                    Some(doubt) => self.raise_doubt(doubt, t, out),
-                    None => self.doubt = None,
-                }
-                if self.phase == Phase::Playing {
-                    let d = self.sensed().diff(self.game.position().board());
-                    let held = if d.is_empty() {
-                        None
-                    } else if undecided {
-                        Some(d)
-                    } else {
-                        self.held
-                    };
-                    // Several readings and nothing recorded past them: told at once, with
-                    // the 8.5.3 alert.
-                    if undecided {
-                        self.set_held_now(held, t, out);
-                    } else {
-                        self.set_held(held, t, out);
-                    }
-                }
+                self.adopt_reading(from, &moves, doubt, t, out)
             }
             Reading::Unexplained { in_progress } => {
                 if let SetUp::Start(start) = self.starts.recognise(self.physical.board())
@@ -113,6 +61,75 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// Adopts a reading of the board: records its moves, raises its doubt if it has one,
+    /// and holds or releases the game by what the board still shows.
+    fn adopt_reading(
+        &mut self,
+        from: usize,
+        moves: &[Move],
+        doubt: Option<Doubt>,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        // A hold that did not end by itself is told to the arbiter (a doubt raised with the
+        // reading tells it already).
+        if self.hold_ended_by_displacement(from, moves) && doubt.is_none() && self.held.is_some() {
+            self.tell_held(t, true, out);
+        }
+        let settled_before = self.settled;
+        self.adopt(from, moves, t, out);
+        // A reading of moves made final may record fewer of them.
+        self.settled = self.settled.min(self.game.plies());
+        // Moves read from a doubtful reconstruction stay open together until the
+        // next move is made, and make no move before them final: a restored piece
+        // may still explain the board better.
+        if matches!(
+            doubt,
+            Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
+        ) {
+            self.settled = self.settled.min(from).min(settled_before);
+            self.reconstructed_from = Some(from);
+        }
+        let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
+        match doubt {
+            Some(doubt) => self.raise_doubt(doubt, t, out),
+            None => self.doubt = None,
+        }
+        if self.phase == Phase::Playing {
+            let d = self.sensed().diff(self.game.position().board());
+            let held = if d.is_empty() {
+                None
+            } else if undecided {
+                Some(d)
+            } else {
+                self.held
+            };
+            // Several readings and nothing recorded past them: told at once, with
+            // the 8.5.3 alert.
+            if undecided {
+                self.set_held_now(held, t, out);
+            } else {
+                self.set_held(held, t, out);
+            }
+        }
+    }
+
+    /// True when a hold ends by reading three moves or more at once, by replacing a recorded
+    /// move, or by moves that leave a square it was on unexplained: a displaced piece may
+    /// have been read as moves, so the hold did not end by itself.
+    fn hold_ended_by_displacement(&self, from: usize, moves: &[Move]) -> bool {
+        let rewrites = self.game.moves()[from.min(self.game.plies())..]
+            .iter()
+            .zip(moves)
+            .any(|(played, m)| played.mv != *m);
+        let mut touched = Bitboard::EMPTY;
+        for &m in moves {
+            touched |= crate::act::search::squares_of(m);
+        }
+        let unexplained = (self.held_seen & !touched).any();
+        moves.len() > 2 || rewrites || unexplained
     }
 
     /// True while the board differs from the game only by kings lifted or put on the centre
