@@ -75,7 +75,7 @@ impl Machine {
     ) {
         // A hold that did not end by itself is told to the arbiter (a doubt raised with the
         // reading tells it already).
-        if self.hold_ended_by_displacement(from, moves) && doubt.is_none() && self.held.is_some() {
+        if doubt.is_none() && self.held.is_some() && self.hold_ended_by_displacement(from, moves) {
             self.tell_held(t, true, out);
         }
         let settled_before = self.settled;
