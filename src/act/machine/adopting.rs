@@ -205,10 +205,20 @@ impl Machine {
     }
 
     /// Holds play on the `held` squares (or releases it). A hold the board's reading made is
-    /// told once it has lasted [`Machine::hold_told_after`]: a piece adjusted or a move still
-    /// being made ends it sooner, and that is no alarm. [`Machine::set_held_now`] tells it at
-    /// once.
+    /// told once due ([`Machine::hold_due`]): a piece adjusted or a move still being made ends
+    /// it sooner, and that is no alarm. [`Machine::set_held_now`] tells it at once.
     pub(super) fn set_held(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        self.hold(held, t);
+        self.tell_held(t, false, out);
+    }
+
+    /// [`Machine::set_held`], told at once: a judgement of a press holds play.
+    pub(super) fn set_held_now(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        self.hold(held, t);
+        self.tell_held(t, true, out);
+    }
+
+    fn hold(&mut self, held: Option<Bitboard>, t: Millis) {
         if held != self.held {
             if self.held.is_none() {
                 self.held_since = t;
@@ -220,28 +230,20 @@ impl Machine {
             }
             self.held = held;
         }
-        self.tell_held(t, false, out);
     }
 
-    /// [`Machine::set_held`], told at once: a judgement of a press holds play.
-    pub(super) fn set_held_now(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
-        self.set_held(held, t, out);
-        self.tell_held(t, true, out);
-    }
-
-    /// How long a hold the board's reading made lasts before it is told: two scans.
-    pub(super) fn hold_told_after(&self) -> Millis {
-        self.config.scan_period_ms.saturating_mul(2)
+    /// When the hold, not told yet, is told: once it has lasted two scans.
+    pub(super) fn hold_due(&self) -> Option<Millis> {
+        (self.held.is_some() && self.told_held.is_none()).then(|| {
+            self.held_since
+                .saturating_add(self.config.scan_period_ms.saturating_mul(2))
+        })
     }
 
     /// Tells the hold as it stands when it differs from what was told last and is due (or
     /// `now`); a release only when the hold was told.
     pub(super) fn tell_held(&mut self, t: Millis, now: bool, out: &mut Vec<Event>) {
-        if self.held == self.told_held {
-            return;
-        }
-        let due = self.held_since.saturating_add(self.hold_told_after());
-        if self.told_held.is_none() && !now && t < due {
+        if self.held == self.told_held || (!now && self.hold_due().is_some_and(|due| t < due)) {
             return;
         }
         self.told_held = self.held;
