@@ -2,7 +2,7 @@
 
 use shakmaty::{Bitboard, Move, Position, Role};
 
-use super::doubts::Doubt;
+use super::doubts::{Doubt, squares_of_all};
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::Event;
@@ -120,16 +120,16 @@ impl Machine {
     /// move, or by moves that leave a square it was on unexplained: a displaced piece may
     /// have been read as moves, so the hold did not end by itself.
     fn hold_ended_by_displacement(&self, from: usize, moves: &[Move]) -> bool {
-        let rewrites = self.game.moves()[from.min(self.game.plies())..]
+        let touched = squares_of_all(moves);
+        moves.len() > 2 || self.rewrites_recorded(from, moves) || (self.held_seen & !touched).any()
+    }
+
+    /// True when `moves`, read from position `from`, replace a move already recorded.
+    pub(super) fn rewrites_recorded(&self, from: usize, moves: &[Move]) -> bool {
+        self.game.moves()[from.min(self.game.plies())..]
             .iter()
             .zip(moves)
-            .any(|(played, m)| played.mv != *m);
-        let mut touched = Bitboard::EMPTY;
-        for &m in moves {
-            touched |= crate::act::search::squares_of(m);
-        }
-        let unexplained = (self.held_seen & !touched).any();
-        moves.len() > 2 || rewrites || unexplained
+            .any(|(played, m)| played.mv != *m)
     }
 
     /// True while the board differs from the game only by kings lifted or put on the centre
