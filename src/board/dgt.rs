@@ -70,6 +70,15 @@ pub fn board_from_fields(fields: &[u8; 64], orientation: Orientation) -> Board {
     board
 }
 
+/// The player whose lever is on `side` when White's is on `white`.
+fn player_on(side: ClockSide, white: ClockSide) -> Color {
+    if side == white {
+        Color::White
+    } else {
+        Color::Black
+    }
+}
+
 /// Tracks one DGT board and its clock and turns their messages into [`Observation`]s in game
 /// coordinates. Deterministic: time comes from the caller.
 ///
@@ -158,12 +167,7 @@ impl DgtObserver {
     /// for another press.
     pub fn recovered_press(&mut self, halted: ClockSide) -> Color {
         self.last_running = Some(halted.opposite());
-        let white = self.white_side.unwrap_or(ClockSide::Left);
-        if halted == white {
-            Color::White
-        } else {
-            Color::Black
-        }
+        player_on(halted, self.white_side.unwrap_or(ClockSide::Left))
     }
 
     /// The pieces on the board now, in game coordinates.
@@ -232,11 +236,7 @@ impl DgtObserver {
         } else {
             ClockSide::Left
         });
-        if side == white {
-            Color::White
-        } else {
-            Color::Black
-        }
+        player_on(side, white)
     }
 
     fn on_clock(&mut self, times: &ClockTimes, emit: &mut impl FnMut(ObservationKind)) {

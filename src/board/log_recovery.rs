@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::Millis;
-use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord};
+use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Hms};
 
 /// The longest trail kept (and matched): enough to make a match unique in an 8 KB log.
 pub const TRAIL_LEN: usize = 48;
@@ -364,10 +364,12 @@ fn sequel(log: &EepromLog, place: Place, presses_seen: usize) -> Result<Recovery
                 seconds,
             } => records.push(RecoveredRecord::Press {
                 halted: side,
-                remaining_ms: (u64::from(hours) * 3600
-                    + u64::from(minutes) * 60
-                    + u64::from(seconds))
-                    * 1000,
+                remaining_ms: Hms {
+                    hours,
+                    minutes,
+                    seconds,
+                }
+                .millis(),
             }),
             EepromRecord::PowerUp | EepromRecord::WatchdogAction => {
                 return Err(Refusal::PowerUpInGap);

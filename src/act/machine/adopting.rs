@@ -2,7 +2,7 @@
 
 use shakmaty::{Bitboard, Move, Position, Role};
 
-use super::doubts::Doubt;
+use super::doubts::{Doubt, squares_of_all};
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::Event;
@@ -75,7 +75,7 @@ impl Machine {
     ) {
         // A hold that did not end by itself is told to the arbiter (a doubt raised with the
         // reading tells it already).
-        if self.hold_ended_by_displacement(from, moves) && doubt.is_none() && self.held.is_some() {
+        if doubt.is_none() && self.held.is_some() && self.hold_ended_by_displacement(from, moves) {
             self.tell_held(t, true, out);
         }
         let settled_before = self.settled;
@@ -120,16 +120,16 @@ impl Machine {
     /// move, or by moves that leave a square it was on unexplained: a displaced piece may
     /// have been read as moves, so the hold did not end by itself.
     fn hold_ended_by_displacement(&self, from: usize, moves: &[Move]) -> bool {
-        let rewrites = self.game.moves()[from.min(self.game.plies())..]
+        let touched = squares_of_all(moves);
+        moves.len() > 2 || self.rewrites_recorded(from, moves) || (self.held_seen & !touched).any()
+    }
+
+    /// True when `moves`, read from position `from`, replace a move already recorded.
+    pub(super) fn rewrites_recorded(&self, from: usize, moves: &[Move]) -> bool {
+        self.game.moves()[from.min(self.game.plies())..]
             .iter()
             .zip(moves)
-            .any(|(played, m)| played.mv != *m);
-        let mut touched = Bitboard::EMPTY;
-        for &m in moves {
-            touched |= crate::act::search::squares_of(m);
-        }
-        let unexplained = (self.held_seen & !touched).any();
-        moves.len() > 2 || rewrites || unexplained
+            .any(|(played, m)| played.mv != *m)
     }
 
     /// True while the board differs from the game only by kings lifted or put on the centre
@@ -205,10 +205,20 @@ impl Machine {
     }
 
     /// Holds play on the `held` squares (or releases it). A hold the board's reading made is
-    /// told once it has lasted [`Machine::hold_told_after`]: a piece adjusted or a move still
-    /// being made ends it sooner, and that is no alarm. [`Machine::set_held_now`] tells it at
-    /// once.
+    /// told once due ([`Machine::hold_due`]): a piece adjusted or a move still being made ends
+    /// it sooner, and that is no alarm. [`Machine::set_held_now`] tells it at once.
     pub(super) fn set_held(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        self.hold(held, t);
+        self.tell_held(t, false, out);
+    }
+
+    /// [`Machine::set_held`], told at once: a judgement of a press holds play.
+    pub(super) fn set_held_now(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
+        self.hold(held, t);
+        self.tell_held(t, true, out);
+    }
+
+    fn hold(&mut self, held: Option<Bitboard>, t: Millis) {
         if held != self.held {
             if self.held.is_none() {
                 self.held_since = t;
@@ -220,28 +230,20 @@ impl Machine {
             }
             self.held = held;
         }
-        self.tell_held(t, false, out);
     }
 
-    /// [`Machine::set_held`], told at once: a judgement of a press holds play.
-    pub(super) fn set_held_now(&mut self, held: Option<Bitboard>, t: Millis, out: &mut Vec<Event>) {
-        self.set_held(held, t, out);
-        self.tell_held(t, true, out);
-    }
-
-    /// How long a hold the board's reading made lasts before it is told: two scans.
-    pub(super) fn hold_told_after(&self) -> Millis {
-        self.config.scan_period_ms.saturating_mul(2)
+    /// When the hold, not told yet, is told: once it has lasted two scans.
+    pub(super) fn hold_due(&self) -> Option<Millis> {
+        (self.held.is_some() && self.told_held.is_none()).then(|| {
+            self.held_since
+                .saturating_add(self.config.scan_period_ms.saturating_mul(2))
+        })
     }
 
     /// Tells the hold as it stands when it differs from what was told last and is due (or
     /// `now`); a release only when the hold was told.
     pub(super) fn tell_held(&mut self, t: Millis, now: bool, out: &mut Vec<Event>) {
-        if self.held == self.told_held {
-            return;
-        }
-        let due = self.held_since.saturating_add(self.hold_told_after());
-        if self.told_held.is_none() && !now && t < due {
+        if self.held == self.told_held || (!now && self.hold_due().is_some_and(|due| t < due)) {
             return;
         }
         self.told_held = self.held;

@@ -333,7 +333,7 @@ impl Machine {
 }
 
 /// Every square any of `moves` involves.
-fn squares_of_all<'a>(moves: impl IntoIterator<Item = &'a Move>) -> Bitboard {
+pub(super) fn squares_of_all<'a>(moves: impl IntoIterator<Item = &'a Move>) -> Bitboard {
     moves
         .into_iter()
         .fold(Bitboard::EMPTY, |squares, m| squares | squares_of(*m))

@@ -192,9 +192,7 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.penalties.push((by, basis));
-        let count = &mut self.illegal_moves[by as usize];
-        *count += 1;
-        let count = *count;
+        let count = self.illegal_moves(by);
         let minutes = if self.config.blitz { 1 } else { 2 };
         let opponent = !by;
         let proposal = if count == 1 {
@@ -231,12 +229,11 @@ impl Machine {
     /// from ply `keep + 1` on, which a revision has just withdrawn: the board's reading they
     /// judged no longer stands, and a player is not charged for it. The count goes down.
     pub(super) fn withdraw_penalties(&mut self, keep: usize, t: Millis, out: &mut Vec<Event>) {
-        let (withdrawn, kept): (Vec<_>, Vec<_>) =
-            self.penalties.iter().partition(|&&(_, basis)| basis > keep);
-        self.penalties = kept;
+        let withdrawn: Vec<_> = self
+            .penalties
+            .extract_if(.., |&mut (_, basis)| basis > keep)
+            .collect();
         for (by, basis) in withdrawn {
-            let count = &mut self.illegal_moves[by as usize];
-            *count = count.saturating_sub(1);
             let mut a = self.alert("7.5.5", Some(by), t, Severity::Info);
             a.ply = ply_number(basis + 1);
             a.evidence_ms = vec![t];

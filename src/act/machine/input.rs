@@ -199,10 +199,7 @@ impl Machine {
             .pending_signal
             .as_ref()
             .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
-        // A hold not told yet is told once it has lasted two scans.
-        let hold = (self.held.is_some() && self.told_held.is_none())
-            .then(|| self.held_since.saturating_add(self.hold_told_after()));
-        [press, settle, surplus, end, signal, hold]
+        [press, settle, surplus, end, signal, self.hold_due()]
             .into_iter()
             .flatten()
             .min()

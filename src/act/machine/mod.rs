@@ -90,8 +90,6 @@ pub struct Machine {
     /// The doubt last raised about the open moves: raised once, cleared when the board is
     /// read without one.
     doubt: Option<Doubt>,
-    /// Completed illegal moves per player (7.5.5), indexed by colour.
-    illegal_moves: [u32; 2],
     /// A completed illegal move (7.5.1) whose position has not been restored yet, while
     /// the game is held on it; true once a press made on the unrestored board was told.
     unrestored: Option<bool>,
@@ -114,7 +112,8 @@ pub struct Machine {
     /// and that press's time: a piece put there later replaces the queen, without a second
     /// penalty.
     unexchanged: Option<(usize, Millis)>,
-    /// The 7.5.5 proposals made, with the number of recorded moves each rests on.
+    /// The 7.5.5 proposals standing (each a completed illegal move of its player), with the
+    /// number of recorded moves each rests on.
     penalties: Vec<(Color, usize)>,
     /// The ply from which the last reading adopted with a doubt of a displaced piece was
     /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
@@ -188,7 +187,6 @@ impl Machine {
             told_held: None,
             held_seen: Bitboard::EMPTY,
             doubt: None,
-            illegal_moves: [0, 0],
             unrestored: None,
             pressed_at: [None; 2],
             pending_press: None,
@@ -267,7 +265,12 @@ impl Machine {
 
     /// Completed illegal moves of a player in this game (7.5.5).
     pub fn illegal_moves(&self, color: Color) -> u32 {
-        self.illegal_moves[color as usize]
+        let count = self
+            .penalties
+            .iter()
+            .filter(|&&(by, _)| by == color)
+            .count();
+        u32::try_from(count).unwrap_or(u32::MAX)
     }
 
     /// The board reported `sq` at `t`.

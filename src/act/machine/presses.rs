@@ -167,8 +167,10 @@ impl Machine {
                 reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
                 _ => None,
             };
-            let current = self.game.position().clone();
-            self.promotion_at_press = self.sensed().unfinished_promotion(&current).map(|m| (n, m));
+            self.promotion_at_press = self
+                .sensed()
+                .unfinished_promotion(self.game.position())
+                .map(|m| (n, m));
             self.pending_press = Some(Press {
                 by,
                 t_ms: t,

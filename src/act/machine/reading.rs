@@ -234,9 +234,8 @@ impl Machine {
     ) -> Reading {
         let unseen = reports.unseen_arrivals(&self.game.positions()[k], &seq);
         let doubt = if overlap > 0 {
-            let recorded = self.moves_since(k);
             Some(Doubt::Overlapping {
-                rewrites: recorded.iter().zip(&seq).any(|(a, b)| a != b),
+                rewrites: self.rewrites_recorded(k, &seq),
                 moves: seq.clone(),
                 ms: overlap,
             })

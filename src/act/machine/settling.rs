@@ -68,6 +68,9 @@ impl Machine {
             return false;
         }
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        if self.held_since > made.saturating_add(self.config.report_reorder_ms) {
+            return false;
+        }
         let mover = self.game.positions()[ply - 1].turn();
         let occupied = self.game.position().board().occupied();
         let since_made = |l: &&Lift| l.t_ms >= made && l.t_ms <= self.held_since;
@@ -85,7 +88,7 @@ impl Machine {
             .iter()
             .filter(since_made)
             .any(|l| l.piece.color != mover && !taken_by_mover(l));
-        !replied && self.held_since <= made.saturating_add(self.config.report_reorder_ms)
+        !replied
     }
 
     /// False when the last recorded move is `ply` and a square it put a piece on differs

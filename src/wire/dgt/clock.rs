@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use super::command::Hms;
+
 /// One side of the clock as the board reports it. Sides are physical (left/right as seen
 /// from the front of the clock); which player sits there is decided by the observer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -57,8 +59,12 @@ pub struct SideTime {
 impl SideTime {
     /// The remaining time in milliseconds.
     pub fn millis(&self) -> u64 {
-        (u64::from(self.hours) * 3600 + u64::from(self.minutes) * 60 + u64::from(self.seconds))
-            * 1000
+        Hms {
+            hours: self.hours,
+            minutes: self.minutes,
+            seconds: self.seconds,
+        }
+        .millis()
     }
 
     fn decode(b: [u8; 3]) -> Option<Self> {

@@ -103,6 +103,12 @@ impl Hms {
             seconds: (s % 60) as u8,
         }
     }
+
+    /// The time in milliseconds.
+    pub fn millis(&self) -> u64 {
+        (u64::from(self.hours) * 3600 + u64::from(self.minutes) * 60 + u64::from(self.seconds))
+            * 1000
+    }
 }
 
 /// A command for a DGT3000 or DGT XL clock, sent through the board.
