@@ -320,8 +320,6 @@ struct Session<'a> {
     probed: bool,
     /// Decides when to re-read the board; active once connected.
     verifier: Verifier,
-    /// An EE_MOVES frame has begun to arrive.
-    log_started: bool,
 }
 
 impl<'a> Session<'a> {
@@ -335,7 +333,6 @@ impl<'a> Session<'a> {
             last_rx: Instant::now(),
             probed: false,
             verifier: Verifier::new(VerifyConfig::off(), 0),
-            log_started: false,
         }
     }
 
@@ -432,16 +429,21 @@ impl<'a> Session<'a> {
     /// field updates, in order. A board that has not begun to answer within the reply timeout
     /// has no log: the mode is set without it.
     async fn read_log(&mut self, mode: &Command) -> Result<(), End> {
-        self.log_started = false;
         self.write(&Command::SendEepromMoves.encode()).await?;
-        let whole = |m: &Message| matches!(m, Message::EepromMoves(_)).then_some(());
-        let timeout = self.link.config.reply_timeout;
-        let mut log = self.wait_for_log_start(timeout).await?;
+        let start = self
+            .wait_for_log_start(self.link.config.reply_timeout)
+            .await?;
         self.write(&mode.encode()).await?;
-        if log.is_none() && self.log_started {
-            log = self.wait_for(self.link.config.log_timeout, whole).await?;
-        }
-        if log.is_none() {
+        let arrived = match start {
+            LogStart::Arrived => true,
+            LogStart::Begun => {
+                let whole = |m: &Message| matches!(m, Message::EepromMoves(_)).then_some(());
+                let log = self.wait_for(self.link.config.log_timeout, whole).await?;
+                log.is_some()
+            }
+            LogStart::Absent => false,
+        };
+        if !arrived {
             tracing::warn!(
                 port = %self.port_name(),
                 "the board sent no move log; changes made while the link was down can only be \
@@ -451,27 +453,29 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Waits until the log has arrived (`Some`), or has begun to arrive or `timeout` passed
-    /// (`None`; `log_started` tells which).
-    async fn wait_for_log_start(&mut self, timeout: Duration) -> Result<Option<()>, End> {
+    /// Waits until the log has arrived, has begun to arrive, or `timeout` passed.
+    async fn wait_for_log_start(&mut self, timeout: Duration) -> Result<LogStart, End> {
         let deadline = Instant::now() + timeout;
         loop {
             match self.next_input(deadline).await {
                 Input::Chunk(data) => {
+                    // Only message ids have the high bit set: this is the start of an EE_MOVES
+                    // frame.
+                    let begun = data.contains(&EE_MOVES_ID);
                     self.take_chunk(data).await?;
                     if self
                         .messages
                         .iter()
                         .any(|m| matches!(m, Message::EepromMoves(_)))
                     {
-                        return Ok(Some(()));
+                        return Ok(LogStart::Arrived);
                     }
-                    if self.log_started {
-                        return Ok(None);
+                    if begun {
+                        return Ok(LogStart::Begun);
                     }
                 }
                 Input::Request(request) => self.request(request).await?,
-                Input::Timer => return Ok(None),
+                Input::Timer => return Ok(LogStart::Absent),
                 Input::End(end) => return Err(end),
             }
         }
@@ -580,8 +584,6 @@ impl<'a> Session<'a> {
         self.probed = false;
         self.messages.clear();
         self.decoder.push(&data, &mut self.messages);
-        // Only message ids have the high bit set: this is the start of an EE_MOVES frame.
-        self.log_started |= data.contains(&EE_MOVES_ID);
         match self.held.as_mut() {
             Some(held) => held.push((t_ms, data)),
             None => self
@@ -677,6 +679,16 @@ fn acknowledged_command(message: &Message) -> Option<u8> {
         AckKind::Version { .. } => Some(VERSION_CLOCK_COMMAND),
         _ => None,
     }
+}
+
+/// How far the board's move log had come when the handshake stopped waiting for its start.
+enum LogStart {
+    /// The whole log arrived.
+    Arrived,
+    /// Its first bytes arrived; the rest follows.
+    Begun,
+    /// Nothing of it arrived in time: the board has no log.
+    Absent,
 }
 
 /// The message id of EE_MOVES on the wire.

@@ -717,7 +717,8 @@ async fn supervise(
             tokio::spawn(async move {
                 let entries = {
                     let journal = shared.journal.clone();
-                    tokio::task::spawn_blocking(move || journal.lock().entries_after(0)).await
+                    let key = replay::board_key(shared.config.round, board.number);
+                    tokio::task::spawn_blocking(move || journal.lock().board_entries(&key, 0)).await
                 };
                 let history = match entries {
                     Ok(Ok(entries)) => replay::split(&entries, shared.config.round)

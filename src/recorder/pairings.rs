@@ -99,20 +99,16 @@ pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError>
             out.notes.push(format!("{what}: {}", name(b.rank)));
         }
     } else {
-        let list = load(path)?;
-        out.pairings = list
+        // A TRF names each player once, by starting rank, and `Trf::round` checks its
+        // pairings; other files can name a player or a board twice.
+        let list = load(path)?
             .into_iter()
             .filter(|p| p.round.is_none_or(|r| r == round))
             .collect();
+        let (kept, problems) = without_players_twice(list, path);
+        out.pairings = kept;
+        out.problems.extend(problems);
     }
-    // A TRF names each player once, by starting rank: `Trf::round` has checked the pairings.
-    let (kept, problems) = if is_trf {
-        (out.pairings, Vec::new())
-    } else {
-        without_players_twice(out.pairings, path)
-    };
-    out.pairings = kept;
-    out.problems.extend(problems);
     Ok(out)
 }
 

@@ -480,8 +480,7 @@ impl Journal {
     /// Every entry after `after_seq`, of every board, in journal order: what a restarted
     /// recorder replays.
     pub fn entries_after(&self, after_seq: u64) -> Result<Vec<Entry>, JournalError> {
-        let after = self.to_sql_int(after_seq, "sequence number")?;
-        self.select("WHERE e.seq > ?1 ORDER BY e.seq", params![after])
+        self.entries_after_limit(after_seq, usize::MAX)
     }
 
     /// At most `limit` entries after `after_seq`, of every board, in journal order: what an

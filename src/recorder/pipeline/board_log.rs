@@ -59,14 +59,15 @@ impl BoardPipeline {
     /// Passes recovered observations on. Their times are estimates, not observed: the
     /// judgments that rest on timing (7.4 "quicker than a reply", 7.5.4 two hands) are not
     /// made from them (Laws 7.4, 7.5.4; a gap is never the players' fault).
-    pub(super) fn take_recovered(&mut self, observations: &[Observation], out: &mut Vec<Event>) {
+    fn take_recovered(&mut self, out: &mut Vec<Event>) {
         self.board_log.untimed = true;
-        self.take_observations(observations, out);
+        self.take_pending_observations(out);
         self.board_log.untimed = false;
     }
 
-    /// Keeps the trail of field changes seen and the gap a handshake closes.
-    pub(super) fn follow_trail(&mut self, t_ms: Millis, m: &Message) {
+    /// Keeps the trail of field changes and lever presses seen, the last clock reading and
+    /// the gap a handshake closes; `self.observations[seen..]` is what `m` told.
+    pub(super) fn follow_trail(&mut self, t_ms: Millis, m: &Message, seen: usize) {
         let log = &mut self.board_log;
         match m {
             &Message::FieldUpdate { field, piece } => log.trail.push(field, piece),
@@ -80,12 +81,19 @@ impl BoardPipeline {
             }
             _ => {}
         }
+        for obs in &self.observations[seen..] {
+            match &obs.kind {
+                ObservationKind::ClockTimes(reading) => log.reading = Some((obs.t_ms, *reading)),
+                ObservationKind::ClockPressed { .. } => log.trail.pressed(),
+                _ => {}
+            }
+        }
         log.last_heard_ms = Some(t_ms);
     }
 
     /// The board's move log arrived: the changes missed since the trail's last one are
     /// recovered and passed on in their true order, marked as recovered, before anything
-    /// received after the log.
+    /// received after the log. What came before the log has been passed on already.
     pub(super) fn recover_from_log(
         &mut self,
         t_ms: Millis,
@@ -121,7 +129,6 @@ impl BoardPipeline {
                 let times = schedule(&recovery.records, from, to.max(from + 1), reading);
                 for (&t, record) in times.iter().zip(&recovery.records) {
                     report.recovered.push((t, *record));
-                    self.observations.clear();
                     match *record {
                         RecoveredRecord::Field { field, piece, .. } => {
                             let m = Message::FieldUpdate { field, piece };
@@ -130,15 +137,14 @@ impl BoardPipeline {
                         }
                         RecoveredRecord::Press { halted, .. } => {
                             let by = self.observer.recovered_press(halted);
+                            self.board_log.trail.pressed();
                             self.observations.push(Observation {
                                 t_ms: t,
                                 kind: ObservationKind::ClockPressed { by },
                             });
                         }
                     }
-                    let observations = std::mem::take(&mut self.observations);
-                    self.take_recovered(&observations, out);
-                    self.observations = observations;
+                    self.take_recovered(out);
                 }
             }
         }

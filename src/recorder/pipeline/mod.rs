@@ -160,36 +160,39 @@ impl BoardPipeline {
         self.messages.clear();
         self.decoder.push(bytes, &mut self.messages);
         let messages = std::mem::take(&mut self.messages);
+        self.observations.clear();
         for m in &messages {
-            if let Message::EepromMoves(records) = m
-                && self.board_log.enabled
-            {
+            if !self.board_log.enabled {
+                self.observer.on_message(t_ms, m, &mut self.observations);
+                continue;
+            }
+            if let Message::EepromMoves(records) = m {
+                // What came before the log is passed on before what the log recovers.
+                self.take_pending_observations(out);
                 self.recover_from_log(t_ms, records, out);
                 continue;
             }
-            self.observations.clear();
+            let seen = self.observations.len();
             self.observer.on_message(t_ms, m, &mut self.observations);
-            self.follow_trail(t_ms, m);
-            let observations = std::mem::take(&mut self.observations);
-            self.take_observations(&observations, out);
-            self.observations = observations;
+            self.follow_trail(t_ms, m, seen);
         }
         self.messages = messages;
+        self.take_pending_observations(out);
         self.check_flag(t_ms, out);
     }
 
-    fn take_observations(&mut self, observations: &[Observation], out: &mut Vec<Event>) {
-        for obs in observations {
+    /// Passes the observations gathered so far on to the machine and clears them.
+    fn take_pending_observations(&mut self, out: &mut Vec<Event>) {
+        let mut observations = std::mem::take(&mut self.observations);
+        for obs in &observations {
             self.observe(obs, out);
             // After the machine: a reading that completes a move settles that move's time.
             if let ObservationKind::ClockTimes(reading) = &obs.kind {
                 self.clock.observe_reading(obs.t_ms, reading);
-                self.board_log.reading = Some((obs.t_ms, *reading));
-            }
-            if matches!(obs.kind, ObservationKind::ClockPressed { .. }) {
-                self.board_log.trail.pressed();
             }
         }
+        observations.clear();
+        self.observations = observations;
     }
 
     /// Passes one observation to the machine.
@@ -208,9 +211,9 @@ impl BoardPipeline {
         events.clear();
         step(&mut self.machine, &mut events);
         for mut event in events.drain(..) {
-            let timing =
-                matches!(&event, Event::Alert(a) if a.article == "7.4" || a.article == "7.5.4");
-            if self.board_log.untimed && timing {
+            if self.board_log.untimed
+                && matches!(&event, Event::Alert(a) if a.article == "7.4" || a.article == "7.5.4")
+            {
                 continue;
             }
             if self.resuming && matches!(event, Event::GameStart { .. }) {
