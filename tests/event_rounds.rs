@@ -8,8 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use recorder_support::{read_board, stop};
-use touchmove::recorder::bench::{fixture_games, plain_timeline, spawn_boards};
+use recorder_support::{fixture_opening, read_board, real_time_board, stop};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 fn free_port() -> u16 {
@@ -41,23 +40,21 @@ async fn get_json(client: &reqwest::Client, url: &str) -> Option<serde_json::Val
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
     let dir = tempfile::tempdir().unwrap();
-    let mut game = fixture_games().remove(0);
-    game.moves_uci.truncate(4);
-    let script = plain_timeline(
-        &game,
+    let board = real_time_board(
+        dir.path(),
+        &fixture_opening(0, 4),
         Pace {
             think_ms: 200,
             step_ms: 50,
         },
     );
-    let boards = spawn_boards(dir.path(), vec![script], 1.0, 600_000, 0).unwrap();
     let out = dir.path().join("out");
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
 
-    let first = record(boards[0].path(), 1, port, &out);
-    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+    let first = record(board.path(), 1, port, &out);
+    tokio::time::timeout(Duration::from_secs(30), board.finished())
         .await
         .expect("the board plays its moves");
     tokio::time::sleep(Duration::from_millis(800)).await;
@@ -65,7 +62,7 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
     let round_1 = std::fs::read(out.join("round-1/game-1.pgn")).unwrap();
     assert_eq!(read_board(&out, 1).moves.len(), 4);
 
-    let second = record(boards[0].path(), 2, port, &out);
+    let second = record(board.path(), 2, port, &out);
     let mut current = None;
     for _ in 0..100 {
         current = get_json(&client, &format!("{base}/api/current")).await;

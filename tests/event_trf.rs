@@ -6,11 +6,10 @@ mod recorder_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use recorder_support::{read_board, stop};
-use touchmove::recorder::bench::{fixture_games, plain_timeline, spawn_boards};
+use recorder_support::{fixture_opening, read_board, real_time_board, stop, touchmove};
 use touchmove::recorder::trf::{Encoding, Trf, round_column};
 use touchmove::sim::virtual_board::timeline::Pace;
 
@@ -22,13 +21,6 @@ fn fixture(name: &str) -> PathBuf {
 
 fn load(name: &str) -> Trf {
     Trf::load(&fixture(name)).expect("fixture readable")
-}
-
-fn touchmove(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -410,21 +402,19 @@ fn bad_lines_are_named_and_the_good_boards_stand() {
 async fn more_pairings_than_boards_records_the_boards_there_are() {
     let dir = tempfile::tempdir().unwrap();
     let path = bad_trf(dir.path());
-    let mut game = fixture_games().remove(0);
-    game.moves_uci.truncate(4);
-    let script = plain_timeline(
-        &game,
+    let board = real_time_board(
+        dir.path(),
+        &fixture_opening(0, 4),
         Pace {
             think_ms: 200,
             step_ms: 50,
         },
     );
-    let boards = spawn_boards(dir.path(), vec![script], 1.0, 600_000, 0).unwrap();
     let out = dir.path().join("out");
     let log = dir.path().join("stderr.txt");
     let child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
         .args(["record", "--no-server", "--round", "1", "--port"])
-        .arg(boards[0].path())
+        .arg(board.path())
         .arg("--pairings")
         .arg(&path)
         .arg("--out")
@@ -433,7 +423,7 @@ async fn more_pairings_than_boards_records_the_boards_there_are() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+    tokio::time::timeout(Duration::from_secs(30), board.finished())
         .await
         .expect("the board plays its moves");
     tokio::time::sleep(Duration::from_millis(800)).await;

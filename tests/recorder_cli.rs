@@ -7,16 +7,10 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use recorder_support::read_board;
-use touchmove::recorder::bench::{fixture_games, plain_timeline, spawn_boards};
+use recorder_support::{
+    arbiter, fixture_opening, read_board, real_time_board, state_dir, touchmove,
+};
 use touchmove::sim::virtual_board::timeline::Pace;
-
-fn touchmove(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -68,16 +62,13 @@ fn board_and_round_numbers_are_bounded_with_the_line_named() {
     use touchmove::recorder::EventConfig;
     use touchmove::recorder::pairings::{parse_csv, parse_pgn_headers};
     let file = Path::new("event.toml");
-    let e = EventConfig::parse("[[board]]\nnumber = 4294967295\nport = \"/dev/a\"\n", file)
-        .unwrap_err()
-        .to_string();
+    let refusal = |text: &str| EventConfig::parse(text, file).unwrap_err().to_string();
+    let e = refusal("[[board]]\nnumber = 4294967295\nport = \"/dev/a\"\n");
     assert!(
         e.contains("event.toml:2: number") && e.contains("1 to 2000"),
         "{e}"
     );
-    let e = EventConfig::parse("round = 100\n", file)
-        .unwrap_err()
-        .to_string();
+    let e = refusal("round = 100\n");
     assert!(
         e.contains("event.toml:1: round") && e.contains("1 to 99"),
         "{e}"
@@ -141,69 +132,40 @@ fn start(config: &Path, out: &Path) -> Child {
         .unwrap()
 }
 
-fn arbiter(out: &Path, args: &[&str]) -> Result<String, String> {
-    let mut all = vec![
-        "arbiter",
-        "--who",
-        "Anna",
-        "--out",
-        out.to_str().unwrap(),
-        "--board",
-        "1",
-    ];
-    all.extend_from_slice(args);
-    // The recorder may still be starting: retry while its socket is not there yet.
-    for _ in 0..100 {
-        let o = touchmove(&all);
-        if o.status.success() {
-            return Ok(String::from_utf8_lossy(&o.stdout).trim().to_string());
-        }
-        let e = stderr(&o);
-        if !e.contains("cannot connect") && !e.contains("cannot read") {
-            return Err(e);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err("the recorder never answered".to_string())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arbiter_actions_are_journalled_and_survive_kill_nine() {
     let dir = tempfile::tempdir().unwrap();
-    let game = fixture_games().remove(0);
-    let mut short = game.clone();
-    short.moves_uci.truncate(6);
-    let script = plain_timeline(
-        &short,
+    let board = real_time_board(
+        dir.path(),
+        &fixture_opening(0, 6),
         Pace {
             think_ms: 300,
             step_ms: 60,
         },
     );
-    let boards = spawn_boards(dir.path(), vec![script], 1.0, 600_000, 0).unwrap();
     let config = dir.path().join("event.toml");
     std::fs::write(
         &config,
         format!(
             "event = \"Arbiter test\"\ntime_control = \"600\"\n[[board]]\nnumber = 1\nport = \"{}\"\n",
-            boards[0].path().display()
+            board.path().display()
         ),
     )
     .unwrap();
     let out = dir.path().join("out");
     let mut child = start(&config, &out);
-    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+    tokio::time::timeout(Duration::from_secs(30), board.finished())
         .await
         .expect("the board plays its moves");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let out2 = out.clone();
     let answers = tokio::task::spawn_blocking(move || {
         (
-            arbiter(&out2, &["note", "2", "player asked for the arbiter"]),
-            arbiter(&out2, &["time", "white", "--", "-60"]),
-            arbiter(&out2, &["claim", "threefold"]),
-            arbiter(&out2, &["result", "0-1", "--reason", "forfeit"]),
-            arbiter(&out2, &["takeback", "99"]),
+            arbiter(&out2, 1, &["note", "2", "player asked for the arbiter"]),
+            arbiter(&out2, 1, &["time", "white", "--", "-60"]),
+            arbiter(&out2, 1, &["claim", "threefold"]),
+            arbiter(&out2, 1, &["result", "0-1", "--reason", "forfeit"]),
+            arbiter(&out2, 1, &["takeback", "99"]),
         )
     })
     .await
@@ -266,7 +228,7 @@ fn warnings_reach_stderr_and_sighup_stops_cleanly() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let socket = out.with_file_name("out.state").join("arbiter.sock");
+    let socket = state_dir(&out).join("arbiter.sock");
     let started = || socket.exists() || out.join("arbiter.sock").exists();
     for _ in 0..200 {
         if started() {

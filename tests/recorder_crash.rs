@@ -15,13 +15,16 @@
 
 mod recorder_support;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use recorder_support::{essentials, read_board, realistic_games, scripts, stop, uci_moves};
+use recorder_support::{
+    essentials, read_board, realistic_games, record_logged, scripts, stop, uci_moves,
+};
 use touchmove::recorder::bench::spawn_boards;
 
 const BOARDS: usize = 4;
@@ -72,24 +75,17 @@ fn write_config(dir: &Path, ports: &[PathBuf]) -> PathBuf {
 }
 
 fn start_recorder(config: &Path, out: &Path, log: &Path) -> Child {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .unwrap();
-    Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .arg("record")
-        .arg("--config")
-        .arg(config)
-        .arg("--out")
-        .arg(out)
-        .arg("--no-server")
-        .arg("--probe")
-        .arg(config.with_file_name("board-*"))
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("the touchmove binary starts")
+    let probe = config.with_file_name("board-*");
+    record_logged(
+        config,
+        out,
+        [
+            OsStr::new("--no-server"),
+            OsStr::new("--probe"),
+            probe.as_os_str(),
+        ],
+        log,
+    )
 }
 
 /// Plays the games on fresh virtual boards while the recorder records into `dir/out`,

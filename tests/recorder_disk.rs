@@ -13,17 +13,17 @@
 mod recorder_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::Duration;
 
-use recorder_support::{log, read_board, stop, uci_moves};
+use recorder_support::{
+    fixture_opening, log, read_board, real_time_board, record_logged, state_dir, stop, uci_moves,
+};
 use std::sync::Arc;
 use touchmove::act::Event;
 use touchmove::record::pgn::read_games;
 
-use touchmove::recorder::bench::{
-    ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards,
-};
+use touchmove::recorder::bench::{ScriptGame, event_for_ports};
 use touchmove::recorder::{Recorder, RunOptions};
 use touchmove::server::feed::Feed;
 use touchmove::sim::virtual_board::VirtualBoard;
@@ -33,9 +33,7 @@ use touchmove::store::{BoardKey, Journal};
 const PLIES: usize = 16;
 
 fn game() -> ScriptGame {
-    let mut g = fixture_games().remove(0);
-    g.moves_uci.truncate(PLIES);
-    g
+    fixture_opening(0, PLIES)
 }
 
 /// One virtual board playing `game` (a ply every ~0.5 s) and an event file for it.
@@ -44,9 +42,7 @@ fn board_and_config(dir: &Path, game: &ScriptGame) -> (VirtualBoard, PathBuf) {
         think_ms: 350,
         step_ms: 60,
     };
-    let board = spawn_boards(dir, vec![plain_timeline(game, pace)], 1.0, 600_000, 0)
-        .unwrap()
-        .remove(0);
+    let board = real_time_board(dir, game, pace);
     let config = dir.join("event.toml");
     std::fs::write(
         &config,
@@ -60,21 +56,17 @@ fn board_and_config(dir: &Path, game: &ScriptGame) -> (VirtualBoard, PathBuf) {
 }
 
 fn record(dir: &Path, config: &Path, extra: &[&str]) -> Child {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("recorder.log"))
-        .unwrap();
-    Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["record", "--no-server", "--config"])
-        .arg(config)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap()
+    let args = std::iter::once(&"--no-server").chain(extra);
+    record_logged(config, &dir.join("out"), args, &dir.join("recorder.log"))
+}
+
+/// Waits (at most `seconds`) for `board` to play its game, and a moment more for the
+/// recorder to write the last move.
+async fn played(board: &VirtualBoard, seconds: u64) {
+    tokio::time::timeout(Duration::from_secs(seconds), board.finished())
+        .await
+        .expect("the board plays its game");
+    tokio::time::sleep(Duration::from_millis(800)).await;
 }
 
 /// The moves the journal holds for board 1, in UCI.
@@ -112,12 +104,9 @@ async fn a_full_journal_stops_new_games_and_keeps_every_move() {
     let game = game();
     let (board, config) = board_and_config(dir.path(), &game);
     let out = dir.path().join("out");
-    let journal = out.with_file_name("out.state").join("journal.sqlite");
+    let journal = state_dir(&out).join("journal.sqlite");
     let child = record(dir.path(), &config, &["--journal-limit", "36864"]);
-    tokio::time::timeout(Duration::from_secs(40), board.finished())
-        .await
-        .expect("the board plays its game");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    played(&board, 40).await;
     let refused = arbiter_new_game(&out);
     stop(child);
 
@@ -195,10 +184,7 @@ async fn an_unwritable_round_folder_is_reported_once_and_written_again_when_fixe
     tokio::time::sleep(Duration::from_secs(2)).await;
     std::fs::remove_file(&round).unwrap();
     std::fs::rename(&moved, &round).unwrap();
-    tokio::time::timeout(Duration::from_secs(40), board.finished())
-        .await
-        .expect("the board plays its game");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    played(&board, 40).await;
     stop(child);
 
     let text = log(dir.path());
@@ -225,25 +211,18 @@ async fn a_read_only_journal_is_refused_with_the_fix_and_stays_readable() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    let game = {
-        let mut g = game();
-        g.moves_uci.truncate(4);
-        g
-    };
+    let game = fixture_opening(0, 4);
     let (board, config) = board_and_config(dir.path(), &game);
     let out = dir.path().join("out");
-    let journal = out.with_file_name("out.state").join("journal.sqlite");
+    let journal = state_dir(&out).join("journal.sqlite");
     let child = record(dir.path(), &config, &[]);
-    tokio::time::timeout(Duration::from_secs(30), board.finished())
-        .await
-        .expect("the board plays its game");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    played(&board, 30).await;
     stop(child);
     assert_eq!(journalled_moves(&journal), game.moves_uci);
 
     let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
     mode(dir.path(), 0o755).unwrap();
-    let state = out.with_file_name("out.state");
+    let state = state_dir(&out);
     for folder in [&out, &state] {
         mode(folder, 0o777).unwrap();
         for entry in std::fs::read_dir(folder).unwrap() {
@@ -300,18 +279,15 @@ async fn when_the_journal_has_room_again_everything_held_is_journalled() {
     }
     // Some moves are played while the journal is full, then room is made.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let held = journalled_moves(&out.with_file_name("out.state").join("journal.sqlite")).len();
+    let held = journalled_moves(&state_dir(&out).join("journal.sqlite")).len();
     recorder.limit_journal(None).unwrap();
-    tokio::time::timeout(Duration::from_secs(40), board.finished())
-        .await
-        .expect("the board plays its game");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    played(&board, 40).await;
     assert!(!recorder.journal_failing(), "the journal recovered");
     recorder.shutdown().await;
     assert!(held < PLIES, "the journal was full mid-game ({held} plies)");
     assert_eq!(uci_moves(&read_board(&out, 1)), game.moves_uci);
     assert_eq!(
-        journalled_moves(&out.with_file_name("out.state").join("journal.sqlite")),
+        journalled_moves(&state_dir(&out).join("journal.sqlite")),
         game.moves_uci,
         "every move is in the journal once it had room again"
     );
@@ -336,10 +312,7 @@ async fn the_backlog_of_a_full_journal_is_bounded_and_the_game_goes_on() {
             "4096",
         ],
     );
-    tokio::time::timeout(Duration::from_secs(40), board.finished())
-        .await
-        .expect("the board plays its game");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    played(&board, 40).await;
     stop(child);
     let text = log(dir.path());
     let full = text

@@ -2,14 +2,19 @@
 //! of it, the arbiter's socket is private and bounded, one recorder owns a folder, and a
 //! folder or journal left by an older touchmove is used as it is.
 
+mod recorder_support;
+
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use recorder_support::state_dir;
 use touchmove::record::arbiter::{ArbiterAction, ArbiterRequest};
-use touchmove::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use touchmove::recorder::{
+    BoardConfig, BoardSource, EventConfig, Player, Recorder, RecorderHandle, RunOptions,
+};
 use touchmove::server::feed::Feed;
 use touchmove::store::{BoardKey, Journal, Record};
 
@@ -27,8 +32,13 @@ fn event(dir: &Path) -> EventConfig {
     }
 }
 
-fn state_of(out: &Path) -> PathBuf {
-    out.with_file_name("out.state")
+/// A recorder of [`event`] recording into `dir/out`, and that folder.
+async fn start(dir: &Path) -> (PathBuf, RecorderHandle) {
+    let out = dir.join("out");
+    let recorder = Recorder::start(event(dir), RunOptions::new(&out, Arc::new(Feed::new())))
+        .await
+        .unwrap();
+    (out, recorder)
 }
 
 fn mode(path: &Path) -> u32 {
@@ -42,13 +52,7 @@ fn mode(path: &Path) -> u32 {
 #[tokio::test]
 async fn secrets_and_journal_stay_out_of_the_published_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let recorder = Recorder::start(
-        event(dir.path()),
-        RunOptions::new(&out, Arc::new(Feed::new())),
-    )
-    .await
-    .unwrap();
+    let (out, recorder) = start(dir.path()).await;
     let published: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -59,7 +63,7 @@ async fn secrets_and_journal_stay_out_of_the_published_folder() {
             "{private} is not in the published folder: {published:?}"
         );
     }
-    let state = state_of(&out);
+    let state = state_dir(&out);
     assert_eq!(mode(&state), 0o700, "the state directory is private");
     assert_eq!(mode(&state.join("arbiter.token")), 0o600);
     assert_eq!(mode(&state.join("arbiter.sock")), 0o600);
@@ -70,13 +74,7 @@ async fn secrets_and_journal_stay_out_of_the_published_folder() {
 #[tokio::test]
 async fn a_second_recorder_on_the_same_folder_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let first = Recorder::start(
-        event(dir.path()),
-        RunOptions::new(&out, Arc::new(Feed::new())),
-    )
-    .await
-    .unwrap();
+    let (out, first) = start(dir.path()).await;
     let token = std::fs::read_to_string(first.token_path()).unwrap();
     let mut second = RunOptions::new(&out, Arc::new(Feed::new()));
     // Even with a journal of its own it would take the socket and the token over.
@@ -101,14 +99,8 @@ async fn a_second_recorder_on_the_same_folder_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_request_line_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let recorder = Recorder::start(
-        event(dir.path()),
-        RunOptions::new(&out, Arc::new(Feed::new())),
-    )
-    .await
-    .unwrap();
-    let socket = state_of(&out).join("arbiter.sock");
+    let (out, recorder) = start(dir.path()).await;
+    let socket = state_dir(&out).join("arbiter.sock");
     let reply = tokio::task::spawn_blocking(move || {
         let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
         stream

@@ -8,15 +8,11 @@
 
 mod recorder_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use recorder_support::{read_board, uci_moves};
-use touchmove::board::ObservationKind;
-use touchmove::recorder::bench::{event_for_ports, fixture_games, plain_timeline, spawn_boards};
-use touchmove::recorder::{Recorder, RunOptions};
-use touchmove::server::feed::Feed;
-use touchmove::sim::virtual_board::timeline::Pace;
+use touchmove::recorder::bench::spawn_boards;
+use touchmove::recorder::outage_bench::{OutagePlan, record_boards, unplug_together, wall};
 
 const SPEED: f64 = 10.0;
 const UNPLUGGED_GAME_MS: u64 = 10_000;
@@ -24,53 +20,25 @@ const BOARDS: usize = 8;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_boards_unplugged_together_are_recorded_exactly_from_their_logs() {
-    let games: Vec<_> = fixture_games().into_iter().cycle().take(BOARDS).collect();
-    let pace = Pace {
-        think_ms: 3000,
-        step_ms: 150,
-    };
-    let scripts: Vec<_> = games.iter().map(|g| plain_timeline(g, pace)).collect();
-    let presses: Vec<u64> = scripts[0]
-        .iter()
-        .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
-        .map(|o| o.t_ms)
-        .collect();
-    let unplug_at_ms = presses[presses.len() / 3] + 1200;
-    let end_ms = scripts
-        .iter()
-        .filter_map(|s| s.last().map(|o| o.t_ms))
-        .max()
-        .unwrap_or(0);
-
+    let plan = OutagePlan::new(BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let boards = spawn_boards(dir.path(), scripts, SPEED, 30 * 60 * 1000, 0).unwrap();
-    let ports: Vec<_> = boards.iter().map(|b| b.path().to_path_buf()).collect();
-    let config = event_for_ports("Outage test", "1800", &ports);
-    let out = dir.path().join("out");
-    let feed = Arc::new(Feed::new());
-    let recorder = Recorder::start(config, RunOptions::new(&out, feed))
-        .await
-        .unwrap();
-    let wall = |game_ms: u64| Duration::from_secs_f64(game_ms as f64 / 1000.0 / SPEED);
-    let t0 = tokio::time::Instant::now();
-    tokio::time::sleep_until(t0 + wall(unplug_at_ms)).await;
-    for board in &boards {
-        board.unplug().await.unwrap();
-    }
-    tokio::time::sleep(wall(UNPLUGGED_GAME_MS)).await;
-    for board in &boards {
-        board.replug().await.unwrap();
-    }
-    for board in &boards {
-        tokio::time::timeout(wall(end_ms) + Duration::from_secs(60), board.finished())
+    let (boards, out, recorder) =
+        record_boards(dir.path(), plan.scripts.clone(), SPEED, true, "Outage test")
             .await
-            .expect("the board finishes its game");
-    }
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    recorder.shutdown().await;
+            .unwrap();
+    let finished = unplug_together(
+        &boards,
+        recorder,
+        &plan,
+        SPEED,
+        wall(UNPLUGGED_GAME_MS, SPEED),
+    )
+    .await
+    .unwrap();
+    assert_eq!(finished, BOARDS, "every board finishes its game");
 
     let mut exact = 0;
-    for (k, game) in games.iter().enumerate() {
+    for (k, game) in plan.games.iter().enumerate() {
         let record = read_board(&out, k + 1);
         let recorded = uci_moves(&record);
         eprintln!(
@@ -98,27 +66,12 @@ async fn eight_boards_unplugged_together_are_recorded_exactly_from_their_logs() 
 async fn a_recorder_killed_and_restarted_30_s_later_records_every_game_exactly() {
     const KILLED_BOARDS: usize = 4;
     const DOWN_GAME_MS: u64 = 30_000;
-    let games: Vec<_> = fixture_games()
-        .into_iter()
-        .cycle()
-        .take(KILLED_BOARDS)
-        .collect();
-    let pace = Pace {
-        think_ms: 3000,
-        step_ms: 150,
-    };
-    let scripts: Vec<_> = games.iter().map(|g| plain_timeline(g, pace)).collect();
-    let presses: Vec<u64> = scripts[0]
-        .iter()
-        .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
-        .map(|o| o.t_ms)
-        .collect();
-    let kill_at_ms = presses[presses.len() / 3] + 1200;
-    let end_ms = scripts
-        .iter()
-        .filter_map(|s| s.last().map(|o| o.t_ms))
-        .max()
-        .unwrap_or(0);
+    let OutagePlan {
+        games,
+        scripts,
+        outage_at_ms: kill_at_ms,
+        end_ms,
+    } = OutagePlan::new(KILLED_BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let boards = spawn_boards(dir.path(), scripts, SPEED, 30 * 60 * 1000, 0).unwrap();
     let mut config = String::from("event = \"Kill test\"\nsite = \"here\"\nround = 1\n");
@@ -147,7 +100,7 @@ async fn a_recorder_killed_and_restarted_30_s_later_records_every_game_exactly()
             .spawn()
             .expect("the touchmove binary starts")
     };
-    let wall = |game_ms: u64| Duration::from_secs_f64(game_ms as f64 / 1000.0 / SPEED);
+    let wall = |game_ms: u64| wall(game_ms, SPEED);
     let t0 = tokio::time::Instant::now();
     let mut recorder = start();
     tokio::time::sleep_until(t0 + wall(kill_at_ms)).await;

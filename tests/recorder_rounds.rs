@@ -16,22 +16,28 @@
 //! it had, and ends with the undisturbed client's view.
 
 mod recorder_support;
+mod server_support;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use recorder_support::stop;
+use recorder_support::{fixture_opening, real_time_board, record_logged, state_dir, stop};
 use serde_json::Value;
+use server_support::{SseEvent, sse_request, take_sse_event};
 use shakmaty::{Color, Piece, Square};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use touchmove::board::{Observation, ObservationKind};
 use touchmove::record::GameRecord;
 use touchmove::record::pgn::read_games;
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
+use touchmove::recorder::bench::{
+    ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards,
+};
+use touchmove::recorder::{Recorder, RecorderHandle, RunOptions};
+use touchmove::server::feed::{Feed, Scope};
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;
 
@@ -118,54 +124,13 @@ fn write_config_without_boards(path: &Path, round: u32, dir: &Path) {
 }
 
 fn start_recorder(config: &Path, out: &Path, listen: SocketAddr, log: &Path) -> Child {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .unwrap();
-    Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .arg("record")
-        .arg("--config")
-        .arg(config)
-        .arg("--out")
-        .arg(out)
-        .arg("--listen")
-        .arg(listen.to_string())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("the touchmove binary starts")
+    record_logged(config, out, ["--listen", &listen.to_string()], log)
 }
 
 /// `touchmove arbiter --out OUT --board K ARGS…`, retried while the recorder starts.
 fn arbiter(out: &Path, board: usize, args: &[&str]) -> String {
-    let board = board.to_string();
-    let mut all = vec![
-        "arbiter",
-        "--who",
-        "Anna",
-        "--out",
-        out.to_str().unwrap(),
-        "--board",
-        &board,
-    ];
-    all.extend_from_slice(args);
-    for _ in 0..200 {
-        let o = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-            .args(&all)
-            .output()
-            .unwrap();
-        if o.status.success() {
-            return String::from_utf8_lossy(&o.stdout).trim().to_string();
-        }
-        let e = String::from_utf8_lossy(&o.stderr).to_string();
-        assert!(
-            e.contains("cannot connect") || e.contains("cannot read"),
-            "arbiter {args:?} on board {board} refused: {e}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("the recorder never answered the arbiter");
+    recorder_support::arbiter(out, board, args)
+        .unwrap_or_else(|e| panic!("arbiter {args:?} on board {board} refused: {e}"))
 }
 
 fn free_address() -> SocketAddr {
@@ -221,14 +186,6 @@ fn read_round(out: &Path, round: u32) -> Vec<Essentials> {
         .collect()
 }
 
-/// One SSE event: its id, name and data.
-#[derive(Debug, Clone)]
-struct SseEvent {
-    id: Option<u64>,
-    event: String,
-    data: String,
-}
-
 /// Reads an SSE stream until it ends, appending every event to `into`.
 async fn collect_sse(
     addr: SocketAddr,
@@ -242,12 +199,11 @@ async fn collect_sse(
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }
     };
-    let resume = last
-        .map(|id| format!("Last-Event-ID: {id}\r\n"))
-        .unwrap_or_default();
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n{resume}\r\n");
-    if stream.write_all(request.as_bytes()).await.is_err() {
+    if stream
+        .write_all(sse_request(path, last).as_bytes())
+        .await
+        .is_err()
+    {
         return;
     }
     let mut buffer = String::new();
@@ -266,26 +222,8 @@ async fn collect_sse(
             buffer.drain(..end + 4);
             head_done = true;
         }
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer[..end].to_string();
-            buffer.drain(..end + 2);
-            let mut event = SseEvent {
-                id: None,
-                event: String::new(),
-                data: String::new(),
-            };
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("id: ") {
-                    event.id = v.trim().parse().ok();
-                } else if let Some(v) = line.strip_prefix("event: ") {
-                    event.event = v.trim().to_string();
-                } else if let Some(v) = line.strip_prefix("data: ") {
-                    event.data = v.to_string();
-                }
-            }
-            if !event.event.is_empty() {
-                into.lock().unwrap().push(event);
-            }
+        while let Some(event) = take_sse_event(&mut buffer) {
+            into.lock().unwrap().push(event);
         }
     }
 }
@@ -565,39 +503,40 @@ async fn rounds_in_one_folder_survive_kill_nine_with_every_decision_in_its_round
     );
 }
 
+/// A virtual board playing `game` in real time (10 minutes each), and an in-process recorder
+/// of event `event` recording it into `dir/out` through `feed` (with its web server on a free
+/// loopback port when `listen`).
+async fn one_board(
+    dir: &Path,
+    game: &ScriptGame,
+    event: &str,
+    listen: bool,
+) -> (VirtualBoard, PathBuf, Arc<Feed>, RecorderHandle) {
+    let board = real_time_board(dir, game, PACE);
+    let config = event_for_ports(event, "600", &[board.path().to_path_buf()]);
+    let out = dir.join("out");
+    let feed = Arc::new(Feed::new());
+    let mut options = RunOptions::new(&out, Arc::clone(&feed));
+    if listen {
+        options.listen = Some("127.0.0.1:0".parse().unwrap());
+    }
+    let recorder = Recorder::start(config, options).await.unwrap();
+    (board, out, feed, recorder)
+}
+
 /// An action the arbiter takes through the web is noted in the feed once: the recorder notes
 /// it when it applies it, and the web API does not note it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_web_action_is_noted_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut game = fixture_games().remove(0);
-    game.moves_uci.truncate(4);
-    let boards = spawn_boards(
-        dir.path(),
-        vec![plain_timeline(&game, PACE)],
-        1.0,
-        600_000,
-        0,
-    )
-    .unwrap();
-    let config = touchmove::recorder::bench::event_for_ports(
-        "Web test",
-        "600",
-        &[boards[0].path().to_path_buf()],
-    );
-    let out = dir.path().join("out");
-    let feed = Arc::new(touchmove::server::feed::Feed::new());
-    let mut options = touchmove::recorder::RunOptions::new(&out, Arc::clone(&feed));
-    options.listen = Some("127.0.0.1:0".parse().unwrap());
-    let recorder = touchmove::recorder::Recorder::start(config, options)
-        .await
-        .unwrap();
+    let game = fixture_opening(0, 4);
+    let (board, out, feed, recorder) = one_board(dir.path(), &game, "Web test", true).await;
     let addr = recorder.server_addr().expect("the server runs");
-    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+    tokio::time::timeout(Duration::from_secs(30), board.finished())
         .await
         .expect("the board plays");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let token = [out.with_file_name("out.state"), out.clone()]
+    let token = [state_dir(&out), out.clone()]
         .iter()
         .find_map(|d| std::fs::read_to_string(d.join("arbiter.token")).ok())
         .expect("the token file");
@@ -615,7 +554,7 @@ async fn a_web_action_is_noted_once() {
     let reply = String::from_utf8_lossy(&reply);
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     let noted = feed
-        .events_after(0, touchmove::server::feed::Scope::All)
+        .events_after(0, Scope::All)
         .expect("the log reaches back")
         .iter()
         .filter(|e| e.kind == "arbiter")
@@ -629,36 +568,15 @@ async fn a_web_action_is_noted_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_board_task_that_panics_is_rebuilt_and_records_on() {
     let dir = tempfile::tempdir().unwrap();
-    let mut game = fixture_games().remove(1);
-    game.moves_uci.truncate(12);
-    let boards = spawn_boards(
-        dir.path(),
-        vec![plain_timeline(&game, PACE)],
-        1.0,
-        600_000,
-        0,
-    )
-    .unwrap();
-    let config = touchmove::recorder::bench::event_for_ports(
-        "Panic test",
-        "600",
-        &[boards[0].path().to_path_buf()],
-    );
-    let out = dir.path().join("out");
-    let feed = Arc::new(touchmove::server::feed::Feed::new());
-    let recorder = touchmove::recorder::Recorder::start(
-        config,
-        touchmove::recorder::RunOptions::new(&out, Arc::clone(&feed)),
-    )
-    .await
-    .unwrap();
+    let game = fixture_opening(1, 12);
+    let (board, out, feed, recorder) = one_board(dir.path(), &game, "Panic test", false).await;
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
     while feed.game(1, 1).map_or(0, |g| g.summary.ply) < 4 {
         assert!(tokio::time::Instant::now() < until, "the game never began");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     recorder.crash_board_task(1).await;
-    tokio::time::timeout(Duration::from_secs(30), boards[0].finished())
+    tokio::time::timeout(Duration::from_secs(30), board.finished())
         .await
         .expect("the board plays its game");
     tokio::time::sleep(Duration::from_millis(1000)).await;

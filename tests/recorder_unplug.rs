@@ -12,14 +12,11 @@
 
 mod recorder_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use recorder_support::{read_board, uci_moves};
-use touchmove::board::ObservationKind;
-use touchmove::recorder::bench::{event_for_ports, fixture_games, plain_timeline, spawn_boards};
-use touchmove::recorder::{Recorder, RunOptions};
-use touchmove::server::feed::Feed;
+use touchmove::recorder::bench::{fixture_games, plain_timeline};
+use touchmove::recorder::outage_bench::{clock_presses, record_boards, wall};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 const SPEED: f64 = 10.0;
@@ -33,11 +30,7 @@ async fn unplugged_board_never_gives_a_wrong_move() {
         step_ms: 150,
     };
     let script = plain_timeline(&game, pace);
-    let presses: Vec<u64> = script
-        .iter()
-        .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
-        .map(|o| o.t_ms)
-        .collect();
+    let presses = clock_presses(&script);
     let unplug_at_ms = presses[presses.len() / 3] + 200;
     let missed = presses
         .iter()
@@ -47,14 +40,11 @@ async fn unplugged_board_never_gives_a_wrong_move() {
     let end_ms = script.last().map_or(0, |o| o.t_ms);
 
     let dir = tempfile::tempdir().unwrap();
-    let boards = spawn_boards(dir.path(), vec![script], SPEED, 30 * 60 * 1000, 0).unwrap();
-    let config = event_for_ports("Unplug test", "1800", &[boards[0].path().to_path_buf()]);
-    let out = dir.path().join("out");
-    let feed = Arc::new(Feed::new());
-    let recorder = Recorder::start(config, RunOptions::new(&out, feed))
-        .await
-        .unwrap();
-    let wall = |game_ms: u64| Duration::from_secs_f64(game_ms as f64 / 1000.0 / SPEED);
+    let (boards, out, recorder) =
+        record_boards(dir.path(), vec![script], SPEED, true, "Unplug test")
+            .await
+            .unwrap();
+    let wall = |game_ms: u64| wall(game_ms, SPEED);
     let t0 = tokio::time::Instant::now();
     tokio::time::sleep_until(t0 + wall(unplug_at_ms)).await;
     let before = read_board(&out, 1).moves.len();

@@ -5,7 +5,7 @@
 //! and plugged in again. The figures: games recorded exactly, games with a wrong move, games
 //! that stopped short (held), with the boards' EEPROM move logs on or off.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,10 +14,11 @@ use serde::Serialize;
 use super::bench::{
     BenchDir, ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards_with_log,
 };
-use super::{Recorder, RunOptions};
-use crate::board::ObservationKind;
+use super::{Recorder, RecorderHandle, RunOptions};
+use crate::board::{Observation, ObservationKind};
 use crate::record::pgn::read_games;
 use crate::server::feed::Feed;
+use crate::sim::virtual_board::VirtualBoard;
 use crate::sim::virtual_board::timeline::Pace;
 
 /// One outage run.
@@ -69,73 +70,140 @@ pub fn run(run: OutageRun) -> Result<(), String> {
     Ok(())
 }
 
-/// Plays the outage and measures it.
-pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
-    let games: Vec<ScriptGame> = fixture_games()
-        .into_iter()
-        .cycle()
-        .take(run.boards)
-        .collect();
-    if games.is_empty() {
-        return Err("no fixture games".to_string());
+/// The fixture games on a number of boards at the outage's pace, and when the cables are pulled.
+pub struct OutagePlan {
+    /// The game each board plays.
+    pub games: Vec<ScriptGame>,
+    /// The observations each board makes (plain lift/place, 3 s thinking).
+    pub scripts: Vec<Vec<Observation>>,
+    /// Game time of the outage: 1.2 s after a clock press a third of the way into the first game.
+    pub outage_at_ms: u64,
+    /// Game time at which the last script ends.
+    pub end_ms: u64,
+}
+
+impl OutagePlan {
+    /// The fixture games, cycled over `boards` boards.
+    pub fn new(boards: usize) -> Result<Self, String> {
+        let games: Vec<ScriptGame> = fixture_games().into_iter().cycle().take(boards).collect();
+        if games.is_empty() {
+            return Err("no fixture games".to_string());
+        }
+        let pace = Pace {
+            think_ms: 3000,
+            step_ms: 150,
+        };
+        let scripts: Vec<_> = games.iter().map(|g| plain_timeline(g, pace)).collect();
+        let presses = clock_presses(&scripts[0]);
+        let outage_at_ms = presses.get(presses.len() / 3).copied().unwrap_or(0) + 1200;
+        let end_ms = scripts
+            .iter()
+            .filter_map(|s| s.last().map(|o| o.t_ms))
+            .max()
+            .unwrap_or(0);
+        Ok(Self {
+            games,
+            scripts,
+            outage_at_ms,
+            end_ms,
+        })
     }
-    let pace = Pace {
-        think_ms: 3000,
-        step_ms: 150,
-    };
-    let scripts: Vec<_> = games.iter().map(|g| plain_timeline(g, pace)).collect();
-    let presses: Vec<u64> = scripts[0]
+}
+
+/// Game times of a script's clock presses.
+pub fn clock_presses(script: &[Observation]) -> Vec<u64> {
+    script
         .iter()
         .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
         .map(|o| o.t_ms)
-        .collect();
-    let unplug_at_ms = presses.get(presses.len() / 3).copied().unwrap_or(0) + 1200;
-    let gap_ms = (run.unplugged_s * 1000.0 * run.speed) as u64;
-    let plies_in_gap = scripts
-        .iter()
-        .flat_map(|s| s.iter())
-        .filter(|o| matches!(o.kind, ObservationKind::ClockPressed { .. }))
-        .filter(|o| o.t_ms > unplug_at_ms && o.t_ms < unplug_at_ms + gap_ms)
-        .count();
-    let end_ms = scripts
-        .iter()
-        .filter_map(|s| s.last().map(|o| o.t_ms))
-        .max()
-        .unwrap_or(0);
-    // A folder of its own (named apart from `bench boards`' folders).
-    let dir = BenchDir::create(100_000 + run.boards).map_err(|e| format!("scratch folder: {e}"))?;
-    let boards = spawn_boards_with_log(
-        dir.path(),
-        scripts,
-        run.speed,
-        30 * 60 * 1000,
-        0,
-        run.eeprom_log,
-    )
-    .map_err(|e| format!("virtual boards: {e}"))?;
+        .collect()
+}
+
+/// Wall-clock time of `game_ms` of play at `speed` times real time.
+pub fn wall(game_ms: u64, speed: f64) -> Duration {
+    Duration::from_secs_f64(game_ms as f64 / 1000.0 / speed)
+}
+
+/// Virtual boards (30-minute games) playing `scripts` at `speed`, and an in-process recorder
+/// of event `event` recording them into `dir/out` (returned with them).
+pub async fn record_boards(
+    dir: &Path,
+    scripts: Vec<Vec<Observation>>,
+    speed: f64,
+    eeprom_log: bool,
+    event: &str,
+) -> Result<(Vec<VirtualBoard>, PathBuf, RecorderHandle), String> {
+    let boards = spawn_boards_with_log(dir, scripts, speed, 30 * 60 * 1000, 0, eeprom_log)
+        .map_err(|e| format!("virtual boards: {e}"))?;
     let ports: Vec<_> = boards.iter().map(|b| b.path().to_path_buf()).collect();
-    let config = event_for_ports("Outage bench", "1800", &ports);
-    let out = dir.path().join("out");
+    let config = event_for_ports(event, "1800", &ports);
+    let out = dir.join("out");
     let feed = Arc::new(Feed::new());
     let recorder = Recorder::start(config, RunOptions::new(&out, feed))
         .await
         .map_err(|e| e.to_string())?;
-    let wall = |game_ms: u64| Duration::from_secs_f64(game_ms as f64 / 1000.0 / run.speed);
+    Ok((boards, out, recorder))
+}
+
+/// Pulls every board's cable at the plan's outage (game time since now), plugs them in again
+/// `unplugged` later, waits for the boards to finish their scripts (up to a minute past the
+/// plan's end) and shuts the recorder down 2 s later. Returns how many boards finished.
+pub async fn unplug_together(
+    boards: &[VirtualBoard],
+    recorder: RecorderHandle,
+    plan: &OutagePlan,
+    speed: f64,
+    unplugged: Duration,
+) -> Result<usize, String> {
     let t0 = tokio::time::Instant::now();
-    tokio::time::sleep_until(t0 + wall(unplug_at_ms)).await;
-    for board in &boards {
+    tokio::time::sleep_until(t0 + wall(plan.outage_at_ms, speed)).await;
+    for board in boards {
         board.unplug().await.map_err(|e| format!("unplug: {e}"))?;
     }
-    tokio::time::sleep(Duration::from_secs_f64(run.unplugged_s)).await;
-    for board in &boards {
+    tokio::time::sleep(unplugged).await;
+    for board in boards {
         board.replug().await.map_err(|e| format!("replug: {e}"))?;
     }
-    for board in &boards {
-        let _ =
-            tokio::time::timeout(wall(end_ms) + Duration::from_secs(60), board.finished()).await;
+    let mut finished = 0;
+    for board in boards {
+        let limit = wall(plan.end_ms, speed) + Duration::from_secs(60);
+        if tokio::time::timeout(limit, board.finished()).await.is_ok() {
+            finished += 1;
+        }
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     recorder.shutdown().await;
+    Ok(finished)
+}
+
+/// Plays the outage and measures it.
+pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
+    let plan = OutagePlan::new(run.boards)?;
+    let gap_ms = (run.unplugged_s * 1000.0 * run.speed) as u64;
+    let plies_in_gap = plan
+        .scripts
+        .iter()
+        .flat_map(|s| clock_presses(s))
+        .filter(|&t| t > plan.outage_at_ms && t < plan.outage_at_ms + gap_ms)
+        .count();
+    // A folder of its own (named apart from `bench boards`' folders).
+    let dir = BenchDir::create(100_000 + run.boards).map_err(|e| format!("scratch folder: {e}"))?;
+    let (boards, out, recorder) = record_boards(
+        dir.path(),
+        plan.scripts.clone(),
+        run.speed,
+        run.eeprom_log,
+        "Outage bench",
+    )
+    .await?;
+    unplug_together(
+        &boards,
+        recorder,
+        &plan,
+        run.speed,
+        Duration::from_secs_f64(run.unplugged_s),
+    )
+    .await?;
 
     let mut figures = OutageFigures {
         boards: run.boards,
@@ -149,7 +217,7 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         plies_recorded: 0,
         plies_played: 0,
     };
-    for (k, game) in games.iter().enumerate() {
+    for (k, game) in plan.games.iter().enumerate() {
         let recorded = recorded_moves(&out, k + 1);
         figures.plies_played += game.moves_uci.len();
         figures.plies_recorded += recorded.len();

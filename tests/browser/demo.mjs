@@ -6,36 +6,16 @@
 // Usage: node tests/browser/demo.mjs   (TOUCHMOVE_BIN overrides target/release/touchmove)
 
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { bin, check, launchChromium, shots, until } from "./support.mjs";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const bin = process.env.TOUCHMOVE_BIN || join(root, "target/release/touchmove");
-const shots = join(root, "target/browser");
-mkdirSync(shots, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), "touchmove-browser-"));
 const port = 18000 + Math.floor(Math.random() * 2000);
 const base = `http://127.0.0.1:${port}`;
 // An event name that would run script if any page inserted tag values as HTML.
 const EVIL = `Open <script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">`;
-
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok - ${message}`);
-}
-
-async function until(what, fn, timeoutMs = 30_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 // Start the demo and read the token it prints.
 const demo = spawn(bin, ["demo", "--listen", `127.0.0.1:${port}`, "--out", join(work, "out"), "--event", EVIL], {
@@ -49,17 +29,7 @@ let browser;
 let failed = false;
 try {
   const token = await until("the demo's arbiter token", () => (output.match(/Arbiter token: (\S+)/) || [])[1], 20_000);
-  // A fresh profile directory each run (playwright passes it as --user-data-dir).
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "touchmove-chromium-")), {
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    ],
-    viewport: { width: 1400, height: 900 },
-    acceptDownloads: true,
-  });
+  browser = await launchChromium({ acceptDownloads: true });
   const page = await browser.newPage();
   page.on("pageerror", (e) => { console.error(`page error: ${e.message}`); failed = true; });
 

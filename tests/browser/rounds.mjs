@@ -8,35 +8,15 @@
 // Usage: node tests/browser/rounds.mjs   (TOUCHMOVE_BIN overrides target/release/touchmove)
 
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { bin, check, launchChromium, root, shots, until } from "./support.mjs";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const bin = process.env.TOUCHMOVE_BIN || join(root, "target/release/touchmove");
-const shots = join(root, "target/browser");
-mkdirSync(shots, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), "touchmove-rounds-"));
 const port = 20000 + Math.floor(Math.random() * 2000);
 const base = `http://127.0.0.1:${port}`;
 const out = join(work, "out");
-
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-  console.log(`ok - ${message}`);
-}
-
-async function until(what, fn, timeoutMs = 30_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 // A TRF player line: rank, name, rating, then one block per round ("opp c r").
 function player(rank, name, rating, blocks) {
@@ -89,15 +69,7 @@ try {
     try { return readFileSync(`${out}.state/arbiter.token`, "utf8").trim(); } catch { return null; }
   }, 20_000);
 
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "touchmove-chromium-")), {
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    ],
-    viewport: { width: 1400, height: 900 },
-  });
+  browser = await launchChromium();
   const open = async (path) => {
     const page = await browser.newPage();
     page.on("pageerror", (e) => { console.error(`page error (${path}): ${e.message}`); failed = true; });

@@ -3,15 +3,18 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
-use std::process::Child;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use touchmove::board::Observation;
 use touchmove::record::GameRecord;
 use touchmove::record::pgn::read_games;
-use touchmove::recorder::bench::fixture_games;
+use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::hands::{Noise, SimulatedGame, simulate_game};
+use touchmove::sim::virtual_board::VirtualBoard;
+use touchmove::sim::virtual_board::timeline::Pace;
 
 /// The fixture games played with realistic hands (seeded), one per board.
 pub fn realistic_games(boards: usize, seed: u64) -> Vec<SimulatedGame> {
@@ -33,6 +36,21 @@ pub fn realistic_games(boards: usize, seed: u64) -> Vec<SimulatedGame> {
             )
         })
         .collect()
+}
+
+/// The first `plies` plies of fixture game `index`.
+pub fn fixture_opening(index: usize, plies: usize) -> ScriptGame {
+    let mut game = fixture_games().remove(index);
+    game.moves_uci.truncate(plies);
+    game
+}
+
+/// A virtual board in `dir` playing `game` (plain lift/place at `pace`) in real time, with
+/// 10 minutes on each clock.
+pub fn real_time_board(dir: &Path, game: &ScriptGame, pace: Pace) -> VirtualBoard {
+    spawn_boards(dir, vec![plain_timeline(game, pace)], 1.0, 600_000, 0)
+        .unwrap()
+        .remove(0)
 }
 
 /// The observation scripts of simulated games, for virtual boards, with every pause longer
@@ -87,6 +105,68 @@ pub fn uci_moves(game: &GameRecord) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Runs `touchmove ARGS…` to its end.
+pub fn touchmove(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(args)
+        .output()
+        .expect("the touchmove binary runs")
+}
+
+/// Starts `touchmove record --config CONFIG --out OUT ARGS…`, its stderr appended to `log`.
+pub fn record_logged<S: AsRef<OsStr>>(
+    config: &Path,
+    out: &Path,
+    args: impl IntoIterator<Item = S>,
+    log: &Path,
+) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .arg("record")
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("the touchmove binary starts")
+}
+
+/// `touchmove arbiter --who Anna --out OUT --board K ARGS…`: what it prints, or its refusal.
+/// It is retried (for up to 10 s) while the recorder is still starting and its socket is
+/// not there yet.
+pub fn arbiter(out: &Path, board: usize, args: &[&str]) -> Result<String, String> {
+    let board = board.to_string();
+    let mut all = vec![
+        "arbiter",
+        "--who",
+        "Anna",
+        "--out",
+        out.to_str().unwrap(),
+        "--board",
+        &board,
+    ];
+    all.extend_from_slice(args);
+    for _ in 0..200 {
+        let o = touchmove(&all);
+        if o.status.success() {
+            return Ok(String::from_utf8_lossy(&o.stdout).trim().to_string());
+        }
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        if !e.contains("cannot connect") && !e.contains("cannot read") {
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err("the recorder never answered".to_string())
+}
+
 /// Stops a recorder process as Ctrl-C would (SIGTERM), killing it if it does not stop.
 pub fn stop(mut child: Child) {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
@@ -99,6 +179,12 @@ pub fn stop(mut child: Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// The recorder's private state folder (journal, token, socket) beside the output folder
+/// `out`, which the tests always name `out`.
+pub fn state_dir(out: &Path) -> PathBuf {
+    out.with_file_name("out.state")
 }
 
 /// What a recorder started by a test wrote to `recorder.log` in `dir` so far.

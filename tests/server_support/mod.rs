@@ -144,12 +144,10 @@ impl Sse {
     /// Opens `path` with optional `Last-Event-ID`.
     pub async fn open(addr: SocketAddr, path: &str, last_event_id: Option<u64>) -> Sse {
         let mut stream = TcpStream::connect(addr).await.expect("connect");
-        let resume = last_event_id
-            .map(|id| format!("Last-Event-ID: {id}\r\n"))
-            .unwrap_or_default();
-        let request =
-            format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n{resume}\r\n");
-        stream.write_all(request.as_bytes()).await.expect("write");
+        stream
+            .write_all(sse_request(path, last_event_id).as_bytes())
+            .await
+            .expect("write");
         let mut sse = Sse {
             stream,
             buffer: String::new(),
@@ -189,27 +187,41 @@ impl Sse {
     }
 
     fn take_event(&mut self) -> Option<SseEvent> {
-        loop {
-            let end = self.buffer.find("\n\n")?;
-            let block: String = self.buffer[..end].to_string();
-            self.buffer.drain(..end + 2);
-            let mut event = SseEvent {
-                id: None,
-                event: String::new(),
-                data: String::new(),
-            };
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("id: ") {
-                    event.id = v.trim().parse().ok();
-                } else if let Some(v) = line.strip_prefix("event: ") {
-                    event.event = v.trim().to_string();
-                } else if let Some(v) = line.strip_prefix("data: ") {
-                    event.data = v.to_string();
-                }
+        take_sse_event(&mut self.buffer)
+    }
+}
+
+/// The GET request of an SSE stream at `path`, resuming after `last_event_id`.
+pub fn sse_request(path: &str, last_event_id: Option<u64>) -> String {
+    let resume = last_event_id
+        .map(|id| format!("Last-Event-ID: {id}\r\n"))
+        .unwrap_or_default();
+    format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n{resume}\r\n")
+}
+
+/// Takes the next whole event out of the SSE text in `buffer` (blocks without an `event:`
+/// line, such as comments, are dropped); `None` until a whole event has arrived.
+pub fn take_sse_event(buffer: &mut String) -> Option<SseEvent> {
+    loop {
+        let end = buffer.find("\n\n")?;
+        let block: String = buffer[..end].to_string();
+        buffer.drain(..end + 2);
+        let mut event = SseEvent {
+            id: None,
+            event: String::new(),
+            data: String::new(),
+        };
+        for line in block.lines() {
+            if let Some(v) = line.strip_prefix("id: ") {
+                event.id = v.trim().parse().ok();
+            } else if let Some(v) = line.strip_prefix("event: ") {
+                event.event = v.trim().to_string();
+            } else if let Some(v) = line.strip_prefix("data: ") {
+                event.data = v.to_string();
             }
-            if !event.event.is_empty() {
-                return Some(event);
-            }
+        }
+        if !event.event.is_empty() {
+            return Some(event);
         }
     }
 }
