@@ -69,20 +69,8 @@ pub struct Broadcast {
 impl Broadcast {
     /// Starts reading the event's stream into `feed` and the PGN folder `out_dir`.
     pub fn start(settings: ClusterSettings, out_dir: &Path, feed: Arc<Feed>) -> Broadcast {
-        let stats = Arc::new(Mutex::new(BroadcastStats::default()));
-        let out = OutputFolder::new(out_dir);
-        let rebuild = Rebuild {
-            files: spawn_file_writer(out.clone()),
-            out,
-            feed,
-            layouts: HashMap::new(),
-            journals: HashMap::new(),
-            boards: BTreeMap::new(),
-            rounds: BTreeMap::new(),
-            dirty: BTreeSet::new(),
-            stats: stats.clone(),
-            said: BTreeSet::new(),
-        };
+        let rebuild = Rebuild::new(out_dir, feed);
+        let stats = rebuild.stats.clone();
         let task = tokio::spawn(run(settings, rebuild));
         Broadcast { stats, task }
     }
@@ -259,6 +247,23 @@ struct Rebuild {
 }
 
 impl Rebuild {
+    /// Nothing rebuilt yet; files go to the PGN folder `out_dir`.
+    fn new(out_dir: &Path, feed: Arc<Feed>) -> Rebuild {
+        let out = OutputFolder::new(out_dir);
+        Rebuild {
+            files: spawn_file_writer(out.clone()),
+            out,
+            feed,
+            layouts: HashMap::new(),
+            journals: HashMap::new(),
+            boards: BTreeMap::new(),
+            rounds: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            stats: Arc::new(Mutex::new(BroadcastStats::default())),
+            said: BTreeSet::new(),
+        }
+    }
+
     fn once(&mut self, key: String, message: &str) {
         if self.said.insert(key) {
             loud("serve", message);
@@ -641,21 +646,6 @@ mod tests {
         Layout::of(&config, "pc1", 5, "host")
     }
 
-    fn rebuild(dir: &Path) -> Rebuild {
-        Rebuild {
-            files: spawn_file_writer(OutputFolder::new(dir)),
-            out: OutputFolder::new(dir),
-            feed: Arc::new(Feed::new()),
-            layouts: HashMap::new(),
-            journals: HashMap::new(),
-            boards: BTreeMap::new(),
-            rounds: BTreeMap::new(),
-            dirty: BTreeSet::new(),
-            stats: Arc::new(Mutex::new(BroadcastStats::default())),
-            said: BTreeSet::new(),
-        }
-    }
-
     fn entry(seq: u64) -> Vec<u8> {
         let wire = WireEntry::from_entry(
             "pc1",
@@ -674,7 +664,7 @@ mod tests {
     #[test]
     fn entries_apply_once_and_in_journal_order() {
         let dir = tempfile::tempdir().unwrap();
-        let mut r = rebuild(dir.path());
+        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout()).unwrap(),
