@@ -75,7 +75,7 @@ pub struct RecordArgs {
     pub event: Option<String>,
     /// The event's cluster, when its boards are recorded on several PCs.
     #[command(flatten)]
-    pub cluster: super::serve::ClusterOptions,
+    pub cluster: crate::cluster::settings::ClusterArgs,
 }
 
 /// Builds the event from the file and the command-line options (`--port auto` is resolved
@@ -256,10 +256,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let cluster = match args
-        .cluster
-        .resolve(args.config.as_deref(), Some(&config.event))
-    {
+    let cluster = match crate::cluster::ClusterSettings::resolve(
+        &args.cluster,
+        args.config.as_deref(),
+        Some(&config.event),
+    ) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("touchmove record: {e}");
