@@ -27,7 +27,7 @@ use super::wire::{Layout, WireEntry};
 use super::{ClusterSettings, connect, event_stream, loud, say};
 use crate::act::Event;
 use crate::clock::TimeControl;
-use crate::recorder::layout::{BoardSummary, OutputFolder, combine};
+use crate::recorder::layout::{BoardSummary, OutputFolder, combine, write_atomically};
 use crate::recorder::{BoardPipeline, EventConfig, GameTags};
 use crate::server::feed::{Feed, GameInfo};
 use crate::store::{BoardKey, Record};
@@ -539,14 +539,14 @@ impl Rebuild {
             });
         }
         for (round, index_changed) in rounds {
-            let texts: Vec<String> = self
+            let texts: Vec<&str> = self
                 .boards
                 .range((round, 0)..=(round, u32::MAX))
-                .map(|(_, b)| b.pgn.clone())
+                .map(|(_, b)| b.pgn.as_str())
                 .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            self.feed.set_round_pgn(round, combine(&refs));
-            let _ = self.files.send(FileJob::Round { round, texts });
+            let pgn = combine(&texts);
+            self.feed.set_round_pgn(round, pgn.clone());
+            let _ = self.files.send(FileJob::Round { round, pgn });
             if index_changed && let Some(config) = self.rounds.get(&round) {
                 let summaries: Vec<BoardSummary> = self
                     .boards
@@ -566,8 +566,8 @@ impl Rebuild {
 enum FileJob {
     /// `round-N/game-K.pgn`.
     Game { round: u32, board: u32, pgn: String },
-    /// `round-N/games.pgn` from the games in board order.
-    Round { round: u32, texts: Vec<String> },
+    /// `round-N/games.pgn`: the games in board order, combined.
+    Round { round: u32, pgn: String },
     /// `round-N/index.json` and `tournament.json`.
     Index {
         config: EventConfig,
@@ -599,9 +599,10 @@ fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
                             out.game_path(round, board),
                             out.write_game(round, board, &pgn),
                         ),
-                        FileJob::Round { round, texts } => {
-                            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                            (out.round_path(round), out.write_round(round, &refs))
+                        FileJob::Round { round, pgn } => {
+                            let path = out.round_path(round);
+                            let written = write_atomically(&path, pgn.as_bytes());
+                            (path, written)
                         }
                         FileJob::Index { config, summaries } => (
                             out.round_dir(config.round).join("index.json"),
