@@ -11,9 +11,11 @@ mod recorder_support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cluster_support::{NatsServer, event_file, game_file, plies, touchmove, wait_identical};
-use recorder_support::{realistic_games, scripts, stop};
-use touchmove::board::Observation;
+use cluster_support::{
+    NatsServer, event_file, game_file, plies, record_args, serve_node, short_scripts, touchmove,
+    wait_identical,
+};
+use recorder_support::stop;
 use touchmove::recorder::bench::spawn_boards;
 
 const BOARDS_PER_RECORDER: usize = 3;
@@ -23,31 +25,6 @@ const MAX_PAUSE_MS: u64 = 600;
 const SCRIPT_MS: u64 = 40_000;
 const SEED: u64 = 20_261_125;
 
-/// The games' scripts, cut to [`SCRIPT_MS`].
-pub fn short_scripts(boards: usize, seed: u64) -> Vec<Vec<Observation>> {
-    scripts(&realistic_games(boards, seed), MAX_PAUSE_MS)
-        .into_iter()
-        .map(|s| s.into_iter().filter(|o| o.t_ms <= SCRIPT_MS).collect())
-        .collect()
-}
-
-fn record_args<'a>(config: &'a str, out: &'a str, url: &'a str, member: &'a str) -> Vec<&'a str> {
-    vec![
-        "record",
-        "--config",
-        config,
-        "--out",
-        out,
-        "--no-server",
-        "--cluster",
-        url,
-        "--cluster-event",
-        "cluster-test",
-        "--cluster-member",
-        member,
-    ]
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
     let _reaper = cluster_support::Reaper;
@@ -56,7 +33,7 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
     let url = nats.url();
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(2 * BOARDS_PER_RECORDER, SEED),
+        short_scripts(2 * BOARDS_PER_RECORDER, SEED, MAX_PAUSE_MS, SCRIPT_MS),
         SPEED,
         90 * 60 * 1000,
         30_000,
@@ -65,20 +42,12 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let serve_out = dir.path().join("serve");
     let serve_log = dir.path().join("serve.log");
-    let serve = touchmove(
-        &[
-            "serve",
-            "--cluster",
-            &url,
-            "--cluster-event",
-            "cluster-test",
-            "--cluster-member",
-            "node1",
-            "--listen",
-            "127.0.0.1:0",
-            "--out",
-        ],
-        &[&serve_out],
+    let serve = serve_node(
+        &url,
+        "cluster-test",
+        "node1",
+        Some("127.0.0.1:0"),
+        &serve_out,
         &serve_log,
     );
     let mut recorders = Vec::new();
@@ -96,7 +65,7 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
         let config_text = config.to_string_lossy().into_owned();
         let out_text = out.to_string_lossy().into_owned();
         recorders.push(touchmove(
-            &record_args(&config_text, &out_text, &url, name),
+            &record_args(&config_text, &out_text, &url, "cluster-test", name),
             &[],
             &log,
         ));
@@ -115,19 +84,12 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
         outs.iter().map(|(o, b)| (o.as_path(), b.clone())).collect();
     // A second node started after the round: it catches up from the stream alone.
     let late_out = dir.path().join("serve-late");
-    let late = touchmove(
-        &[
-            "serve",
-            "--cluster",
-            &url,
-            "--cluster-event",
-            "cluster-test",
-            "--cluster-member",
-            "node2",
-            "--no-server",
-            "--out",
-        ],
-        &[&late_out],
+    let late = serve_node(
+        &url,
+        "cluster-test",
+        "node2",
+        None,
+        &late_out,
         &dir.path().join("serve-late.log"),
     );
     let differing = wait_identical(&serve_out, &pairs, Duration::from_secs(20));

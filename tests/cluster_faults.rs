@@ -11,9 +11,11 @@ mod recorder_support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use cluster_support::{NatsServer, event_file, game_file, plies, touchmove, wait_identical};
-use recorder_support::{realistic_games, scripts, stop};
-use touchmove::board::Observation;
+use cluster_support::{
+    NatsServer, event_file, game_file, plies, record_args, serve_node, short_scripts, touchmove,
+    wait_identical,
+};
+use recorder_support::stop;
 use touchmove::recorder::bench::spawn_boards;
 
 const BOARDS: usize = 3;
@@ -23,20 +25,20 @@ const MAX_PAUSE_MS: u64 = 600;
 const SCRIPT_MS: u64 = 60_000;
 const SEED: u64 = 20_261_126;
 
-fn short_scripts() -> Vec<Vec<Observation>> {
-    scripts(&realistic_games(BOARDS, SEED), MAX_PAUSE_MS)
-        .into_iter()
-        .map(|s| s.into_iter().filter(|o| o.t_ms <= SCRIPT_MS).collect())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
-    let boards = spawn_boards(dir.path(), short_scripts(), SPEED, 90 * 60 * 1000, 30_000).unwrap();
+    let boards = spawn_boards(
+        dir.path(),
+        short_scripts(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS),
+        SPEED,
+        90 * 60 * 1000,
+        30_000,
+    )
+    .unwrap();
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let config = event_file(dir.path(), "pc.toml", 1, &ports);
     let out = dir.path().join("pc");
@@ -45,35 +47,8 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let serve_log = dir.path().join("serve.log");
     let config_text = config.to_string_lossy().into_owned();
     let out_text = out.to_string_lossy().into_owned();
-    let record = [
-        "record",
-        "--config",
-        &config_text,
-        "--out",
-        &out_text,
-        "--no-server",
-        "--cluster",
-        &url,
-        "--cluster-event",
-        "faults",
-        "--cluster-member",
-        "pc-1",
-    ];
-    let serve = touchmove(
-        &[
-            "serve",
-            "--cluster",
-            &url,
-            "--cluster-event",
-            "faults",
-            "--cluster-member",
-            "node",
-            "--no-server",
-            "--out",
-        ],
-        &[&serve_out],
-        &serve_log,
-    );
+    let record = record_args(&config_text, &out_text, &url, "faults", "pc-1");
+    let serve = serve_node(&url, "faults", "node", None, &serve_out, &serve_log);
     let started = tokio::time::Instant::now();
     let mut recorder = touchmove(&record, &[], &log);
     let at = |s: f64| started + Duration::from_secs_f64(s);

@@ -201,40 +201,34 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Recognition(args) => recognition(&args),
         BenchCommand::Sse(args) => sse(&args),
-        BenchCommand::Cluster(a) => {
-            match crate::cluster::bench::run(a.recorders, a.boards, a.serve, a.seconds, a.think_ms)
-            {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("touchmove bench cluster: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        BenchCommand::Cluster(a) => exit_code(
+            "cluster",
+            crate::cluster::bench::run(a.recorders, a.boards, a.serve, a.seconds, a.think_ms),
+        ),
         BenchCommand::Crosscheck(args) => crosscheck_games(&args),
-        BenchCommand::Outage(args) => {
-            let run = crate::recorder::outage_bench::OutageRun {
+        BenchCommand::Outage(args) => exit_code(
+            "outage",
+            crate::recorder::outage_bench::run(crate::recorder::outage_bench::OutageRun {
                 boards: args.boards,
                 unplugged_s: args.seconds,
                 speed: args.speed,
                 eeprom_log: !args.no_log,
-            };
-            match crate::recorder::outage_bench::run(run) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("touchmove bench outage: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        BenchCommand::Boards(args) => {
-            match crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("touchmove bench boards: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            }),
+        ),
+        BenchCommand::Boards(args) => exit_code(
+            "boards",
+            crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms),
+        ),
+    }
+}
+
+/// The exit code of benchmark `name` that printed its figures, or failed as `result` says.
+fn exit_code(name: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("touchmove bench {name}: {e}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -75,7 +75,7 @@ pub struct RecordArgs {
     pub event: Option<String>,
     /// The event's cluster, when its boards are recorded on several PCs.
     #[command(flatten)]
-    pub cluster: super::serve::ClusterOptions,
+    pub cluster: crate::cluster::settings::ClusterArgs,
 }
 
 /// Builds the event from the file and the command-line options (`--port auto` is resolved
@@ -256,10 +256,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let cluster = match args
-        .cluster
-        .resolve(args.config.as_deref(), Some(&config.event))
-    {
+    let cluster = match crate::cluster::ClusterSettings::resolve(
+        &args.cluster,
+        args.config.as_deref(),
+        Some(&config.event),
+    ) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("touchmove record: {e}");
@@ -328,11 +329,12 @@ pub fn run(args: RecordArgs) -> ExitCode {
         let (next_tx, mut next_rx) = tokio::sync::mpsc::channel(4);
         options.next_round = Some(next_tx);
         let journal_path = options.journal_path.clone();
-        let mut handle = match start(&config, &options).await {
+        let mut handle = match start(&config, &options, Duration::ZERO).await {
             Some(h) => h,
             None => return ExitCode::FAILURE,
         };
-        let mut forwarder = match start_forwarder(cluster.as_ref(), &config, &journal_path, &handle) {
+        let mut forwarder = match start_forwarder(cluster.as_ref(), &config, &journal_path, &handle)
+        {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("touchmove record: cluster: {e}");
@@ -341,54 +343,50 @@ pub fn run(args: RecordArgs) -> ExitCode {
             }
         };
         loop {
-            tokio::select! {
+            let reply = tokio::select! {
                 _ = super::stop_requested() => break,
-                Some(reply) = next_rx.recv() => {
-                    let next = config.round + 1;
-                    match next_round_config(&args, &sources, next) {
-                        Err(e) => {
-                            eprintln!("touchmove record: round {next} cannot start: {e}");
-                            let _ = reply.send(Err(e));
-                        }
-                        Ok((next_config, messages)) => {
-                            let _ = reply.send(Ok(format!(
-                                "round {next} starts on {} boards; round {} is kept in {}",
-                                next_config.boards.len(),
-                                config.round,
-                                args.out.display()
-                            )));
-                            for message in messages {
-                                eprintln!("touchmove record: {message}");
-                            }
-                            options.arbiter_token =
-                                std::fs::read_to_string(handle.token_path()).ok();
-                            if options.lichess.take().is_some() {
-                                eprintln!(
-                                    "touchmove record: the lichess push of round {} stops; \
-                                     restart with the next round's --lichess-round to push round {next}",
-                                    config.round
-                                );
-                            }
-                            handle.shutdown().await;
-                            config = next_config;
-                            if let Some(f) = forwarder.take() {
-                                f.stop();
-                            }
-                            handle = match start_again(&config, &options).await {
-                                Some(h) => h,
-                                None => return ExitCode::FAILURE,
-                            };
-                            forwarder = match start_forwarder(cluster.as_ref(), &config, &journal_path, &handle) {
-                                Ok(f) => f,
-                                Err(e) => {
-                                    eprintln!("touchmove record: cluster: {e}");
-                                    None
-                                }
-                            };
-                        }
-                    }
+                Some(reply) = next_rx.recv() => reply,
+            };
+            let next = config.round + 1;
+            let (next_config, messages) = match next_round_config(&args, &sources, next) {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("touchmove record: round {next} cannot start: {e}");
+                    let _ = reply.send(Err(e));
+                    continue;
                 }
+            };
+            let _ = reply.send(Ok(format!(
+                "round {next} starts on {} boards; round {} is kept in {}",
+                next_config.boards.len(),
+                config.round,
+                args.out.display()
+            )));
+            for message in messages {
+                eprintln!("touchmove record: {message}");
             }
+            options.arbiter_token = std::fs::read_to_string(handle.token_path()).ok();
+            if options.lichess.take().is_some() {
+                eprintln!(
+                    "touchmove record: the lichess push of round {} stops; restart with the next \
+                     round's --lichess-round to push round {next}",
+                    config.round
+                );
+            }
+            handle.shutdown().await;
+            if let Some(f) = forwarder.take() {
+                f.stop();
+            }
+            config = next_config;
+            handle = match start(&config, &options, JOURNAL_RELEASE_WAIT).await {
+                Some(h) => h,
+                None => return ExitCode::FAILURE,
+            };
+            forwarder = start_forwarder(cluster.as_ref(), &config, &journal_path, &handle)
+                .unwrap_or_else(|e| {
+                    eprintln!("touchmove record: cluster: {e}");
+                    None
+                });
         }
         handle.shutdown().await;
         if let Some(forwarder) = forwarder {
@@ -409,10 +407,15 @@ pub fn run(args: RecordArgs) -> ExitCode {
 /// How long the next round waits for the round that ended to let go of the journal.
 const JOURNAL_RELEASE_WAIT: Duration = Duration::from_secs(10);
 
-/// Starts the next round in this process: the round that ended lets go of its journal (its
-/// writer thread closes it) a moment after its shutdown, so a journal still held is waited for.
-async fn start_again(config: &EventConfig, options: &RunOptions) -> Option<RecorderHandle> {
-    let deadline = tokio::time::Instant::now() + JOURNAL_RELEASE_WAIT;
+/// Starts the recorder on `config` and says where it records; `None` (after saying why) when
+/// it cannot start. A journal still held is waited for up to `journal_wait`: the round that
+/// ended lets go of its journal (its writer thread closes it) a moment after its shutdown.
+async fn start(
+    config: &EventConfig,
+    options: &RunOptions,
+    journal_wait: Duration,
+) -> Option<RecorderHandle> {
+    let deadline = tokio::time::Instant::now() + journal_wait;
     loop {
         match Recorder::start(config.clone(), options.clone()).await {
             Err(RecorderError::Journal { .. }) if tokio::time::Instant::now() < deadline => {
@@ -441,15 +444,6 @@ fn start_forwarder(
             )
         })
         .transpose()
-}
-
-/// Starts the recorder on `config` and says where it records; `None` (after saying why) when
-/// it cannot start.
-async fn start(config: &EventConfig, options: &RunOptions) -> Option<RecorderHandle> {
-    announce(
-        config,
-        Recorder::start(config.clone(), options.clone()).await,
-    )
 }
 
 /// Says where a started recorder records, or why it did not start.

@@ -1,5 +1,4 @@
-//! `touchmove serve`: a broadcast node of an event on several PCs, and the `--cluster`
-//! options it shares with `touchmove record`.
+//! `touchmove serve`: a broadcast node of an event on several PCs.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,50 +10,12 @@ use crate::cluster::broadcast::Broadcast;
 use crate::cluster::settings::ClusterArgs;
 use crate::server::feed::Feed;
 
-/// Where the event's cluster is (`record` and `serve`).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ClusterOptions {
-    /// Join the event's NATS JetStream cluster at this server (`nats://HOST:PORT`, repeat
-    /// for several servers); also `urls` in the event file's [cluster] table.
-    #[arg(long = "cluster", value_name = "URL")]
-    pub urls: Vec<String>,
-    /// The event id in the cluster (one stream per event); default for `record`: the event
-    /// name.
-    #[arg(long = "cluster-event", value_name = "ID")]
-    pub event: Option<String>,
-    /// This PC's id in the cluster, unique and the same across restarts (default: the host
-    /// name).
-    #[arg(long = "cluster-member", value_name = "ID")]
-    pub member: Option<String>,
-    /// NATS credentials file (user/password or token: in the [cluster] table).
-    #[arg(long = "cluster-creds", value_name = "FILE")]
-    pub creds: Option<PathBuf>,
-}
-
-impl ClusterOptions {
-    /// The settings these options and the event file's [cluster] table give; `None` when
-    /// neither names a server.
-    pub fn resolve(
-        &self,
-        event_file: Option<&std::path::Path>,
-        default_event: Option<&str>,
-    ) -> Result<Option<ClusterSettings>, String> {
-        let args = ClusterArgs {
-            urls: self.urls.clone(),
-            event: self.event.clone(),
-            member: self.member.clone(),
-            creds: self.creds.clone(),
-        };
-        ClusterSettings::resolve(&args, event_file, default_event)
-    }
-}
-
 /// Arguments of `touchmove serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// The cluster.
     #[command(flatten)]
-    pub cluster: ClusterOptions,
+    pub cluster: ClusterArgs,
     /// An event file whose [cluster] table says where the cluster is.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -75,7 +36,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         eprintln!("touchmove serve: {message}");
         ExitCode::FAILURE
     };
-    let settings = match args.cluster.resolve(args.config.as_deref(), None) {
+    let settings = match ClusterSettings::resolve(&args.cluster, args.config.as_deref(), None) {
         Ok(Some(s)) => s,
         Ok(None) => {
             return fail(

@@ -27,7 +27,7 @@ use super::wire::{Layout, WireEntry};
 use super::{ClusterSettings, connect, event_stream, loud, say};
 use crate::act::Event;
 use crate::clock::TimeControl;
-use crate::recorder::layout::{BoardSummary, OutputFolder, combine};
+use crate::recorder::layout::{BoardSummary, OutputFolder, combine, write_atomically};
 use crate::recorder::{BoardPipeline, EventConfig, GameTags};
 use crate::server::feed::{Feed, GameInfo};
 use crate::store::{BoardKey, Record};
@@ -69,20 +69,8 @@ pub struct Broadcast {
 impl Broadcast {
     /// Starts reading the event's stream into `feed` and the PGN folder `out_dir`.
     pub fn start(settings: ClusterSettings, out_dir: &Path, feed: Arc<Feed>) -> Broadcast {
-        let stats = Arc::new(Mutex::new(BroadcastStats::default()));
-        let out = OutputFolder::new(out_dir);
-        let rebuild = Rebuild {
-            files: spawn_file_writer(out.clone()),
-            out,
-            feed,
-            layouts: HashMap::new(),
-            journals: HashMap::new(),
-            boards: BTreeMap::new(),
-            rounds: BTreeMap::new(),
-            dirty: BTreeSet::new(),
-            stats: stats.clone(),
-            said: BTreeSet::new(),
-        };
+        let rebuild = Rebuild::new(out_dir, feed);
+        let stats = rebuild.stats.clone();
         let task = tokio::spawn(run(settings, rebuild));
         Broadcast { stats, task }
     }
@@ -259,6 +247,23 @@ struct Rebuild {
 }
 
 impl Rebuild {
+    /// Nothing rebuilt yet; files go to the PGN folder `out_dir`.
+    fn new(out_dir: &Path, feed: Arc<Feed>) -> Rebuild {
+        let out = OutputFolder::new(out_dir);
+        Rebuild {
+            files: spawn_file_writer(out.clone()),
+            out,
+            feed,
+            layouts: HashMap::new(),
+            journals: HashMap::new(),
+            boards: BTreeMap::new(),
+            rounds: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            stats: Arc::new(Mutex::new(BroadcastStats::default())),
+            said: BTreeSet::new(),
+        }
+    }
+
     fn once(&mut self, key: String, message: &str) {
         if self.said.insert(key) {
             loud("serve", message);
@@ -534,14 +539,14 @@ impl Rebuild {
             });
         }
         for (round, index_changed) in rounds {
-            let texts: Vec<String> = self
+            let texts: Vec<&str> = self
                 .boards
                 .range((round, 0)..=(round, u32::MAX))
-                .map(|(_, b)| b.pgn.clone())
+                .map(|(_, b)| b.pgn.as_str())
                 .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            self.feed.set_round_pgn(round, combine(&refs));
-            let _ = self.files.send(FileJob::Round { round, texts });
+            let pgn = combine(&texts);
+            self.feed.set_round_pgn(round, pgn.clone());
+            let _ = self.files.send(FileJob::Round { round, pgn });
             if index_changed && let Some(config) = self.rounds.get(&round) {
                 let summaries: Vec<BoardSummary> = self
                     .boards
@@ -561,8 +566,8 @@ impl Rebuild {
 enum FileJob {
     /// `round-N/game-K.pgn`.
     Game { round: u32, board: u32, pgn: String },
-    /// `round-N/games.pgn` from the games in board order.
-    Round { round: u32, texts: Vec<String> },
+    /// `round-N/games.pgn`: the games in board order, combined.
+    Round { round: u32, pgn: String },
     /// `round-N/index.json` and `tournament.json`.
     Index {
         config: EventConfig,
@@ -594,9 +599,10 @@ fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
                             out.game_path(round, board),
                             out.write_game(round, board, &pgn),
                         ),
-                        FileJob::Round { round, texts } => {
-                            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                            (out.round_path(round), out.write_round(round, &refs))
+                        FileJob::Round { round, pgn } => {
+                            let path = out.round_path(round);
+                            let written = write_atomically(&path, pgn.as_bytes());
+                            (path, written)
                         }
                         FileJob::Index { config, summaries } => (
                             out.round_dir(config.round).join("index.json"),
@@ -641,21 +647,6 @@ mod tests {
         Layout::of(&config, "pc1", 5, "host")
     }
 
-    fn rebuild(dir: &Path) -> Rebuild {
-        Rebuild {
-            files: spawn_file_writer(OutputFolder::new(dir)),
-            out: OutputFolder::new(dir),
-            feed: Arc::new(Feed::new()),
-            layouts: HashMap::new(),
-            journals: HashMap::new(),
-            boards: BTreeMap::new(),
-            rounds: BTreeMap::new(),
-            dirty: BTreeSet::new(),
-            stats: Arc::new(Mutex::new(BroadcastStats::default())),
-            said: BTreeSet::new(),
-        }
-    }
-
     fn entry(seq: u64) -> Vec<u8> {
         let wire = WireEntry::from_entry(
             "pc1",
@@ -674,7 +665,7 @@ mod tests {
     #[test]
     fn entries_apply_once_and_in_journal_order() {
         let dir = tempfile::tempdir().unwrap();
-        let mut r = rebuild(dir.path());
+        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout()).unwrap(),

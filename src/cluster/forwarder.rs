@@ -236,12 +236,6 @@ struct Run {
     status: Arc<Status>,
 }
 
-/// Why forwarding stopped for now.
-enum Pause {
-    /// The cluster went away or refused: try again after a while.
-    Lost(String),
-}
-
 impl Run {
     async fn run(self) {
         let mut cursor = self.read_cursor();
@@ -288,7 +282,7 @@ impl Run {
                             self.settings.event
                         ),
                     );
-                    let Pause::Lost(why) = self.pump(&js, &mut cursor).await;
+                    let why = self.pump(&js, &mut cursor).await;
                     loud(
                         "record",
                         &format!(
@@ -361,14 +355,15 @@ impl Run {
         Ok(cursor.map_or(in_stream, |c| c.min(in_stream)))
     }
 
-    /// Forwards the journal from `cursor` until the cluster fails.
-    async fn pump(&self, js: &jetstream::Context, cursor: &mut Option<u64>) -> Pause {
+    /// Forwards the journal from `cursor` until the cluster fails; returns why it stopped (the
+    /// run tries again after a while).
+    async fn pump(&self, js: &jetstream::Context, cursor: &mut Option<u64>) -> String {
         let subject = wire::journal_subject(&self.settings.event, &self.settings.member);
         loop {
             let after = cursor.unwrap_or(0);
             let batch = match self.read(after).await {
                 Ok(b) => b,
-                Err(e) => return Pause::Lost(format!("cannot read the journal: {e}")),
+                Err(e) => return format!("cannot read the journal: {e}"),
             };
             if batch.is_empty() {
                 self.status.oldest_t_ms.store(u64::MAX, Ordering::Relaxed);
@@ -383,7 +378,7 @@ impl Run {
                 let wire = WireEntry::from_entry(&self.settings.member, self.layout.epoch, entry);
                 let payload = match serde_json::to_vec(&wire) {
                     Ok(p) => p,
-                    Err(e) => return Pause::Lost(format!("entry {}: {e}", entry.seq)),
+                    Err(e) => return format!("entry {}: {e}", entry.seq),
                 };
                 let id = wire::message_id(&self.settings.member, self.layout.epoch, entry.seq);
                 match js
@@ -396,16 +391,13 @@ impl Run {
                     .await
                 {
                     Ok(ack) => acks.push((entry.seq, ack)),
-                    Err(e) => {
-                        acks.clear();
-                        return Pause::Lost(format!("publishing entry {}: {e}", entry.seq));
-                    }
+                    Err(e) => return format!("publishing entry {}: {e}", entry.seq),
                 }
             }
             for (seq, ack) in acks {
                 if let Err(e) = ack.await {
                     self.write_cursor(*cursor);
-                    return Pause::Lost(format!("no ack for entry {seq}: {e}"));
+                    return format!("no ack for entry {seq}: {e}");
                 }
                 *cursor = Some(seq);
                 self.status.acked.store(seq, Ordering::Relaxed);

@@ -79,16 +79,23 @@ struct RawCluster {
     replicas: Option<usize>,
 }
 
-/// What the command line says about the cluster.
-#[derive(Debug, Clone, Default)]
+/// What the command line says about the cluster (`--cluster…` of `record` and `serve`).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct ClusterArgs {
-    /// `--cluster URL` (repeatable).
+    /// Join the event's NATS JetStream cluster at this server (`nats://HOST:PORT`, repeat
+    /// for several servers); also `urls` in the event file's [cluster] table.
+    #[arg(long = "cluster", value_name = "URL")]
     pub urls: Vec<String>,
-    /// `--cluster-event ID`.
+    /// The event id in the cluster (one stream per event); default for `record`: the event
+    /// name.
+    #[arg(long = "cluster-event", value_name = "ID")]
     pub event: Option<String>,
-    /// `--cluster-member ID`.
+    /// This PC's id in the cluster, unique and the same across restarts (default: the host
+    /// name).
+    #[arg(long = "cluster-member", value_name = "ID")]
     pub member: Option<String>,
-    /// `--cluster-creds FILE`.
+    /// NATS credentials file (user/password or token: in the [cluster] table).
+    #[arg(long = "cluster-creds", value_name = "FILE")]
     pub creds: Option<PathBuf>,
 }
 

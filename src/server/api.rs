@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::Shared;
 use super::feed::Scope;
@@ -24,6 +24,34 @@ const ARBITER_REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A JSON error body with a status.
 pub(super) fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+/// Sends the recorder the request `make` builds around a reply channel and waits up to
+/// `limit` for its answer. `Err` is the response to send instead: `refused` with the
+/// recorder's reason, 503 when the recorder is gone, 504 with `late` when it did not answer.
+pub(super) async fn ask_recorder<T>(
+    sink: &mpsc::Sender<T>,
+    make: impl FnOnce(oneshot::Sender<Result<String, String>>) -> T,
+    limit: Duration,
+    refused: StatusCode,
+    late: &str,
+) -> Result<String, Response> {
+    let (reply_tx, reply_rx) = oneshot::channel();
+    if sink.send(make(reply_tx)).await.is_err() {
+        return Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the recorder has stopped",
+        ));
+    }
+    match tokio::time::timeout(limit, reply_rx).await {
+        Ok(Ok(Ok(message))) => Ok(message),
+        Ok(Ok(Err(message))) => Err(error(refused, message)),
+        Ok(Err(_)) => Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the recorder dropped the request",
+        )),
+        Err(_) => Err(error(StatusCode::GATEWAY_TIMEOUT, late)),
+    }
 }
 
 pub(super) async fn not_found() -> Response {
@@ -195,26 +223,21 @@ pub(super) async fn arbiter_action(
         board: body.board,
         action: body.action.clone(),
     };
-    let (reply_tx, reply_rx) = oneshot::channel();
-    if sink.send((request, reply_tx)).await.is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the recorder has stopped");
-    }
-    match tokio::time::timeout(ARBITER_REPLY_TIMEOUT, reply_rx).await {
+    let answer = ask_recorder(
+        sink,
+        |reply| (request, reply),
+        ARBITER_REPLY_TIMEOUT,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "the recorder did not answer within 10 s; the action may still be applied",
+    );
+    match answer.await {
         // The recorder noted the accepted action in the feed before answering (noting it
         // again here would settle the alerts the action itself raised).
-        Ok(Ok(Ok(message))) => {
+        Ok(message) => {
             let id = state.feed.last_id();
             Json(json!({ "ok": true, "message": message, "id": id, "round": round }))
                 .into_response()
         }
-        Ok(Ok(Err(message))) => error(StatusCode::UNPROCESSABLE_ENTITY, message),
-        Ok(Err(_)) => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the recorder dropped the request",
-        ),
-        Err(_) => error(
-            StatusCode::GATEWAY_TIMEOUT,
-            "the recorder did not answer within 10 s; the action may still be applied",
-        ),
+        Err(response) => response,
     }
 }

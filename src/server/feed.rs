@@ -753,30 +753,22 @@ impl Feed {
                 .find(|(n, _)| n == name)
                 .map_or_else(|| "?".to_string(), |(_, v)| v.clone())
         };
-        let start = game.start();
-        let first_side = if shakmaty::Position::turn(start) == shakmaty::Color::White {
-            0
-        } else {
-            1
+        let fen = |position: &shakmaty::Chess| {
+            shakmaty::fen::Fen::from_position(position, shakmaty::EnPassantMode::Legal).to_string()
         };
         let moves: Vec<MoveView> = game
             .moves()
             .iter()
-            .zip(game.positions().iter().skip(1))
+            .zip(game.positions().windows(2))
             .zip(&record.moves)
             .enumerate()
-            .map(|(i, ((played, position), recorded))| MoveView {
+            .map(|(i, ((played, around), recorded))| MoveView {
                 ply: i as u32 + 1,
                 san: played.san.clone(),
                 uci: played.uci.clone(),
-                side: if (i + first_side) % 2 == 0 {
-                    ColorName::White
-                } else {
-                    ColorName::Black
-                },
+                side: shakmaty::Position::turn(&around[0]).into(),
                 t_ms: recorded.t_ms.unwrap_or_default(),
-                fen: shakmaty::fen::Fen::from_position(position, shakmaty::EnPassantMode::Legal)
-                    .to_string(),
+                fen: fen(&around[1]),
             })
             .collect();
         let mut state = self.lock();
@@ -788,8 +780,7 @@ impl Feed {
             black: tag("Black"),
             tags: record.tags.clone(),
         };
-        shown.start_fen =
-            shakmaty::fen::Fen::from_position(start, shakmaty::EnPassantMode::Legal).to_string();
+        shown.start_fen = fen(game.start());
         shown.chess960 = record.chess960;
         shown.moves = moves;
         shown.result = (record.result != "*").then(|| (record.result.clone(), tag("Termination")));

@@ -9,10 +9,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use tokio::sync::oneshot;
 
 use super::Shared;
-use super::api::{error, refusal};
+use super::api::{ask_recorder, error, refusal};
 
 /// How long "next round" waits for the recorder to say whether the next round can start.
 const NEXT_ROUND_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,20 +39,15 @@ pub(super) async fn next_round(State(state): State<Shared>, headers: HeaderMap) 
              `touchmove record --round N+1` with the same --out",
         );
     };
-    let (reply_tx, reply_rx) = oneshot::channel();
-    if sink.send(reply_tx).await.is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the recorder has stopped");
-    }
-    match tokio::time::timeout(NEXT_ROUND_REPLY_TIMEOUT, reply_rx).await {
-        Ok(Ok(Ok(message))) => Json(json!({ "ok": true, "message": message })).into_response(),
-        Ok(Ok(Err(message))) => error(StatusCode::CONFLICT, message),
-        Ok(Err(_)) => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the recorder dropped the request",
-        ),
-        Err(_) => error(
-            StatusCode::GATEWAY_TIMEOUT,
-            "the recorder did not answer within 30 s",
-        ),
+    let answer = ask_recorder(
+        sink,
+        |reply| reply,
+        NEXT_ROUND_REPLY_TIMEOUT,
+        StatusCode::CONFLICT,
+        "the recorder did not answer within 30 s",
+    );
+    match answer.await {
+        Ok(message) => Json(json!({ "ok": true, "message": message })).into_response(),
+        Err(response) => response,
     }
 }

@@ -131,6 +131,73 @@ pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
     child
 }
 
+/// `touchmove record` of `config` into `out` (no web server) as recorder `member` of `event`
+/// on the cluster at `url`.
+pub fn record_args<'a>(
+    config: &'a str,
+    out: &'a str,
+    url: &'a str,
+    event: &'a str,
+    member: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "record",
+        "--config",
+        config,
+        "--out",
+        out,
+        "--no-server",
+        "--cluster",
+        url,
+        "--cluster-event",
+        event,
+        "--cluster-member",
+        member,
+    ]
+}
+
+/// A `touchmove serve` node `member` of `event` on the cluster at `url`, writing its PGN
+/// folder to `out`; its web server listens on `listen`, or there is none.
+pub fn serve_node(
+    url: &str,
+    event: &str,
+    member: &str,
+    listen: Option<&str>,
+    out: &Path,
+    log: &Path,
+) -> Child {
+    let mut args = vec![
+        "serve",
+        "--cluster",
+        url,
+        "--cluster-event",
+        event,
+        "--cluster-member",
+        member,
+    ];
+    match listen {
+        Some(addr) => args.extend(["--listen", addr]),
+        None => args.push("--no-server"),
+    }
+    args.push("--out");
+    touchmove(&args, &[out], log)
+}
+
+/// The realistic games of `boards` boards from `seed` as board scripts (pauses up to
+/// `max_pause_ms`), cut to their first `script_ms`.
+pub fn short_scripts(
+    boards: usize,
+    seed: u64,
+    max_pause_ms: u64,
+    script_ms: u64,
+) -> Vec<Vec<touchmove::board::Observation>> {
+    use crate::recorder_support::{realistic_games, scripts};
+    scripts(&realistic_games(boards, seed), max_pause_ms)
+        .into_iter()
+        .map(|s| s.into_iter().filter(|o| o.t_ms <= script_ms).collect())
+        .collect()
+}
+
 /// An event file for boards `first..` on `ports`, round 1.
 pub fn event_file(dir: &Path, name: &str, first: usize, ports: &[PathBuf]) -> PathBuf {
     let mut text = String::from(
