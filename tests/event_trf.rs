@@ -442,17 +442,11 @@ async fn more_pairings_than_boards_records_the_boards_there_are() {
     );
     let record = read_board(&out, 1);
     assert_eq!(record.moves.len(), 4, "board 1 recorded");
-    let tag = |name: &str| {
-        record
-            .tags
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    };
-    assert_eq!(tag("White").as_deref(), Some("Alpha, A"));
-    assert_eq!(tag("Black").as_deref(), Some("Beta, B"));
-    assert_eq!(tag("WhiteFed").as_deref(), Some("NOR"));
-    assert_eq!(tag("WhiteFideId").as_deref(), Some("1000001"));
-    assert_eq!(tag("WhiteElo").as_deref(), Some("2400"));
-    assert_eq!(tag("Round").as_deref(), Some("1.1"));
+    let tag = |name: &str| record.tag(name);
+    assert_eq!(tag("White"), Some("Alpha, A"));
+    assert_eq!(tag("Black"), Some("Beta, B"));
+    assert_eq!(tag("WhiteFed"), Some("NOR"));
+    assert_eq!(tag("WhiteFideId"), Some("1000001"));
+    assert_eq!(tag("WhiteElo"), Some("2400"));
+    assert_eq!(tag("Round"), Some("1.1"));
 }

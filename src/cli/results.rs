@@ -49,10 +49,7 @@ fn same_name(a: &str, b: &str) -> bool {
 }
 
 fn tag<'a>(game: &'a GameRecord, name: &str) -> &'a str {
-    game.tags
-        .iter()
-        .find(|(n, _)| n == name)
-        .map_or("", |(_, v)| v.as_str())
+    game.tag(name).unwrap_or("")
 }
 
 /// The `game-K.pgn` files of `dir/round-N` (or of `dir` itself), by board number.

@@ -59,12 +59,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let server = if args.no_server {
             None
         } else {
-            let token = match crate::recorder::channel::create_token(&args.out) {
+            // Like the recorder's, the token stays out of the published folder.
+            let state = crate::recorder::layout::state_dir(&args.out);
+            let token = match crate::recorder::layout::prepare_state_dir(&state)
+                .and_then(|()| crate::recorder::channel::create_token(&state))
+            {
                 Ok(t) => t,
                 Err(e) => {
                     return fail(format!(
                         "cannot write the token in {}: {e}",
-                        args.out.display()
+                        state.display()
                     ));
                 }
             };

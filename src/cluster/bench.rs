@@ -15,7 +15,9 @@ use std::time::Duration;
 use super::broadcast::Broadcast;
 use super::forwarder::{Forwarder, journal_epoch};
 use super::{ClusterSettings, Credentials};
-use crate::recorder::bench::{blitz_scripts, event_for_ports, resident_bytes, spawn_boards};
+use crate::recorder::bench::{
+    blitz_scripts, event_for_ports, percentile, resident_bytes, spawn_boards,
+};
 use crate::recorder::{Recorder, RunOptions};
 use crate::server::feed::{Feed, Scope};
 
@@ -84,13 +86,6 @@ fn start_server(dir: &Path) -> Result<(Server, String), String> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Err("nats-server did not start".to_string())
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 /// Runs `boards` virtual boards at blitz pace over `recorders` recorders and `serve` broadcast
@@ -181,7 +176,7 @@ pub async fn measure(
         };
         let t_ms = json["event"]["t_ms"].as_u64();
         if let (Some(t_ms), Some(epoch)) = (t_ms, epochs.get(&event.board)) {
-            samples.push(now.saturating_sub(epoch + t_ms) as f64);
+            samples.push(Duration::from_millis(now.saturating_sub(epoch + t_ms)));
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -196,7 +191,7 @@ pub async fn measure(
     }
     drop(virtual_boards);
     drop(server);
-    samples.sort_by(f64::total_cmp);
+    samples.sort();
     Ok(ClusterFigures {
         boards,
         recorders,
@@ -205,7 +200,7 @@ pub async fn measure(
         moves: samples.len(),
         median_ms: percentile(&samples, 0.5),
         p99_ms: percentile(&samples, 0.99),
-        max_ms: samples.last().copied().unwrap_or(0.0),
+        max_ms: percentile(&samples, 1.0),
         messages_per_s: messages as f64 / elapsed / serve.max(1) as f64,
         memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
     })

@@ -61,6 +61,14 @@ impl RecordedMove {
 }
 
 impl GameRecord {
+    /// The value of tag `name`, if the game has it.
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The record of a game as played so far: moves with SAN and UCI, the start FEN when the
     /// start is not the standard one, the Chess960 flag; no tags, result `*`.
     pub fn from_game(game: &Game) -> GameRecord {

@@ -34,19 +34,12 @@ const MAX_LINE: usize = 79;
 /// Writes one game as PGN, ending with a blank line.
 pub fn write_game(record: &GameRecord) -> String {
     let mut out = String::new();
-    let tag = |name: &str| {
-        record
-            .tags
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
     let result = result_token(&record.result);
     for (name, unknown) in SEVEN_TAG_ROSTER {
         let value = if name == "Result" {
             result
         } else {
-            tag(name).unwrap_or(unknown)
+            record.tag(name).unwrap_or(unknown)
         };
         write_tag(&mut out, name, value);
     }

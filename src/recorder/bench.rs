@@ -196,7 +196,8 @@ pub struct BoardsFigures {
     pub journal_syncs_per_s: f64,
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+/// The `p` quantile (0–1) of sorted durations, in milliseconds; 0 when there are none.
+pub fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -746,13 +746,7 @@ impl Feed {
         record: &crate::record::GameRecord,
     ) -> Result<(), crate::record::ReplayError> {
         let game = record.to_game()?;
-        let tag = |name: &str| {
-            record
-                .tags
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or_else(|| "?".to_string(), |(_, v)| v.clone())
-        };
+        let tag = |name: &str| record.tag(name).unwrap_or("?").to_string();
         let fen = |position: &shakmaty::Chess| {
             shakmaty::fen::Fen::from_position(position, shakmaty::EnPassantMode::Legal).to_string()
         };

@@ -216,16 +216,10 @@ fn corrections_claims_and_results_reach_the_pgn() {
     .unwrap();
     let record = p.record();
     assert_eq!(record.result, "1-0");
-    let tag = |name: &str| {
-        record
-            .tags
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    };
-    assert_eq!(tag("Termination").as_deref(), Some("rules infraction"));
-    assert_eq!(tag("Round").as_deref(), Some("1.1"));
-    assert_eq!(tag("TimeControl").as_deref(), Some("300+2"));
+    let tag = |name: &str| record.tag(name);
+    assert_eq!(tag("Termination"), Some("rules infraction"));
+    assert_eq!(tag("Round"), Some("1.1"));
+    assert_eq!(tag("TimeControl"), Some("300+2"));
     let comments: Vec<&String> = record.moves.iter().flat_map(|m| &m.comments).collect();
     let has = |text: &str| comments.iter().any(|c| c.contains(text));
     assert!(
