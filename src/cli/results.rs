@@ -60,18 +60,7 @@ fn game_files(dir: &Path, round: u32) -> std::io::Result<BTreeMap<u32, PathBuf>>
     } else {
         dir.to_path_buf()
     };
-    let mut files = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir)? {
-        let path = entry?.path();
-        let board = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix("game-")?.strip_suffix(".pgn")?.parse().ok());
-        if let Some(board) = board {
-            files.insert(board, path);
-        }
-    }
-    Ok(files)
+    crate::recorder::layout::game_files(&dir)
 }
 
 /// Reads the games under `dir` for round `round` of `trf`.

@@ -34,6 +34,22 @@ pub fn state_dir(out: &Path) -> PathBuf {
         .unwrap_or_else(|| out.join(".touchmove-state"))
 }
 
+/// The `game-K.pgn` files of a round folder, by board number `K`.
+pub fn game_files(round_dir: &Path) -> std::io::Result<std::collections::BTreeMap<u32, PathBuf>> {
+    let mut files = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(round_dir)? {
+        let path = entry?.path();
+        let board = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("game-")?.strip_suffix(".pgn")?.parse().ok());
+        if let Some(board) = board {
+            files.insert(board, path);
+        }
+    }
+    Ok(files)
+}
+
 /// Creates the state directory (mode 0700) if needed.
 pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

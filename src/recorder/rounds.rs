@@ -33,20 +33,10 @@ pub fn show_earlier_rounds(feed: &Feed, out: &Path, current: u32) -> Vec<String>
     let mut problems = Vec::new();
     for round in rounds_in(out).into_iter().filter(|&r| r != current) {
         let dir = out.join(format!("round-{round}"));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Ok(files) = super::layout::game_files(&dir) else {
             continue;
         };
-        for entry in entries.filter_map(|e| e.ok()) {
-            let path = entry.path();
-            let board = path.file_name().and_then(|n| n.to_str()).and_then(|n| {
-                n.strip_prefix("game-")?
-                    .strip_suffix(".pgn")?
-                    .parse::<u32>()
-                    .ok()
-            });
-            let Some(board) = board else {
-                continue;
-            };
+        for (board, path) in files {
             let shown = std::fs::read(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|bytes| read_games_bytes(&bytes).map_err(|e| e.to_string()))
