@@ -113,7 +113,13 @@ impl BoardPipeline {
         };
         match recover(&self.board_log.trail, &log, None) {
             Err(refusal) => {
-                tracing::warn!("board's move log not used: {refusal}");
+                // A board's first handshake comes before anything was seen of it: nothing can
+                // have been missed, so that refusal is no news for the operator.
+                if self.board_log.trail.changes().next().is_none() {
+                    tracing::debug!("board's move log not used: {refusal}");
+                } else {
+                    tracing::warn!("board's move log not used: {refusal}");
+                }
                 report.refused = Some(refusal.to_string());
             }
             Ok(recovery) => {
