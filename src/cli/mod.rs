@@ -8,6 +8,7 @@ pub mod analyse;
 pub mod arbiter;
 pub mod bench;
 pub mod demo;
+pub mod event;
 pub mod export_capture;
 pub mod pairings;
 pub mod pgn;
@@ -61,6 +62,9 @@ pub enum Command {
     /// A broadcast node of an event on several PCs: rebuilds every game from the cluster and
     /// serves the same pages and PGN files as `record`.
     Serve(serve::ServeArgs),
+    /// The event's layout in the cluster: boards, players, the PC of each board.
+    #[command(subcommand)]
+    Event(event::EventCommand),
 }
 
 /// The log level when `RUST_LOG` is not set: touchmove's warnings and notices (a failed
@@ -96,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Pairings(a) => pairings::run(a),
         Command::Results(a) => results::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Event(c) => event::run(c),
     }
 }
 

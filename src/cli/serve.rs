@@ -59,21 +59,40 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let server = if args.no_server {
             None
         } else {
-            // Like the recorder's, the token stays out of the published folder.
+            // Like the recorder's, the token stays out of the published folder. It is the
+            // event's token, the same on every serve node and checked again by the recorders.
             let state = crate::recorder::layout::state_dir(&args.out);
-            let token = match crate::recorder::layout::prepare_state_dir(&state)
-                .and_then(|()| crate::recorder::channel::create_token(&state))
-            {
-                Ok(t) => t,
+            if let Err(e) = crate::recorder::layout::prepare_state_dir(&state) {
+                return fail(format!("cannot create {}: {e}", state.display()));
+            }
+            let token = match crate::cluster::desk::event_token(&settings).await {
+                Ok(token) => token,
                 Err(e) => {
-                    return fail(format!(
-                        "cannot write the token in {}: {e}",
-                        state.display()
-                    ));
+                    eprintln!(
+                        "touchmove serve: the event's arbiter token cannot be read ({e}); this                          node uses a token of its own, which the recorders refuse: restart it                          when the cluster answers to act as arbiter here"
+                    );
+                    crate::server::token::generate()
                 }
             };
-            match crate::server::serve(args.listen, feed.clone(), None, token).await {
-                Ok(s) => Some(s),
+            if let Err(e) = crate::recorder::channel::write_token(&state, &token) {
+                return fail(format!(
+                    "cannot write the token in {}: {e}",
+                    state.display()
+                ));
+            }
+            let (desk, actions) = tokio::sync::mpsc::channel(64);
+            tokio::spawn(crate::cluster::desk::route_actions(settings.clone(), actions));
+            match crate::server::serve_with_desk(args.listen, feed.clone(), desk, token).await {
+                Ok(s) => {
+                    eprintln!(
+                        "touchmove serve: arbiter desk for every board of the event at                          http://{}/arbiter; the event's token is in {}",
+                        s.local_addr(),
+                        state
+                            .join(crate::recorder::channel::TOKEN_NAME)
+                            .display()
+                    );
+                    Some(s)
+                }
                 Err(e) => return fail(e.to_string()),
             }
         };

@@ -153,7 +153,7 @@ pub async fn measure(
             epochs.insert(b.number, epoch);
         }
         let forwarder =
-            Forwarder::for_recorder(settings(format!("rec{r}")), &config, &journal, &out)?;
+            Forwarder::for_recorder(settings(format!("rec{r}")), &config, &journal, &out, None)?;
         running.push((handle, forwarder));
     }
     let started = std::time::Instant::now();

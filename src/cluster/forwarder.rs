@@ -20,8 +20,10 @@ use async_nats::jetstream;
 use async_nats::jetstream::message::PublishMessage;
 use serde::{Deserialize, Serialize};
 
+use super::desk::{self, OwnedBoards};
 use super::wire::{self, Layout, WireEntry};
-use super::{ClusterSettings, connect, event_stream, loud, say};
+use super::{ClusterSettings, connect, event_layout, event_stream, loud, say};
+use crate::recorder::ArbiterSink;
 use crate::store::{Entry, Journal};
 
 /// Entries published before waiting for their acks.
@@ -89,13 +91,15 @@ pub fn journal_epoch(path: &Path) -> Result<u64, String> {
 
 impl Forwarder {
     /// Starts forwarding the journal at `journal_path` (already opened by the recorder) as
-    /// recorder `settings.member`, announcing `layout` (whose epoch must be the journal's).
-    /// The cursor is kept in `out_dir`.
+    /// recorder `settings.member`, announcing `layout` (whose epoch must be the journal's)
+    /// after claiming its boards in the event layout. The cursor is kept in `out_dir`. With
+    /// `desk`, the arbiter actions the serve nodes send for its boards go there.
     pub fn start(
         settings: ClusterSettings,
         journal_path: &Path,
         out_dir: &Path,
         layout: Layout,
+        desk: Option<ArbiterSink>,
     ) -> Result<Forwarder, String> {
         let reader = Journal::open_read_only(journal_path).map_err(|e| e.to_string())?;
         let status = Arc::new(Status {
@@ -110,6 +114,7 @@ impl Forwarder {
             cursor_path: out_dir.join(CURSOR_FILE),
             layout,
             status: status.clone(),
+            desk,
         };
         let report = tokio::spawn(report(status.clone(), epoch));
         let task = tokio::spawn(run.run());
@@ -122,12 +127,14 @@ impl Forwarder {
     }
 
     /// Starts forwarding for a recorder that has opened the journal at `journal_path` and
-    /// records `config` into `out_dir`.
+    /// records `config` into `out_dir`; with `desk`, it answers the serve nodes' arbiter
+    /// actions for its boards through it.
     pub fn for_recorder(
         settings: ClusterSettings,
         config: &crate::recorder::EventConfig,
         journal_path: &Path,
         out_dir: &Path,
+        desk: Option<ArbiterSink>,
     ) -> Result<Forwarder, String> {
         let epoch = journal_epoch(journal_path)?;
         let layout = Layout::of(
@@ -136,7 +143,7 @@ impl Forwarder {
             epoch,
             &super::settings::host_name(),
         );
-        Forwarder::start(settings, journal_path, out_dir, layout)
+        Forwarder::start(settings, journal_path, out_dir, layout, desk)
     }
 
     /// What waits to be forwarded now.
@@ -234,6 +241,7 @@ struct Run {
     cursor_path: PathBuf,
     layout: Layout,
     status: Arc<Status>,
+    desk: Option<ArbiterSink>,
 }
 
 impl Run {
@@ -272,6 +280,7 @@ impl Run {
                     cursor = Some(start);
                     self.status.acked.store(start, Ordering::Relaxed);
                     self.status.connected.store(true, Ordering::Relaxed);
+                    let desk = self.start_desk(&client, &js).await;
                     say(
                         "record",
                         &format!(
@@ -283,6 +292,9 @@ impl Run {
                         ),
                     );
                     let why = self.pump(&js, &mut cursor).await;
+                    if let Some(desk) = desk {
+                        desk.abort();
+                    }
                     loud(
                         "record",
                         &format!(
@@ -332,6 +344,19 @@ impl Run {
             Err(e) if e.kind() == jetstream::stream::LastRawMessageErrorKind::NoMessageFound => {}
             Err(e) => return Err(format!("reading the stream: {e}")),
         }
+        let store = event_layout::open(js, &self.settings)
+            .await
+            .map_err(|e| e.to_string())?;
+        let boards: Vec<u32> = self.layout.boards.iter().map(|b| b.number).collect();
+        event_layout::claim(
+            &store,
+            self.layout.round,
+            &boards,
+            recorder,
+            &self.layout.host,
+        )
+        .await
+        .map_err(|why| format!("{why}; nothing of this journal is forwarded until then"))?;
         let layout = serde_json::to_vec(&self.layout).map_err(|e| e.to_string())?;
         js.send_publish(
             wire::layout_subject(event, recorder),
@@ -353,6 +378,48 @@ impl Run {
             Err(e) => return Err(format!("reading the stream: {e}")),
         };
         Ok(cursor.map_or(in_stream, |c| c.min(in_stream)))
+    }
+
+    /// Starts answering the serve nodes' arbiter actions for this recorder's boards (claimed
+    /// by [`Run::open`]); `None` without a desk, or (said) when the subscription fails.
+    async fn start_desk(
+        &self,
+        client: &async_nats::Client,
+        js: &jetstream::Context,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let sink = self.desk.clone()?;
+        let store = match event_layout::open(js, &self.settings).await {
+            Ok(s) => s,
+            Err(e) => {
+                loud("record", &format!("arbiter desk off: {e}"));
+                return None;
+            }
+        };
+        let subject = desk::desk_subject(&self.settings.event, &self.settings.member);
+        let subscriber = match client.subscribe(subject.clone()).await {
+            Ok(s) => s,
+            Err(e) => {
+                loud(
+                    "record",
+                    &format!("arbiter desk off: cannot subscribe to {subject}: {e}"),
+                );
+                return None;
+            }
+        };
+        // Subscribed at the server before "connected" is said.
+        let _ = client.flush().await;
+        let owned = OwnedBoards {
+            recorder: self.settings.member.clone(),
+            round: self.layout.round,
+            boards: self.layout.boards.iter().map(|b| b.number).collect(),
+        };
+        Some(tokio::spawn(desk::answer_requests(
+            client.clone(),
+            subscriber,
+            store,
+            owned,
+            sink,
+        )))
     }
 
     /// Forwards the journal from `cursor` until the cluster fails; returns why it stopped (the

@@ -19,6 +19,8 @@
 
 pub mod bench;
 pub mod broadcast;
+pub mod desk;
+pub mod event_layout;
 pub mod forwarder;
 pub mod settings;
 pub mod wire;

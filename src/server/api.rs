@@ -126,14 +126,18 @@ pub(super) async fn events(State(state): State<Shared>, Query(q): Query<EventsQu
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-/// Checks the `Authorization: Bearer` header; `Some` is the refusal to send.
-pub(super) fn refusal(state: &Shared, headers: &HeaderMap) -> Option<Response> {
-    let presented = headers
+/// The token of the `Authorization: Bearer` header, if any.
+fn presented_token(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match presented {
+        .map(str::trim)
+}
+
+/// Checks the `Authorization: Bearer` header; `Some` is the refusal to send.
+pub(super) fn refusal(state: &Shared, headers: &HeaderMap) -> Option<Response> {
+    match presented_token(headers) {
         Some(token) if super::token::matches(token, &state.token) => None,
         Some(_) => Some(error(StatusCode::FORBIDDEN, "wrong arbiter token")),
         None => Some(
@@ -151,7 +155,8 @@ pub(super) async fn arbiter_session(State(state): State<Shared>, headers: Header
     if let Some(refused) = refusal(&state, &headers) {
         return refused;
     }
-    Json(json!({ "ok": true, "controls": state.arbiter.is_some() })).into_response()
+    let controls = state.arbiter.is_some() || state.desk.is_some();
+    Json(json!({ "ok": true, "controls": controls })).into_response()
 }
 
 /// Body of `POST /api/arbiter/action`.
@@ -208,12 +213,6 @@ pub(super) async fn arbiter_action(
             format!("no game on board {}", body.board),
         );
     };
-    let Some(sink) = state.arbiter.as_ref() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "this server has no recorder attached: arbiter controls are off",
-        );
-    };
     let who = body.who.filter(|w| !w.trim().is_empty()).map_or_else(
         || "web arbiter".to_string(),
         |w| w.chars().take(80).collect(),
@@ -223,14 +222,41 @@ pub(super) async fn arbiter_action(
         board: body.board,
         action: body.action.clone(),
     };
-    let answer = ask_recorder(
-        sink,
-        |reply| (request, reply),
-        ARBITER_REPLY_TIMEOUT,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "the recorder did not answer within 10 s; the action may still be applied",
-    );
-    match answer.await {
+    let late = "the recorder did not answer within 10 s; the action may still be applied";
+    let answer = match (state.arbiter.as_ref(), state.desk.as_ref()) {
+        (Some(sink), _) => {
+            ask_recorder(
+                sink,
+                |reply| (request, reply),
+                ARBITER_REPLY_TIMEOUT,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                late,
+            )
+            .await
+        }
+        (None, Some(desk)) => {
+            let routed = super::RoutedAction {
+                round,
+                token: presented_token(&headers).unwrap_or_default().to_string(),
+                request,
+            };
+            ask_recorder(
+                desk,
+                |reply| (routed, reply),
+                ARBITER_REPLY_TIMEOUT,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                late,
+            )
+            .await
+        }
+        (None, None) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this server has no recorder attached: arbiter controls are off",
+            );
+        }
+    };
+    match answer {
         // The recorder noted the accepted action in the feed before answering (noting it
         // again here would settle the alerts the action itself raised).
         Ok(message) => {

@@ -55,6 +55,22 @@ pub use feed::{Feed, GameInfo};
 /// the arbiter or an error.
 pub type ArbiterSink = mpsc::Sender<(ArbiterRequest, oneshot::Sender<Result<String, String>>)>;
 
+/// An arbiter action as a broadcast node forwards it: with the round the web API chose and the
+/// token the arbiter presented, which the recorder owning the board checks again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutedAction {
+    /// The round of the board.
+    pub round: u32,
+    /// The bearer token presented (already checked by this server).
+    pub token: String,
+    /// The action.
+    pub request: ArbiterRequest,
+}
+
+/// Where a broadcast node's server sends arbiter actions (to the cluster); answered like
+/// [`ArbiterSink`].
+pub type DeskSink = mpsc::Sender<(RoutedAction, oneshot::Sender<Result<String, String>>)>;
+
 /// Where the server sends the arbiter's "next round": the recorder answers with a message once
 /// the next round starts, or why it cannot.
 pub type NextRoundSink = mpsc::Sender<oneshot::Sender<Result<String, String>>>;
@@ -90,6 +106,7 @@ struct AppState {
     feed: Arc<Feed>,
     arbiter: Option<ArbiterSink>,
     next_round: Option<NextRoundSink>,
+    desk: Option<DeskSink>,
     token: String,
     shutdown: watch::Receiver<bool>,
 }
@@ -146,6 +163,28 @@ pub async fn serve_with_next_round(
     next_round: Option<NextRoundSink>,
     token: String,
 ) -> Result<ServerHandle, ServerError> {
+    serve_routes(addr, feed, arbiter, next_round, None, token).await
+}
+
+/// Like [`serve`] on a broadcast node: arbiter actions go to `desk`, with their round and the
+/// token presented, to reach the recorder that owns the board over the cluster.
+pub async fn serve_with_desk(
+    addr: SocketAddr,
+    feed: Arc<Feed>,
+    desk: DeskSink,
+    token: String,
+) -> Result<ServerHandle, ServerError> {
+    serve_routes(addr, feed, None, None, Some(desk), token).await
+}
+
+async fn serve_routes(
+    addr: SocketAddr,
+    feed: Arc<Feed>,
+    arbiter: Option<ArbiterSink>,
+    next_round: Option<NextRoundSink>,
+    desk: Option<DeskSink>,
+    token: String,
+) -> Result<ServerHandle, ServerError> {
     if token.trim().is_empty() {
         return Err(ServerError::EmptyToken);
     }
@@ -160,6 +199,7 @@ pub async fn serve_with_next_round(
         feed,
         arbiter,
         next_round,
+        desk,
         token,
         shutdown: shutdown.clone(),
     });

@@ -1,0 +1,392 @@
+//! One arbiter desk for every board of an event on several PCs, and the event layout in the
+//! cluster's key-value bucket: a private nats-server, `touchmove event push`, two recorder
+//! processes with two virtual boards each and two serve nodes. An action taken on a serve
+//! node reaches the recorder that owns the board and shows on both nodes; a wrong token and a
+//! board the recorder does not own are refused (and logged); two claims on one board are
+//! refused naming both PCs.
+
+mod cluster_support;
+#[path = "recorder_support/mod.rs"]
+mod recorder_support;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cluster_support::{
+    NatsServer, event_file, game_file, record_args, serve_node, short_scripts, touchmove,
+    wait_identical,
+};
+use recorder_support::stop;
+use touchmove::cluster::desk::{self, DeskError, DeskRequest};
+use touchmove::cluster::event_layout;
+use touchmove::cluster::{ClusterSettings, Credentials};
+use touchmove::record::arbiter::{ArbiterAction, ArbiterRequest};
+use touchmove::recorder::bench::spawn_boards;
+
+const EVENT: &str = "desk-test";
+const SEED: u64 = 20_261_126;
+
+fn settings(url: &str, member: &str) -> ClusterSettings {
+    ClusterSettings {
+        urls: vec![url.to_string()],
+        credentials: Credentials::None,
+        event: EVENT.to_string(),
+        member: member.to_string(),
+        tls_ca: None,
+        replicas: 1,
+    }
+}
+
+async fn bucket(url: &str) -> (async_nats::Client, async_nats::jetstream::kv::Store) {
+    let client = touchmove::cluster::connect(&settings(url, "test"))
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(client.clone());
+    let store = event_layout::open(&js, &settings(url, "test"))
+        .await
+        .unwrap();
+    (client, store)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_claimed_by_two_pcs_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let (_client, store) = bucket(&nats.url()).await;
+    event_layout::claim(&store, 1, &[1, 2], "pc-a", "host-a")
+        .await
+        .unwrap();
+    let refused = event_layout::claim(&store, 1, &[3, 2], "pc-b", "host-b")
+        .await
+        .unwrap_err();
+    assert!(
+        refused.contains("board 2 of round 1")
+            && refused.contains("\"pc-a\" (host host-a)")
+            && refused.contains("\"pc-b\" (host host-b)"),
+        "{refused}"
+    );
+    // A restarted recorder keeps its boards; board 3 went to pc-b despite the conflict on 2.
+    event_layout::claim(&store, 1, &[1, 2], "pc-a", "host-a")
+        .await
+        .unwrap();
+    let owner = |b| {
+        let store = store.clone();
+        async move {
+            event_layout::owner(&store, 1, b)
+                .await
+                .unwrap()
+                .map(|c| c.recorder)
+        }
+    };
+    assert_eq!(owner(2).await.as_deref(), Some("pc-a"));
+    assert_eq!(owner(3).await.as_deref(), Some("pc-b"));
+    assert_eq!(owner(4).await, None);
+
+    // The layout gives board 2 to pc-b between rounds: pc-a's claim is dropped, pc-b's
+    // succeeds, and pc-a claiming it again is refused with the layout's PC named.
+    let mut config = touchmove::recorder::EventConfig::default();
+    for n in 1..=3 {
+        config.boards.push(touchmove::recorder::BoardConfig {
+            number: n,
+            source: touchmove::recorder::BoardSource::Auto,
+            white: touchmove::recorder::Player::named(&format!("W{n}")),
+            black: touchmove::recorder::Player::named(&format!("B{n}")),
+        });
+    }
+    let pcs = [(1, "pc-a"), (2, "pc-b"), (3, "pc-b")]
+        .into_iter()
+        .map(|(b, p)| (b, p.to_string()))
+        .collect();
+    let report = event_layout::push(&store, &config, &pcs).await.unwrap();
+    assert_eq!(report.boards, 3);
+    assert_eq!(report.released, [(2, "pc-a".to_string())]);
+    event_layout::claim(&store, 1, &[2, 3], "pc-b", "host-b")
+        .await
+        .unwrap();
+    let refused = event_layout::claim(&store, 1, &[2], "pc-a", "host-a")
+        .await
+        .unwrap_err();
+    assert!(
+        refused.contains("given to PC \"pc-b\"") && refused.contains("\"pc-a\""),
+        "{refused}"
+    );
+    let layout = event_layout::read(&store).await.unwrap();
+    assert_eq!(layout.boards[&(1, 2)].pc.as_deref(), Some("pc-b"));
+    assert_eq!(layout.claims[&(1, 2)].recorder, "pc-b");
+    assert_eq!(layout.event.as_ref().map(|e| e.round), Some(1));
+    // One token for the event, made once.
+    let token = event_layout::token_or_new(&store).await.unwrap();
+    assert_eq!(event_layout::token_or_new(&store).await.unwrap(), token);
+    assert!(event_layout::read(&store).await.unwrap().has_token);
+}
+
+/// The web server address a serve node logged.
+fn web_addr(log: &Path) -> String {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(addr) = text
+            .split("live at http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+        {
+            return addr.to_string();
+        }
+        assert!(
+            Instant::now() < until,
+            "the serve node logs its address:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Status and body of an HTTP request.
+fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}Content-Type: \
+         application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool, logs: impl Fn() -> String) {
+    let until = Instant::now() + limit;
+    while !ok() {
+        assert!(Instant::now() < until, "{what}\n{}", logs());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let url = nats.url();
+    let boards = spawn_boards(
+        dir.path(),
+        short_scripts(4, SEED, 400, 16_000),
+        4.0,
+        90 * 60 * 1000,
+        30_000,
+    )
+    .unwrap();
+    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let all = event_file(dir.path(), "all.toml", 1, &ports);
+    let pushed = std::process::Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["event", "push", "--cluster", &url, "--cluster-event", EVENT])
+        .arg("--config")
+        .arg(&all)
+        .args(["--pc", "pc-a=1-2", "--pc", "pc-b=3-4"])
+        .output()
+        .unwrap();
+    let pushed_out = String::from_utf8_lossy(&pushed.stdout).into_owned();
+    assert!(
+        pushed.status.success(),
+        "{pushed_out}{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+    let token = pushed_out
+        .split("arbiter token of the event (the same on every serve node): ")
+        .nth(1)
+        .map(|t| t.trim().to_string())
+        .unwrap_or_else(|| panic!("push prints the token:\n{pushed_out}"));
+
+    let log = |name: &str| dir.path().join(format!("{name}.log"));
+    let logs = || {
+        ["pc-a", "pc-b", "node1", "node2"]
+            .iter()
+            .map(|n| {
+                format!(
+                    "--- {n}\n{}",
+                    std::fs::read_to_string(log(n)).unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut recorders = Vec::new();
+    let mut outs = Vec::new();
+    for (r, name) in ["pc-a", "pc-b"].iter().enumerate() {
+        let config = event_file(
+            dir.path(),
+            &format!("{name}.toml"),
+            2 * r + 1,
+            &ports[2 * r..2 * r + 2],
+        );
+        let out = dir.path().join(name);
+        let config = config.to_string_lossy().into_owned();
+        let out_text = out.to_string_lossy().into_owned();
+        recorders.push(touchmove(
+            &record_args(&config, &out_text, &url, EVENT, name),
+            &[],
+            &log(name),
+        ));
+        outs.push(out);
+    }
+    let node_out = |n: &str| dir.path().join(n);
+    let node1 = serve_node(
+        &url,
+        EVENT,
+        "node1",
+        Some("127.0.0.1:0"),
+        &node_out("node1"),
+        &log("node1"),
+    );
+    let node2 = serve_node(
+        &url,
+        EVENT,
+        "node2",
+        Some("127.0.0.1:0"),
+        &node_out("node2"),
+        &log("node2"),
+    );
+    let (addr1, addr2) = (web_addr(&log("node1")), web_addr(&log("node2")));
+    for n in ["node1", "node2"] {
+        let state = touchmove::recorder::layout::state_dir(&node_out(n));
+        let held = std::fs::read_to_string(state.join("arbiter.token")).unwrap_or_default();
+        assert_eq!(
+            held.trim(),
+            token,
+            "{n} holds the event's token\n{}",
+            logs()
+        );
+    }
+    for b in &boards {
+        tokio::time::timeout(Duration::from_secs(60), b.finished())
+            .await
+            .expect("the boards finish their scripts");
+    }
+    wait_for(
+        "both recorders joined the cluster",
+        Duration::from_secs(20),
+        || {
+            ["pc-a", "pc-b"].iter().all(|n| {
+                std::fs::read_to_string(log(n))
+                    .unwrap_or_default()
+                    .contains("cluster: connected")
+            })
+        },
+        logs,
+    );
+    let pairs: Vec<(&Path, Vec<usize>)> = vec![
+        (outs[0].as_path(), vec![1, 2]),
+        (outs[1].as_path(), vec![3, 4]),
+    ];
+    for n in ["node1", "node2"] {
+        let differing = wait_identical(&node_out(n), &pairs, Duration::from_secs(20));
+        assert!(differing.is_empty(), "{n}: {differing:?}\n{}", logs());
+    }
+
+    // The action, taken on node 1, for a board of pc-b.
+    let action = r#"{"round":1,"board":3,"who":"Desk test","action":{"action":"set_result","result":"0-1","reason":"forfeit"}}"#;
+    let (status, body) = http(&addr1, "POST", "/api/arbiter/action", Some(&token), action);
+    assert_eq!(status, 200, "{body}\n{}", logs());
+    assert!(body.contains("\"ok\":true"), "{body}");
+    let has_result = |out: &Path| game_file(out, 3).is_some_and(|p| p.contains("[Result \"0-1\"]"));
+    wait_for(
+        "the recorder and both serve nodes show the result",
+        Duration::from_secs(20),
+        || has_result(&outs[1]) && has_result(&node_out("node1")) && has_result(&node_out("node2")),
+        logs,
+    );
+    for n in ["node1", "node2"] {
+        let differing = wait_identical(&node_out(n), &pairs, Duration::from_secs(20));
+        assert!(differing.is_empty(), "{n} after the action: {differing:?}");
+    }
+    let pgn = game_file(&node_out("node2"), 3).unwrap();
+    assert!(pgn.contains("forfeit"), "{pgn}");
+
+    // A wrong token is refused by the serve node, and nothing reaches the recorder.
+    let (status, body) = http(
+        &addr2,
+        "POST",
+        "/api/arbiter/action",
+        Some("forged"),
+        action,
+    );
+    assert_eq!(status, 403, "{body}");
+    let (status, _) = http(&addr2, "POST", "/api/arbiter/action", None, action);
+    assert_eq!(status, 401);
+
+    // The recorders check again: a wrong token sent straight to pc-b, and an action for
+    // board 3 sent to pc-a, which does not own it.
+    let client = touchmove::cluster::connect(&settings(&url, "test"))
+        .await
+        .unwrap();
+    let request = |token: &str, board: u32| DeskRequest {
+        token: token.to_string(),
+        round: 1,
+        request: ArbiterRequest {
+            who: "intruder".into(),
+            board,
+            action: ArbiterAction::SetResult {
+                result: "1-0".into(),
+                reason: "forged".into(),
+            },
+        },
+        node: "test".into(),
+    };
+    match desk::ask_recorder(&client, EVENT, "pc-b", &request("forged", 3)).await {
+        Err(DeskError::Refused(why)) => assert!(why.contains("wrong arbiter token"), "{why}"),
+        other => panic!("a wrong token reached pc-b: {other:?}"),
+    }
+    match desk::ask_recorder(&client, EVENT, "pc-a", &request(&token, 3)).await {
+        Err(DeskError::Refused(why)) => assert!(
+            why.contains("PC \"pc-a\" does not record board 3 of round 1"),
+            "{why}"
+        ),
+        other => panic!("pc-a took an action for pc-b's board: {other:?}"),
+    }
+    // A recorder that is not there: refused at once, with who is missing.
+    match desk::ask_recorder(&client, EVENT, "pc-z", &request(&token, 3)).await {
+        Err(DeskError::Unavailable(why)) => assert!(why.contains("not connected"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let pc_a = std::fs::read_to_string(log("pc-a")).unwrap();
+    let pc_b = std::fs::read_to_string(log("pc-b")).unwrap();
+    assert!(pc_a.contains("does not record board 3"), "{pc_a}");
+    assert!(pc_b.contains("wrong arbiter token"), "{pc_b}");
+    assert!(
+        has_result(&outs[1]) && !game_file(&outs[1], 3).unwrap().contains("forged"),
+        "the refused actions changed nothing"
+    );
+    // A board nobody claimed: the serve node says so.
+    let (_c, store) = bucket(&url).await;
+    store.delete(event_layout::claim_key(1, 4)).await.unwrap();
+    let (status, body) = http(
+        &addr1,
+        "POST",
+        "/api/arbiter/action",
+        Some(&token),
+        &action.replace("\"board\":3", "\"board\":4"),
+    );
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("no PC has claimed board 4"), "{body}");
+
+    for r in recorders {
+        stop(r);
+    }
+    stop(node1);
+    stop(node2);
+    drop(boards);
+}
