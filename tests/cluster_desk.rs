@@ -184,7 +184,7 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     let url = nats.url();
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(4, SEED, 400, 16_000),
+        short_scripts(5, SEED, 400, 16_000),
         4.0,
         90 * 60 * 1000,
         30_000,
@@ -243,6 +243,15 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
         ));
         outs.push(out);
     }
+    // A third PC whose event file also has board 1, which the layout gives to pc-a.
+    let pc_c_config = event_file(dir.path(), "pc-c.toml", 1, &ports[4..5]);
+    let pc_c_config = pc_c_config.to_string_lossy().into_owned();
+    let pc_c_out = dir.path().join("pc-c").to_string_lossy().into_owned();
+    let pc_c = touchmove(
+        &record_args(&pc_c_config, &pc_c_out, &url, EVENT, "pc-c"),
+        &[],
+        &log("pc-c"),
+    );
     let node_out = |n: &str| dir.path().join(n);
     let node1 = serve_node(
         &url,
@@ -383,9 +392,19 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     assert_eq!(status, 422, "{body}");
     assert!(body.contains("no PC has claimed board 4"), "{body}");
 
+    let pc_c_log = std::fs::read_to_string(log("pc-c")).unwrap();
+    assert!(
+        pc_c_log.contains(
+            "board 1 of round 1 is given to PC \"pc-a\" by the event layout, and PC \"pc-c\""
+        ),
+        "{pc_c_log}"
+    );
+    let layout = event_layout::read(&store).await.unwrap();
+    assert_eq!(layout.claims[&(1, 1)].recorder, "pc-a");
     for r in recorders {
         stop(r);
     }
+    stop(pc_c);
     stop(node1);
     stop(node2);
     drop(boards);

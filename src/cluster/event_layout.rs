@@ -262,8 +262,9 @@ pub async fn push(
 }
 
 /// Claims `boards` of `round` for `recorder` on `host`. A board already claimed by this
-/// recorder stays its own (a restart). Refused, claiming nothing more, when a board is given
-/// to another PC by the layout or claimed by another recorder; the message names both PCs.
+/// recorder stays its own (a restart). A board given to another PC by the layout or claimed
+/// by another recorder is refused: the error names both PCs of every such board (the other
+/// boards are claimed all the same).
 pub async fn claim(
     store: &kv::Store,
     round: u32,
