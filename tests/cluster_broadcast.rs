@@ -223,3 +223,95 @@ fn http_get(addr: &str, path: &str) -> String {
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     body.to_string()
 }
+
+/// `touchmove demo --cluster URL` against a private nats-server: two recorder processes and
+/// a serve node whose SSE clients see the moves of the boards of both recorders; Ctrl-C
+/// (SIGTERM) stops all of them.
+#[test]
+fn demo_cluster_runs_two_recorders_and_a_serve_node() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let stdout = dir.path().join("demo.out");
+    let log = dir.path().join("demo.log");
+    let out = dir.path().join("demo");
+    let demo = std::process::Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["demo", "--cluster", &nats.url(), "--listen", "127.0.0.1:0"])
+        .args(["--boards", "2", "--speed", "5", "--out"])
+        .arg(&out)
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("the touchmove binary starts");
+    cluster_support::reap_on_failure(&demo);
+    let addr = logged_address(&stdout);
+    let client = SseClient::open(&addr);
+    let until = std::time::Instant::now() + Duration::from_secs(40);
+    let both_boards_moved = || {
+        let seen = client.seen();
+        [1, 2]
+            .iter()
+            .all(|&k| seen.moves.get(&(1, k)).is_some_and(|m| m.len() >= 2))
+    };
+    while !both_boards_moved() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let output = || {
+        format!(
+            "--- stdout\n{}\n--- stderr\n{}",
+            std::fs::read_to_string(&stdout).unwrap_or_default(),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        )
+    };
+    let seen = client.seen();
+    assert!(
+        both_boards_moved() && seen.out_of_order.is_empty(),
+        "the serve node's SSE client sees moves of board 1 (recorder pc-a) and board 2 \
+         (recorder pc-b): {:?} {:?}\n{}",
+        seen.moves,
+        seen.out_of_order,
+        output()
+    );
+    let text = std::fs::read_to_string(&stdout).unwrap_or_default();
+    assert!(
+        text.contains("recorder pc-a: board 1") && text.contains("recorder pc-b: board 2"),
+        "the demo says which recorder has which boards\n{}",
+        output()
+    );
+    let pid = nix::unistd::Pid::from_raw(demo.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = wait_exit(demo, Duration::from_secs(30));
+    assert!(
+        status.success(),
+        "the demo stops cleanly: {status}\n{}",
+        output()
+    );
+    assert!(
+        std::net::TcpStream::connect(&addr).is_err(),
+        "the serve node stopped with the demo\n{}",
+        output()
+    );
+    for name in ["pc-a", "pc-b", "broadcast"] {
+        assert!(
+            out.join(name).join("round-1/game-1.pgn").exists()
+                || out.join(name).join("round-1/game-2.pgn").exists(),
+            "{name} wrote its PGN files\n{}",
+            output()
+        );
+    }
+}
+
+/// The exit status of `child`, killing it after `limit`.
+fn wait_exit(mut child: std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            panic!("the demo did not stop within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -114,6 +114,11 @@ impl Drop for Reaper {
     }
 }
 
+/// Has [`Reaper`] kill `child` (started otherwise than by [`touchmove`]) if the test fails.
+pub fn reap_on_failure(child: &Child) {
+    SPAWNED.with(|s| s.borrow_mut().push(child.id()));
+}
+
 /// A touchmove process writing its stderr to `log`.
 pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
     let log = std::fs::OpenOptions::new()
@@ -397,10 +402,7 @@ fn read_sse(
             body = true;
         }
         // Chunks: a hex size line, the data, CRLF.
-        loop {
-            let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") else {
-                break;
-            };
+        while let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") {
             let size_text = String::from_utf8_lossy(&raw[..line_end]).into_owned();
             let Ok(size) =
                 usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
