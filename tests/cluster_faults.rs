@@ -4,6 +4,7 @@
 //!   once the server is up), the nats-server is killed mid-round and stays away 30 s
 //!   (recording goes on, the backlog is flushed in order), then the recorder is SIGKILLed
 //!   and restarted;
+//! - a recorder is SIGKILLed mid-round and restarted (it forwards from its journal);
 //! - a serve node is SIGKILLed mid-round and restarted (it rebuilds from its durable consumer);
 //! - on a 3-node nats cluster with a 3-replica stream, the node leading the stream is killed
 //!   for the rest of the round.
@@ -166,6 +167,63 @@ fn logs(dir: &std::path::Path, names: &[&str]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let url = nats.url();
+    let (boards, config) = short_round(dir.path(), "");
+    let out = dir.path().join("pc");
+    let serve_out = dir.path().join("serve");
+    let log = dir.path().join("pc.log");
+    let serve_log = dir.path().join("serve.log");
+    let (config_text, out_text) = (
+        config.to_string_lossy().into_owned(),
+        out.to_string_lossy().into_owned(),
+    );
+    let record = record_args(&config_text, &out_text, &url, "recorder-kill", "pc-1");
+    let started = tokio::time::Instant::now();
+    let serve = serve_node(&url, "recorder-kill", "web", None, &serve_out, &serve_log);
+    let mut recorder = touchmove(&record, &[], &log);
+
+    tokio::time::sleep_until(started + Duration::from_secs(4)).await;
+    let before_kill = game_file(&out, 1).map_or(0, |t| plies(&t));
+    recorder.kill().expect("SIGKILL");
+    recorder.wait().unwrap();
+    tokio::time::sleep_until(started + Duration::from_secs(5)).await;
+    let recorder = touchmove(&record, &[], &log);
+
+    round_played(&boards).await;
+    stop(recorder);
+    let differing = wait_identical(
+        &serve_out,
+        &[(&out, (1..=BOARDS).collect())],
+        Duration::from_secs(20),
+    );
+    stop(serve);
+    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
+    assert!(
+        differing.is_empty(),
+        "boards {differing:?} differ between the serve node and the restarted recorder\n{logs}"
+    );
+    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
+    assert!(
+        0 < before_kill && before_kill < final_plies,
+        "the recorder was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    );
+    let recorder_log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        recorder_log
+            .lines()
+            .filter(|l| l.starts_with("touchmove record: cluster: connected"))
+            .count(),
+        2,
+        "the recorder forwarded before the kill and after its restart\n{logs}"
+    );
+    drop(boards);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
