@@ -155,15 +155,18 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
                 "the moves {node}'s SSE client saw on board {k} are the PGN's"
             );
         }
-        assert!(
-            seen.move_events >= recorded_plies,
-            "{node}'s SSE client received {} move events for {recorded_plies} plies",
-            seen.move_events
+        assert_eq!(
+            seen.move_events - seen.withdrawn,
+            recorded_plies,
+            "{node}'s SSE client: {} move events, {} of them withdrawn by revisions, for \
+             {recorded_plies} plies in the PGN",
+            seen.move_events,
+            seen.withdrawn
         );
         eprintln!(
-            "{node}: SSE client saw {} move events for {recorded_plies} recorded plies on \
-             {all_boards} boards",
-            seen.move_events
+            "{node}: SSE client saw {} move events ({} withdrawn by revisions) for \
+             {recorded_plies} recorded plies on {all_boards} boards",
+            seen.move_events, seen.withdrawn
         );
     }
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();

@@ -310,6 +310,8 @@ pub struct SeenMoves {
     pub moves: std::collections::BTreeMap<(u32, u32), Vec<String>>,
     /// `move` events received.
     pub move_events: usize,
+    /// Moves withdrawn by `revision` events (a slide that went on, a move taken back).
+    pub withdrawn: usize,
     /// `move` events whose ply did not follow the moves before (a gap or a repeat).
     pub out_of_order: Vec<String>,
     /// Why the stream ended, if it did.
@@ -450,7 +452,10 @@ fn take_event(block: &str, seen: &mut SeenMoves) {
     let ply = number(&data["event"]["ply"]) as usize;
     let moves = seen.moves.entry(key).or_default();
     if kind == "revision" {
-        moves.truncate(ply.saturating_sub(1));
+        let kept = ply.saturating_sub(1).min(moves.len());
+        let withdrawn = moves.len() - kept;
+        moves.truncate(kept);
+        seen.withdrawn += withdrawn;
         return;
     }
     if ply != moves.len() + 1 {
