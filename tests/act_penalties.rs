@@ -65,6 +65,7 @@ fn no_penalty_proposal_stands_on_a_revised_move() {
                 Feed::Until(t) => machine.catch_up(t, out),
                 Feed::Observation(obs) => machine.observe(obs, out),
                 Feed::End => machine.advance(u64::MAX, out),
+                Feed::Idle => {}
             });
             let events: Vec<Event> = run.events.iter().map(|(_, e)| e.clone()).collect();
             for (k, e) in events.iter().enumerate() {

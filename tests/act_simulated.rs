@@ -37,6 +37,7 @@ fn check(noise: Noise, games: usize, seed: u64) -> (usize, usize, usize) {
             Feed::Until(t) => machine.catch_up(t, out),
             Feed::Observation(obs) => machine.observe(obs, out),
             Feed::End => machine.advance(u64::MAX, out),
+            Feed::Idle => {}
         });
         let verdict = score::judge(&sim, &run);
         played += 1;

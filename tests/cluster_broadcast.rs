@@ -1,8 +1,10 @@
-//! An event on several PCs, end to end: a private nats-server, two `touchmove record
-//! --cluster` processes with three virtual boards each, one `touchmove serve` node running
-//! throughout and one started after the round. Every `game-K.pgn` of both serve nodes must be
-//! byte-identical to the recording PC's, and the first node's `games.pgn` (file and URL) the
-//! combination of all six.
+//! An event on several PCs, end to end: a private nats-server, three `touchmove record
+//! --cluster` processes with eight virtual boards each, two `touchmove serve` nodes running
+//! throughout with an SSE client each, and a third node started after the round. Every
+//! `game-K.pgn` of every serve node must be byte-identical to the recording PC's, each SSE
+//! client must have seen every move of every board (the moves its events built equal the
+//! PGN's, none repeated or skipped), and the first node's `games.pgn` (file and URL) is the
+//! combination of all 24 games.
 
 mod cluster_support;
 #[path = "recorder_support/mod.rs"]
@@ -12,13 +14,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cluster_support::{
-    NatsServer, event_file, game_file, plies, record_args, serve_node, short_scripts, touchmove,
-    wait_identical,
+    NatsServer, SseClient, event_file, game_file, logged_address, plies, record_args, sans,
+    serve_node, short_scripts, touchmove, wait_identical,
 };
 use recorder_support::stop;
 use touchmove::recorder::bench::spawn_boards;
 
-const BOARDS_PER_RECORDER: usize = 3;
+const RECORDERS: [&str; 3] = ["pc-a", "pc-b", "pc-c"];
+const BOARDS_PER_RECORDER: usize = 8;
 const SPEED: f64 = 4.0;
 const MAX_PAUSE_MS: u64 = 600;
 /// The first 40 s of each game (10 s of wall time at 4×): enough moves, a short test.
@@ -26,33 +29,39 @@ const SCRIPT_MS: u64 = 40_000;
 const SEED: u64 = 20_261_125;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
+async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move() {
     let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
+    let all_boards = RECORDERS.len() * BOARDS_PER_RECORDER;
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(2 * BOARDS_PER_RECORDER, SEED, MAX_PAUSE_MS, SCRIPT_MS),
+        short_scripts(all_boards, SEED, MAX_PAUSE_MS, SCRIPT_MS),
         SPEED,
         90 * 60 * 1000,
         30_000,
     )
     .unwrap();
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
-    let serve_out = dir.path().join("serve");
-    let serve_log = dir.path().join("serve.log");
-    let serve = serve_node(
-        &url,
-        "cluster-test",
-        "node1",
-        Some("127.0.0.1:0"),
-        &serve_out,
-        &serve_log,
-    );
+    let nodes = ["node1", "node2"];
+    let mut serves = Vec::new();
+    let mut clients = Vec::new();
+    for node in nodes {
+        let log = dir.path().join(format!("{node}.log"));
+        serves.push(serve_node(
+            &url,
+            "cluster-test",
+            node,
+            Some("127.0.0.1:0"),
+            &dir.path().join(node),
+            &log,
+        ));
+        clients.push(SseClient::open(&logged_address(&log)));
+    }
     let mut recorders = Vec::new();
     let mut outs: Vec<(PathBuf, Vec<usize>)> = Vec::new();
-    for (r, name) in ["pc-a", "pc-b"].iter().enumerate() {
+    for (r, name) in RECORDERS.iter().enumerate() {
         let first = r * BOARDS_PER_RECORDER + 1;
         let config = event_file(
             dir.path(),
@@ -72,7 +81,7 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
         outs.push((out, (first..first + BOARDS_PER_RECORDER).collect()));
     }
     for b in &boards {
-        tokio::time::timeout(Duration::from_secs(60), b.finished())
+        tokio::time::timeout(Duration::from_secs(90), b.finished())
             .await
             .expect("the boards finish their scripts");
     }
@@ -82,31 +91,39 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
     }
     let pairs: Vec<(&Path, Vec<usize>)> =
         outs.iter().map(|(o, b)| (o.as_path(), b.clone())).collect();
-    // A second node started after the round: it catches up from the stream alone.
-    let late_out = dir.path().join("serve-late");
+    // A third node started after the round: it catches up from the stream alone.
+    let late_out = dir.path().join("node3");
     let late = serve_node(
         &url,
         "cluster-test",
-        "node2",
+        "node3",
         None,
         &late_out,
-        &dir.path().join("serve-late.log"),
+        &dir.path().join("node3.log"),
     );
-    let differing = wait_identical(&serve_out, &pairs, Duration::from_secs(20));
-    let logs = ["pc-a.log", "pc-b.log", "serve.log"]
-        .iter()
-        .map(|l| {
-            format!(
-                "--- {l}\n{}",
-                std::fs::read_to_string(dir.path().join(l)).unwrap_or_default()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert!(
-        differing.is_empty(),
-        "boards {differing:?} differ between the serve node and their recorder\n{logs}"
-    );
+    let logs = || {
+        RECORDERS
+            .iter()
+            .chain(&nodes)
+            .chain(&["node3"])
+            .map(|l| {
+                format!(
+                    "--- {l}\n{}",
+                    std::fs::read_to_string(dir.path().join(format!("{l}.log")))
+                        .unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for node in nodes.iter().chain(&["node3"]) {
+        let differing = wait_identical(&dir.path().join(node), &pairs, Duration::from_secs(30));
+        assert!(
+            differing.is_empty(),
+            "boards {differing:?} differ between {node} and their recorder\n{}",
+            logs()
+        );
+    }
     let mut texts = Vec::new();
     for (out, numbers) in &outs {
         for &k in numbers {
@@ -119,56 +136,85 @@ async fn serve_node_pgn_is_byte_identical_to_the_recorders() {
             texts.push(text);
         }
     }
+    // Every node has applied the whole stream (its files are final); its SSE events were sent
+    // before its files were written, so a short wait covers the last ones in flight.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let recorded_plies: usize = texts.iter().map(|t| plies(t)).sum();
+    for (node, client) in nodes.iter().zip(&clients) {
+        let seen = client.seen();
+        assert!(
+            seen.out_of_order.is_empty() && seen.ended.is_none(),
+            "{node}'s SSE client saw moves out of order or lost the stream: {:?} {:?}",
+            seen.out_of_order,
+            seen.ended
+        );
+        for (k, text) in (1..).zip(&texts) {
+            assert_eq!(
+                seen.moves.get(&(1, k)).cloned().unwrap_or_default(),
+                sans(text),
+                "the moves {node}'s SSE client saw on board {k} are the PGN's"
+            );
+        }
+        assert_eq!(
+            seen.move_events - seen.withdrawn,
+            recorded_plies,
+            "{node}'s SSE client: {} move events, {} of them withdrawn by revisions, for \
+             {recorded_plies} plies in the PGN",
+            seen.move_events,
+            seen.withdrawn
+        );
+        eprintln!(
+            "{node}: SSE client saw {} move events ({} withdrawn by revisions) for \
+             {recorded_plies} recorded plies on {all_boards} boards",
+            seen.move_events, seen.withdrawn
+        );
+    }
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let node1_out = dir.path().join("node1");
+    let expected = touchmove::recorder::layout::combine(&texts);
     let mut combined = String::new();
     let until = std::time::Instant::now() + Duration::from_secs(5);
     while std::time::Instant::now() < until {
-        combined = std::fs::read_to_string(serve_out.join("round-1/games.pgn")).unwrap_or_default();
-        if combined == touchmove::recorder::layout::combine(&texts) {
+        combined = std::fs::read_to_string(node1_out.join("round-1/games.pgn")).unwrap_or_default();
+        if combined == expected {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(
-        combined,
-        touchmove::recorder::layout::combine(&texts),
-        "the serve node's games.pgn holds all six games in board order"
+        combined, expected,
+        "node1's games.pgn holds all games in board order"
     );
-    let body = http_get(&serve_log, "/round/1/games.pgn");
+    let body = http_get(
+        &logged_address(&dir.path().join("node1.log")),
+        "/round/1/games.pgn",
+    );
     assert_eq!(
-        body,
-        touchmove::recorder::layout::combine(&texts),
-        "the serve node's web server gives the same games.pgn"
+        body, expected,
+        "node1's web server gives the same games.pgn"
     );
-    let late_differing = wait_identical(&late_out, &pairs, Duration::from_secs(20));
-    assert!(
-        late_differing.is_empty(),
-        "boards {late_differing:?} differ on the node started late\n{}",
-        std::fs::read_to_string(dir.path().join("serve-late.log")).unwrap_or_default()
-    );
+    drop(clients);
     stop(late);
-    stop(serve);
-    let serve_log = std::fs::read_to_string(&serve_log).unwrap_or_default();
-    assert!(
-        !serve_log.contains("skipped:")
-            && !serve_log.contains("claimed by")
-            && serve_log.contains(" 0 undecodable"),
-        "{serve_log}"
-    );
+    for serve in serves {
+        stop(serve);
+    }
+    for node in nodes.iter().chain(&["node3"]) {
+        let log =
+            std::fs::read_to_string(dir.path().join(format!("{node}.log"))).unwrap_or_default();
+        assert!(
+            !log.contains("skipped:")
+                && !log.contains("claimed by")
+                && log.contains(" 0 undecodable"),
+            "{node}:\n{log}"
+        );
+    }
     drop(boards);
 }
 
-/// The body of `GET path` from the web server whose address the serve node logged.
-fn http_get(log: &Path, path: &str) -> String {
+/// The body of `GET path` from the web server at `addr`.
+fn http_get(addr: &str, path: &str) -> String {
     use std::io::{Read, Write};
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let addr = text
-        .split("live at http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("the serve node logs its address:\n{text}"))
-        .to_string();
-    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
@@ -179,4 +225,96 @@ fn http_get(log: &Path, path: &str) -> String {
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     body.to_string()
+}
+
+/// `touchmove demo --cluster URL` against a private nats-server: two recorder processes and
+/// a serve node whose SSE clients see the moves of the boards of both recorders; Ctrl-C
+/// (SIGTERM) stops all of them.
+#[test]
+fn demo_cluster_runs_two_recorders_and_a_serve_node() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let stdout = dir.path().join("demo.out");
+    let log = dir.path().join("demo.log");
+    let out = dir.path().join("demo");
+    let demo = std::process::Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["demo", "--cluster", &nats.url(), "--listen", "127.0.0.1:0"])
+        .args(["--boards", "2", "--speed", "5", "--out"])
+        .arg(&out)
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("the touchmove binary starts");
+    cluster_support::reap_on_failure(&demo);
+    let addr = logged_address(&stdout);
+    let client = SseClient::open(&addr);
+    let until = std::time::Instant::now() + Duration::from_secs(40);
+    let both_boards_moved = || {
+        let seen = client.seen();
+        [1, 2]
+            .iter()
+            .all(|&k| seen.moves.get(&(1, k)).is_some_and(|m| m.len() >= 2))
+    };
+    while !both_boards_moved() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let output = || {
+        format!(
+            "--- stdout\n{}\n--- stderr\n{}",
+            std::fs::read_to_string(&stdout).unwrap_or_default(),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        )
+    };
+    let seen = client.seen();
+    assert!(
+        both_boards_moved() && seen.out_of_order.is_empty(),
+        "the serve node's SSE client sees moves of board 1 (recorder pc-a) and board 2 \
+         (recorder pc-b): {:?} {:?}\n{}",
+        seen.moves,
+        seen.out_of_order,
+        output()
+    );
+    let text = std::fs::read_to_string(&stdout).unwrap_or_default();
+    assert!(
+        text.contains("recorder pc-a: board 1") && text.contains("recorder pc-b: board 2"),
+        "the demo says which recorder has which boards\n{}",
+        output()
+    );
+    let pid = nix::unistd::Pid::from_raw(demo.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = wait_exit(demo, Duration::from_secs(30));
+    assert!(
+        status.success(),
+        "the demo stops cleanly: {status}\n{}",
+        output()
+    );
+    assert!(
+        std::net::TcpStream::connect(&addr).is_err(),
+        "the serve node stopped with the demo\n{}",
+        output()
+    );
+    for name in ["pc-a", "pc-b", "broadcast"] {
+        assert!(
+            out.join(name).join("round-1/game-1.pgn").exists()
+                || out.join(name).join("round-1/game-2.pgn").exists(),
+            "{name} wrote its PGN files\n{}",
+            output()
+        );
+    }
+}
+
+/// The exit status of `child`, killing it after `limit`.
+fn wait_exit(mut child: std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            panic!("the demo did not stop within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -1,8 +1,13 @@
-//! Faults of an event on several PCs: the cluster is unreachable when the recorder starts
-//! (it records locally and forwards once the server is up), the nats-server is killed and
-//! restarted mid-round (recording goes on, the backlog is flushed in order), then the
-//! recorder is SIGKILLed and restarted. A `touchmove serve` node runs throughout; at the end its `game-K.pgn` files are
-//! byte-identical to the recorder's: no move lost, none duplicated.
+//! Faults of an event on several PCs, each ending with a serve node whose `game-K.pgn` files
+//! are byte-identical to the recorder's (no move lost, none duplicated):
+//! - the cluster is unreachable when the recorder starts (it records locally and forwards
+//!   once the server is up), the nats-server is killed mid-round and stays away 30 s
+//!   (recording goes on, the backlog is flushed in order), then the recorder is SIGKILLed
+//!   and restarted;
+//! - a recorder is SIGKILLed mid-round and restarted (it forwards from its journal);
+//! - a serve node is SIGKILLed mid-round and restarted (it rebuilds from its durable consumer);
+//! - on a 3-node nats cluster with a 3-replica stream, the node leading the stream is killed
+//!   for the rest of the round.
 
 mod cluster_support;
 #[path = "recorder_support/mod.rs"]
@@ -17,13 +22,18 @@ use cluster_support::{
 };
 use recorder_support::stop;
 use touchmove::recorder::bench::spawn_boards;
+use touchmove::sim::virtual_board::VirtualBoard;
 
 const BOARDS: usize = 3;
-const SPEED: f64 = 4.0;
 const MAX_PAUSE_MS: u64 = 600;
-/// The first 60 s of each game: 15 s of wall time at 4×.
-const SCRIPT_MS: u64 = 60_000;
 const SEED: u64 = 20_261_126;
+/// The outage test plays slowly, so that its 30 s outage is mid-round: the first 66 s of each
+/// game take 44 s of wall time at 1.5×.
+const OUTAGE_SPEED: f64 = 1.5;
+const OUTAGE_SCRIPT_MS: u64 = 66_000;
+/// The other faults: the first 40 s of each game, 10 s of wall time at 4×.
+const SPEED: f64 = 4.0;
+const SCRIPT_MS: u64 = 40_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
@@ -33,8 +43,8 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let url = nats.url();
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS),
-        SPEED,
+        short_scripts(BOARDS, SEED, MAX_PAUSE_MS, OUTAGE_SCRIPT_MS),
+        OUTAGE_SPEED,
         90 * 60 * 1000,
         30_000,
     )
@@ -56,18 +66,19 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     tokio::time::sleep_until(at(1.5)).await;
     nats.restart();
     tokio::time::sleep_until(at(4.0)).await;
+    let before_outage = game_file(&out, 1).map_or(0, |t| plies(&t));
     nats.kill();
-    tokio::time::sleep_until(at(9.0)).await;
+    tokio::time::sleep_until(at(33.5)).await;
     let during_outage = game_file(&out, 1).map_or(0, |t| plies(&t));
     nats.restart();
 
-    tokio::time::sleep_until(at(11.5)).await;
+    tokio::time::sleep_until(at(37.0)).await;
     recorder.kill().expect("SIGKILL");
     recorder.wait().unwrap();
     recorder = touchmove(&record, &[], &log);
 
     for b in &boards {
-        tokio::time::timeout(Duration::from_secs(60), b.finished())
+        tokio::time::timeout(Duration::from_secs(90), b.finished())
             .await
             .expect("the boards finish their scripts");
     }
@@ -90,9 +101,9 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     eprintln!("{logs}");
     let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
     assert!(
-        final_plies > during_outage && during_outage > 0,
-        "board 1 recorded during the outage and after it ({during_outage} then {final_plies} \
-         plies)\n{logs}"
+        before_outage < during_outage && during_outage < final_plies,
+        "board 1 recorded during the 30 s outage and after it ({before_outage}, \
+         {during_outage} then {final_plies} plies)\n{logs}"
     );
     let recorder_log = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
@@ -113,4 +124,342 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     );
     stop(serve);
     drop(boards);
+}
+
+/// Three virtual boards playing the short round, and the event file of the PC recording
+/// them (with `extra` appended, e.g. a `[cluster]` table).
+fn short_round(dir: &std::path::Path, extra: &str) -> (Vec<VirtualBoard>, PathBuf) {
+    let boards = spawn_boards(
+        dir,
+        short_scripts(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS),
+        SPEED,
+        90 * 60 * 1000,
+        30_000,
+    )
+    .unwrap();
+    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let config = event_file(dir, "pc.toml", 1, &ports);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(extra);
+    std::fs::write(&config, text).unwrap();
+    (boards, config)
+}
+
+/// Waits for the boards' scripts to end and the recorder to take the last bytes.
+async fn round_played(boards: &[VirtualBoard]) {
+    for b in boards {
+        tokio::time::timeout(Duration::from_secs(60), b.finished())
+            .await
+            .expect("the boards finish their scripts");
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+}
+
+/// The named logs in `dir`, for failure messages.
+fn logs(dir: &std::path::Path, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            format!(
+                "--- {n}\n{}",
+                std::fs::read_to_string(dir.join(n)).unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let url = nats.url();
+    let (boards, config) = short_round(dir.path(), "");
+    let out = dir.path().join("pc");
+    let serve_out = dir.path().join("serve");
+    let log = dir.path().join("pc.log");
+    let serve_log = dir.path().join("serve.log");
+    let (config_text, out_text) = (
+        config.to_string_lossy().into_owned(),
+        out.to_string_lossy().into_owned(),
+    );
+    let record = record_args(&config_text, &out_text, &url, "recorder-kill", "pc-1");
+    let started = tokio::time::Instant::now();
+    let serve = serve_node(&url, "recorder-kill", "web", None, &serve_out, &serve_log);
+    let mut recorder = touchmove(&record, &[], &log);
+
+    tokio::time::sleep_until(started + Duration::from_secs(4)).await;
+    let before_kill = game_file(&out, 1).map_or(0, |t| plies(&t));
+    recorder.kill().expect("SIGKILL");
+    recorder.wait().unwrap();
+    tokio::time::sleep_until(started + Duration::from_secs(5)).await;
+    let recorder = touchmove(&record, &[], &log);
+
+    round_played(&boards).await;
+    stop(recorder);
+    let differing = wait_identical(
+        &serve_out,
+        &[(&out, (1..=BOARDS).collect())],
+        Duration::from_secs(20),
+    );
+    stop(serve);
+    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
+    assert!(
+        differing.is_empty(),
+        "boards {differing:?} differ between the serve node and the restarted recorder\n{logs}"
+    );
+    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
+    assert!(
+        0 < before_kill && before_kill < final_plies,
+        "the recorder was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    );
+    let recorder_log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        recorder_log
+            .lines()
+            .filter(|l| l.starts_with("touchmove record: cluster: connected"))
+            .count(),
+        2,
+        "the recorder forwarded before the kill and after its restart\n{logs}"
+    );
+    drop(boards);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serve_node_killed_and_restarted_catches_up_exactly() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let url = nats.url();
+    let (boards, config) = short_round(dir.path(), "");
+    let out = dir.path().join("pc");
+    let serve_out = dir.path().join("serve");
+    let log = dir.path().join("pc.log");
+    let serve_log = dir.path().join("serve.log");
+    let (config_text, out_text) = (
+        config.to_string_lossy().into_owned(),
+        out.to_string_lossy().into_owned(),
+    );
+    let record = record_args(&config_text, &out_text, &url, "serve-kill", "pc-1");
+    let started = tokio::time::Instant::now();
+    let listen = Some("127.0.0.1:0");
+    let mut serve = serve_node(&url, "serve-kill", "web", listen, &serve_out, &serve_log);
+    let recorder = touchmove(&record, &[], &log);
+
+    tokio::time::sleep_until(started + Duration::from_secs(4)).await;
+    let before_kill = game_file(&serve_out, 1).map_or(0, |t| plies(&t));
+    serve.kill().expect("SIGKILL");
+    serve.wait().unwrap();
+    tokio::time::sleep_until(started + Duration::from_secs(6)).await;
+    let serve = serve_node(&url, "serve-kill", "web", listen, &serve_out, &serve_log);
+
+    round_played(&boards).await;
+    stop(recorder);
+    let differing = wait_identical(
+        &serve_out,
+        &[(&out, (1..=BOARDS).collect())],
+        Duration::from_secs(20),
+    );
+    stop(serve);
+    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
+    assert!(
+        differing.is_empty(),
+        "boards {differing:?} differ between the restarted serve node and the recorder\n{logs}"
+    );
+    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
+    assert!(
+        0 < before_kill && before_kill < final_plies,
+        "the node was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    );
+    let serve_text = std::fs::read_to_string(&serve_log).unwrap_or_default();
+    assert_eq!(
+        serve_text
+            .lines()
+            .filter(|l| l.starts_with("touchmove serve: cluster: reading")
+                && l.contains("from the first message"))
+            .count(),
+        2,
+        "the node read the stream from its start twice\n{logs}"
+    );
+    drop(boards);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_round() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let mut servers = cluster_support::nats_cluster(dir.path());
+    let urls: Vec<String> = servers.iter().map(NatsServer::url).collect();
+    for url in &urls {
+        assert!(
+            jetstream_ready(url, Duration::from_secs(30)).await,
+            "{url} of the 3-node cluster has JetStream\n{}",
+            logs(dir.path(), &["n1/nats.log", "n2/nats.log", "n3/nats.log"])
+        );
+    }
+    let (boards, config) = short_round(dir.path(), "\n[cluster]\nreplicas = 3\n");
+    let out = dir.path().join("pc");
+    let serve_out = dir.path().join("serve");
+    let log = dir.path().join("pc.log");
+    let serve_log = dir.path().join("serve.log");
+    let (config_text, out_text, serve_text) = (
+        config.to_string_lossy().into_owned(),
+        out.to_string_lossy().into_owned(),
+        serve_out.to_string_lossy().into_owned(),
+    );
+    let with_urls = |mut args: Vec<String>| {
+        for u in &urls {
+            args.extend(["--cluster".to_string(), u.clone()]);
+        }
+        args
+    };
+    let record = with_urls(
+        [
+            "record",
+            "--config",
+            &config_text,
+            "--out",
+            &out_text,
+            "--no-server",
+            "--cluster-event",
+            "r3",
+            "--cluster-member",
+            "pc-1",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let serve_args = with_urls(
+        [
+            "serve",
+            "--config",
+            &config_text,
+            "--out",
+            &serve_text,
+            "--no-server",
+            "--cluster-event",
+            "r3",
+            "--cluster-member",
+            "web",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let recorder = touchmove(&as_str(&record), &[], &log);
+    let serve = touchmove(&as_str(&serve_args), &[], &serve_log);
+
+    let (replicas, leader) = stream_cluster(&urls, "r3", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "the stream exists in the cluster\n{}",
+                logs(dir.path(), &["pc.log", "serve.log"])
+            )
+        });
+    assert_eq!(
+        replicas, 3,
+        "the stream has 3 replicas ([cluster] replicas = 3)"
+    );
+    // Killed once the round is well under way, on the node leading the stream.
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while game_file(&serve_out, 1).map_or(0, |t| plies(&t)) < 6 {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "the serve node shows moves before the kill\n{}",
+            logs(dir.path(), &["pc.log", "serve.log"])
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before_kill = game_file(&out, 1).map_or(0, |t| plies(&t));
+    let killed = leader
+        .strip_prefix('n')
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| (1..=3).contains(n))
+        .unwrap_or_else(|| panic!("the stream's leader is one of n1..n3, not {leader:?}"));
+    servers[killed - 1].kill();
+    let alive: Vec<String> = (1..=3)
+        .filter(|&n| n != killed)
+        .map(|n| urls[n - 1].clone())
+        .collect();
+
+    round_played(&boards).await;
+    stop(recorder);
+    let differing = wait_identical(
+        &serve_out,
+        &[(&out, (1..=BOARDS).collect())],
+        Duration::from_secs(30),
+    );
+    stop(serve);
+    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
+    assert!(
+        differing.is_empty(),
+        "boards {differing:?} differ between the serve node and the recorder\n{logs}"
+    );
+    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
+    assert!(
+        0 < before_kill && before_kill < final_plies,
+        "{leader} was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    );
+    let (_, new_leader) = stream_cluster(&alive, "r3", Duration::from_secs(10))
+        .await
+        .expect("the two servers left still hold the stream");
+    assert_ne!(new_leader, leader, "another server leads the stream now");
+    drop(boards);
+}
+
+/// True once the server at `url` answers JetStream requests (its cluster has elected a
+/// meta leader), false after `limit`.
+async fn jetstream_ready(url: &str, limit: Duration) -> bool {
+    use async_nats::jetstream::context::GetStreamErrorKind;
+    let until = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < until {
+        if let Ok(client) = async_nats::ConnectOptions::new()
+            .connection_timeout(Duration::from_secs(2))
+            .connect(url)
+            .await
+        {
+            // "No such stream" is an answer of the JetStream API, a timeout is not.
+            match async_nats::jetstream::new(client)
+                .get_stream("TOUCHMOVE_readiness")
+                .await
+            {
+                Ok(_) => return true,
+                Err(e) if matches!(e.kind(), GetStreamErrorKind::JetStream(_)) => return true,
+                Err(_) => {}
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    false
+}
+
+/// The replicas and the leader's server name of the event's stream, once it exists and has a
+/// leader (`None` after `limit`).
+async fn stream_cluster(urls: &[String], event: &str, limit: Duration) -> Option<(usize, String)> {
+    let until = tokio::time::Instant::now() + limit;
+    let addrs: Vec<async_nats::ServerAddr> = urls.iter().filter_map(|u| u.parse().ok()).collect();
+    while tokio::time::Instant::now() < until {
+        if let Ok(client) = async_nats::ConnectOptions::new()
+            .connection_timeout(Duration::from_secs(2))
+            .connect(addrs.clone())
+            .await
+        {
+            let js = async_nats::jetstream::new(client);
+            let name = touchmove::cluster::wire::stream_name(event);
+            if let Ok(mut stream) = js.get_stream(&name).await
+                && let Ok(info) = stream.info().await
+                && let Some(leader) = info.cluster.as_ref().and_then(|c| c.leader.clone())
+            {
+                return Some((info.config.num_replicas, leader));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    None
+}
+
+/// The arguments as `&str`.
+fn as_str(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
 }

@@ -12,7 +12,7 @@ use touchmove::board::dgt::fields_from_board;
 use touchmove::board::orientation::Orientation;
 use touchmove::driver::dgt::{LinkEvent, spawn_link};
 use touchmove::sim::virtual_board::VirtualBoard;
-use touchmove::wire::dgt::{ClockMessage, Message};
+use touchmove::wire::dgt::{ClockMessage, Command, Message};
 
 const LIMIT: Duration = Duration::from_secs(10);
 
@@ -191,5 +191,39 @@ async fn unplug_replug_reconnects_resyncs_and_loses_nothing_after() {
         _ => None,
     });
     assert_ne!(dump, Some(fields_at_unplug));
+    link.shutdown();
+}
+
+/// A board without the move log costs each handshake the reply timeout while the link waits
+/// for the log; after two handshakes without one, the link stops asking.
+#[tokio::test]
+async fn a_board_without_a_move_log_is_not_asked_for_it_at_every_reconnection() {
+    let (_dir, dir) = temp_dir();
+    let mut config = board_config(&dir, 1.0);
+    config.eeprom_log = false;
+    let board = VirtualBoard::spawn(config).expect("virtual board");
+    let mut link_config = fast_link(board.path());
+    link_config.read_log = true;
+    let (link, mut events) = spawn_link(link_config, Instant::now());
+    expect_connected(&mut events, LIMIT).await;
+    for _ in 0..3 {
+        board.unplug().await.expect("unplug");
+        loop {
+            if let LinkEvent::Disconnected { .. } = next_event(&mut events, LIMIT).await {
+                break;
+            }
+        }
+        board.replug().await.expect("replug");
+        expect_connected(&mut events, LIMIT).await;
+    }
+    let asked = board
+        .commands()
+        .iter()
+        .filter(|c| matches!(c, Command::SendEepromMoves))
+        .count();
+    assert_eq!(
+        asked, 2,
+        "four handshakes, the log asked for in the first two only"
+    );
     link.shutdown();
 }

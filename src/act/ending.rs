@@ -3,6 +3,8 @@
 
 use shakmaty::{Bitboard, Board, Color, Rank, Square};
 
+use crate::rules::GameEnd;
+#[cfg(test)]
 use crate::rules::{Budget, Game};
 
 /// How a game ended.
@@ -15,11 +17,17 @@ pub struct Ending {
 }
 
 /// The automatic end of the game after its last move (5.1.1, 5.2.1, 5.2.2, 9.6), if any.
-pub fn automatic_end(game: &Game, budget: &Budget) -> Option<Ending> {
-    game.automatic_end(budget).map(|end| Ending {
+#[cfg(test)]
+fn automatic_end(game: &Game, budget: &Budget) -> Option<Ending> {
+    game.automatic_end(budget).map(from_game_end)
+}
+
+/// The end the rules found, for the machine's events.
+pub fn from_game_end(end: GameEnd) -> Ending {
+    Ending {
         result: end.result.pgn_token(),
         reason: end.reason.to_string(),
-    })
+    }
 }
 
 /// The four centre squares on which both kings signal a result.

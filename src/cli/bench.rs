@@ -271,6 +271,7 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
         "required_alerts_raised": summary.required_alerts_raised,
         "missed_alerts": summary.missed_alerts,
         "ns_per_observation": summary.ns_per_observation(),
+        "ns_background_per_observation": summary.ns_background(),
         "latency_observations": summary.latency_observations(),
         "latency_ms": summary.latency_ms(),
         "injected": summary.injected,
@@ -291,19 +292,33 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
 }
 
 /// A fresh act-of-moving machine for a simulated game, configured as an arbiter would for
-/// that game (start position, Chess960, blitz); everything else default.
+/// that game (start position, Chess960, blitz), with the dead-position analysis out of the
+/// observation path as the recorder runs it; everything else default.
 pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
         blitz: sim.model.blitz,
+        defer_dead_position_analysis: true,
         ..MachineConfig::default()
     };
     let mut machine = Machine::new(config);
     move |feed, out| match feed {
         Feed::Until(t) => machine.catch_up(t, out),
         Feed::Observation(obs) => machine.observe(obs, out),
-        Feed::End => machine.advance(Millis::MAX, out),
+        Feed::End => {
+            answer_analyses(&mut machine, out);
+            machine.advance(Millis::MAX, out);
+        }
+        Feed::Idle => answer_analyses(&mut machine, out),
+    }
+}
+
+/// Runs the dead-position analyses `machine` asked for, in order, and gives it the answers.
+fn answer_analyses(machine: &mut Machine, out: &mut Vec<Event>) {
+    for request in machine.take_analysis_requests() {
+        let dead = request.analyse();
+        machine.analysis_answered(&request, dead, out);
     }
 }
 

@@ -9,8 +9,13 @@
 //! given hands that complete an illegal move (Article 7.5.1) early, so the arbiter page has
 //! a decision to make.
 //!
+//! `--cluster nats://HOST:PORT` runs the same boards as an event on several PCs: two recorder
+//! processes and one serve node joined by that NATS server ([`cluster`]).
+//!
 //! `--scripted` publishes the same games straight to the server instead (no recorder): every
 //! round's games follow each other, and board 2 of round 1 raises a fixed 7.5.1 alert.
+
+mod cluster;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -35,6 +40,7 @@ use crate::server::{self, ArbiterSink, Feed, GameInfo};
 use crate::sim::hands::{
     ExpectedAlert, HandModel, IrregularityKind, Noise, SimulatedGame, simulate_with_model,
 };
+use crate::sim::virtual_board::VirtualBoard;
 
 /// The games the demo boards play.
 const DEMO_PGN: &str = include_str!("../../fixtures/pgn/demo-uzchess-2025.pgn");
@@ -69,6 +75,11 @@ pub struct DemoArgs {
     /// Seed for the thinking times (the same seed replays the same pace).
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
+    /// Run the demo as an event on several PCs: two `touchmove record` processes, each
+    /// recording half of the boards, and one `touchmove serve` node (its pages at --listen),
+    /// joined by the NATS JetStream server at this URL (`nats-server -js`).
+    #[arg(long, value_name = "URL", conflicts_with = "scripted")]
+    pub cluster: Option<String>,
 }
 
 /// A game from the fixture: its tags, SAN moves and result.
@@ -634,15 +645,28 @@ fn hands_for(source: &SourceGame, board: u32, seed: u64) -> SimulatedGame {
         .unwrap_or_else(|| simulate(seed))
 }
 
-/// The demo through the real pipeline: virtual DGT boards on pseudo-terminals played by
-/// simulated hands, read by the recorder (driver, decoder, act-of-moving machine, journal,
-/// PGN folder), served by its web server.
-async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
-    let ports_dir = std::env::temp_dir().join(format!("touchmove-demo-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&ports_dir) {
-        eprintln!("touchmove demo: cannot create {}: {e}", ports_dir.display());
-        return ExitCode::FAILURE;
+/// The demo's virtual boards, playing, and the event that records them.
+struct DemoBoards {
+    /// Folder of the boards' pseudo-terminal links (removed at the end).
+    ports_dir: PathBuf,
+    boards: Vec<VirtualBoard>,
+    config: EventConfig,
+}
+
+impl DemoBoards {
+    /// Stops the boards and removes their folder.
+    fn close(self) {
+        drop(self.boards);
+        let _ = std::fs::remove_dir_all(&self.ports_dir);
     }
+}
+
+/// Starts `args.boards` virtual DGT boards on pseudo-terminals, each played by simulated
+/// hands through a game of `games`, and the event configuration naming them.
+fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, String> {
+    let ports_dir = std::env::temp_dir().join(format!("touchmove-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&ports_dir)
+        .map_err(|e| format!("cannot create {}: {e}", ports_dir.display()))?;
     let chosen: Vec<&SourceGame> = (0..args.boards as usize)
         .map(|i| &games[i % games.len()])
         .collect();
@@ -665,19 +689,14 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
             sim.observations
         })
         .collect();
-    let boards = match spawn_boards(
+    let boards = spawn_boards(
         &ports_dir,
         scripts,
         args.speed.max(0.01),
         BASE_MS,
         INCREMENT_MS,
-    ) {
-        Ok(boards) => boards,
-        Err(e) => {
-            eprintln!("touchmove demo: cannot create the virtual boards' pseudo-terminals: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    )
+    .map_err(|e| format!("cannot create the virtual boards' pseudo-terminals: {e}"))?;
     let first_tags = &chosen[0].tags;
     let config = EventConfig {
         event: args.event.clone().unwrap_or_else(|| {
@@ -702,6 +721,25 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
             })
             .collect(),
     };
+    Ok(DemoBoards {
+        ports_dir,
+        boards,
+        config,
+    })
+}
+
+/// The demo through the real pipeline: virtual DGT boards on pseudo-terminals played by
+/// simulated hands, read by the recorder (driver, decoder, act-of-moving machine, journal,
+/// PGN folder), served by its web server.
+async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
+    let demo_boards = match demo_boards(args, games) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("touchmove demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = demo_boards.config.clone();
     let feed = Arc::new(Feed::new());
     let mut options = RunOptions::new(&args.out, feed);
     options.listen = Some(args.listen);
@@ -726,8 +764,7 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
     interrupted().await;
     println!("\nStopping…");
     recorder.shutdown().await;
-    drop(boards);
-    let _ = std::fs::remove_dir_all(&ports_dir);
+    demo_boards.close();
     println!("PGN files are complete under {}", args.out.display());
     ExitCode::SUCCESS
 }
@@ -744,6 +781,9 @@ async fn demo(args: DemoArgs) -> ExitCode {
             args.out.display()
         );
         return ExitCode::FAILURE;
+    }
+    if let Some(url) = &args.cluster {
+        return cluster::run(&args, &games, url).await;
     }
     if !args.scripted {
         return recorded_demo(&args, &games).await;

@@ -66,7 +66,8 @@ pub struct LinkConfig {
     /// When the board is re-read with a full dump to correct lost field updates.
     pub verify: VerifyConfig,
     /// Read the board's EEPROM move log (0x49 → 0x8F) in every handshake, so that the changes
-    /// made while the link was down can be recovered from it (`board::log_recovery`).
+    /// made while the link was down can be recovered from it (`board::log_recovery`). A
+    /// board that sent no log in two handshakes in a row is not asked again on this link.
     pub read_log: bool,
     /// How long to wait for the log (≈ 8 s at 9600 baud); a board without the log never
     /// answers, and the handshake goes on without it.
@@ -182,6 +183,7 @@ pub fn spawn_link(config: LinkConfig, epoch: Instant) -> (LinkHandle, mpsc::Rece
         connected_once: false,
         backoff: Backoff::new(config_backoff.0, config_backoff.1),
         unreachable_since: None,
+        logless_handshakes: 0,
     };
     tokio::spawn(link.run());
     (LinkHandle { requests: req_tx }, ev_rx)
@@ -219,7 +221,13 @@ struct Link {
     backoff: Backoff,
     /// When the board was last seen unreachable without a successful handshake since.
     unreachable_since: Option<Instant>,
+    /// Handshakes in a row in which the board sent no move log.
+    logless_handshakes: u32,
 }
+
+/// After this many handshakes in a row without a move log, the link stops asking for it: a
+/// board without the log would cost every reconnection the reply timeout.
+const LOGLESS_HANDSHAKES_BEFORE_GIVING_UP: u32 = 2;
 
 impl Link {
     async fn run(mut self) {
@@ -383,7 +391,9 @@ impl<'a> Session<'a> {
             UpdateMode::Full => Command::SendUpdate,
             UpdateMode::BoardOnly => Command::SendUpdateBoard,
         };
-        if self.link.config.read_log {
+        if self.link.config.read_log
+            && self.link.logless_handshakes < LOGLESS_HANDSHAKES_BEFORE_GIVING_UP
+        {
             self.read_log(&mode).await?;
         } else {
             self.write(&mode.encode()).await?;
@@ -443,11 +453,19 @@ impl<'a> Session<'a> {
             }
             LogStart::Absent => false,
         };
-        if !arrived {
+        if arrived {
+            self.link.logless_handshakes = 0;
+        } else {
+            self.link.logless_handshakes += 1;
+            let again = if self.link.logless_handshakes < LOGLESS_HANDSHAKES_BEFORE_GIVING_UP {
+                "it is asked for again at the next connection"
+            } else {
+                "it is not asked for again on this link"
+            };
             tracing::warn!(
                 port = %self.port_name(),
-                "the board sent no move log; changes made while the link was down can only be \
-                 read from its position"
+                "the board sent no move log ({again}); changes made while the link was down \
+                 can only be read from its position"
             );
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! The task of one board: owns its serial link, journals every chunk before using it, runs the
 //! pipeline and rewrites the files.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
 use super::replay::{BOUND_SERIAL, History, Step, board_key};
 use super::{Shared, loud, say};
-use crate::act::Event;
+use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
 use crate::clock::TimeControl;
 use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
@@ -55,6 +56,11 @@ pub(crate) struct BoardTask {
     /// A new game began while the journal was failing: it is not published until the
     /// journal has it.
     holding_new_game: bool,
+    /// Positions waiting for their dead-position analysis, oldest first.
+    analyses: VecDeque<AnalysisRequest>,
+    /// The analysis running on a blocking thread: one at a time, so that the answers come
+    /// in the order of the requests.
+    analysing: Option<tokio::task::JoinHandle<(AnalysisRequest, Option<bool>)>>,
 }
 
 impl BoardTask {
@@ -124,7 +130,11 @@ impl BoardTask {
             backlog_bytes: 0,
             backlog_dropped: 0,
             holding_new_game: false,
+            analyses: VecDeque::new(),
+            analysing: None,
         };
+        // Live, no chunk of bytes waits on an analysis; the replay above analysed at once.
+        task.pipeline.defer_dead_position_analysis();
         // The replay regenerates the events journalled before; only those beyond (a flag
         // that fell while the recorder was down) are new.
         let t_ms = task.shared.session.now_ms();
@@ -265,7 +275,19 @@ impl BoardTask {
                     Some(BoardCommand::Panic) => panic!("board {}: panic asked for", self.number),
                 },
                 _ = tick.tick() => self.on_tick().await,
+                answer = next_analysis(&mut self.analysing) => {
+                    self.analysing = None;
+                    match answer {
+                        Ok((request, dead)) => self.on_analysis(&request, dead).await,
+                        Err(e) => loud(&format!(
+                            "board {}: a dead-position analysis failed ({e}); the game goes on \
+                             without it",
+                            self.number
+                        )),
+                    }
+                }
             }
+            self.start_analysis();
         }
         if let Some(link) = link {
             link.handle.shutdown();
@@ -360,6 +382,38 @@ impl BoardTask {
             "board {}: port {port} lost ({reason}); the other boards keep recording, and {next}",
             self.number
         ));
+    }
+
+    /// Starts the next dead-position analysis the pipeline asked for, unless one is running.
+    fn start_analysis(&mut self) {
+        self.analyses.extend(self.pipeline.take_analysis_requests());
+        if self.analysing.is_some() {
+            return;
+        }
+        if let Some(request) = self.analyses.pop_front() {
+            self.analysing = Some(tokio::task::spawn_blocking(move || {
+                let dead = request.analyse();
+                (request, dead)
+            }));
+        }
+    }
+
+    /// An analysis answered: a dead position ends the game (5.2.2).
+    async fn on_analysis(&mut self, request: &AnalysisRequest, dead: Option<bool>) {
+        let t_ms = self.shared.session.now_ms();
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        self.pipeline
+            .analysis_answered(t_ms, request, dead, &mut events);
+        let entries: Vec<NewEntry> = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
+        if !entries.is_empty() && self.commit(entries).await {
+            self.release_held_game();
+        }
+        if !events.is_empty() {
+            self.publish(&mut events);
+            self.write_files();
+        }
+        self.events = events;
     }
 
     async fn on_tick(&mut self) {
@@ -621,6 +675,16 @@ struct Link {
 async fn next_link_event(link: &mut Option<Link>) -> Option<LinkEvent> {
     match link {
         Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The answer of the running analysis, if one runs (otherwise waits forever).
+async fn next_analysis(
+    analysing: &mut Option<tokio::task::JoinHandle<(AnalysisRequest, Option<bool>)>>,
+) -> Result<(AnalysisRequest, Option<bool>), tokio::task::JoinError> {
+    match analysing {
+        Some(handle) => handle.await,
         None => std::future::pending().await,
     }
 }

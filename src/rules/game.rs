@@ -204,10 +204,26 @@ impl Game {
     /// filter says a dead position is possible, and then within `budget`; an undetermined
     /// analysis does not end the game.
     pub fn automatic_end(&self, budget: &Budget) -> Option<GameEnd> {
+        match self.automatic_end_unanalysed() {
+            EndCheck::End(end) => Some(end),
+            EndCheck::Analyse
+                if budget.allows_search()
+                    && unwinnable::is_dead(self.position(), budget) == Some(true) =>
+            {
+                Some(GameEnd::draw(EndReason::DeadPosition))
+            }
+            EndCheck::Analyse | EndCheck::Continues => None,
+        }
+    }
+
+    /// [`Game::automatic_end`] without the unwinnability analysis, which can take
+    /// milliseconds: the ends found by rule and by material alone, or whether the position
+    /// needs the analysis to tell a dead position (5.2.2).
+    pub fn automatic_end_unanalysed(&self) -> EndCheck {
         let pos = self.position();
         let legal = pos.legal_moves();
         if legal.is_empty() {
-            return Some(if pos.is_check() {
+            return EndCheck::End(if pos.is_check() {
                 GameEnd {
                     result: GameResult::win_for(!pos.turn()),
                     reason: EndReason::Checkmate,
@@ -217,18 +233,31 @@ impl Game {
             });
         }
         if pos.halfmoves() >= 150 {
-            return Some(GameEnd::draw(EndReason::SeventyFiveMoveRule));
+            return EndCheck::End(GameEnd::draw(EndReason::SeventyFiveMoveRule));
         }
         if self.occurrences(self.plies()).len() >= 5 {
-            return Some(GameEnd::draw(EndReason::FivefoldRepetition));
+            return EndCheck::End(GameEnd::draw(EndReason::FivefoldRepetition));
         }
-        let dead = unwinnable::insufficient_material(pos)
-            || (budget.allows_search()
-                && (legal.len() <= unwinnable::FEW_MOVES
-                    || unwinnable::dead_position_possible(pos))
-                && unwinnable::is_dead(pos, budget) == Some(true));
-        dead.then(|| GameEnd::draw(EndReason::DeadPosition))
+        if unwinnable::insufficient_material(pos) {
+            return EndCheck::End(GameEnd::draw(EndReason::DeadPosition));
+        }
+        if legal.len() <= unwinnable::FEW_MOVES || unwinnable::dead_position_possible(pos) {
+            EndCheck::Analyse
+        } else {
+            EndCheck::Continues
+        }
     }
+}
+
+/// What [`Game::automatic_end_unanalysed`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndCheck {
+    /// The game ended.
+    End(GameEnd),
+    /// Only the unwinnability analysis can tell whether the position is dead.
+    Analyse,
+    /// The game goes on.
+    Continues,
 }
 
 /// Hash of a position for repetition: pieces, side to move, castling rights and an en passant

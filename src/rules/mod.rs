@@ -7,7 +7,7 @@ mod outcome;
 mod unwinnable;
 
 pub use claims::ClaimVerdict;
-pub use game::{Game, GameError, PlayedMove, same_position};
+pub use game::{EndCheck, Game, GameError, PlayedMove, same_position};
 pub use outcome::{EndReason, GameEnd, GameResult};
 pub use unwinnable::{
     Budget, FEW_MOVES, Winnability, can_checkmate, cannot_checkmate_by_material,

@@ -91,8 +91,12 @@ impl Drop for NatsServer {
     }
 }
 
-/// Processes started by [`touchmove`], killed by [`Reaper`] when a test fails.
-static SPAWNED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+thread_local! {
+    /// Processes started by [`touchmove`] from this test's thread, killed by [`Reaper`] when
+    /// the test fails. Per thread: the tests of one binary run side by side, and a failing
+    /// test must not kill the processes of the others.
+    static SPAWNED: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// Hold one for the test's duration: if the test panics, the touchmove processes it started
 /// are killed instead of being left running.
@@ -100,7 +104,7 @@ pub struct Reaper;
 
 impl Drop for Reaper {
     fn drop(&mut self) {
-        let pids = std::mem::take(&mut *SPAWNED.lock().unwrap_or_else(|e| e.into_inner()));
+        let pids = SPAWNED.with(|s| std::mem::take(&mut *s.borrow_mut()));
         if std::thread::panicking() {
             for pid in pids {
                 let pid = nix::unistd::Pid::from_raw(pid as i32);
@@ -108,6 +112,11 @@ impl Drop for Reaper {
             }
         }
     }
+}
+
+/// Has [`Reaper`] kill `child` (started otherwise than by [`touchmove`]) if the test fails.
+pub fn reap_on_failure(child: &Child) {
+    SPAWNED.with(|s| s.borrow_mut().push(child.id()));
 }
 
 /// A touchmove process writing its stderr to `log`.
@@ -124,10 +133,7 @@ pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
         .stderr(log)
         .spawn()
         .expect("the touchmove binary starts");
-    SPAWNED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(child.id());
+    SPAWNED.with(|s| s.borrow_mut().push(child.id()));
     child
 }
 
@@ -253,4 +259,246 @@ pub fn plies(pgn: &str) -> usize {
         .ok()
         .and_then(|g| g.last().map(|g| g.moves.len()))
         .unwrap_or(0)
+}
+
+/// Three nats-servers joined in one cluster (`--cluster`, `--routes`, `--cluster_name`), each
+/// with JetStream, its own store directory `dir/nK/js` and server name `nK`.
+pub fn nats_cluster(dir: &Path) -> Vec<NatsServer> {
+    let routes: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let route_urls = |except: usize| {
+        routes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != except)
+            .map(|(_, p)| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut servers: Vec<NatsServer> = (0..3)
+        .map(|i| {
+            let node = dir.join(format!("n{}", i + 1));
+            std::fs::create_dir_all(&node).unwrap();
+            let name = format!("n{}", i + 1);
+            let cluster = format!("nats://127.0.0.1:{}", routes[i]);
+            let others = route_urls(i);
+            NatsServer::reserve(
+                &node,
+                &[
+                    "--server_name",
+                    &name,
+                    "--cluster_name",
+                    "touchmove-test",
+                    "--cluster",
+                    &cluster,
+                    "--routes",
+                    &others,
+                ],
+            )
+        })
+        .collect();
+    for server in &mut servers {
+        server.restart();
+    }
+    servers
+}
+
+/// The moves that an SSE client of a web server saw, per `(round, board)`, built from the
+/// `move` and `revision` events of `/api/stream` as a browser page builds them.
+#[derive(Debug, Clone, Default)]
+pub struct SeenMoves {
+    /// The SAN of every board's moves.
+    pub moves: std::collections::BTreeMap<(u32, u32), Vec<String>>,
+    /// `move` events received.
+    pub move_events: usize,
+    /// Moves withdrawn by `revision` events (a slide that went on, a move taken back).
+    pub withdrawn: usize,
+    /// `move` events whose ply did not follow the moves before (a gap or a repeat).
+    pub out_of_order: Vec<String>,
+    /// Why the stream ended, if it did.
+    pub ended: Option<String>,
+}
+
+/// An SSE client of `/api/stream` reading in its own thread.
+pub struct SseClient {
+    seen: std::sync::Arc<std::sync::Mutex<SeenMoves>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SseClient {
+    /// Connects to the web server at `addr` (`HOST:PORT`).
+    pub fn open(addr: &str) -> SseClient {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(addr).expect("the SSE client connects");
+        write!(
+            stream,
+            "GET /api/stream HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+        )
+        .unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(SeenMoves::default()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = {
+            let (seen, stop) = (seen.clone(), stop.clone());
+            std::thread::spawn(move || read_sse(stream, &seen, &stop))
+        };
+        SseClient {
+            seen,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// What it saw so far.
+    pub fn seen(&self) -> SeenMoves {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for SseClient {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Reads the chunked SSE response into `seen` until the server closes it or `stop` is set.
+fn read_sse(
+    mut stream: std::net::TcpStream,
+    seen: &std::sync::Mutex<SeenMoves>,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    use std::io::Read;
+    let mut raw: Vec<u8> = Vec::new();
+    let mut body = false;
+    let mut text = String::new();
+    let mut chunk = [0u8; 16384];
+    let end = |why: String| seen.lock().unwrap_or_else(|e| e.into_inner()).ended = Some(why);
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        match stream.read(&mut chunk) {
+            Ok(0) => return end("closed by the server".to_string()),
+            Ok(n) => raw.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return end(e.to_string()),
+        }
+        if !body {
+            let Some(head_end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
+            if !head.starts_with("HTTP/1.1 200") || !head.to_ascii_lowercase().contains("chunked") {
+                return end(format!("unexpected response: {head}"));
+            }
+            raw.drain(..head_end + 4);
+            body = true;
+        }
+        // Chunks: a hex size line, the data, CRLF.
+        while let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") {
+            let size_text = String::from_utf8_lossy(&raw[..line_end]).into_owned();
+            let Ok(size) =
+                usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            else {
+                return end(format!("bad chunk size line {size_text:?}"));
+            };
+            if size == 0 {
+                return end("the response ended".to_string());
+            }
+            if raw.len() < line_end + 2 + size + 2 {
+                break;
+            }
+            text.push_str(&String::from_utf8_lossy(
+                &raw[line_end + 2..line_end + 2 + size],
+            ));
+            raw.drain(..line_end + 2 + size + 2);
+        }
+        while let Some(at) = text.find("\n\n") {
+            let block: String = text.drain(..at + 2).collect();
+            take_event(&block, &mut seen.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    }
+}
+
+/// Applies one SSE event block to `seen`.
+fn take_event(block: &str, seen: &mut SeenMoves) {
+    let kind = block
+        .lines()
+        .find_map(|l| l.strip_prefix("event: "))
+        .unwrap_or("");
+    if kind != "move" && kind != "revision" {
+        return;
+    }
+    let Some(data) = block
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+    else {
+        seen.out_of_order
+            .push(format!("undecodable {kind} event: {block}"));
+        return;
+    };
+    let number = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let key = (number(&data["round"]) as u32, number(&data["board"]) as u32);
+    let ply = number(&data["event"]["ply"]) as usize;
+    let moves = seen.moves.entry(key).or_default();
+    if kind == "revision" {
+        let kept = ply.saturating_sub(1).min(moves.len());
+        let withdrawn = moves.len() - kept;
+        moves.truncate(kept);
+        seen.withdrawn += withdrawn;
+        return;
+    }
+    if ply != moves.len() + 1 {
+        let message = format!(
+            "board {:?}: move event of ply {ply} after {} moves",
+            key,
+            moves.len()
+        );
+        seen.out_of_order.push(message);
+    }
+    let moves = seen.moves.entry(key).or_default();
+    moves.truncate(ply.saturating_sub(1));
+    moves.push(data["event"]["san"].as_str().unwrap_or("?").to_string());
+    seen.move_events += 1;
+}
+
+/// The SAN moves of the last game in a PGN text.
+pub fn sans(pgn: &str) -> Vec<String> {
+    touchmove::record::pgn::read_games(pgn)
+        .ok()
+        .and_then(|g| {
+            g.last()
+                .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
+        })
+        .unwrap_or_default()
+}
+
+/// The web server address (`HOST:PORT`) a serve node logged in `log`, waiting for it.
+pub fn logged_address(log: &Path) -> String {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(addr) = text
+            .split("live at http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+        {
+            return addr.to_string();
+        }
+        assert!(
+            Instant::now() < until,
+            "the node logs its web address:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -149,6 +149,29 @@ impl Machine {
             })
     }
 
+    /// Withdraws every move after the first `keep` plies (a revision), with what rested on
+    /// them: penalty proposals, an automatic end, claims.
+    pub(super) fn withdraw_moves_after(&mut self, keep: usize, t: Millis, out: &mut Vec<Event>) {
+        let withdrawn = self.game.moves()[keep..]
+            .iter()
+            .map(|p| p.uci.clone())
+            .collect();
+        out.push(Event::Revision {
+            ply: ply_number(keep + 1),
+            withdrawn,
+            t_ms: t,
+        });
+        self.game.truncate(keep);
+        self.withdraw_penalties(keep, t, out);
+        if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
+            self.pending_end = None;
+        }
+        self.turn_start.truncate(keep + 1);
+        self.reached_at.truncate(keep + 1);
+        self.completed = self.completed.min(keep);
+        self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
+    }
+
     pub(super) fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
         let n = self.game.plies();
         let same = self.game.moves()[from.min(n)..]
@@ -158,24 +181,7 @@ impl Machine {
             .count();
         let keep = from + same;
         if keep < n {
-            let withdrawn = self.game.moves()[keep..]
-                .iter()
-                .map(|p| p.uci.clone())
-                .collect();
-            out.push(Event::Revision {
-                ply: ply_number(keep + 1),
-                withdrawn,
-                t_ms: t,
-            });
-            self.game.truncate(keep);
-            self.withdraw_penalties(keep, t, out);
-            if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
-                self.pending_end = None;
-            }
-            self.turn_start.truncate(keep + 1);
-            self.reached_at.truncate(keep + 1);
-            self.completed = self.completed.min(keep);
-            self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
+            self.withdraw_moves_after(keep, t, out);
         }
         let added = &moves[same..];
         for (i, &m) in added.iter().enumerate() {

@@ -99,6 +99,12 @@ pub struct MachineConfig {
     /// Default [`Budget::deterministic`]: no wall clock in the core, so a replay of the same
     /// observations always finds the same ends.
     pub dead_position_budget: Budget,
+    /// Leave the dead-position analysis to the shell
+    /// ([`Machine::take_analysis_requests`](super::Machine::take_analysis_requests)), so
+    /// that no observation waits on it.
+    ///
+    /// Default false: the analysis runs while the move is read, as a batch replay wants.
+    pub defer_dead_position_analysis: bool,
     /// How long the board takes to sample all its squares once.
     ///
     /// Milliseconds; default 250 (DGT: a scan takes about 200–250 ms). Reports closer than
@@ -124,6 +130,7 @@ impl Default for MachineConfig {
             end_confirm_ms: 1_000,
             moved_on_ms: 1_500,
             dead_position_budget: Budget::deterministic(),
+            defer_dead_position_analysis: false,
             scan_period_ms: 250,
         }
     }

@@ -2,6 +2,7 @@
 
 mod adopting;
 mod config;
+mod dead_position;
 mod doubts;
 mod hands;
 mod illegal_moves;
@@ -17,6 +18,7 @@ mod slides;
 mod start_and_end;
 
 pub use config::MachineConfig;
+pub use dead_position::AnalysisRequest;
 
 use shakmaty::{Bitboard, Board, Color, Piece, Square};
 
@@ -139,6 +141,8 @@ pub struct Machine {
     placements: Vec<(Square, Piece, Millis)>,
     /// An automatic end waiting for its move to stand.
     pending_end: Option<PendingEnd>,
+    /// Positions waiting for the shell's dead-position analysis, oldest first.
+    analysis_requests: Vec<AnalysisRequest>,
     /// A result signal on the board and when it was made: it ends the game once it has
     /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land
     /// beside the other for a moment).
@@ -205,6 +209,7 @@ impl Machine {
             surplus: None,
             placements: Vec::new(),
             pending_end: None,
+            analysis_requests: Vec::new(),
             pending_signal: None,
             outage: None,
             lifted_last: false,

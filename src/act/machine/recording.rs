@@ -2,9 +2,7 @@
 
 use shakmaty::{Move, Position};
 
-use super::start_and_end::PendingEnd;
 use super::{Machine, color_word, ply_number};
-use crate::act::ending::{self};
 use crate::act::touch::{self, Lift};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
@@ -72,15 +70,7 @@ impl Machine {
         self.physical.clear_placed();
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
         self.settle(window.max(self.settled));
-        if let Some(end) = ending::automatic_end(&self.game, &self.config.dead_position_budget) {
-            // A piece sliding over a square that mates is not a move made there: the end
-            // stands once the move does (a press, or its landing square kept).
-            self.pending_end = Some(PendingEnd {
-                end,
-                ply: n + 1,
-                t_ms: t,
-            });
-        }
+        self.look_for_end(n + 1, t);
     }
 
     /// The move just recorded as ply `n + 1` was complete sooner after the move before it

@@ -54,7 +54,7 @@ impl BoardPipeline {
             } => self.check_claim(t_ms, who, *claim, intended_move.as_deref(), out),
             ArbiterAction::NewGame => {
                 self.close_game();
-                self.machine = Machine::new(MachineConfig::default());
+                self.machine = Machine::new(self.machine_config());
                 self.game = Game::standard();
                 self.resuming = false;
                 self.clock = ClockState::new(self.control.clone());
@@ -262,7 +262,7 @@ impl BoardPipeline {
         self.machine = Machine::new(MachineConfig {
             start_fen: Some(game.fen()),
             chess960: self.chess960,
-            ..MachineConfig::default()
+            ..self.machine_config()
         });
         self.offset = game.plies() as u32;
         self.resuming = true;

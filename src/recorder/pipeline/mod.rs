@@ -14,7 +14,7 @@ mod tests;
 
 use shakmaty::Color;
 
-use crate::act::{Event, Machine, MachineConfig, Severity};
+use crate::act::{AnalysisRequest, Event, Machine, MachineConfig, Severity};
 use crate::board::dgt::DgtObserver;
 use crate::board::{Millis, Observation, ObservationKind};
 use crate::clock::{ClockState, TimeControl};
@@ -112,6 +112,8 @@ pub struct BoardPipeline {
     started: bool,
     /// Recovery of changes missed while the link was down, from the board's move log.
     board_log: BoardLog,
+    /// The dead-position analysis is left to the caller.
+    defer_analysis: bool,
 }
 
 impl BoardPipeline {
@@ -140,7 +142,46 @@ impl BoardPipeline {
             observations: Vec::new(),
             started: false,
             board_log: BoardLog::new(),
+            defer_analysis: false,
         }
+    }
+
+    /// The configuration of the machines this pipeline starts: the default, with the
+    /// dead-position analysis deferred when asked to.
+    fn machine_config(&self) -> MachineConfig {
+        MachineConfig {
+            defer_dead_position_analysis: self.defer_analysis,
+            ..MachineConfig::default()
+        }
+    }
+
+    /// From now on, leaves the dead-position analysis (5.2.2) to the caller, so that no
+    /// chunk of bytes waits on it: the positions to analyse come from
+    /// [`BoardPipeline::take_analysis_requests`], and their answers go back, in order, to
+    /// [`BoardPipeline::analysis_answered`]. A replay leaves it off and records the same game.
+    pub fn defer_dead_position_analysis(&mut self) {
+        self.defer_analysis = true;
+        self.machine.defer_dead_position_analysis(true);
+    }
+
+    /// The positions waiting for their dead-position analysis, oldest first.
+    pub fn take_analysis_requests(&mut self) -> Vec<AnalysisRequest> {
+        self.machine.take_analysis_requests()
+    }
+
+    /// The answer of [`AnalysisRequest::analyse`] for `request`, given at `t_ms`; the events
+    /// it causes (the end of the game, moves withdrawn after it) are appended to `out`.
+    pub fn analysis_answered(
+        &mut self,
+        t_ms: Millis,
+        request: &AnalysisRequest,
+        dead: Option<bool>,
+        out: &mut Vec<Event>,
+    ) {
+        self.run_machine(out, |machine, events| {
+            machine.advance(t_ms, events);
+            machine.analysis_answered(request, dead, events);
+        });
     }
 
     /// Recovers changes missed while the link was down from the board's EEPROM move log

@@ -44,6 +44,8 @@ pub struct Run {
     pub events: Vec<(usize, Event)>,
     /// Nanoseconds spent in each call.
     pub ns_per_observation: Vec<u64>,
+    /// Nanoseconds of background work after each observation ([`Feed::Idle`]).
+    pub ns_background: Vec<u64>,
 }
 
 /// What a recogniser is given: the time of the next observation (for the timers that fall
@@ -57,11 +59,15 @@ pub enum Feed<'a> {
     Observation(&'a Observation),
     /// The end of the stream: the recogniser lets the time run out.
     End,
+    /// The shell is idle after an observation: background work (the dead-position
+    /// analyses a machine asked for) is done now, outside the observation's time.
+    Idle,
 }
 
 /// Feeds every observation to `observe`, each preceded by [`Feed::Until`] its time, then
-/// [`Feed::End`], timing the two calls of each observation together. Events a timer fired
-/// before an observation belong to the observation before it.
+/// [`Feed::End`], timing the two calls of each observation together, and then
+/// [`Feed::Idle`], timed apart. Events a timer fired before an observation belong to the
+/// observation before it; those of the idle time to the observation.
 pub fn run<F>(sim: &SimulatedGame, mut observe: F) -> Run
 where
     F: FnMut(Feed<'_>, &mut Vec<Event>),
@@ -69,6 +75,7 @@ where
     let mut out = Run {
         events: Vec::new(),
         ns_per_observation: Vec::with_capacity(sim.observations.len()),
+        ns_background: Vec::with_capacity(sim.observations.len()),
     };
     let mut timers = Vec::new();
     let mut buf = Vec::new();
@@ -76,8 +83,10 @@ where
         let started = Instant::now();
         observe(Feed::Until(obs.t_ms), &mut timers);
         observe(Feed::Observation(obs), &mut buf);
-        out.ns_per_observation
-            .push(started.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+        out.ns_per_observation.push(nanos_since(started));
+        let idle = Instant::now();
+        observe(Feed::Idle, &mut buf);
+        out.ns_background.push(nanos_since(idle));
         let before = i.saturating_sub(1);
         out.events.extend(timers.drain(..).map(|e| (before, e)));
         out.events.extend(buf.drain(..).map(|e| (i, e)));
@@ -86,6 +95,10 @@ where
     let last = sim.observations.len().saturating_sub(1);
     out.events.extend(buf.drain(..).map(|e| (last, e)));
     out
+}
+
+fn nanos_since(start: Instant) -> u64 {
+    start.elapsed().as_nanos().min(u64::MAX as u128) as u64
 }
 
 /// The recorded game a stream of events leaves, with the observation index at which each
@@ -429,6 +442,8 @@ pub struct Summary {
     #[serde(skip)]
     ns: Vec<i64>,
     #[serde(skip)]
+    ns_background: Vec<i64>,
+    #[serde(skip)]
     latency_observations: Vec<i64>,
     #[serde(skip)]
     latency_ms: Vec<i64>,
@@ -474,6 +489,11 @@ impl Summary {
                 .iter()
                 .map(|n| (*n).min(i64::MAX as u64) as i64),
         );
+        self.ns_background.extend(
+            run.ns_background
+                .iter()
+                .map(|n| (*n).min(i64::MAX as u64) as i64),
+        );
         self.latency_observations
             .extend_from_slice(&v.latency_observations);
         self.latency_ms.extend_from_slice(&v.latency_ms);
@@ -509,6 +529,11 @@ impl Summary {
     /// Nanoseconds per observation.
     pub fn ns_per_observation(&mut self) -> Spread {
         Spread::of(&mut self.ns)
+    }
+
+    /// Nanoseconds of background work (dead-position analyses) after each observation.
+    pub fn ns_background(&mut self) -> Spread {
+        Spread::of(&mut self.ns_background)
     }
 
     /// Emission latency in observations after the completing observation.
@@ -583,6 +608,7 @@ mod tests {
         let run = Run {
             events: honest(&sim),
             ns_per_observation: vec![1; sim.observations.len()],
+            ns_background: Vec::new(),
         };
         let v = judge(&sim, &run);
         assert!(v.exact, "{v:?}");
