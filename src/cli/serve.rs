@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Do not start the web server (PGN files only).
     #[arg(long)]
     pub no_server: bool,
+    /// Most web connections open at once; more are refused. Default and upper bound: the
+    /// open-file limit less 1,024 (at most 50,000).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
 }
 
 /// Runs `touchmove serve`.
@@ -50,6 +54,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         return fail(format!("cannot create {}: {e}", args.out.display()));
     }
+    eprintln!(
+        "touchmove serve: {}",
+        crate::server::connections::raise_open_file_limit()
+    );
+    let limits = match super::record::connection_limits(args.max_connections) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => return fail(format!("cannot start the runtime: {e}")),
@@ -72,11 +84,21 @@ pub fn run(args: ServeArgs) -> ExitCode {
                     ));
                 }
             };
-            match crate::server::serve(args.listen, feed.clone(), None, token).await {
+            match crate::server::serve_with_next_round(
+                args.listen,
+                feed.clone(),
+                None,
+                None,
+                token,
+                limits,
+            )
+            .await
+            {
                 Ok(s) => Some(s),
                 Err(e) => return fail(e.to_string()),
             }
         };
+        let status_line = tokio::spawn(super::status_line::run("serve", feed.clone()));
         let broadcast = Broadcast::start(settings.clone(), &args.out, feed);
         eprintln!(
             "touchmove serve: broadcasting event {:?} from {} into {}{}; Ctrl-C stops",
@@ -89,6 +111,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 .unwrap_or_default()
         );
         super::stop_requested().await;
+        status_line.abort();
         let stats = broadcast.stats();
         broadcast.stop();
         if let Some(server) = server {
