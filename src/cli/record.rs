@@ -63,6 +63,10 @@ pub struct RecordArgs {
     /// less 1,024 (at most 50,000).
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
+    /// Seconds a web client has to send a request's head (default 10; tests of a flood of
+    /// idle connections give more, to hold them all at once on a slow machine).
+    #[arg(long, hide = true, value_name = "SECONDS")]
+    pub header_timeout: Option<u64>,
     /// The lichess server to push to (tests give a local one).
     #[arg(long, hide = true, value_name = "URL")]
     pub lichess_url: Option<String>,
@@ -302,7 +306,12 @@ pub fn run(args: RecordArgs) -> ExitCode {
         let feed = Arc::new(Feed::new());
         let mut options = RunOptions::new(&args.out, feed.clone());
         options.connection_limits = match connection_limits(args.max_connections) {
-            Ok(limits) => limits,
+            Ok(mut limits) => {
+                if let Some(seconds) = args.header_timeout {
+                    limits.header_timeout = Duration::from_secs(seconds.max(1));
+                }
+                limits
+            }
             Err(e) => {
                 eprintln!("touchmove record: {e}");
                 return ExitCode::FAILURE;
