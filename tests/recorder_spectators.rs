@@ -331,6 +331,8 @@ fn finish_flood(mut helper: Child) -> Flood {
 }
 
 fn main() {
+    // The helpers hold 10,000 sockets each, the test 1,000.
+    touchmove::server::connections::raise_open_file_limit();
     if let Ok(spec) = std::env::var(FLOOD_ENV) {
         flood_helper(&spec);
         return;

@@ -384,6 +384,9 @@ impl Shared {
     }
 }
 
+/// How long a shutdown waits for the last task of the run to let go of the journal.
+const JOURNAL_CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 /// A journal size limit that no disk reaches (1 TiB).
 const NO_JOURNAL_LIMIT: u64 = 1 << 40;
 
@@ -907,16 +910,28 @@ impl RecorderHandle {
                 say(&format!("lichess: last push error: {error}"));
             }
         }
-        let journal = self.shared.journal.clone();
+        let mut journal = self.shared.journal.clone();
         let journal_path = self.shared.journal_path.clone();
         drop(self.shared);
-        let closed = tokio::task::spawn_blocking(move || journal.close().is_ok()).await;
-        if !matches!(closed, Ok(true)) {
-            say(&format!(
-                "the journal {} is still in use by a task of this run; it is closed when that \
-                 task ends",
-                journal_path.display()
-            ));
+        // Every task of this run has ended, so the journal is ours alone; the wait only
+        // covers a task still letting go of it.
+        let deadline = tokio::time::Instant::now() + JOURNAL_CLOSE_WAIT;
+        loop {
+            match tokio::task::spawn_blocking(move || journal.close()).await {
+                Ok(Ok(())) => break,
+                Ok(Err(back)) if tokio::time::Instant::now() < deadline => {
+                    journal = back;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                _ => {
+                    say(&format!(
+                        "the journal {} is still in use by a task of this run; it is closed \
+                         when that task ends",
+                        journal_path.display()
+                    ));
+                    break;
+                }
+            }
         }
     }
 }
