@@ -489,6 +489,10 @@ async fn twenty_thousand_idle_connections_and_a_thousand_streams_leave_recording
         refused > 0 && refused <= refused_by_server,
         "the flood saw: refused {refused}, closed by the server {closed}, failed {failed}"
     );
+    println!(
+        "web connections: {web}; the flood saw {refused} refused, {closed} closed by the server, \
+         {failed} failed connects"
+    );
     let text = log(dir.path());
     assert!(
         text.contains(&format!(
