@@ -118,6 +118,18 @@ fn start_recorder(dir: &Path, config: &Path) -> Child {
     command.spawn().expect("the touchmove binary starts")
 }
 
+/// The recorder process, killed if the test fails before stopping it.
+struct Stopped(Option<Child>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 fn log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("recorder.log")).unwrap_or_default()
 }
@@ -389,7 +401,7 @@ async fn twenty_thousand_idle_connections_and_a_thousand_streams_leave_recording
     .unwrap();
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let config = event_file(dir.path(), &ports);
-    let child = start_recorder(dir.path(), &config);
+    let mut recorder = Stopped(Some(start_recorder(dir.path(), &config)));
     let addr = wait_for_address(dir.path());
     let started = log(dir.path());
     assert!(
@@ -507,5 +519,5 @@ async fn twenty_thousand_idle_connections_and_a_thousand_streams_leave_recording
     ] {
         assert!(!text.contains(bad), "{bad:?} in the log:\n{text}");
     }
-    stop(child);
+    stop(recorder.0.take().expect("the recorder runs"));
 }
