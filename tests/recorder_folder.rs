@@ -179,3 +179,17 @@ async fn an_older_folder_keeps_its_journal_and_its_decisions_get_their_round() {
         "each decision belongs to the round its recorder was recording"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_in_the_same_process_gets_the_locks_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for run in 0..5 {
+        let mut options = RunOptions::new(&out, Arc::new(Feed::new()));
+        options.listen = Some("127.0.0.1:0".parse().unwrap());
+        let recorder = Recorder::start(event(dir.path()), options)
+            .await
+            .unwrap_or_else(|e| panic!("start {run} right after the previous stop: {e}"));
+        recorder.shutdown().await;
+    }
+}

@@ -18,6 +18,7 @@ pub mod replay;
 pub mod results;
 pub mod serve;
 pub mod sim;
+mod status_line;
 
 /// touchmove: records games from electronic chess boards under the FIDE Laws.
 #[derive(Debug, Parser)]

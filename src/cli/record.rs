@@ -58,6 +58,18 @@ pub struct RecordArgs {
     /// Do not start the web server.
     #[arg(long)]
     pub no_server: bool,
+    /// Most web connections open at once; more are refused, so that spectators never take
+    /// the file descriptors recording needs. Default and upper bound: the open-file limit
+    /// less 1,024 (at most 50,000).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Seconds a web client has to send a request's head (default 10; tests of a flood of
+    /// idle connections give more, to hold them all at once on a slow machine).
+    #[arg(long, hide = true, value_name = "SECONDS")]
+    pub header_timeout: Option<u64>,
+    /// The lichess server to push to (tests give a local one).
+    #[arg(long, hide = true, value_name = "URL")]
+    pub lichess_url: Option<String>,
     /// Push the round to this lichess broadcast round (8-character id).
     #[arg(long, requires = "lichess_token_file")]
     pub lichess_round: Option<String>,
@@ -286,9 +298,29 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    eprintln!(
+        "touchmove record: {}",
+        crate::server::connections::raise_open_file_limit()
+    );
     runtime.block_on(async move {
         let feed = Arc::new(Feed::new());
         let mut options = RunOptions::new(&args.out, feed.clone());
+        options.connection_limits = match connection_limits(args.max_connections) {
+            Ok(mut limits) => {
+                if let Some(seconds) = args.header_timeout {
+                    limits.header_timeout = Duration::from_secs(seconds.max(1));
+                }
+                limits
+            }
+            Err(e) => {
+                eprintln!("touchmove record: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Some(url) = &args.lichess_url {
+            options.lichess_url = url.clone();
+        }
+        let status_line = tokio::spawn(super::status_line::run("record", feed.clone()));
         if args.port.iter().any(|p| p == "auto")
             && let Err(e) = add_detected_boards(
                 &mut config,
@@ -329,7 +361,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
         let (next_tx, mut next_rx) = tokio::sync::mpsc::channel(4);
         options.next_round = Some(next_tx);
         let journal_path = options.journal_path.clone();
-        let mut handle = match start(&config, &options, Duration::ZERO).await {
+        let mut handle = match start(&config, &options).await {
             Some(h) => h,
             None => return ExitCode::FAILURE,
         };
@@ -342,6 +374,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        show_backlog(&feed, forwarder.as_ref());
         loop {
             let reply = tokio::select! {
                 _ = super::stop_requested() => break,
@@ -378,7 +411,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 f.stop();
             }
             config = next_config;
-            handle = match start(&config, &options, JOURNAL_RELEASE_WAIT).await {
+            handle = match start(&config, &options).await {
                 Some(h) => h,
                 None => return ExitCode::FAILURE,
             };
@@ -387,7 +420,10 @@ pub fn run(args: RecordArgs) -> ExitCode {
                     eprintln!("touchmove record: cluster: {e}");
                     None
                 });
+            show_backlog(&feed, forwarder.as_ref());
         }
+        // Stopping clears the links; the line would say "all well".
+        status_line.abort();
         handle.shutdown().await;
         if let Some(forwarder) = forwarder {
             if !forwarder.drain(Duration::from_secs(3)).await {
@@ -404,26 +440,56 @@ pub fn run(args: RecordArgs) -> ExitCode {
     })
 }
 
-/// How long the next round waits for the round that ended to let go of the journal.
-const JOURNAL_RELEASE_WAIT: Duration = Duration::from_secs(10);
+/// The web server's limits for `--max-connections`: at most what the open-file limit allows.
+pub(crate) fn connection_limits(
+    max_connections: Option<usize>,
+) -> Result<crate::server::ConnectionLimits, String> {
+    let mut limits = crate::server::ConnectionLimits::default();
+    if let Some(asked) = max_connections {
+        if asked == 0 {
+            return Err(
+                "--max-connections 0: the web server needs at least one connection; \
+                        use --no-server for none"
+                    .to_string(),
+            );
+        }
+        if asked > limits.max_open {
+            return Err(format!(
+                "--max-connections {asked}: the open-file limit allows at most {} (it keeps {} \
+                 descriptors for recording); raise it (ulimit -n) or ask for fewer",
+                limits.max_open,
+                crate::server::connections::RESERVED_DESCRIPTORS
+            ));
+        }
+        limits.max_open = asked;
+    }
+    Ok(limits)
+}
+
+/// Shows `forwarder`'s backlog (or no cluster) in the status page and line.
+fn show_backlog(feed: &Feed, forwarder: Option<&crate::cluster::forwarder::Forwarder>) {
+    feed.status().set_cluster(forwarder.map(|f| {
+        let watch = f.watch();
+        Box::new(move || {
+            let b = watch.backlog();
+            crate::server::status::ClusterBacklog {
+                entries: b.entries,
+                oldest_ms: b.oldest_ms,
+                connected: b.connected,
+                acked: b.acked,
+            }
+        }) as crate::server::status::BacklogSource
+    }));
+}
 
 /// Starts the recorder on `config` and says where it records; `None` (after saying why) when
-/// it cannot start. A journal still held is waited for up to `journal_wait`: the round that
-/// ended lets go of its journal (its writer thread closes it) a moment after its shutdown.
-async fn start(
-    config: &EventConfig,
-    options: &RunOptions,
-    journal_wait: Duration,
-) -> Option<RecorderHandle> {
-    let deadline = tokio::time::Instant::now() + journal_wait;
-    loop {
-        match Recorder::start(config.clone(), options.clone()).await {
-            Err(RecorderError::Journal { .. }) if tokio::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            started => return announce(config, started),
-        }
-    }
+/// it cannot start. The round that ended has let go of the journal and the folder when its
+/// shutdown returned, so the next round starts at once.
+async fn start(config: &EventConfig, options: &RunOptions) -> Option<RecorderHandle> {
+    announce(
+        config,
+        Recorder::start(config.clone(), options.clone()).await,
+    )
 }
 
 /// Starts forwarding the recorder's journal to the event's cluster, when it has one; the

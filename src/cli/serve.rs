@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Do not start the web server (PGN files only).
     #[arg(long)]
     pub no_server: bool,
+    /// Most web connections open at once; more are refused. Default and upper bound: the
+    /// open-file limit less 1,024 (at most 50,000).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
 }
 
 /// Runs `touchmove serve`.
@@ -50,6 +54,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         return fail(format!("cannot create {}: {e}", args.out.display()));
     }
+    eprintln!(
+        "touchmove serve: {}",
+        crate::server::connections::raise_open_file_limit()
+    );
+    let limits = match super::record::connection_limits(args.max_connections) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => return fail(format!("cannot start the runtime: {e}")),
@@ -69,7 +81,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 Ok(token) => token,
                 Err(e) => {
                     eprintln!(
-                        "touchmove serve: the event's arbiter token cannot be read ({e}); this                          node uses a token of its own, which the recorders refuse: restart it                          when the cluster answers to act as arbiter here"
+                        "touchmove serve: the event's arbiter token cannot be read ({e}); this \
+                         node uses a token of its own, which the recorders refuse: restart it \
+                         when the cluster answers to act as arbiter here"
                     );
                     crate::server::token::generate()
                 }
@@ -81,21 +95,26 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 ));
             }
             let (desk, actions) = tokio::sync::mpsc::channel(64);
-            tokio::spawn(crate::cluster::desk::route_actions(settings.clone(), actions));
-            match crate::server::serve_with_desk(args.listen, feed.clone(), desk, token).await {
+            tokio::spawn(crate::cluster::desk::route_actions(
+                settings.clone(),
+                actions,
+            ));
+            match crate::server::serve_with_desk(args.listen, feed.clone(), desk, token, limits)
+                .await
+            {
                 Ok(s) => {
                     eprintln!(
-                        "touchmove serve: arbiter desk for every board of the event at                          http://{}/arbiter; the event's token is in {}",
+                        "touchmove serve: arbiter desk for every board of the event at \
+                         http://{}/arbiter; the event's token is in {}",
                         s.local_addr(),
-                        state
-                            .join(crate::recorder::channel::TOKEN_NAME)
-                            .display()
+                        state.join(crate::recorder::channel::TOKEN_NAME).display()
                     );
                     Some(s)
                 }
                 Err(e) => return fail(e.to_string()),
             }
         };
+        let status_line = tokio::spawn(super::status_line::run("serve", feed.clone()));
         let broadcast = Broadcast::start(settings.clone(), &args.out, feed);
         eprintln!(
             "touchmove serve: broadcasting event {:?} from {} into {}{}; Ctrl-C stops",
@@ -108,6 +127,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 .unwrap_or_default()
         );
         super::stop_requested().await;
+        status_line.abort();
         let stats = broadcast.stats();
         broadcast.stop();
         if let Some(server) = server {

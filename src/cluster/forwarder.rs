@@ -151,6 +151,14 @@ impl Forwarder {
         backlog(&self.status, self.epoch)
     }
 
+    /// Reads the backlog from elsewhere (a status page), for as long as it is kept.
+    pub fn watch(&self) -> BacklogWatch {
+        BacklogWatch {
+            status: self.status.clone(),
+            epoch: self.epoch,
+        }
+    }
+
     /// Waits (at most `limit`) until everything journalled so far is acked, while the
     /// cluster answers; true when nothing is left.
     pub async fn drain(&self, limit: Duration) -> bool {
@@ -179,6 +187,20 @@ impl Forwarder {
         for task in self.tasks {
             task.abort();
         }
+    }
+}
+
+/// A view of a [`Forwarder`]'s backlog (see [`Forwarder::watch`]).
+#[derive(Clone)]
+pub struct BacklogWatch {
+    status: Arc<Status>,
+    epoch: u64,
+}
+
+impl BacklogWatch {
+    /// What waits to be forwarded now.
+    pub fn backlog(&self) -> Backlog {
+        backlog(&self.status, self.epoch)
     }
 }
 

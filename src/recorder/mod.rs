@@ -122,6 +122,10 @@ pub struct RunOptions {
     pub feed: Arc<Feed>,
     /// Push the round to this lichess broadcast round id, with the token in this file.
     pub lichess: Option<(String, PathBuf)>,
+    /// The lichess server pushed to: `https://lichess.org` unless a test gives a local one.
+    pub lichess_url: String,
+    /// Limits of the web server's connections (cap, header and idle timeouts).
+    pub connection_limits: crate::server::ConnectionLimits,
     /// For `touchmove bench boards`: receives, for every chunk of bytes that produced an
     /// event, the time from its arrival to the PGN files being rewritten.
     pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
@@ -165,6 +169,8 @@ impl RunOptions {
             listen: None,
             feed,
             lichess: None,
+            lichess_url: crate::server::lichess::LICHESS.to_string(),
+            connection_limits: crate::server::ConnectionLimits::default(),
             latency_probe: None,
             candidates: Candidates::default(),
             board_origins: BoardOrigins::new(),
@@ -378,6 +384,9 @@ impl Shared {
     }
 }
 
+/// How long a shutdown waits for the last task of the run to let go of the journal.
+const JOURNAL_CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 /// A journal size limit that no disk reaches (1 TiB).
 const NO_JOURNAL_LIMIT: u64 = 1 << 40;
 
@@ -547,11 +556,19 @@ impl Recorder {
         );
         let pusher = match &options.lichess {
             Some((round_id, token_file)) => Some(
-                crate::server::lichess::Pusher::from_token_file(round_id, token_file)
-                    .map_err(|e| RecorderError::Lichess(e.to_string()))?,
+                crate::server::lichess::Pusher::from_token_file(
+                    &options.lichess_url,
+                    round_id,
+                    token_file,
+                )
+                .map_err(|e| RecorderError::Lichess(e.to_string()))?,
             ),
             None => None,
         };
+        options
+            .feed
+            .status()
+            .set_lichess(pusher.as_ref().map(|p| p.monitor()));
         let setup = DiscoverySetup {
             candidates: options.candidates.clone(),
             fixed: config
@@ -631,6 +648,7 @@ impl Recorder {
                     Some(sink.clone()),
                     options.next_round.clone(),
                     token,
+                    options.connection_limits,
                 )
                 .await
                 .map_err(|e| RecorderError::Server {
@@ -866,8 +884,12 @@ impl RecorderHandle {
         for task in self.tasks {
             let _ = task.await;
         }
-        for task in self.background {
+        for task in &self.background {
             task.abort();
+        }
+        // Awaited so that the aborted tasks have dropped what they held (the journal).
+        for task in self.background {
+            let _ = task.await;
         }
         let last = Arc::clone(&self.shared);
         let _ = tokio::task::spawn_blocking(move || last.write_round_files()).await;
@@ -881,10 +903,34 @@ impl RecorderHandle {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
+        self.shared.feed.status().set_lichess(None);
         if let Some(pusher) = pusher {
             let stats = pusher.finish(Duration::from_secs(5)).await;
             if let Some(error) = stats.last_error {
                 say(&format!("lichess: last push error: {error}"));
+            }
+        }
+        let mut journal = self.shared.journal.clone();
+        let journal_path = self.shared.journal_path.clone();
+        drop(self.shared);
+        // Every task of this run has ended, so the journal is ours alone; the wait only
+        // covers a task still letting go of it.
+        let deadline = tokio::time::Instant::now() + JOURNAL_CLOSE_WAIT;
+        loop {
+            match tokio::task::spawn_blocking(move || journal.close()).await {
+                Ok(Ok(())) => break,
+                Ok(Err(back)) if tokio::time::Instant::now() < deadline => {
+                    journal = back;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                _ => {
+                    say(&format!(
+                        "the journal {} is still in use by a task of this run; it is closed \
+                         when that task ends",
+                        journal_path.display()
+                    ));
+                    break;
+                }
             }
         }
     }

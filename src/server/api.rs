@@ -82,6 +82,30 @@ pub(super) async fn game(
     }
 }
 
+/// `/api/status`: the process's links to the outside (see [`super::status`]).
+pub(super) async fn status(State(state): State<Shared>) -> Response {
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        Json(state.feed.status().report()),
+    )
+        .into_response()
+}
+
+/// `/status`: the same as text, one problem or part per line, for a terminal or a monitor.
+pub(super) async fn status_text(State(state): State<Shared>) -> Response {
+    let report = state.feed.status().report();
+    let mut text = report.line().replace(" · ", "\n");
+    text.push('\n');
+    (
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        text,
+    )
+        .into_response()
+}
+
 pub(super) async fn alerts(State(state): State<Shared>, Path(round): Path<u32>) -> Response {
     Json(state.feed.alerts(round)).into_response()
 }

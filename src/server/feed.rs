@@ -543,6 +543,7 @@ pub struct Subscription {
 pub struct Feed {
     state: Mutex<FeedState>,
     fanout: broadcast::Sender<Arc<FeedEvent>>,
+    status: super::status::Status,
 }
 
 impl Default for Feed {
@@ -580,7 +581,14 @@ impl Feed {
                 current_round: None,
             }),
             fanout,
+            status: super::status::Status::default(),
         }
+    }
+
+    /// The process's links to the outside (lichess, cluster, web connections), for the
+    /// status page and line.
+    pub fn status(&self) -> &super::status::Status {
+        &self.status
     }
 
     fn lock(&self) -> MutexGuard<'_, FeedState> {

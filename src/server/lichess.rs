@@ -101,6 +101,11 @@ pub struct PushStats {
     pub failed: u64,
     /// The last failure, for the operator.
     pub last_error: Option<String>,
+    /// When the pushes started failing (milliseconds since 1970): the first failure after
+    /// the last accepted push; `None` while pushes are accepted.
+    pub failing_since_unix_ms: Option<u64>,
+    /// Failed attempts since the last accepted push (each one is retried).
+    pub retries: u64,
 }
 
 #[derive(Debug, Default)]
@@ -131,11 +136,33 @@ impl Shared {
 pub struct Pusher {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    round_id: String,
+}
+
+/// Reads a [`Pusher`]'s state from elsewhere (a status page, the terminal status line).
+#[derive(Debug, Clone)]
+pub struct PushMonitor {
+    shared: Arc<Shared>,
+    round_id: String,
+}
+
+impl PushMonitor {
+    /// The lichess round pushed to.
+    pub fn round_id(&self) -> &str {
+        &self.round_id
+    }
+
+    /// What the pusher has done so far.
+    pub fn stats(&self) -> PushStats {
+        self.shared.lock().stats.clone()
+    }
 }
 
 impl Pusher {
-    /// Reads the token from `token_file` and starts pushing to the lichess round `round_id`.
+    /// Reads the token from `token_file` and starts pushing to the lichess round `round_id`
+    /// on the server at `base_url` ([`LICHESS`] but in tests).
     pub fn from_token_file(
+        base_url: &str,
         round_id: &str,
         token_file: &std::path::Path,
     ) -> Result<Pusher, PushError> {
@@ -143,7 +170,10 @@ impl Pusher {
             path: token_file.display().to_string(),
             source,
         })?;
-        Pusher::start(PusherConfig::new(round_id, &token))
+        Pusher::start(PusherConfig {
+            base_url: base_url.to_string(),
+            ..PusherConfig::new(round_id, &token)
+        })
     }
 
     /// Starts the push task (needs a tokio runtime).
@@ -161,8 +191,13 @@ impl Pusher {
             wake: Notify::new(),
         });
         let client = client(&config).map_err(PushError::Client)?;
+        let round_id = config.round_id.clone();
         let task = tokio::spawn(run(config, client, Arc::clone(&shared)));
-        Ok(Pusher { shared, task })
+        Ok(Pusher {
+            shared,
+            task,
+            round_id,
+        })
     }
 
     /// Queues the round's current PGN; replaces any version not yet sent.
@@ -178,6 +213,14 @@ impl Pusher {
     /// What has been done so far.
     pub fn stats(&self) -> PushStats {
         self.shared.lock().stats.clone()
+    }
+
+    /// A view of this pusher's state for status pages, valid as long as it is kept.
+    pub fn monitor(&self) -> PushMonitor {
+        PushMonitor {
+            shared: Arc::clone(&self.shared),
+            round_id: self.round_id.clone(),
+        }
     }
 
     /// Sends what is still pending (waiting at most `limit`), then stops.
@@ -236,10 +279,19 @@ async fn run(config: PusherConfig, client: reqwest::Client, shared: Arc<Shared>)
         }
         let wait = {
             let mut pending = shared.lock();
+            if outcome != Outcome::Accepted {
+                pending.stats.retries += 1;
+                pending
+                    .stats
+                    .failing_since_unix_ms
+                    .get_or_insert_with(unix_ms);
+            }
             match outcome {
                 Outcome::Accepted => {
                     pending.settled = pending.settled.max(version);
                     pending.stats.accepted += 1;
+                    pending.stats.failing_since_unix_ms = None;
+                    pending.stats.retries = 0;
                     error_wait = config.error_backoff;
                     None
                 }
@@ -269,6 +321,13 @@ async fn run(config: PusherConfig, client: reqwest::Client, shared: Arc<Shared>)
             tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// Milliseconds since 1970 now.
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,8 @@
 //!   client gets a `snapshot` event and then deltas, a client sending `Last-Event-ID` gets
 //!   exactly the events it missed.
 //! - `GET /round/N/games.pgn`, `/round/N/game/K.pgn`: PGN with `ETag`/`Last-Modified`.
+//! - `GET /api/status`, `/status`: the process's links to the outside — lichess push,
+//!   cluster backlog, web connections (open, refused, timed out) — as JSON and as text.
 //! - `GET /api/current`: the round being recorded and the rounds there are (pages poll it to
 //!   follow a new round).
 //! - `GET /api/arbiter/session`, `POST /api/arbiter/action`, `POST /api/arbiter/next-round`:
@@ -23,8 +25,10 @@
 //!   `Authorization: Bearer TOKEN` only (no cookies, so a cross-site page cannot use it).
 
 pub mod bench;
+pub mod connections;
 pub mod feed;
 pub mod lichess;
+pub mod status;
 pub mod token;
 
 mod api;
@@ -44,6 +48,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
+pub use connections::{ConnectionCounts, ConnectionLimits};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -144,37 +149,50 @@ impl ServerHandle {
 
 /// Starts the server on `addr` (port 0 picks a free port) serving `feed`, forwarding arbiter
 /// actions to `arbiter` (without a sink the arbiter API answers 503), and accepting `token`
-/// as the arbiter's bearer token.
+/// as the arbiter's bearer token; its connections within the limits the process's file limit
+/// allows ([`ConnectionLimits::default`]).
 pub async fn serve(
     addr: SocketAddr,
     feed: Arc<Feed>,
     arbiter: Option<ArbiterSink>,
     token: String,
 ) -> Result<ServerHandle, ServerError> {
-    serve_with_next_round(addr, feed, arbiter, None, token).await
+    serve_with_next_round(
+        addr,
+        feed,
+        arbiter,
+        None,
+        token,
+        ConnectionLimits::default(),
+    )
+    .await
 }
 
 /// Like [`serve`], also passing the arbiter's "next round" to `next_round` (without it,
-/// `POST /api/arbiter/next-round` answers 503 with what to do instead).
+/// `POST /api/arbiter/next-round` answers 503 with what to do instead), with `limits` on
+/// its connections. The connection counts are shown in `feed`'s [`status`](Feed::status).
 pub async fn serve_with_next_round(
     addr: SocketAddr,
     feed: Arc<Feed>,
     arbiter: Option<ArbiterSink>,
     next_round: Option<NextRoundSink>,
     token: String,
+    limits: ConnectionLimits,
 ) -> Result<ServerHandle, ServerError> {
-    serve_routes(addr, feed, arbiter, next_round, None, token).await
+    serve_routes(addr, feed, arbiter, next_round, None, token, limits).await
 }
 
 /// Like [`serve`] on a broadcast node: arbiter actions go to `desk`, with their round and the
-/// token presented, to reach the recorder that owns the board over the cluster.
+/// token presented, to reach the recorder that owns the board over the cluster; `limits` on
+/// its connections.
 pub async fn serve_with_desk(
     addr: SocketAddr,
     feed: Arc<Feed>,
     desk: DeskSink,
     token: String,
+    limits: ConnectionLimits,
 ) -> Result<ServerHandle, ServerError> {
-    serve_routes(addr, feed, None, None, Some(desk), token).await
+    serve_routes(addr, feed, None, None, Some(desk), token, limits).await
 }
 
 async fn serve_routes(
@@ -184,6 +202,7 @@ async fn serve_routes(
     next_round: Option<NextRoundSink>,
     desk: Option<DeskSink>,
     token: String,
+    limits: ConnectionLimits,
 ) -> Result<ServerHandle, ServerError> {
     if token.trim().is_empty() {
         return Err(ServerError::EmptyToken);
@@ -195,6 +214,8 @@ async fn serve_routes(
         .local_addr()
         .map_err(|source| ServerError::Bind { addr, source })?;
     let (stop, shutdown) = watch::channel(false);
+    let connections = Arc::new(connections::Connections::new(limits));
+    feed.status().set_web(Some(Arc::clone(&connections)));
     let state = Arc::new(AppState {
         feed,
         arbiter,
@@ -204,14 +225,7 @@ async fn serve_routes(
         shutdown: shutdown.clone(),
     });
     let app = router(state);
-    let mut signal = shutdown;
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = signal.wait_for(|stop| *stop).await;
-            })
-            .await
-    });
+    let task = tokio::spawn(connections::serve(listener, app, connections, shutdown));
     Ok(ServerHandle {
         local_addr,
         stop,
@@ -238,6 +252,8 @@ fn router(state: Shared) -> Router {
         .route("/api/arbiter/session", get(api::arbiter_session))
         .route("/api/arbiter/action", post(api::arbiter_action))
         .route("/api/current", get(rounds::current))
+        .route("/api/status", get(api::status))
+        .route("/status", get(api::status_text))
         .route("/api/arbiter/next-round", post(rounds::next_round))
         .fallback(api::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

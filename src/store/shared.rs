@@ -31,6 +31,7 @@ pub struct SharedJournal {
     queue: mpsc::Sender<Pending>,
     path: PathBuf,
     stats: Arc<Stats>,
+    writer: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
 }
 
 /// What the writer thread has committed.
@@ -58,17 +59,42 @@ impl SharedJournal {
         let writer = Arc::clone(&journal);
         let stats = Arc::new(Stats::default());
         let counted = Arc::clone(&stats);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("journal-writer".into())
             .spawn(move || write_groups(&writer, &waiting, &counted))
-            .map(drop)
-            .unwrap_or_else(|e| tracing::error!("cannot start the journal writer thread: {e}"));
+            .map_err(|e| tracing::error!("cannot start the journal writer thread: {e}"))
+            .ok();
         SharedJournal {
             journal,
             queue,
             path,
             stats,
+            writer: Arc::new(Mutex::new(thread)),
         }
+    }
+
+    /// Closes the journal now: the writer thread commits what is queued and stops, and the
+    /// file and its lock are let go before this returns, so that a recorder started next in
+    /// the same process opens the journal at once. Blocks while the writer finishes; call it
+    /// from a blocking thread. Refused (handing the journal back) while another clone exists:
+    /// closing under another task's feet would fail its appends.
+    pub fn close(self) -> Result<(), SharedJournal> {
+        if Arc::strong_count(&self.writer) > 1 {
+            return Err(self);
+        }
+        let SharedJournal {
+            journal,
+            queue,
+            writer,
+            ..
+        } = self;
+        drop(queue);
+        let thread = writer.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+        drop(journal);
+        Ok(())
     }
 
     /// Transactions (disk syncs) committed by the writer thread, and the entries they held.

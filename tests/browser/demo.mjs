@@ -1,7 +1,8 @@
 // Browser test of `touchmove demo`: Debian's chromium, driven by playwright-core, watches a
 // move arrive on the spectator grid, sees the clocks tick, opens a game, downloads its PGN,
-// then on the arbiter page finds the scripted Article 7.5.1 alert and sets a result with
-// the token. Screenshots go to target/browser/. Exits non-zero on the first failed check.
+// then on the arbiter page sees the recorder's links (web connections), finds the scripted
+// Article 7.5.1 alert and sets a result with the token. Screenshots go to target/browser/.
+// Exits non-zero on the first failed check.
 //
 // Usage: node tests/browser/demo.mjs   (TOUCHMOVE_BIN overrides target/release/touchmove)
 
@@ -87,6 +88,11 @@ try {
   await page.locator("#token").fill(token);
   await page.locator("#login-form button[type=submit]").click();
   await page.waitForSelector("#desk:not([hidden]) .tile", { timeout: 10_000 });
+  const links = await until("the desk's recorder links", async () => {
+    const text = await page.locator("#link-parts").textContent();
+    return /web: \d+ of \d+ connections open, \d+ refused/.test(text) ? text : null;
+  }, 15_000);
+  check(true, `the arbiter desk shows the recorder's links (${links})`);
   const alert = page.locator(".decision", { hasText: "7.5.1" }).first();
   await alert.waitFor({ timeout: 120_000 });
   check(/Board 2/.test(await alert.textContent()), "the arbiter page shows the scripted 7.5.1 alert on board 2");

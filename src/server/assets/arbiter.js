@@ -157,6 +157,46 @@ async function startDesk() {
     clock: onGame, board_state: onGame, result: onGame, alert: onAlert, arbiter: onAlert,
   }, $("status"));
   tick(() => grid.paintClocks());
+  refreshLinks();
+  setInterval(refreshLinks, LINK_POLL_MS);
+}
+
+// The recorder's links to the outside (lichess push, cluster backlog, web connections) from
+// /api/status: problems in red at the top of the side bar, the counts below.
+const LINK_POLL_MS = 5000;
+
+function age(ms) {
+  const s = Math.round(ms / 1000);
+  return s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+function linkParts(status) {
+  const parts = [];
+  const l = status.lichess;
+  if (l) {
+    parts.push(l.failing
+      ? `lichess ${l.round_id}: failing for ${age(status.now_unix_ms - l.failing_since_unix_ms)}, ${l.retries} retries — ${l.last_error || "unknown error"}`
+      : `lichess ${l.round_id}: ${l.accepted} pushes accepted`);
+  }
+  const c = status.cluster;
+  if (c) {
+    parts.push(c.entries === 0
+      ? `cluster: all forwarded (up to entry ${c.acked})`
+      : `cluster: ${c.entries} entries not acked, oldest ${age(c.oldest_ms)}${c.connected ? "" : " — unreachable"}`);
+  }
+  const w = status.web;
+  if (w) {
+    parts.push(`web: ${w.open} of ${w.max_open} connections open, ${w.refused} refused, ${w.header_timeouts + w.idle_timeouts} timed out`);
+  }
+  return parts;
+}
+
+async function refreshLinks() {
+  let status;
+  try { status = await (await fetch("/api/status")).json(); } catch { return; }
+  $("links").dataset.state = status.problems.length ? "problem" : "well";
+  $("link-problems").replaceChildren(...status.problems.map((p) => el("li", {}, p)));
+  $("link-parts").replaceChildren(...linkParts(status).map((p) => el("li", {}, p)));
 }
 
 async function checkToken() {
