@@ -55,8 +55,9 @@ impl Machine {
                     self.begin(*start, t, out);
                     return;
                 }
-                if let Some(side) = self.anchor_turn_explains() {
-                    self.correct_anchor_turn(side, t, out);
+                if let Some(side) = self.anchor_turn_explains()
+                    && self.correct_anchor_turn(side, t, out)
+                {
                     self.read_and_adopt(t, out);
                     return;
                 }

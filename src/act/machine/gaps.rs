@@ -206,13 +206,21 @@ impl Machine {
 
     /// While the game taken up from the board has no move, `side` is to move after all: it
     /// is taken up again with that side to move (an Info alert, for the record's position).
-    pub(super) fn correct_anchor_turn(&mut self, side: Color, t: Millis, out: &mut Vec<Event>) {
+    /// Returns true when it did.
+    pub(super) fn correct_anchor_turn(
+        &mut self,
+        side: Color,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
         if !self.anchor_unsure || self.game.plies() > 0 || self.game.position().turn() == side {
-            return;
+            return false;
         }
-        let Some(pos) = self.board_position(side) else {
-            return;
+        // The position taken up, not the board as it is now: a piece may be in the air.
+        let Some(pos) = self.board_position_of(self.game.position(), side) else {
+            return false;
         };
+        let physical = self.physical.clone();
         let fen = self.take_up(pos, t, out);
         let mut a = self.alert("8.5.3", Some(side), t, Severity::Info);
         a.ply = 0;
@@ -221,7 +229,10 @@ impl Machine {
         );
         a.gap = Some(GapAccount::Reanchored { fen });
         out.push(Event::Alert(a));
-        self.anchor_unsure = true;
+        // Corrected once: the side is known now (no flipping back and forth).
+        self.anchor_unsure = false;
+        self.physical = physical;
+        true
     }
 
     /// After the game was taken up from the board with a guessed side to move and nothing
