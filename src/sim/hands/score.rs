@@ -556,6 +556,7 @@ mod tests {
             squares: Vec::new(),
             severity,
             message: String::new(),
+            gap: None,
         })
     }
 
