@@ -163,9 +163,7 @@ impl Machine {
             fullmoves: current.fullmoves(),
             ..Setup::empty()
         };
-        Chess::from_setup(setup, mode)
-            .or_else(|e| e.ignore_invalid_castling_rights())
-            .ok()
+        position_of(setup, mode)
     }
 
     /// Makes `pos` the game's position from now on: a game of its own, plies counted from
@@ -253,9 +251,16 @@ impl Machine {
             ep_square: None,
             ..pos.to_setup(EnPassantMode::Legal)
         };
-        Chess::from_setup(setup, self.game.castling_mode())
-            .or_else(|e| e.ignore_invalid_castling_rights())
-            .ok()
+        position_of(setup, self.game.castling_mode())
+    }
+}
+
+/// The position `setup` describes, without the castling rights its pieces no longer allow;
+/// `None` when it is no position a game can go on from.
+fn position_of(setup: Setup, mode: shakmaty::CastlingMode) -> Option<Chess> {
+    match Chess::from_setup(setup, mode) {
+        Ok(pos) => Some(pos),
+        Err(e) => e.ignore_invalid_castling_rights().ok(),
     }
 }
 
