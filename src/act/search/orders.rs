@@ -130,10 +130,13 @@ mod tests {
         let start = Chess::default();
         let first = moves_from(&start, &["e2e4", "e7e5", "d2d4"]);
         let second = moves_from(&start, &["d2d4", "e7e5", "e2e4"]);
-        // d4 was seen arriving before the link dropped; the rest came in the dump.
+        // d2-d4 and e2-e4 were seen (d4 first, within a scan's reordering of each other);
+        // ...e5 came in the dump after the link came back.
         let (mut times, previous) = nothing_reported();
         times[Square::D2 as usize] = Some(100);
         times[Square::D4 as usize] = Some(300);
+        times[Square::E2 as usize] = Some(700);
+        times[Square::E4 as usize] = Some(900);
         let r = reports(&times, &previous);
         let ranked = rank_orders(&start, vec![first.clone(), second.clone()], &r, &[]);
         assert_eq!(ranked, vec![second.clone(), first.clone()]);
