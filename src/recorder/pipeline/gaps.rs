@@ -136,9 +136,10 @@ impl BoardPipeline {
                 None => self.before_gap = Some(taken),
             }
         }
-        // The position is told in the critical alert's note, before the first move.
-        self.notes.retain(|(ply, _)| *ply != 0);
+        // The position is told in the critical alert's note, before the first move; a side
+        // to move corrected at once (an Info alert) keeps it.
         if alert.severity != crate::act::Severity::Info {
+            self.notes.retain(|(ply, _)| *ply != 0);
             self.notes
                 .push((0, format!("{}: {}", alert.article, alert.message)));
         }
