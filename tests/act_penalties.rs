@@ -106,6 +106,7 @@ fn a_proposal_left_under_a_revision_is_found() {
         squares: vec![],
         severity: Severity::Critical,
         message: String::new(),
+        gap: None,
     });
     let revision = Event::Revision {
         ply: 3,

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use recorder_support::{read_board, uci_moves};
 use touchmove::recorder::bench::spawn_boards;
-use touchmove::recorder::outage_bench::{OutagePlan, record_boards, unplug_together, wall};
+use touchmove::recorder::outage_bench::{
+    OutagePlan, OutageRun, measure, record_boards, unplug_together, wall,
+};
 
 const SPEED: f64 = 10.0;
 const UNPLUGGED_GAME_MS: u64 = 10_000;
@@ -58,6 +60,37 @@ async fn eight_boards_unplugged_together_are_recorded_exactly_from_their_logs() 
         }
     }
     assert_eq!(exact, BOARDS, "every game recorded exactly");
+}
+
+/// The same outage on boards without a move log: nothing tells the moves made meanwhile but
+/// the board's position when it comes back. No game is held, no move is recorded wrong
+/// without an alert that names the other orders (or, when no short sequence explains the
+/// board, the game taken up from its position with a critical alert), and every game is
+/// recorded live to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_boards_without_a_log_are_never_held_and_recorded_to_their_end() {
+    let figures = measure(OutageRun {
+        boards: BOARDS,
+        unplugged_s: UNPLUGGED_GAME_MS as f64 / 1000.0 / SPEED,
+        speed: SPEED,
+        eeprom_log: false,
+    })
+    .await
+    .unwrap();
+    eprintln!("{figures:?}");
+    assert!(
+        figures.plies_in_gap > 0,
+        "moves were made during the outage"
+    );
+    assert_eq!(figures.games_held, 0, "no game held");
+    assert_eq!(
+        figures.wrong_without_alert, 0,
+        "no wrong move without an order alert"
+    );
+    assert_eq!(
+        figures.games_live_to_end, BOARDS,
+        "every game live to its end"
+    );
 }
 
 /// The recorder itself is killed (SIGKILL) mid-game and started again 30 s of play later on

@@ -88,6 +88,7 @@ fn everything_survives_reopening_and_each_writer_is_a_new_session() {
         squares: vec!["e5".into()],
         severity: Severity::Critical,
         message: "illegal move".into(),
+        gap: None,
     });
     {
         let mut j = Journal::open(&path).unwrap();

@@ -269,4 +269,29 @@ pub struct Alert {
     pub severity: Severity,
     /// A sentence for a human: what the sensors showed and what the article says.
     pub message: String,
+    /// For an alert about a gap in the board's reports (an outage): how the record
+    /// accounts for the moves nobody saw, so that the record and the arbiter can act on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<GapAccount>,
+}
+
+/// How the moves of a gap in the board's reports were recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GapAccount {
+    /// Several move orders explain the gap; the one that fits the evidence best is recorded
+    /// from the alert's ply on. Moves in UCI.
+    Orders {
+        /// The order recorded.
+        recorded: Vec<String>,
+        /// The other orders that reach the same position, from the likeliest.
+        others: Vec<Vec<String>>,
+    },
+    /// No legal sequence of moves short enough explains the board: the game goes on from
+    /// the board's position, and the machine counts plies afresh from it.
+    Reanchored {
+        /// The position the game goes on from (the board's, with the side to move as the
+        /// clock shows it).
+        fen: String,
+    },
 }

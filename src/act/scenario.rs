@@ -24,6 +24,9 @@ pub struct Step {
     pub observation: Observation,
     /// The events it must cause, in order (kinds listed in [`Scenario::ignored`] excluded).
     pub expect: Vec<Expect>,
+    /// The link to the board came back just before this observation (a snapshot marked
+    /// `relinked`): [`Machine::link_restored`] is called first.
+    pub relinked: bool,
 }
 
 /// An expected event.
@@ -124,11 +127,15 @@ impl Scenario {
                 }
                 "ignore" => scenario.ignored.push(words[1..].join(" ")),
                 _ => {
+                    let relinked =
+                        words.len() > 2 && words[1] == "snapshot" && words.contains(&"relinked");
+                    let words: Vec<&str> = words.into_iter().filter(|w| *w != "relinked").collect();
                     let observation = parse_observation(&words, &scenario.config).map_err(err)?;
                     scenario.steps.push(Step {
                         line,
                         observation,
                         expect: Vec::new(),
+                        relinked,
                     });
                 }
             }
@@ -143,6 +150,9 @@ impl Scenario {
         let mut all = Vec::new();
         for step in &self.steps {
             let mut events = Vec::new();
+            if step.relinked {
+                machine.link_restored(step.observation.t_ms);
+            }
             machine.observe(&step.observation, &mut events);
             let checked: Vec<&Event> = events.iter().filter(|e| self.checks(e)).collect();
             let matches = checked.len() == step.expect.len()
@@ -231,6 +241,7 @@ fn apply_setting(config: &mut MachineConfig, setting: &str) -> Result<(), String
         "two_hands_ms" => config.two_hands_threshold_ms = number()?,
         "grace_ms" => config.press_grace_ms = number()?,
         "reconstruct" => config.max_reconstruction_plies = number()? as usize,
+        "gap_plies" => config.max_gap_plies = number()? as usize,
         "fen" => config.start_fen = Some(value.replace('_', " ")),
         _ => return Err(format!("unknown config setting {key:?}")),
     }

@@ -60,6 +60,16 @@ pub enum ArbiterCommand {
         /// The moves that stand instead.
         moves: Vec<String>,
     },
+    /// Settle the order of moves made while the link was down (an "order not observed"
+    /// alert for the span from ply N): 0 confirms the order recorded, K takes the K-th other
+    /// order the alert named; the moves after the span stay.
+    Order {
+        /// First ply of the span (the alert's ply).
+        ply: u32,
+        /// 0 for the recorded order, K for the K-th other.
+        #[arg(default_value_t = 0)]
+        pick: usize,
+    },
     /// Take back to ply N (the position after N plies stands).
     Takeback {
         /// Plies kept.
@@ -103,6 +113,7 @@ fn action(command: ArbiterCommand) -> ArbiterAction {
         ArbiterCommand::Replace { from_ply, moves } => {
             ArbiterAction::ReplaceMoves { from_ply, moves }
         }
+        ArbiterCommand::Order { ply, pick } => ArbiterAction::SettleOrder { ply, pick },
         ArbiterCommand::Takeback { to_ply } => ArbiterAction::TakeBack { to_ply },
         ArbiterCommand::Claim { rule, with_move } => ArbiterAction::CheckClaim {
             claim: if rule == "threefold" {

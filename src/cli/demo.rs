@@ -424,6 +424,7 @@ async fn play_board(
                               which it cannot reach; it went back and a legal move followed. \
                               Article 7.5.1 asks the arbiter to decide on a penalty."
                         .into(),
+                    gap: None,
                 }),
             );
         }
@@ -566,6 +567,7 @@ fn apply_arbiter(demo: &Demo, request: &ArbiterRequest) -> Result<String, String
         }
         ArbiterAction::TakeBack { .. }
         | ArbiterAction::ReplaceMoves { .. }
+        | ArbiterAction::SettleOrder { .. }
         | ArbiterAction::CheckClaim { .. }
         | ArbiterAction::NewGame => {
             return Err("the demo's scripted boards cannot do that; `touchmove record` can".into());

@@ -52,6 +52,16 @@ pub enum ArbiterAction {
         /// The moves that stand instead.
         moves: Vec<String>,
     },
+    /// Settle the order of moves made while the link to the board was down, which several
+    /// orders explain (an 8.5.3 "order not observed" alert for the span that begins at
+    /// `ply`): `pick` 0 confirms the order recorded, `pick` n takes the n-th other order the
+    /// alert named; the moves after the span stay.
+    SettleOrder {
+        /// First ply of the span.
+        ply: u32,
+        /// 0 for the recorded order, n for the n-th other.
+        pick: usize,
+    },
     /// Take back to ply `to_ply`: the position after that many plies stands.
     TakeBack {
         /// Plies kept.

@@ -723,6 +723,7 @@ async fn supervise(
                     squares: Vec::new(),
                     severity: crate::act::Severity::Critical,
                     message,
+                    gap: None,
                 }),
             );
         };

@@ -3,21 +3,25 @@
 //! N virtual boards (pseudo-terminals, the real driver, an in-process recorder) play the
 //! fixture games; a third of the way into the first game every cable is pulled for a while
 //! and plugged in again. The figures: games recorded exactly, games with a wrong move, games
-//! that stopped short (held), with the boards' EEPROM move logs on or off.
+//! that stopped short, with the boards' EEPROM move logs on or off; and how the games without
+//! a log came through: held, with an order alert, taken up from the board's position, wrong
+//! without an alert, recorded live to their end.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
+use shakmaty::Position;
 
 use super::bench::{
     BenchDir, ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards_with_log,
 };
 use super::{Recorder, RecorderHandle, RunOptions};
+use crate::act::{Event, GapAccount};
 use crate::board::{Observation, ObservationKind};
 use crate::record::pgn::read_games;
-use crate::server::feed::Feed;
+use crate::server::feed::{Feed, Scope};
 use crate::sim::virtual_board::VirtualBoard;
 use crate::sim::virtual_board::timeline::Pace;
 
@@ -57,7 +61,23 @@ pub struct OutageFigures {
     pub plies_recorded: usize,
     /// Plies played.
     pub plies_played: usize,
+    /// Games held after the outage until their end, or for longer than
+    /// [`LONG_HOLD_MS`] (the live view frozen until an arbiter acts).
+    pub games_held: usize,
+    /// Games with an "order not observed" alert (several move orders explain the gap).
+    pub games_with_order_alert: usize,
+    /// Games taken up from the board's position (no legal sequence explains the gap), with a
+    /// critical alert.
+    pub games_taken_up: usize,
+    /// Games with a move recorded that was not the move played, and no order alert and no
+    /// critical gap alert that says so.
+    pub wrong_without_alert: usize,
+    /// Games whose record reaches the position the game ended in (recorded live to its end).
+    pub games_live_to_end: usize,
 }
+
+/// A hold longer than this (wall-clock milliseconds) counts as a held game.
+pub const LONG_HOLD_MS: u64 = 5_000;
 
 /// Runs the outage and prints its figures as one JSON line.
 pub fn run(run: OutageRun) -> Result<(), String> {
@@ -133,16 +153,29 @@ pub async fn record_boards(
     eeprom_log: bool,
     event: &str,
 ) -> Result<(Vec<VirtualBoard>, PathBuf, RecorderHandle), String> {
+    let (boards, out, recorder, _) =
+        record_boards_with_feed(dir, scripts, speed, eeprom_log, event).await?;
+    Ok((boards, out, recorder))
+}
+
+/// [`record_boards`], with the recorder's feed (it keeps every event for the figures).
+pub async fn record_boards_with_feed(
+    dir: &Path,
+    scripts: Vec<Vec<Observation>>,
+    speed: f64,
+    eeprom_log: bool,
+    event: &str,
+) -> Result<(Vec<VirtualBoard>, PathBuf, RecorderHandle, Arc<Feed>), String> {
     let boards = spawn_boards_with_log(dir, scripts, speed, 30 * 60 * 1000, 0, eeprom_log)
         .map_err(|e| format!("virtual boards: {e}"))?;
     let ports: Vec<_> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let config = event_for_ports(event, "1800", &ports);
     let out = dir.join("out");
-    let feed = Arc::new(Feed::new());
-    let recorder = Recorder::start(config, RunOptions::new(&out, feed))
+    let feed = Arc::new(Feed::with_replay_capacity(1 << 20));
+    let recorder = Recorder::start(config, RunOptions::new(&out, feed.clone()))
         .await
         .map_err(|e| e.to_string())?;
-    Ok((boards, out, recorder))
+    Ok((boards, out, recorder, feed))
 }
 
 /// Pulls every board's cable at the plan's outage (game time since now), plugs them in again
@@ -188,7 +221,7 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         .count();
     // A folder of its own (named apart from `bench boards`' folders).
     let dir = BenchDir::create(100_000 + run.boards).map_err(|e| format!("scratch folder: {e}"))?;
-    let (boards, out, recorder) = record_boards(
+    let (boards, out, recorder, feed) = record_boards_with_feed(
         dir.path(),
         plan.scripts.clone(),
         run.speed,
@@ -216,34 +249,125 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         games_short: 0,
         plies_recorded: 0,
         plies_played: 0,
+        games_held: 0,
+        games_with_order_alert: 0,
+        games_taken_up: 0,
+        wrong_without_alert: 0,
+        games_live_to_end: 0,
     };
+    let events = board_events(&feed);
     for (k, game) in plan.games.iter().enumerate() {
-        let recorded = recorded_moves(&out, k + 1);
+        let board = (k + 1) as u32;
+        let none = Vec::new();
+        let told = events.get(&board).unwrap_or(&none);
+        let account = GameAccount::of(told);
+        let record = recorded_game(&out, k + 1);
+        let recorded: Vec<String> = record
+            .as_ref()
+            .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
+            .unwrap_or_default();
         figures.plies_played += game.moves_uci.len();
         figures.plies_recorded += recorded.len();
-        let agrees = recorded.iter().zip(&game.moves_uci).all(|(a, b)| a == b)
-            && recorded.len() <= game.moves_uci.len();
+        // A game taken up from the board's position records the game's last moves.
+        let played_tail = if account.taken_up {
+            &game.moves_uci[game.moves_uci.len().saturating_sub(recorded.len())..]
+        } else {
+            &game.moves_uci[..]
+        };
+        let agrees = recorded.iter().zip(played_tail).all(|(a, b)| a == b)
+            && recorded.len() <= played_tail.len();
         if !agrees {
             figures.games_with_wrong_move += 1;
-        } else if recorded.len() == game.moves_uci.len() {
+            if !account.order_alert && !account.taken_up {
+                figures.wrong_without_alert += 1;
+            }
+        } else if recorded.len() == game.moves_uci.len() && !account.taken_up {
             figures.games_exact += 1;
-        } else {
+        } else if recorded.len() < played_tail.len() {
             figures.games_short += 1;
         }
+        figures.games_with_order_alert += usize::from(account.order_alert);
+        figures.games_taken_up += usize::from(account.taken_up);
+        figures.games_held += usize::from(account.held_long);
+        let ended = final_board(&game.moves_uci);
+        let reached = record.map(|g| g.position().board().clone());
+        figures.games_live_to_end += usize::from(ended.is_some() && reached == ended);
     }
     Ok(figures)
 }
 
-/// The UCI moves of the latest game in board `k`'s PGN file (none when it is unreadable).
-fn recorded_moves(out: &Path, k: usize) -> Vec<String> {
+/// What the recorder told of one game, from its events.
+#[derive(Debug, Default)]
+struct GameAccount {
+    order_alert: bool,
+    taken_up: bool,
+    held_long: bool,
+}
+
+impl GameAccount {
+    fn of(events: &[Event]) -> GameAccount {
+        let mut account = GameAccount::default();
+        let mut held_since = None;
+        for event in events {
+            match event {
+                Event::Alert(a) => match a.gap {
+                    Some(GapAccount::Orders { .. }) => account.order_alert = true,
+                    Some(GapAccount::Reanchored { .. }) => account.taken_up = true,
+                    None => {}
+                },
+                Event::BoardState {
+                    held: true, t_ms, ..
+                } => {
+                    held_since = held_since.or(Some(*t_ms));
+                }
+                Event::BoardState {
+                    held: false, t_ms, ..
+                } => {
+                    if let Some(since) = held_since.take() {
+                        account.held_long |= t_ms.saturating_sub(since) > LONG_HOLD_MS;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Held at the end: never released.
+        account.held_long |= held_since.is_some();
+        account
+    }
+}
+
+/// Every board's events, in order, from the feed.
+fn board_events(feed: &Feed) -> std::collections::BTreeMap<u32, Vec<Event>> {
+    let mut events: std::collections::BTreeMap<u32, Vec<Event>> = Default::default();
+    for e in feed.events_after(0, Scope::All).unwrap_or_default() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&e.json) else {
+            continue;
+        };
+        if let Some(event) = value
+            .get("event")
+            .and_then(|v| serde_json::from_value::<Event>(v.clone()).ok())
+        {
+            events.entry(e.board).or_default().push(event);
+        }
+    }
+    events
+}
+
+/// The board the game `moves` ends on.
+fn final_board(moves: &[String]) -> Option<shakmaty::Board> {
+    let mut game = crate::rules::Game::standard();
+    for m in moves {
+        game.play_uci(m).ok()?;
+    }
+    Some(game.position().board().clone())
+}
+
+/// The latest game in board `k`'s PGN file (none when it is unreadable).
+fn recorded_game(out: &Path, k: usize) -> Option<crate::rules::Game> {
     let path = out.join(format!("round-1/game-{k}.pgn"));
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
+    let text = std::fs::read_to_string(path).ok()?;
     read_games(&text)
         .ok()
         .and_then(|mut games| games.pop())
         .and_then(|g| g.to_game().ok())
-        .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
-        .unwrap_or_default()
 }

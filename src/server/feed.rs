@@ -378,6 +378,11 @@ impl GameState {
                 ArbiterAction::DecidePenalty { ply, .. } | ArbiterAction::Annotate { ply, .. } => {
                     view.alert.ply == *ply
                 }
+                // The order alert of that span, and only it.
+                ArbiterAction::SettleOrder { ply, .. } => {
+                    view.alert.ply == *ply
+                        && matches!(view.alert.gap, Some(crate::act::GapAccount::Orders { .. }))
+                }
                 ArbiterAction::SetResult { .. }
                 | ArbiterAction::ReplaceMoves { .. }
                 | ArbiterAction::TakeBack { .. }
@@ -1003,6 +1008,7 @@ mod tests {
             squares: vec!["e4".into()],
             severity: crate::act::Severity::Critical,
             message: "illegal move".into(),
+            gap: None,
         };
         feed.publish(1, 4, Event::Alert(alert));
         assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(1));

@@ -55,6 +55,15 @@ impl Machine {
                     self.begin(*start, t, out);
                     return;
                 }
+                if let Some(side) = self.anchor_turn_explains()
+                    && self.correct_anchor_turn(side, t, out)
+                {
+                    self.read_and_adopt(t, out);
+                    return;
+                }
+                if !in_progress && !self.signal_under_way() && self.reanchor_after_gap(t, out) {
+                    return;
+                }
                 if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
                     let d = self.sensed().diff(self.game.position().board());
                     self.set_held(Some(d), t, out);

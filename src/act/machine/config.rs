@@ -47,6 +47,13 @@ pub struct MachineConfig {
     /// link, fast play); the search grows with the number of legal moves to this power,
     /// and a board that more moves would be needed for is held for the arbiter instead.
     pub max_reconstruction_plies: usize,
+    /// Longest sequence of moves read across a gap in the link (the board unplugged, its
+    /// Bluetooth stalled) when the board's move log cannot tell them: several orders are
+    /// then recorded in the likeliest with an alert naming the others, and a board no
+    /// sequence this long explains is taken as the game's position (a critical alert).
+    ///
+    /// Plies; default 8: four moves of each player, about half a minute of quick play.
+    pub max_gap_plies: usize,
     /// A clock press that arrives while a move is still being made is judged this long
     /// after the press (the board may report the last placement after the press); a move a
     /// press completed is made final this long after it. A press judged on a board still in
@@ -123,6 +130,7 @@ impl Default for MachineConfig {
             start_fen: None,
             chess960: false,
             max_reconstruction_plies: 4,
+            max_gap_plies: 8,
             press_grace_ms: 400,
             revisable_plies: 2,
             missed_update_ms: 1_000,

@@ -15,6 +15,13 @@ pub(super) enum Doubt {
     /// Several sequences from ply `from` explain the board; only their common part was
     /// adopted.
     Sequences { from: usize, seqs: Vec<Vec<Move>> },
+    /// Across a gap in the link, several move orders from ply `from` reach the board:
+    /// `moves`, the likeliest, were recorded; `others` reach the same position.
+    Order {
+        from: usize,
+        moves: Vec<Move>,
+        others: Vec<Vec<Move>>,
+    },
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
@@ -72,6 +79,11 @@ impl Machine {
     fn doubt_alert(&self, doubt: &Doubt, t: Millis) -> Alert {
         match doubt {
             Doubt::Sequences { seqs, .. } => self.sequences_alert(seqs, t),
+            Doubt::Order {
+                from,
+                moves,
+                others,
+            } => self.order_alert(*from, moves, others, t),
             Doubt::Overlapping {
                 moves,
                 ms,

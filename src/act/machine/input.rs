@@ -40,6 +40,7 @@ impl Machine {
             }
             ObservationKind::ClockTimes(reading) => {
                 self.observe_clock_times((reading.white_ms, reading.black_ms), t, out);
+                self.clock_runs(reading.running.map(shakmaty::Color::from), t, out);
             }
         }
         self.advance(t, out);

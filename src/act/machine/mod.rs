@@ -4,6 +4,7 @@ mod adopting;
 mod config;
 mod dead_position;
 mod doubts;
+mod gaps;
 mod hands;
 mod illegal_moves;
 mod input;
@@ -154,6 +155,15 @@ pub struct Machine {
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
+    /// When the link to the board last came back after being down
+    /// ([`Machine::link_restored`]): the board may show moves nobody saw.
+    link_gap: Option<Millis>,
+    /// Whose clock the clock last showed running.
+    clock_running: Option<Color>,
+    /// The game was taken up from the board's position after a gap
+    /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
+    /// move, and no move has been made since: the clock or the first move may correct it.
+    anchor_unsure: bool,
     /// The latest time the machine has seen.
     now: Millis,
 }
@@ -214,6 +224,9 @@ impl Machine {
             outage: None,
             lifted_last: false,
             signalled: None,
+            link_gap: None,
+            clock_running: None,
+            anchor_unsure: false,
             now: 0,
         }
     }
@@ -307,6 +320,7 @@ impl Machine {
             squares: Vec::new(),
             severity,
             message: String::new(),
+            gap: None,
         }
     }
 }

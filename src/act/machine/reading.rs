@@ -164,16 +164,27 @@ impl Machine {
         for k in std::iter::once(n).chain((self.settled..n).rev()) {
             let kept = k - self.settled;
             let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
-            let depth = self
-                .config
-                .max_reconstruction_plies
-                .min(limit.saturating_sub(kept));
+            let depth = self.reconstruction_depth(k).min(limit.saturating_sub(kept));
             if depth < 2 {
                 continue;
             }
             let reports = self.reports(k);
             let explanation = match s.sequences(&positions[k], depth, &reports) {
                 Explanation::Ambiguous(seqs) => self.promotion_seen(reports.since, seqs),
+                explanation => explanation,
+            };
+            // Across a gap in the link the position is certain and the order is not: the
+            // likeliest order is recorded, the game not held.
+            let explanation = match explanation {
+                Explanation::Ambiguous(seqs) if self.across_gap(k) => {
+                    let reading = self.order_across_gap(k, seqs, &reports);
+                    let len = match &reading {
+                        Reading::Adopt { moves, .. } => moves.len(),
+                        _ => 0,
+                    };
+                    best = Some((kept + len, reading, Timing::default()));
+                    continue;
+                }
                 explanation => explanation,
             };
             let (len, reading, timing) = match explanation {

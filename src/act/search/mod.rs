@@ -7,11 +7,13 @@
 //! way or finished with something left undone (an unexchanged pawn, knocked pieces).
 
 mod moves_being_made;
+mod orders;
 mod reports;
 mod sequences;
 #[cfg(test)]
 mod tests;
 
+pub use orders::rank_orders;
 pub use reports::Reports;
 
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Square};

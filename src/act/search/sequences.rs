@@ -8,6 +8,9 @@ use crate::board::Millis;
 
 /// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
 const NODE_BUDGET: usize = 20_000;
+/// Nodes a reconstruction deeper than four plies across a link gap may visit: once per
+/// outage, not per observation.
+const GAP_NODE_BUDGET: usize = 400_000;
 /// Sequences kept when several explain the board.
 const KEEP: usize = 4;
 
@@ -32,7 +35,11 @@ impl Sensed<'_> {
         if !self.feasible(start) {
             return Explanation::None;
         }
-        let mut budget = NODE_BUDGET;
+        let mut budget = if reports.outage && *depths.end() > 4 {
+            GAP_NODE_BUDGET
+        } else {
+            NODE_BUDGET
+        };
         let seen = reports.seen();
         for depth in depths {
             let mut found = Vec::new();

@@ -45,6 +45,9 @@ impl BoardPipeline {
             ArbiterAction::ReplaceMoves { from_ply, moves } => {
                 self.correct(t_ms, who, *from_ply, moves, out)
             }
+            ArbiterAction::SettleOrder { ply, pick } => {
+                self.settle_order(t_ms, who, *ply, *pick, out)
+            }
             ArbiterAction::TakeBack { to_ply } => {
                 self.correct(t_ms, who, to_ply.saturating_add(1), &[], out)
             }
@@ -239,7 +242,7 @@ impl BoardPipeline {
 
     /// Replaces the moves from `from_ply` on by `moves` (SAN or UCI): the record is revised
     /// at once, and a new machine reads the board from the corrected position on.
-    fn correct(
+    pub(super) fn correct(
         &mut self,
         t_ms: Millis,
         who: &str,
@@ -249,6 +252,8 @@ impl BoardPipeline {
     ) -> Result<String, String> {
         let kept = from_ply.saturating_sub(1) as usize;
         let game = self.corrected_game(from_ply, moves)?;
+        // A game taken up from the board after a gap: the whole game stands again.
+        self.restore_before_gap(from_ply)?;
         let current = &self.game;
         let withdrawn: Vec<String> = current.moves()[kept..]
             .iter()
@@ -294,9 +299,10 @@ impl BoardPipeline {
     }
 
     /// The game with the moves from `from_ply` on replaced by `moves`, or why that cannot be.
-    fn corrected_game(&self, from_ply: u32, moves: &[String]) -> Result<Game, String> {
+    pub(super) fn corrected_game(&self, from_ply: u32, moves: &[String]) -> Result<Game, String> {
         let kept = from_ply.saturating_sub(1) as usize;
-        let current = &self.game;
+        // After a gap no sequence explained, ply numbers count the game before it.
+        let current = self.before_gap.as_ref().map_or(&self.game, |b| &b.game);
         if from_ply == 0 || kept > current.plies() {
             return Err(format!(
                 "ply {from_ply} is out of range: the game has {} plies",

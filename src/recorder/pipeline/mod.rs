@@ -9,6 +9,7 @@
 
 mod arbiter;
 mod board_log;
+mod gaps;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +26,7 @@ use crate::wire::dgt::{Decoder, Message};
 use super::config::{EventConfig, Player};
 use board_log::BoardLog;
 pub use board_log::LogReport;
+use gaps::{BeforeGap, OrderSpan};
 
 /// The tags that identify a board's game for its lifetime (lichess matches games on them).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +116,12 @@ pub struct BoardPipeline {
     board_log: BoardLog,
     /// The dead-position analysis is left to the caller.
     defer_analysis: bool,
+    /// Spans of moves made during a gap whose order was not observed, until the arbiter
+    /// settles them.
+    order_spans: Vec<OrderSpan>,
+    /// The game before a gap no legal sequence explained, while the record goes on from the
+    /// board's position.
+    before_gap: Option<BeforeGap>,
 }
 
 impl BoardPipeline {
@@ -143,6 +151,8 @@ impl BoardPipeline {
             started: false,
             board_log: BoardLog::new(),
             defer_analysis: false,
+            order_spans: Vec::new(),
+            before_gap: None,
         }
     }
 
@@ -203,6 +213,11 @@ impl BoardPipeline {
         let messages = std::mem::take(&mut self.messages);
         self.observations.clear();
         for m in &messages {
+            // A handshake after the game began: the link was down, moves may have been
+            // made unseen (the move log, if the board has one, follows).
+            if matches!(m, Message::Version { .. }) && self.started {
+                self.machine.link_restored(t_ms);
+            }
             if !self.board_log.enabled {
                 self.observer.on_message(t_ms, m, &mut self.observations);
                 continue;
@@ -324,6 +339,7 @@ impl BoardPipeline {
                 self.moves.truncate(kept);
                 self.game.truncate(kept.min(self.game.plies()));
             }
+            Event::Alert(alert) if alert.gap.is_some() => self.take_gap(alert),
             Event::Alert(alert) if alert.severity != Severity::Info => {
                 if alert.article.starts_with("7.5")
                     && let Some(side) = alert.side
@@ -359,6 +375,8 @@ impl BoardPipeline {
         self.accepted_penalties = [0, 0];
         self.penalties.clear();
         self.offset = 0;
+        self.order_spans.clear();
+        self.before_gap = None;
     }
 
     /// The game as PGN record: tags, moves with `[%clk]`/`[%emt]`, notes, result.
@@ -379,6 +397,9 @@ impl BoardPipeline {
             }
         }
         let mut initial_comments = Vec::new();
+        if let Some(before) = &self.before_gap {
+            initial_comments.push(before.comment());
+        }
         for (ply, text) in &self.notes {
             let at = (*ply as usize).min(moves.len());
             match at.checked_sub(1) {

@@ -3,6 +3,7 @@ use crate::board::dgt::fields_from_board;
 use crate::board::orientation::Orientation;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest, DrawClaim};
 use crate::record::pgn::{read_games, write_game};
+use shakmaty::Position;
 
 fn pipeline() -> BoardPipeline {
     let config = EventConfig {
@@ -306,4 +307,183 @@ fn time_adjustments_and_new_games() {
     assert_eq!(p.earlier_games().len(), 1);
     assert_eq!(p.earlier_games()[0].moves.len(), 1);
     assert!(!p.live());
+}
+
+/// The board's link drops after `before` (played at a human pace from the start) and comes
+/// back after `gap` more were played: a handshake, then the board's dump, and no move log.
+fn outage_without_log(before: &[&str], gap: &[&str], events: &mut Vec<Event>) -> BoardPipeline {
+    let mut p = pipeline();
+    for (i, m) in lift_place_messages(before).iter().enumerate() {
+        p.on_bytes(1000 + 900 * i as u64, m, events);
+    }
+    let mut game = Game::standard();
+    for m in before.iter().chain(gap) {
+        game.play_uci(m).unwrap();
+    }
+    let dump = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(
+        60_000,
+        &Message::Version { major: 1, minor: 2 }.encode(),
+        events,
+    );
+    p.on_bytes(60_100, &dump.encode(), events);
+    p
+}
+
+fn settle(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String> {
+    let request = ArbiterRequest {
+        who: "Anna".into(),
+        board: 1,
+        action,
+    };
+    p.on_arbiter(70_000, &request, &mut Vec::new())
+}
+
+/// Written and read back: every record stays valid PGN.
+fn reread(p: &BoardPipeline) -> crate::record::GameRecord {
+    let text = p.pgn();
+    let mut games = read_games(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let game = games.pop().unwrap();
+    game.to_game().unwrap_or_else(|e| panic!("{e}: {text}"));
+    game
+}
+
+#[test]
+fn a_gap_two_orders_explain_is_recorded_marked_and_settled_by_the_arbiter() {
+    let mut events = Vec::new();
+    let mut p = outage_without_log(
+        &["e2e4", "e7e5", "g1f3"],
+        &["a7a6", "f1b5", "b8c6"],
+        &mut events,
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::BoardState { held: true, .. })),
+        "not held: {events:?}"
+    );
+    let orders: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Alert(a) if a.gap.is_some()))
+        .collect();
+    assert_eq!(orders.len(), 1, "one alert: {events:?}");
+    let recorded = recorded_uci(&p);
+    assert_eq!(recorded.len(), 6);
+    let pgn = p.pgn();
+    assert!(pgn.contains("{order not observed: also possible"), "{pgn}");
+    reread(&p);
+
+    // The arbiter picks the other order: the span is replaced, the mark goes.
+    let other: Vec<String> = if recorded[3] == "a7a6" {
+        moves(&["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"])
+    } else {
+        moves(&["e2e4", "e7e5", "g1f3", "a7a6", "f1b5", "b8c6"])
+    };
+    assert!(settle(&mut p, ArbiterAction::SettleOrder { ply: 4, pick: 2 }).is_err());
+    settle(&mut p, ArbiterAction::SettleOrder { ply: 4, pick: 1 }).unwrap();
+    assert_eq!(recorded_uci(&p), other);
+    let pgn = p.pgn();
+    assert!(!pgn.contains("order not observed"), "{pgn}");
+    reread(&p);
+    assert!(
+        settle(&mut p, ArbiterAction::SettleOrder { ply: 4, pick: 0 }).is_err(),
+        "settled once"
+    );
+}
+
+#[test]
+fn confirming_the_recorded_order_keeps_the_moves_and_says_so() {
+    let mut events = Vec::new();
+    let mut p = outage_without_log(
+        &["e2e4", "e7e5", "g1f3"],
+        &["a7a6", "f1b5", "b8c6"],
+        &mut events,
+    );
+    let recorded = recorded_uci(&p);
+    let text = settle(&mut p, ArbiterAction::SettleOrder { ply: 4, pick: 0 }).unwrap();
+    assert!(text.contains("confirmed"), "{text}");
+    assert_eq!(recorded_uci(&p), recorded);
+    let pgn = p.pgn();
+    assert!(!pgn.contains("order not observed"), "{pgn}");
+    assert!(pgn.contains("confirmed"), "{pgn}");
+}
+
+#[test]
+fn a_gap_no_sequence_explains_goes_on_from_the_board_and_a_correction_restores_the_game() {
+    let before = ["e2e4", "e7e5"];
+    let gap = [
+        "d2d4", "d7d6", "c2c4", "c7c6", "b1c3", "g8f6", "g1f3", "b8d7", "f1d3", "f8e7",
+    ];
+    let mut events = Vec::new();
+    let mut p = outage_without_log(&before, &gap, &mut events);
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Alert(a)
+            if a.severity == Severity::Critical
+                && matches!(a.gap, Some(crate::act::GapAccount::Reanchored { .. })))),
+        "a critical alert: {events:?}"
+    );
+    assert!(p.live());
+    let record = reread(&p);
+    let fen = record
+        .start_fen
+        .clone()
+        .expect("the game goes on from the board's position");
+    assert!(
+        fen.starts_with("r1bqk2r/pp1nbppp/2pp1n2/4p3/2PPP3/2NB1N2/PP3PPP/R1BQK2R w"),
+        "{fen}"
+    );
+    assert!(
+        record
+            .initial_comments
+            .iter()
+            .any(|c| c.contains("moves before the gap: 1.e4 e5")),
+        "{:?}",
+        record.initial_comments
+    );
+    // White castles: the move is recorded in the game from the board's position.
+    let mut board = Game::from_fen(&fen, false).unwrap();
+    let castle = Message::FieldUpdate {
+        field: 60,
+        piece: 0,
+    }
+    .encode();
+    p.on_bytes(62_000, &castle, &mut events);
+    board.play_uci("e1g1").unwrap();
+    let dump = Message::BoardDump(fields_from_board(
+        board.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(63_000, &dump.encode(), &mut events);
+    assert_eq!(recorded_uci(&p), ["e1g1"]);
+    reread(&p);
+
+    // The arbiter enters the moves made meanwhile: the whole game stands again.
+    let mut whole: Vec<String> = gap.iter().map(|m| m.to_string()).collect();
+    whole.push("e1g1".into());
+    assert!(
+        settle(
+            &mut p,
+            ArbiterAction::ReplaceMoves {
+                from_ply: 5,
+                moves: whole.clone()
+            }
+        )
+        .is_err()
+    );
+    settle(
+        &mut p,
+        ArbiterAction::ReplaceMoves {
+            from_ply: 3,
+            moves: whole.clone(),
+        },
+    )
+    .unwrap();
+    let mut all = moves(&before);
+    all.extend(whole);
+    assert_eq!(recorded_uci(&p), all);
+    let record = reread(&p);
+    assert_eq!(record.start_fen, None);
 }

@@ -68,6 +68,13 @@ function renderQueue() {
   for (const a of alerts) {
     if (a.resolved || a.severity === "info") continue;
     const penalty = a.article.startsWith("7.5");
+    // Moves made while the link was down, in an order nobody saw: one click confirms the
+    // recorded order or picks another (the moves after them stay).
+    const orders = a.gap && a.gap.kind === "orders" ? a.gap : null;
+    const orderButtons = orders ? [
+      el("button", { class: "button", onclick: () => act(a.board, { action: "settle_order", ply: a.ply, pick: 0 }, `order from ply ${a.ply} confirmed`) }, `Confirm ${orders.recorded.join(" ")}`),
+      ...orders.others.map((line, i) => el("button", { class: "button", onclick: () => act(a.board, { action: "settle_order", ply: a.ply, pick: i + 1 }, `order from ply ${a.ply}: ${line.join(" ")}`) }, `Pick ${line.join(" ")}`)),
+    ] : [];
     const side = a.side ? a.side[0].toUpperCase() + a.side.slice(1) : "";
     const evidence = [
       a.squares.length ? `squares ${a.squares.join(", ")}` : "",
@@ -82,6 +89,7 @@ function renderQueue() {
       el("div", { class: "button-row" },
         penalty ? el("button", { class: "button danger", onclick: () => act(a.board, { action: "decide_penalty", ply: a.ply, accept: true }, `penalty applied (Art. ${a.article})`) }, "Apply penalty") : null,
         penalty ? el("button", { class: "button", onclick: () => act(a.board, { action: "decide_penalty", ply: a.ply, accept: false }, `no penalty (Art. ${a.article})`) }, "No penalty") : null,
+        ...orderButtons,
         el("button", { class: "button", onclick: () => act(a.board, { action: "annotate", ply: a.ply, text: `Arbiter saw alert ${a.article}: ${a.message}` }, `alert ${a.article} acknowledged`) }, "Acknowledge"),
         el("button", { class: "button ghost", onclick: () => select(a.board) }, "Open board"))));
   }

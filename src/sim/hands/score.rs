@@ -581,6 +581,7 @@ mod tests {
             squares: Vec::new(),
             severity,
             message: String::new(),
+            gap: None,
         })
     }
 

@@ -1,0 +1,290 @@
+//! Gaps in the link: moves made while the board was out of touch and its move log could not
+//! tell them. The position after the gap is certain; the order of its moves may not be, and
+//! a board no short sequence of legal moves explains is taken as the game's position. The
+//! game is never held for a gap: it goes on, with one alert for the arbiter.
+
+use shakmaty::fen::Fen;
+use shakmaty::{Chess, Color, EnPassantMode, FromSetup, Move, Position, Setup};
+
+use super::doubts::{Doubt, squares_of_all};
+use super::reading::Reading;
+use super::{Machine, Phase, ply_number};
+use crate::act::search::{Reports, rank_orders};
+use crate::act::{Alert, Event, GapAccount, Severity};
+use crate::board::Millis;
+use crate::rules::Game;
+
+impl Machine {
+    /// The link to the board was down and came back at `t` (a cable plugged in again, a
+    /// Bluetooth stack that recovered) without the board's move log telling what was played
+    /// meanwhile, or before it did: the next board dump may show moves nobody saw. They are
+    /// read as a gap (up to [`MachineConfig::max_gap_plies`](super::MachineConfig) plies,
+    /// never held for).
+    pub fn link_restored(&mut self, t: Millis) {
+        self.link_gap = Some(t);
+    }
+
+    /// True when the link came back, and a board dump found squares changed, after the game
+    /// reached position `k`: moves from `k` on may have been made unseen.
+    pub(super) fn across_gap(&self, k: usize) -> bool {
+        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        self.link_gap.is_some_and(|g| g >= since) && self.outage.is_some_and(|o| o >= since)
+    }
+
+    /// The longest reconstruction from position `k`: deeper across a gap in the link.
+    pub(super) fn reconstruction_depth(&self, k: usize) -> usize {
+        if self.across_gap(k) {
+            self.config
+                .max_gap_plies
+                .max(self.config.max_reconstruction_plies)
+        } else {
+            self.config.max_reconstruction_plies
+        }
+    }
+
+    /// The reading of a gap that several move orders from position `k` explain: the order
+    /// that fits the evidence best is the game, with a doubt naming the others.
+    pub(super) fn order_across_gap(
+        &self,
+        k: usize,
+        seqs: Vec<Vec<Move>>,
+        reports: &Reports<'_>,
+    ) -> Reading {
+        let positions = self.game.positions();
+        let mut ranked = rank_orders(&positions[k], seqs, reports, &self.moves_since(k));
+        let moves = ranked.remove(0);
+        Reading::Adopt {
+            from: k,
+            moves: moves.clone(),
+            doubt: Some(Doubt::Order {
+                from: k,
+                moves,
+                others: ranked,
+            }),
+        }
+    }
+
+    /// 8.5.3: the moves of a gap reach a certain position, but their order was not seen;
+    /// recorded in the likeliest, the others named for the arbiter to confirm or pick.
+    pub(super) fn order_alert(
+        &self,
+        from: usize,
+        moves: &[Move],
+        others: &[Vec<Move>],
+        t: Millis,
+    ) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(from + 1);
+        a.squares = square_names(squares_of_all(moves));
+        let start = self.game.positions().get(from).cloned().unwrap_or_default();
+        let line = |seq: &[Move]| numbered_san(&start, seq);
+        let alternatives: Vec<String> = others.iter().map(|o| line(o)).collect();
+        a.message = format!(
+            "order not observed: also possible {}; the link to the board was down and {} \
+             moves were made meanwhile, recorded as {}: the position after them is certain, \
+             their order is not; the arbiter should confirm it or pick another",
+            alternatives.join(" | "),
+            moves.len(),
+            line(moves),
+        );
+        let uci = |seq: &[Move]| -> Vec<String> {
+            seq.iter()
+                .map(|m| {
+                    shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode()).to_string()
+                })
+                .collect()
+        };
+        a.gap = Some(GapAccount::Orders {
+            recorded: uci(moves),
+            others: others.iter().map(|o| uci(o)).collect(),
+        });
+        a
+    }
+
+    /// After a gap in the link, no legal sequence of up to
+    /// [`MachineConfig::max_gap_plies`](super::MachineConfig) plies reaches the board: the
+    /// game goes on from the board's position (the side to move as the board and the clock
+    /// tell it), with a critical alert. Returns false when the board is not a position a game
+    /// can go on from (a king missing, the side not to move in check): the game is then held.
+    pub(super) fn reanchor_after_gap(&mut self, t: Millis, out: &mut Vec<Event>) -> bool {
+        if self.phase != Phase::Playing || !self.across_gap(self.settled) {
+            return false;
+        }
+        let turn = self.anchor_turn();
+        let Some(pos) = self.board_position(turn) else {
+            return false;
+        };
+        let before = self.game.plies();
+        let fen = self.take_up(pos, t, out);
+        let mut a = self.alert("8.5.3", None, t, Severity::Critical);
+        a.ply = ply_number(before + 1);
+        a.message = format!(
+            "the link to the board was down and no legal sequence of up to {} moves leads \
+             from the game's position after ply {before} to the board's: the game goes on \
+             from the board's position ({fen}), the moves before the gap kept; the arbiter \
+             should enter the moves made meanwhile (replace moves from ply {}) to restore \
+             the whole game",
+            self.config.max_gap_plies,
+            before + 1,
+        );
+        a.gap = Some(GapAccount::Reanchored { fen });
+        out.push(Event::Alert(a));
+        self.anchor_unsure = true;
+        true
+    }
+
+    /// The side to move when the game is taken up from the board: a side in check, else
+    /// the side whose clock runs, else the side that was to move.
+    fn anchor_turn(&self) -> Color {
+        let board = self.physical.board();
+        for side in [Color::White, Color::Black] {
+            let in_check = board
+                .king_of(side)
+                .is_some_and(|k| board.attacks_to(k, !side, board.occupied()).any());
+            if in_check {
+                return side;
+            }
+        }
+        self.clock_running
+            .unwrap_or_else(|| self.game.position().turn())
+    }
+
+    /// The board's position with `turn` to move, keeping the castling rights its pieces
+    /// still allow; `None` when no game can go on from it.
+    fn board_position(&self, turn: Color) -> Option<Chess> {
+        let current = self.game.position();
+        let mode = self.game.castling_mode();
+        let setup = Setup {
+            board: self.physical.board().clone(),
+            turn,
+            castling_rights: current.castles().castling_rights(),
+            ep_square: None,
+            halfmoves: 0,
+            fullmoves: current.fullmoves(),
+            ..Setup::empty()
+        };
+        position_of(setup, mode)
+    }
+
+    /// Makes `pos` the game's position from now on: a game of its own, plies counted from
+    /// it, nothing open. Returns its FEN.
+    fn take_up(&mut self, pos: Chess, t: Millis, out: &mut Vec<Event>) -> String {
+        let mode = self.game.castling_mode();
+        let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
+        // A hold told is released: the board is the game again.
+        self.set_held_now(None, t, out);
+        let fresh = Machine::new(self.config.clone());
+        let physical = std::mem::replace(&mut self.physical, fresh.physical.clone());
+        *self = Machine {
+            physical,
+            rotated: self.rotated,
+            phase: Phase::Playing,
+            game: Game::from_position(pos, mode),
+            chess960: self.chess960,
+            turn_start: vec![t],
+            reached_at: vec![t],
+            pressed_at: self.pressed_at,
+            last_clock: self.last_clock,
+            clock_running: self.clock_running,
+            now: self.now,
+            ..fresh
+        };
+        self.physical.clear_placed();
+        fen
+    }
+
+    /// The clock shows `running`'s clock running: while the game taken up from the board
+    /// has no move yet, that is the side to move.
+    pub(super) fn clock_runs(&mut self, running: Option<Color>, t: Millis, out: &mut Vec<Event>) {
+        self.clock_running = running.or(self.clock_running);
+        if let Some(side) = running {
+            self.correct_anchor_turn(side, t, out);
+        }
+    }
+
+    /// While the game taken up from the board has no move, `side` is to move after all: it
+    /// is taken up again with that side to move (an Info alert, for the record's position).
+    /// Returns true when it did.
+    pub(super) fn correct_anchor_turn(
+        &mut self,
+        side: Color,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        if !self.anchor_unsure || self.game.plies() > 0 || self.game.position().turn() == side {
+            return false;
+        }
+        // The position taken up, not the board as it is now: a piece may be in the air.
+        let Some(pos) = self.board_position_of(self.game.position(), side) else {
+            return false;
+        };
+        let physical = self.physical.clone();
+        let fen = self.take_up(pos, t, out);
+        let mut a = self.alert("8.5.3", Some(side), t, Severity::Info);
+        a.ply = 0;
+        a.message = format!(
+            "the game taken up from the board's position goes on with {side:?} to move ({fen})"
+        );
+        a.gap = Some(GapAccount::Reanchored { fen });
+        out.push(Event::Alert(a));
+        // Corrected once: the side is known now (no flipping back and forth).
+        self.anchor_unsure = false;
+        self.physical = physical;
+        true
+    }
+
+    /// After the game was taken up from the board with a guessed side to move and nothing
+    /// explains the board, one move of the other side may: then that side was to move.
+    pub(super) fn anchor_turn_explains(&self) -> Option<Color> {
+        if !self.anchor_unsure || self.game.plies() > 0 {
+            return None;
+        }
+        let other = !self.game.position().turn();
+        let pos = self.board_position_of(self.game.position(), other)?;
+        (!self.sensed().single_moves(&pos).is_empty()).then_some(other)
+    }
+
+    /// `pos` with `turn` to move.
+    fn board_position_of(&self, pos: &Chess, turn: Color) -> Option<Chess> {
+        let setup = Setup {
+            turn,
+            ep_square: None,
+            ..pos.to_setup(EnPassantMode::Legal)
+        };
+        position_of(setup, self.game.castling_mode())
+    }
+}
+
+/// The position `setup` describes, without the castling rights its pieces no longer allow;
+/// `None` when it is no position a game can go on from.
+fn position_of(setup: Setup, mode: shakmaty::CastlingMode) -> Option<Chess> {
+    match Chess::from_setup(setup, mode) {
+        Ok(pos) => Some(pos),
+        Err(e) => e.ignore_invalid_castling_rights().ok(),
+    }
+}
+
+/// `seq` from `start` in SAN with move numbers: `12...Nc5 13.b3 a5`.
+pub(super) fn numbered_san(start: &Chess, seq: &[Move]) -> String {
+    let mut pos = start.clone();
+    let mut words = Vec::new();
+    for (i, &m) in seq.iter().enumerate() {
+        let number = pos.fullmoves();
+        let san = shakmaty::san::SanPlus::from_move(pos.clone(), m).to_string();
+        match pos.turn() {
+            Color::White => words.push(format!("{number}.{san}")),
+            Color::Black if i == 0 => words.push(format!("{number}...{san}")),
+            Color::Black => words.push(san),
+        }
+        if !pos.is_legal(m) {
+            break;
+        }
+        pos.play_unchecked(m);
+    }
+    words.join(" ")
+}
+
+/// The names of `squares`, in the board's order (a1 first).
+fn square_names(squares: shakmaty::Bitboard) -> Vec<String> {
+    squares.into_iter().map(|s| s.to_string()).collect()
+}
