@@ -167,6 +167,7 @@ impl Machine {
                 withdrawn,
                 t_ms: t,
             });
+            self.quick_reply_revised(keep, &moves[same..], out);
             self.game.truncate(keep);
             self.withdraw_penalties(keep, t, out);
             if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {

@@ -127,6 +127,14 @@ pub struct Machine {
     last_clock: Option<(u64, u64)>,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
+    /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
+    /// alert is told with the next move or revision, and dropped when its mover presses for it
+    /// first (a piece knocked over is never pressed for).
+    quick_reply: Option<recording::QuickReply>,
+    /// The last quick reply (its ply and move) while its mover has not pressed for it: a
+    /// reading may withdraw it from before the move it answered
+    /// ([`Machine::knocked_reply_reading`]).
+    unpressed_reply: Option<(usize, shakmaty::Move)>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
     /// The last placement and its time, for 7.5.4.
@@ -200,6 +208,8 @@ impl Machine {
             open_claims: Vec::new(),
             last_clock: None,
             wrong_setup: Vec::new(),
+            quick_reply: None,
+            unpressed_reply: None,
             two_hands_ply: None,
             last_place: None,
             surplus: None,

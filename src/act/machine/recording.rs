@@ -1,13 +1,28 @@
 //! Recording a move: touch-move judgement, the move event, quick replies.
 
-use shakmaty::{Move, Position};
+use shakmaty::{Color, Move, Position};
 
+use super::reading::Reading;
 use super::start_and_end::PendingEnd;
 use super::{Machine, color_word, ply_number};
 use crate::act::ending::{self};
 use crate::act::touch::{self, Lift};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
+
+/// A reply recorded sooner after the move before it than a hand answers, waiting for its
+/// mover's press.
+#[derive(Debug, Clone)]
+pub(super) struct QuickReply {
+    /// The reply's ply (1-based).
+    ply: usize,
+    /// Who made it.
+    mover: Color,
+    /// The square its piece came from.
+    from: Option<shakmaty::Square>,
+    /// The 7.4 alert told unless the mover presses for it first.
+    alert: crate::act::Alert,
+}
 
 impl Machine {
     /// Records one move: touch-move judgement, the move event, the end of the game.
@@ -43,6 +58,10 @@ impl Machine {
             .copied()
             .collect();
         let finding = touch::judge(&before, m, &turn_lifts);
+        // A move after a quick reply its mover did not press for: the reply stands unconfirmed.
+        if self.quick_reply.as_ref().is_some_and(|q| q.ply <= n) {
+            self.tell_quick_reply(out);
+        }
         let Ok(played) = self.game.play(m) else {
             return;
         };
@@ -55,8 +74,15 @@ impl Machine {
             side: mover.into(),
             fen: self.game.fen(),
         });
-        if let Some(a) = self.quick_reply(n, t) {
-            out.push(Event::Alert(a));
+        if let Some(alert) = self.quick_reply(n, t) {
+            self.tell_quick_reply(out);
+            self.quick_reply = Some(QuickReply {
+                ply: n + 1,
+                mover,
+                from: m.from(),
+                alert,
+            });
+            self.unpressed_reply = Some((n + 1, m));
         }
         if let Some(f) = finding {
             let mut a = self.alert(f.article, Some(mover), t, f.severity);
@@ -109,6 +135,84 @@ impl Machine {
             played.san
         );
         Some(a)
+    }
+
+    /// Tells the quick reply waiting for its mover's press: a move was made after it, it was
+    /// read as something else, or the game ends, without that press.
+    pub(super) fn tell_quick_reply(&mut self, out: &mut Vec<Event>) {
+        if let Some(q) = self.quick_reply.take() {
+            out.push(Event::Alert(q.alert));
+        }
+    }
+
+    /// The moves from ply `keep + 1` on are withdrawn for `moves` (read from position
+    /// `keep`): a quick reply among them is told, unless its piece only went on from the
+    /// same square (a slide seen late), whose new move is judged again as it is recorded.
+    pub(super) fn quick_reply_revised(
+        &mut self,
+        keep: usize,
+        moves: &[Move],
+        out: &mut Vec<Event>,
+    ) {
+        let Some(q) = self.quick_reply.as_ref().filter(|q| q.ply > keep) else {
+            return;
+        };
+        let same_piece = moves
+            .get(q.ply - 1 - keep)
+            .is_some_and(|m| m.from().is_some() && m.from() == q.from);
+        if same_piece {
+            self.quick_reply = None;
+        } else {
+            self.tell_quick_reply(out);
+        }
+        if self.unpressed_reply.is_some_and(|(ply, _)| ply > keep) {
+            self.unpressed_reply = None;
+        }
+    }
+
+    /// `by` pressed for ply `ply` before the board changed again: a quick reply there was
+    /// the presser's own move, made at once (a premove), not a piece knocked over.
+    pub(super) fn quick_reply_pressed(&mut self, by: Color, ply: usize) {
+        if self
+            .quick_reply
+            .as_ref()
+            .is_some_and(|q| q.ply == ply && q.mover == by)
+        {
+            self.quick_reply = None;
+        }
+        if self.unpressed_reply.is_some_and(|(reply, _)| {
+            ply >= reply && self.game.positions().get(reply - 1).map(|p| p.turn()) == Some(by)
+        }) {
+            self.unpressed_reply = None;
+        }
+    }
+
+    /// A reading that withdraws a quick reply nobody pressed for, read from before the move
+    /// it answered, when the board is otherwise unexplained: that move is final by then
+    /// (its player moved again), but the reply may have been a piece knocked over by the hand
+    /// that made it, which then went on (the piece put back shows it). Only until the
+    /// answering player's next move.
+    pub(super) fn knocked_reply_reading(&self, pressed: bool) -> Option<Reading> {
+        let (reply, m) = self.unpressed_reply?;
+        let answered = reply.checked_sub(2)?;
+        let plies = self.game.plies();
+        if answered >= self.settled
+            || reply + 1 < plies
+            || self.game.moves().get(reply - 1).map(|p| p.mv) != Some(m)
+        {
+            return None;
+        }
+        let mut wider = self.clone();
+        wider.settled = answered;
+        wider.unpressed_reply = None;
+        match wider.read_within(pressed) {
+            Reading::Adopt { from, moves, doubt }
+                if from < reply && moves.get(reply - 1 - from) != Some(&m) =>
+            {
+                Some(Reading::Adopt { from, moves, doubt })
+            }
+            _ => None,
+        }
     }
 
     /// When the player to move after ply `n` got the move: once that move was made (1.3),
