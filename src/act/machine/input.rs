@@ -150,7 +150,7 @@ impl Machine {
             {
                 match self.wait_for_motion(press, now) {
                     Some(due) => self.pending_press = Some(Press { due, ..press }),
-                    None => self.judge_press(press.by, press.t_ms, out),
+                    None => self.judge_press(press, out),
                 }
             }
         }

@@ -104,10 +104,6 @@ pub struct Machine {
     /// game had then: moves the press ended, should the board be changed again before the
     /// press is judged (a knocked piece, the reply begun).
     press_reading: Option<(usize, Reading)>,
-    /// The pawn move the board showed unfinished at a pending press by the side to move
-    /// (the pawn on the last rank), with the plies the game had then: the press completed
-    /// it (7.5.2) even if the pawn is taken back before the press is judged.
-    promotion_at_press: Option<(usize, shakmaty::Move)>,
     /// The ply recorded with a queen for a pawn left on the last rank at the press (7.5.2),
     /// and that press's time: a piece put there later replaces the queen, without a second
     /// penalty.
@@ -200,7 +196,6 @@ impl Machine {
             pending_press: None,
             overtaken_press: None,
             press_reading: None,
-            promotion_at_press: None,
             unexchanged: None,
             penalties: Vec::new(),
             reconstructed_from: None,

@@ -251,6 +251,7 @@ impl Machine {
             unseen.any().then(|| Doubt::UnseenArrival {
                 moves: seq.clone(),
                 squares: unseen,
+                pressed: self.arrivals_pressed_for(k, &seq),
             })
         };
         Reading::Adopt {
