@@ -224,6 +224,7 @@ impl Machine {
             if self.held.is_none() {
                 self.held_since = t;
                 self.held_seen = Bitboard::EMPTY;
+                self.hold_untimed = self.untimed;
             }
             self.held_seen |= held.unwrap_or(Bitboard::EMPTY);
             if held.is_none() {
@@ -236,6 +237,9 @@ impl Machine {
     /// When the hold, not told yet, is told: once it has lasted two scans.
     pub(super) fn hold_due(&self) -> Option<Millis> {
         (self.held.is_some() && self.told_held.is_none()).then(|| {
+            if self.hold_untimed {
+                return Millis::MAX;
+            }
             self.held_since
                 .saturating_add(self.config.scan_period_ms.saturating_mul(2))
         })

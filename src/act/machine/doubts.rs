@@ -69,7 +69,12 @@ impl Machine {
         if self.doubt.as_ref() == Some(&doubt) {
             return;
         }
-        out.push(Event::Alert(self.doubt_alert(&doubt, t)));
+        // How moves read across a gap overlapped in time is not known: their times are
+        // estimates.
+        let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
+        if timed || !self.untimed {
+            out.push(Event::Alert(self.doubt_alert(&doubt, t)));
+        }
         self.doubt = Some(doubt);
     }
 

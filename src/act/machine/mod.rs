@@ -154,6 +154,16 @@ pub struct Machine {
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
+    /// The observation being read was recovered from the board's memory after a gap: its
+    /// time is an estimate.
+    untimed: bool,
+    /// The times the recovered observations of the last gap were given (first, last): what
+    /// happened then has no real timing, and no judgment rests on it.
+    untimed_span: Option<(Millis, Millis)>,
+    /// The last observation was a recovered one.
+    last_recovered: bool,
+    /// The current hold began on a recovered observation: it is timed from the first live one.
+    hold_untimed: bool,
     /// The latest time the machine has seen.
     now: Millis,
 }
@@ -214,6 +224,10 @@ impl Machine {
             outage: None,
             lifted_last: false,
             signalled: None,
+            untimed: false,
+            untimed_span: None,
+            last_recovered: false,
+            hold_untimed: false,
             now: 0,
         }
     }
@@ -276,6 +290,15 @@ impl Machine {
             .filter(|&&(by, _)| by == color)
             .count();
         u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
+    /// True when something at `t` rests on estimated times: the observation being read, or
+    /// one the last gap's recovery gave that time.
+    fn untimed_at(&self, t: Millis) -> bool {
+        self.untimed
+            || self
+                .untimed_span
+                .is_some_and(|(first, last)| (first..=last).contains(&t))
     }
 
     /// The board reported `sq` at `t`.

@@ -116,7 +116,12 @@ impl Machine {
         let previous = self.reached_at.get(n).copied().filter(|_| n > 0)?;
         let ms = t.saturating_sub(previous);
         // Moves read together from one observation (a reconstruction) carry no timing.
-        if ms == 0 || ms >= self.config.two_hands_threshold_ms {
+        // Moves read across a gap have estimated times: nothing rests on them.
+        if ms == 0
+            || ms >= self.config.two_hands_threshold_ms
+            || self.untimed_at(t)
+            || self.untimed_at(previous)
+        {
             return None;
         }
         let played = self.game.moves().get(n)?;
@@ -224,5 +229,85 @@ impl Machine {
                 .get(n)
                 .map_or(pressed, |&made| made.min(pressed)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Board, Color, Piece, Role, Square};
+
+    use super::Machine;
+    use crate::act::{Event, MachineConfig};
+    use crate::board::{Millis, Observation, ObservationKind, Snapshot};
+
+    /// White's Ra1-d1, Black's Kg8-h8 60 ms later, White's Rd1-d7: the reply is quicker than
+    /// a hand answers, and Black did not press for it. `recovered` says which observations
+    /// came from the board's memory after a gap.
+    fn quick_reply_alerts(recovered: impl Fn(Millis) -> bool) -> Vec<String> {
+        let fen = "6k1/8/8/8/8/8/8/R5K1 w - - 0 1";
+        let mut machine = Machine::new(MachineConfig {
+            start_fen: Some(fen.to_string()),
+            ..MachineConfig::default()
+        });
+        let board: Board = fen
+            .split(' ')
+            .next()
+            .and_then(|b| b.parse().ok())
+            .expect("board");
+        let piece = |color, role| Some(Piece { color, role });
+        let observations = [
+            (
+                0,
+                ObservationKind::Snapshot(Snapshot {
+                    board,
+                    identifies_pieces: true,
+                }),
+            ),
+            (1000, ObservationKind::Emptied(Square::A1)),
+            (
+                1300,
+                ObservationKind::Placed(Square::D1, piece(Color::White, Role::Rook)),
+            ),
+            (1320, ObservationKind::Emptied(Square::G8)),
+            (
+                1360,
+                ObservationKind::Placed(Square::H8, piece(Color::Black, Role::King)),
+            ),
+            (4000, ObservationKind::Emptied(Square::D1)),
+            (
+                4300,
+                ObservationKind::Placed(Square::D7, piece(Color::White, Role::Rook)),
+            ),
+        ];
+        let mut events = Vec::new();
+        for (t_ms, kind) in observations {
+            let obs = Observation { t_ms, kind };
+            if recovered(t_ms) {
+                machine.observe_recovered(&obs, &mut events);
+            } else {
+                machine.observe(&obs, &mut events);
+            }
+        }
+        assert_eq!(machine.ply(), 3, "all three moves are recorded: {events:?}");
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) => Some(a.article.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_quick_reply_seen_live_is_told() {
+        assert_eq!(quick_reply_alerts(|_| false), vec!["7.4".to_string()]);
+    }
+
+    /// Moves read across a gap have estimated times: no 7.4 "quicker than a reply" from
+    /// them, whether the reply or the move before it was recovered.
+    #[test]
+    fn a_quick_reply_read_across_a_gap_is_not_judged() {
+        assert!(quick_reply_alerts(|t| (1000..=1360).contains(&t)).is_empty());
+        assert!(quick_reply_alerts(|t| (1000..=1300).contains(&t)).is_empty());
     }
 }
