@@ -158,9 +158,16 @@ impl Machine {
             })
     }
 
-    /// Withdraws every move after the first `keep` plies (a revision), with what rested on
-    /// them: penalty proposals, an automatic end, claims.
-    pub(super) fn withdraw_moves_after(&mut self, keep: usize, t: Millis, out: &mut Vec<Event>) {
+    /// Withdraws every move after the first `keep` plies (a revision, by `replacing`), with
+    /// what rested on them: penalty proposals, an automatic end, claims, a quick reply not
+    /// yet told.
+    pub(super) fn withdraw_moves_after(
+        &mut self,
+        keep: usize,
+        replacing: &[Move],
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
         let withdrawn = self.game.moves()[keep..]
             .iter()
             .map(|p| p.uci.clone())
@@ -170,6 +177,7 @@ impl Machine {
             withdrawn,
             t_ms: t,
         });
+        self.quick_reply_revised(keep, replacing, out);
         self.game.truncate(keep);
         self.withdraw_penalties(keep, t, out);
         if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
@@ -190,7 +198,7 @@ impl Machine {
             .count();
         let keep = from + same;
         if keep < n {
-            self.withdraw_moves_after(keep, t, out);
+            self.withdraw_moves_after(keep, &moves[same..], t, out);
         }
         let added = &moves[same..];
         for (i, &m) in added.iter().enumerate() {
@@ -238,6 +246,7 @@ impl Machine {
             if self.held.is_none() {
                 self.held_since = t;
                 self.held_seen = Bitboard::EMPTY;
+                self.hold_untimed = self.untimed;
             }
             self.held_seen |= held.unwrap_or(Bitboard::EMPTY);
             if held.is_none() {
@@ -250,6 +259,9 @@ impl Machine {
     /// When the hold, not told yet, is told: once it has lasted two scans.
     pub(super) fn hold_due(&self) -> Option<Millis> {
         (self.held.is_some() && self.told_held.is_none()).then(|| {
+            if self.hold_untimed {
+                return Millis::MAX;
+            }
             self.held_since
                 .saturating_add(self.config.scan_period_ms.saturating_mul(2))
         })

@@ -112,7 +112,7 @@ impl Machine {
         }
         let made = self.reached_at.get(ply).copied().unwrap_or(self.now);
         if self.game.plies() > ply {
-            self.withdraw_moves_after(ply, self.now, out);
+            self.withdraw_moves_after(ply, &[], self.now, out);
             self.settled = self.settled.min(ply);
         }
         self.pending_end = Some(PendingEnd {

@@ -1,6 +1,6 @@
 //! Doubts: why an adopted move is not certain, and the alert that says so.
 
-use shakmaty::{Bitboard, Move, Position, Role};
+use shakmaty::{Bitboard, Move, Position, Rank, Role};
 
 use super::{Machine, color_word, ply_number};
 use crate::act::Alert;
@@ -33,7 +33,13 @@ pub(super) enum Doubt {
     },
     /// The reconstructed moves put a piece on `squares` and changed them again, though the
     /// board never showed it there: a displaced piece may have been read as moves.
-    UnseenArrival { moves: Vec<Move>, squares: Bitboard },
+    /// `pressed`: those of them whose player pressed the clock after lifting the piece and
+    /// before it was taken there ([`Machine::arrivals_pressed_for`]).
+    UnseenArrival {
+        moves: Vec<Move>,
+        squares: Bitboard,
+        pressed: Bitboard,
+    },
     /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
     /// arriving, and that piece then went on: a piece knocked by the moving hand may have
     /// been read as the reply.
@@ -70,7 +76,12 @@ impl Machine {
         if self.doubt.as_ref() == Some(&doubt) {
             return;
         }
-        out.push(Event::Alert(self.doubt_alert(&doubt, t)));
+        // How moves read across a gap overlapped in time is not known: their times are
+        // estimates.
+        let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
+        if timed || !self.untimed {
+            out.push(Event::Alert(self.doubt_alert(&doubt, t)));
+        }
         self.doubt = Some(doubt);
     }
 
@@ -89,9 +100,11 @@ impl Machine {
                 ms,
                 rewrites,
             } => self.overlapping_alert(moves, *ms, *rewrites, t),
-            Doubt::UnseenArrival { moves, squares } => {
-                self.unseen_arrival_alert(moves, *squares, t)
-            }
+            Doubt::UnseenArrival {
+                moves,
+                squares,
+                pressed,
+            } => self.unseen_arrival_alert(moves, *squares, *pressed, t),
             Doubt::QuickReply { reply, ms } => self.quick_reply_doubt_alert(*reply, *ms, t),
             Doubt::Unsampled {
                 step,
@@ -155,9 +168,62 @@ impl Machine {
         a
     }
 
+    /// The squares moves of `seq` (read from position `k`) put a piece on whose player then
+    /// pressed the clock, after lifting it and before the piece taking it there was seen
+    /// arriving: the press says the move was made (6.2.1), and no other square explains it,
+    /// so the board only missed the piece standing there a moment. Nobody presses for a
+    /// piece knocked over. Not a pawn's single step from its first rank: it may have been a
+    /// double step taken en passant (3.7.3.1), the other square never seen either.
+    pub(super) fn arrivals_pressed_for(&self, k: usize, seq: &[Move]) -> Bitboard {
+        let mut pressed = Bitboard::EMPTY;
+        let Some(start) = self.game.positions().get(k) else {
+            return pressed;
+        };
+        let last_reached = self.reached_at.last().copied().unwrap_or(0);
+        for (i, m) in seq.iter().enumerate() {
+            let mover = if i % 2 == 0 {
+                start.turn()
+            } else {
+                !start.turn()
+            };
+            let since = self.reached_at.get(k + i).copied().unwrap_or(last_reached);
+            let (Some(from), Some(press), Some(taken)) = (
+                m.from(),
+                self.pressed_at[mover as usize],
+                self.last_seen[m.to() as usize],
+            ) else {
+                continue;
+            };
+            let first_step = m.role() == Role::Pawn
+                && from.rank() == mover.fold_wb(Rank::Second, Rank::Seventh)
+                && m.to().rank() == mover.fold_wb(Rank::Third, Rank::Sixth);
+            if first_step {
+                continue;
+            }
+            let lifted = self.first_lift(from, mover, since);
+            if lifted.is_some_and(|lifted| lifted < press) && press < taken {
+                pressed.add(m.to());
+            }
+        }
+        pressed
+    }
+
     /// 7.4: reconstructed moves that need a piece on squares the board never showed it on.
-    fn unseen_arrival_alert(&self, moves: &[Move], squares: Bitboard, t: Millis) -> Alert {
-        let mut a = self.alert("7.4", None, t, Severity::Warning);
+    /// For the log only when each of those moves' players pressed the clock between lifting
+    /// the piece and its capture: the press says the move was made.
+    fn unseen_arrival_alert(
+        &self,
+        moves: &[Move],
+        squares: Bitboard,
+        pressed: Bitboard,
+        t: Millis,
+    ) -> Alert {
+        let severity = if squares.is_subset(pressed) {
+            Severity::Info
+        } else {
+            Severity::Warning
+        };
+        let mut a = self.alert("7.4", None, t, severity);
         let sans;
         (a.ply, sans) = self.last_moves(moves.len());
         a.squares = square_names(squares);

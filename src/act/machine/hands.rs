@@ -111,7 +111,8 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         let ply = self.ply() + 1;
-        if self.two_hands_ply == Some(ply) {
+        // Recovered observations' times are estimates: they show nothing of the hands.
+        if self.two_hands_ply == Some(ply) || self.untimed_at(ta) || self.untimed_at(tb) {
             return;
         }
         self.two_hands_ply = Some(ply);

@@ -10,11 +10,31 @@ use crate::act::ending::{self, Ending};
 use crate::board::{Millis, Observation, ObservationKind};
 
 impl Machine {
+    /// Takes one observation recovered from the board's memory after a gap (the EEPROM log):
+    /// read as [`Machine::observe`] reads a live one, but its time is an estimate, so the
+    /// judgments that rest on timing (7.4 a reply quicker than a hand, 7.5.4 two hands, how
+    /// long a hold lasted) are not made from it. A gap is never the players' fault.
+    pub fn observe_recovered(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        self.untimed_span = Some(match self.untimed_span {
+            Some((first, last)) if self.last_recovered => (first, last.max(obs.t_ms)),
+            _ => (obs.t_ms, obs.t_ms),
+        });
+        self.untimed = true;
+        self.observe(obs, out);
+        self.untimed = false;
+    }
+
     /// Takes one observation; appends what it caused to `out`. Never panics.
     pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
         let t = obs.t_ms;
         self.catch_up(t, out);
         self.now = self.now.max(t);
+        self.last_recovered = self.untimed;
+        if !self.untimed && self.hold_untimed {
+            // A hold begun on recovered observations lasts from the first live one.
+            self.hold_untimed = false;
+            self.held_since = t;
+        }
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
         self.correct_due_surplus(t, out);
@@ -151,7 +171,7 @@ impl Machine {
             {
                 match self.wait_for_motion(press, now) {
                     Some(due) => self.pending_press = Some(Press { due, ..press }),
-                    None => self.judge_press(press.by, press.t_ms, out),
+                    None => self.judge_press(press, out),
                 }
             }
         }

@@ -107,10 +107,6 @@ pub struct Machine {
     /// game had then: moves the press ended, should the board be changed again before the
     /// press is judged (a knocked piece, the reply begun).
     press_reading: Option<(usize, Reading)>,
-    /// The pawn move the board showed unfinished at a pending press by the side to move
-    /// (the pawn on the last rank), with the plies the game had then: the press completed
-    /// it (7.5.2) even if the pawn is taken back before the press is judged.
-    promotion_at_press: Option<(usize, shakmaty::Move)>,
     /// The ply recorded with a queen for a pawn left on the last rank at the press (7.5.2),
     /// and that press's time: a piece put there later replaces the queen, without a second
     /// penalty.
@@ -130,6 +126,14 @@ pub struct Machine {
     last_clock: Option<(u64, u64)>,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
+    /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
+    /// alert is told with the next move or revision, and dropped when its mover presses for it
+    /// first (a piece knocked over is never pressed for).
+    quick_reply: Option<recording::QuickReply>,
+    /// The last quick reply (its ply and move) while its mover has not pressed for it: a
+    /// reading may withdraw it from before the move it answered
+    /// ([`Machine::knocked_reply_reading`]).
+    unpressed_reply: Option<(usize, shakmaty::Move)>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
     /// The last placement and its time, for 7.5.4.
@@ -164,6 +168,16 @@ pub struct Machine {
     /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
     /// move, and no move has been made since: the clock or the first move may correct it.
     anchor_unsure: bool,
+    /// The observation being read was recovered from the board's memory after a gap: its
+    /// time is an estimate.
+    untimed: bool,
+    /// The times the recovered observations of the last gap were given (first, last): what
+    /// happened then has no real timing, and no judgment rests on it.
+    untimed_span: Option<(Millis, Millis)>,
+    /// The last observation was a recovered one.
+    last_recovered: bool,
+    /// The current hold began on a recovered observation: it is timed from the first live one.
+    hold_untimed: bool,
     /// The latest time the machine has seen.
     now: Millis,
 }
@@ -206,7 +220,6 @@ impl Machine {
             pending_press: None,
             overtaken_press: None,
             press_reading: None,
-            promotion_at_press: None,
             unexchanged: None,
             penalties: Vec::new(),
             reconstructed_from: None,
@@ -214,6 +227,8 @@ impl Machine {
             open_claims: Vec::new(),
             last_clock: None,
             wrong_setup: Vec::new(),
+            quick_reply: None,
+            unpressed_reply: None,
             two_hands_ply: None,
             last_place: None,
             surplus: None,
@@ -227,6 +242,10 @@ impl Machine {
             link_gap: None,
             clock_running: None,
             anchor_unsure: false,
+            untimed: false,
+            untimed_span: None,
+            last_recovered: false,
+            hold_untimed: false,
             now: 0,
         }
     }
@@ -289,6 +308,15 @@ impl Machine {
             .filter(|&&(by, _)| by == color)
             .count();
         u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
+    /// True when something at `t` rests on estimated times: the observation being read, or
+    /// one the last gap's recovery gave that time.
+    fn untimed_at(&self, t: Millis) -> bool {
+        self.untimed
+            || self
+                .untimed_span
+                .is_some_and(|(first, last)| (first..=last).contains(&t))
     }
 
     /// The board reported `sq` at `t`.

@@ -4,6 +4,7 @@ use shakmaty::san::San;
 use shakmaty::{Bitboard, Color, Move, Position};
 
 use super::doubts::Doubt;
+use super::presses::Press;
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, color_word};
 use crate::act::search::{Explanation, Sensed};
@@ -15,7 +16,8 @@ impl Machine {
     /// the moves the press says are over are read first; failing that, the board is judged
     /// as a press without a move (7.5.3), an unfinished promotion (7.5.2), a move with
     /// pieces knocked over (7.4), a lost update (8.5.3) or a completed illegal move (7.5.1).
-    pub(super) fn judge_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+    pub(super) fn judge_press(&mut self, press: Press, out: &mut Vec<Event>) {
+        let (by, t) = (press.by, press.t_ms);
         if self.phase != Phase::Playing || self.game.position().turn() != by {
             return;
         }
@@ -23,9 +25,8 @@ impl Machine {
             return;
         }
         let current = self.game.position().clone();
-        let at_press = self
-            .promotion_at_press
-            .take()
+        let at_press = press
+            .promotion
             .filter(|&(plies, _)| plies == self.game.plies())
             .map(|(_, m)| m);
         let s = self.sensed();

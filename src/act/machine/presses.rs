@@ -24,6 +24,10 @@ pub(super) struct Press {
     pub(super) t_ms: Millis,
     pub(super) ply: usize,
     pub(super) due: Millis,
+    /// The pawn move the board showed unfinished at a press by the side to move (the pawn
+    /// on the last rank), with the plies the game had then: the press completed it (7.5.2)
+    /// even if the pawn is taken back before the press is judged. It ends with its press.
+    pub(super) promotion: Option<(usize, shakmaty::Move)>,
 }
 
 impl Machine {
@@ -41,7 +45,7 @@ impl Machine {
             return;
         }
         self.press_reading = None;
-        self.judge_press(press.by, press.t_ms, out);
+        self.judge_press(press, out);
         let n = self.game.plies();
         if let Some(reply) = self.pending_press.as_mut()
             && reply.due != WHEN_RESTORED
@@ -146,6 +150,7 @@ impl Machine {
                         t_ms: t,
                         ply: n,
                         due: t.saturating_add(self.config.press_grace_ms),
+                        promotion: None,
                     });
                 }
             }
@@ -167,7 +172,7 @@ impl Machine {
                 reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
                 _ => None,
             };
-            self.promotion_at_press = self
+            let promotion = self
                 .sensed()
                 .unfinished_promotion(self.game.position())
                 .map(|m| (n, m));
@@ -176,6 +181,7 @@ impl Machine {
                 t_ms: t,
                 ply: n + 1,
                 due: t.saturating_add(self.config.press_grace_ms),
+                promotion,
             });
         }
     }
@@ -231,6 +237,103 @@ impl Machine {
             t_ms: t,
             ply: self.game.plies() + 1,
             due: WHEN_RESTORED,
+            promotion: None,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::fen::Fen;
+    use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
+
+    use super::Machine;
+    use crate::act::{Event, MachineConfig};
+    use crate::board::{Millis, Observation, ObservationKind, Snapshot};
+
+    const START: &str = "6k1/1P6/8/8/8/8/6K1/8 w - - 0 1";
+
+    fn observe(machine: &mut Machine, t_ms: Millis, kind: ObservationKind) -> Vec<Event> {
+        let mut events = Vec::new();
+        machine.observe(&Observation { t_ms, kind }, &mut events);
+        events
+    }
+
+    fn alerts(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) => Some(a.article.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The pawn shown on the last rank at a press belongs to that press: once the queen is
+    /// put there and the press completes the move, nothing of it is kept for a later press.
+    #[test]
+    fn an_unfinished_promotion_ends_with_its_press() {
+        let config = MachineConfig {
+            start_fen: Some(START.to_string()),
+            ..MachineConfig::default()
+        };
+        let mut machine = Machine::new(config);
+        let fen: Fen = START.parse().expect("fen");
+        let start: Chess = fen.into_position(CastlingMode::Standard).expect("position");
+        let board: Board = start.board().clone();
+        let snapshot = Snapshot {
+            board,
+            identifies_pieces: true,
+        };
+        observe(&mut machine, 0, ObservationKind::Snapshot(snapshot));
+        let pawn = Piece {
+            color: Color::White,
+            role: Role::Pawn,
+        };
+        let queen = Piece {
+            color: Color::White,
+            role: Role::Queen,
+        };
+        let mut events = observe(&mut machine, 1000, ObservationKind::Emptied(Square::B7));
+        events.extend(observe(
+            &mut machine,
+            1200,
+            ObservationKind::Placed(Square::B8, Some(pawn)),
+        ));
+        events.extend(observe(
+            &mut machine,
+            1300,
+            ObservationKind::ClockPressed { by: Color::White },
+        ));
+        assert!(
+            machine.pending_press.is_some_and(|p| p.promotion.is_some()),
+            "the press keeps the pawn shown on b8"
+        );
+        events.extend(observe(
+            &mut machine,
+            1400,
+            ObservationKind::Emptied(Square::B8),
+        ));
+        events.extend(observe(
+            &mut machine,
+            1500,
+            ObservationKind::Placed(Square::B8, Some(queen)),
+        ));
+        machine.advance(5000, &mut events);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Move { uci, .. } if uci == "b7b8q")),
+            "the promotion is recorded: {events:?}"
+        );
+        assert!(
+            machine.pending_press.is_none() && machine.overtaken_press.is_none(),
+            "the press ended, and its promotion with it"
+        );
+        assert!(
+            !alerts(&events).iter().any(|a| a.starts_with("7.5")),
+            "a promotion finished in the grace period is no illegal move: {:?}",
+            alerts(&events)
+        );
     }
 }

@@ -78,6 +78,14 @@ impl Machine {
     /// last move's piece gone on, and only when no move is in progress a reconstruction of
     /// missed moves, a piece gone on past replies, or moves made final read again.
     pub(super) fn read(&self, pressed: bool) -> Reading {
+        match self.read_within(pressed) {
+            Reading::Unexplained { .. } if let Some(r) = self.knocked_reply_reading(pressed) => r,
+            reading => reading,
+        }
+    }
+
+    /// [`Machine::read`] among the moves not yet final.
+    pub(super) fn read_within(&self, pressed: bool) -> Reading {
         let s = self.sensed();
         let positions = self.game.positions();
         let n = positions.len() - 1;
@@ -254,6 +262,7 @@ impl Machine {
             unseen.any().then(|| Doubt::UnseenArrival {
                 moves: seq.clone(),
                 squares: unseen,
+                pressed: self.arrivals_pressed_for(k, &seq),
             })
         };
         Reading::Adopt {

@@ -1,11 +1,26 @@
 //! Recording a move: touch-move judgement, the move event, quick replies.
 
-use shakmaty::{Move, Position};
+use shakmaty::{Color, Move, Position};
 
+use super::reading::Reading;
 use super::{Machine, color_word, ply_number};
 use crate::act::touch::{self, Lift};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
+
+/// A reply recorded sooner after the move before it than a hand answers, waiting for its
+/// mover's press.
+#[derive(Debug, Clone)]
+pub(super) struct QuickReply {
+    /// The reply's ply (1-based).
+    ply: usize,
+    /// Who made it.
+    mover: Color,
+    /// The square its piece came from.
+    from: Option<shakmaty::Square>,
+    /// The 7.4 alert told unless the mover presses for it first.
+    alert: crate::act::Alert,
+}
 
 impl Machine {
     /// Records one move: touch-move judgement, the move event, the end of the game.
@@ -41,6 +56,10 @@ impl Machine {
             .copied()
             .collect();
         let finding = touch::judge(&before, m, &turn_lifts);
+        // A move after a quick reply its mover did not press for: the reply stands unconfirmed.
+        if self.quick_reply.as_ref().is_some_and(|q| q.ply <= n) {
+            self.tell_quick_reply(out);
+        }
         let Ok(played) = self.game.play(m) else {
             return;
         };
@@ -53,8 +72,15 @@ impl Machine {
             side: mover.into(),
             fen: self.game.fen(),
         });
-        if let Some(a) = self.quick_reply(n, t) {
-            out.push(Event::Alert(a));
+        if let Some(alert) = self.quick_reply(n, t) {
+            self.tell_quick_reply(out);
+            self.quick_reply = Some(QuickReply {
+                ply: n + 1,
+                mover,
+                from: m.from(),
+                alert,
+            });
+            self.unpressed_reply = Some((n + 1, m));
         }
         if let Some(f) = finding {
             let mut a = self.alert(f.article, Some(mover), t, f.severity);
@@ -80,7 +106,12 @@ impl Machine {
         let previous = self.reached_at.get(n).copied().filter(|_| n > 0)?;
         let ms = t.saturating_sub(previous);
         // Moves read together from one observation (a reconstruction) carry no timing.
-        if ms == 0 || ms >= self.config.two_hands_threshold_ms {
+        // Moves read across a gap have estimated times: nothing rests on them.
+        if ms == 0
+            || ms >= self.config.two_hands_threshold_ms
+            || self.untimed_at(t)
+            || self.untimed_at(previous)
+        {
             return None;
         }
         let played = self.game.moves().get(n)?;
@@ -101,6 +132,84 @@ impl Machine {
         Some(a)
     }
 
+    /// Tells the quick reply waiting for its mover's press: a move was made after it, it was
+    /// read as something else, or the game ends, without that press.
+    pub(super) fn tell_quick_reply(&mut self, out: &mut Vec<Event>) {
+        if let Some(q) = self.quick_reply.take() {
+            out.push(Event::Alert(q.alert));
+        }
+    }
+
+    /// The moves from ply `keep + 1` on are withdrawn for `moves` (read from position
+    /// `keep`): a quick reply among them is told, unless its piece only went on from the
+    /// same square (a slide seen late), whose new move is judged again as it is recorded.
+    pub(super) fn quick_reply_revised(
+        &mut self,
+        keep: usize,
+        moves: &[Move],
+        out: &mut Vec<Event>,
+    ) {
+        let Some(q) = self.quick_reply.as_ref().filter(|q| q.ply > keep) else {
+            return;
+        };
+        let same_piece = moves
+            .get(q.ply - 1 - keep)
+            .is_some_and(|m| m.from().is_some() && m.from() == q.from);
+        if same_piece {
+            self.quick_reply = None;
+        } else {
+            self.tell_quick_reply(out);
+        }
+        if self.unpressed_reply.is_some_and(|(ply, _)| ply > keep) {
+            self.unpressed_reply = None;
+        }
+    }
+
+    /// `by` pressed for ply `ply` before the board changed again: a quick reply there was
+    /// the presser's own move, made at once (a premove), not a piece knocked over.
+    pub(super) fn quick_reply_pressed(&mut self, by: Color, ply: usize) {
+        if self
+            .quick_reply
+            .as_ref()
+            .is_some_and(|q| q.ply == ply && q.mover == by)
+        {
+            self.quick_reply = None;
+        }
+        if self.unpressed_reply.is_some_and(|(reply, _)| {
+            ply >= reply && self.game.positions().get(reply - 1).map(|p| p.turn()) == Some(by)
+        }) {
+            self.unpressed_reply = None;
+        }
+    }
+
+    /// A reading that withdraws a quick reply nobody pressed for, read from before the move
+    /// it answered, when the board is otherwise unexplained: that move is final by then
+    /// (its player moved again), but the reply may have been a piece knocked over by the hand
+    /// that made it, which then went on (the piece put back shows it). Only until the
+    /// answering player's next move.
+    pub(super) fn knocked_reply_reading(&self, pressed: bool) -> Option<Reading> {
+        let (reply, m) = self.unpressed_reply?;
+        let answered = reply.checked_sub(2)?;
+        let plies = self.game.plies();
+        if answered >= self.settled
+            || reply + 1 < plies
+            || self.game.moves().get(reply - 1).map(|p| p.mv) != Some(m)
+        {
+            return None;
+        }
+        let mut wider = self.clone();
+        wider.settled = answered;
+        wider.unpressed_reply = None;
+        match wider.read_within(pressed) {
+            Reading::Adopt { from, moves, doubt }
+                if from < reply && moves.get(reply - 1 - from) != Some(&m) =>
+            {
+                Some(Reading::Adopt { from, moves, doubt })
+            }
+            _ => None,
+        }
+    }
+
     /// When the player to move after ply `n` got the move: once that move was made (1.3),
     /// before its press.
     pub(super) fn had_move(&self, n: usize) -> Option<Millis> {
@@ -110,5 +219,85 @@ impl Machine {
                 .get(n)
                 .map_or(pressed, |&made| made.min(pressed)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Board, Color, Piece, Role, Square};
+
+    use super::Machine;
+    use crate::act::{Event, MachineConfig};
+    use crate::board::{Millis, Observation, ObservationKind, Snapshot};
+
+    /// White's Ra1-d1, Black's Kg8-h8 60 ms later, White's Rd1-d7: the reply is quicker than
+    /// a hand answers, and Black did not press for it. `recovered` says which observations
+    /// came from the board's memory after a gap.
+    fn quick_reply_alerts(recovered: impl Fn(Millis) -> bool) -> Vec<String> {
+        let fen = "6k1/8/8/8/8/8/8/R5K1 w - - 0 1";
+        let mut machine = Machine::new(MachineConfig {
+            start_fen: Some(fen.to_string()),
+            ..MachineConfig::default()
+        });
+        let board: Board = fen
+            .split(' ')
+            .next()
+            .and_then(|b| b.parse().ok())
+            .expect("board");
+        let piece = |color, role| Some(Piece { color, role });
+        let observations = [
+            (
+                0,
+                ObservationKind::Snapshot(Snapshot {
+                    board,
+                    identifies_pieces: true,
+                }),
+            ),
+            (1000, ObservationKind::Emptied(Square::A1)),
+            (
+                1300,
+                ObservationKind::Placed(Square::D1, piece(Color::White, Role::Rook)),
+            ),
+            (1320, ObservationKind::Emptied(Square::G8)),
+            (
+                1360,
+                ObservationKind::Placed(Square::H8, piece(Color::Black, Role::King)),
+            ),
+            (4000, ObservationKind::Emptied(Square::D1)),
+            (
+                4300,
+                ObservationKind::Placed(Square::D7, piece(Color::White, Role::Rook)),
+            ),
+        ];
+        let mut events = Vec::new();
+        for (t_ms, kind) in observations {
+            let obs = Observation { t_ms, kind };
+            if recovered(t_ms) {
+                machine.observe_recovered(&obs, &mut events);
+            } else {
+                machine.observe(&obs, &mut events);
+            }
+        }
+        assert_eq!(machine.ply(), 3, "all three moves are recorded: {events:?}");
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) => Some(a.article.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_quick_reply_seen_live_is_told() {
+        assert_eq!(quick_reply_alerts(|_| false), vec!["7.4".to_string()]);
+    }
+
+    /// Moves read across a gap have estimated times: no 7.4 "quicker than a reply" from
+    /// them, whether the reply or the move before it was recovered.
+    #[test]
+    fn a_quick_reply_read_across_a_gap_is_not_judged() {
+        assert!(quick_reply_alerts(|t| (1000..=1360).contains(&t)).is_empty());
+        assert!(quick_reply_alerts(|t| (1000..=1300).contains(&t)).is_empty());
     }
 }

@@ -127,6 +127,7 @@ impl Machine {
     }
 
     pub(super) fn complete(&mut self, by: Color, t: Millis, n: usize, out: &mut Vec<Event>) {
+        self.quick_reply_pressed(by, n);
         out.push(Event::MoveCompleted {
             ply: ply_number(n),
             side: by.into(),

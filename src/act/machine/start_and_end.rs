@@ -93,6 +93,7 @@ impl Machine {
     }
 
     pub(super) fn finish(&mut self, end: Ending, t: Millis, out: &mut Vec<Event>) {
+        self.tell_quick_reply(out);
         out.push(Event::Result {
             result: end.result.to_string(),
             reason: end.reason,

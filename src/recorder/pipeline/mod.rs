@@ -253,7 +253,13 @@ impl BoardPipeline {
 
     /// Passes one observation to the machine.
     fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
-        self.run_machine(out, |machine, events| machine.observe(obs, events));
+        if self.board_log.untimed {
+            self.run_machine(out, |machine, events| {
+                machine.observe_recovered(obs, events)
+            });
+        } else {
+            self.run_machine(out, |machine, events| machine.observe(obs, events));
+        }
     }
 
     /// Runs one step of the machine and takes in its events, renumbered after an arbiter
@@ -267,11 +273,6 @@ impl BoardPipeline {
         events.clear();
         step(&mut self.machine, &mut events);
         for mut event in events.drain(..) {
-            if self.board_log.untimed
-                && matches!(&event, Event::Alert(a) if a.article == "7.4" || a.article == "7.5.4")
-            {
-                continue;
-            }
             if self.resuming && matches!(event, Event::GameStart { .. }) {
                 self.resuming = false;
                 continue;
