@@ -441,6 +441,7 @@ fn start_forwarder(
                 config,
                 journal_path,
                 handle.state_dir(),
+                Some(handle.journal_committed()),
             )
         })
         .transpose()

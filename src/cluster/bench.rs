@@ -152,8 +152,13 @@ pub async fn measure(
         for b in &config.boards {
             epochs.insert(b.number, epoch);
         }
-        let forwarder =
-            Forwarder::for_recorder(settings(format!("rec{r}")), &config, &journal, &out)?;
+        let forwarder = Forwarder::for_recorder(
+            settings(format!("rec{r}")),
+            &config,
+            &journal,
+            &out,
+            Some(handle.journal_committed()),
+        )?;
         running.push((handle, forwarder));
     }
     let started = std::time::Instant::now();

@@ -31,6 +31,8 @@ pub struct SharedJournal {
     queue: mpsc::Sender<Pending>,
     path: PathBuf,
     stats: Arc<Stats>,
+    /// Counts the groups the writer thread has been through, for those who wait for entries.
+    committed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// What the writer thread has committed.
@@ -58,9 +60,11 @@ impl SharedJournal {
         let writer = Arc::clone(&journal);
         let stats = Arc::new(Stats::default());
         let counted = Arc::clone(&stats);
+        let committed = Arc::new(tokio::sync::watch::Sender::new(0));
+        let told = Arc::clone(&committed);
         std::thread::Builder::new()
             .name("journal-writer".into())
-            .spawn(move || write_groups(&writer, &waiting, &counted))
+            .spawn(move || write_groups(&writer, &waiting, &counted, &told))
             .map(drop)
             .unwrap_or_else(|e| tracing::error!("cannot start the journal writer thread: {e}"));
         SharedJournal {
@@ -68,7 +72,14 @@ impl SharedJournal {
             queue,
             path,
             stats,
+            committed,
         }
+    }
+
+    /// Changes each time the writer thread has committed a group (or failed to): readers of
+    /// the journal, such as a cluster forwarder, wait on it instead of polling.
+    pub fn committed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.committed.subscribe()
     }
 
     /// Transactions (disk syncs) committed by the writer thread, and the entries they held.
@@ -162,7 +173,12 @@ impl SharedJournal {
 }
 
 /// The writer thread: commits whatever is waiting as one group, answers, repeats.
-fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, stats: &Stats) {
+fn write_groups(
+    journal: &Mutex<Journal>,
+    waiting: &mpsc::Receiver<Pending>,
+    stats: &Stats,
+    signal: &tokio::sync::watch::Sender<u64>,
+) {
     while let Ok(first) = waiting.recv() {
         let mut size = first.entries.len();
         let mut group = vec![first];
@@ -209,5 +225,6 @@ fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, sta
                 }
             }
         }
+        signal.send_modify(|groups| *groups = groups.wrapping_add(1));
     }
 }
