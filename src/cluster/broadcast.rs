@@ -720,6 +720,10 @@ mod tests {
     }
 
     fn entry(seq: u64) -> Vec<u8> {
+        entry_of(seq, seq * 10, Record::Bytes(vec![]))
+    }
+
+    fn entry_of(seq: u64, t_ms: u64, record: Record) -> Vec<u8> {
         let wire = WireEntry::from_entry(
             "pc1",
             5,
@@ -727,11 +731,96 @@ mod tests {
                 seq,
                 session: 1,
                 board: Some(BoardKey::Pairing { round: 1, board: 1 }),
-                t_ms: seq * 10,
-                record: Record::Bytes(vec![]),
+                t_ms,
+                record,
             },
         );
         serde_json::to_vec(&wire).unwrap()
+    }
+
+    /// The start position, then the lift and the placing of each piece of `moves`.
+    fn board_chunks(moves: &[&str]) -> Vec<Vec<u8>> {
+        use crate::board::dgt::{code_from_piece, fields_from_board};
+        use crate::board::orientation::Orientation;
+        use crate::wire::dgt::Message;
+        let mut board = shakmaty::Board::new();
+        let mut chunks =
+            vec![Message::BoardDump(fields_from_board(&board, Orientation::Normal)).encode()];
+        let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+        for uci in moves {
+            let from: shakmaty::Square = uci[..2].parse().unwrap();
+            let to: shakmaty::Square = uci[2..4].parse().unwrap();
+            let piece = board.remove_piece_at(from).unwrap();
+            board.set_piece_at(to, piece);
+            let lift = Message::FieldUpdate {
+                field: field(from),
+                piece: 0,
+            };
+            let place = Message::FieldUpdate {
+                field: field(to),
+                piece: code_from_piece(piece),
+            };
+            chunks.push(lift.encode());
+            chunks.push(place.encode());
+        }
+        chunks
+    }
+
+    #[test]
+    fn a_dead_position_analysis_waits_for_an_event_no_step_of_the_node_produced() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&layout()).unwrap(),
+            1,
+        );
+        // After 2.Qh5+ Black has two moves: a position for the unwinnability analysis.
+        let mut seq = 0;
+        for chunk in board_chunks(&["e2e4", "f7f6", "d1h5"]) {
+            seq += 1;
+            let t_ms = 1_000 + 900 * seq;
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &entry_of(seq, t_ms, Record::Bytes(chunk)),
+                seq + 1,
+            );
+        }
+        let board = &r.boards[&(1, 1)];
+        let waiting: Vec<usize> = board.analyses.iter().map(|a| a.ply()).collect();
+        assert_eq!(waiting, [3], "analysed while reading bytes: {waiting:?}");
+        // The recorder journals the events of those bytes …
+        for _ in 0..board.pending_events {
+            seq += 1;
+            let event = Event::Result {
+                result: "*".into(),
+                reason: "as produced".into(),
+                t_ms: 0,
+            };
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &entry_of(seq, 5_000, Record::Event(event)),
+                seq + 1,
+            );
+        }
+        assert_eq!(r.boards[&(1, 1)].analyses.len(), 1);
+        assert_eq!(lock(&r.stats).mismatches, 0);
+        // … and then one that no step here produced: the waiting position is answered (not
+        // dead, so nothing follows and the entry is a mismatch).
+        seq += 1;
+        let event = Event::Result {
+            result: "1/2-1/2".into(),
+            reason: "dead position".into(),
+            t_ms: 5_000,
+        };
+        r.apply(
+            "touchmove.e.journal.pc1",
+            &entry_of(seq, 5_000, Record::Event(event)),
+            seq + 1,
+        );
+        assert!(r.boards[&(1, 1)].analyses.is_empty());
+        assert_eq!(lock(&r.stats).mismatches, 1);
+        assert_eq!(r.boards[&(1, 1)].pipeline.plies(), 3);
     }
 
     #[test]
