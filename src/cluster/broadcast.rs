@@ -196,7 +196,6 @@ async fn consume(
                     since_flush = 0;
                     flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
                     rebuild.flush();
-                    rebuild.check_gaps();
                     ack(&mut unacked).await;
                 }
             }
@@ -579,13 +578,19 @@ impl Rebuild {
             let Some(board) = self.boards.get_mut(&(round, number)) else {
                 continue;
             };
-            board.pgn = board.pipeline.pgn();
+            let pgn = board.pipeline.pgn();
             let summary = BoardSummary {
                 board: number,
                 result: board.pipeline.result().to_string(),
                 live: board.pipeline.live(),
             };
             let index_changed = board.summary.as_ref() != Some(&summary);
+            // Most entries (a piece lifted, a clock reading) change nothing in the game: each
+            // rewrite costs a new file, so only a changed game is rewritten.
+            if pgn == board.pgn && !index_changed {
+                continue;
+            }
+            board.pgn = pgn;
             board.summary = Some(summary);
             *self.rounds_due.entry(round).or_default() |= index_changed;
             self.feed.set_pgn(round, number, board.pgn.clone());
