@@ -508,6 +508,7 @@ fn start_forwarder(
                 journal_path,
                 handle.state_dir(),
                 Some(handle.arbiter_sink()),
+                Some(handle.journal_committed()),
             )
         })
         .transpose()

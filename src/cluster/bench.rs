@@ -152,8 +152,14 @@ pub async fn measure(
         for b in &config.boards {
             epochs.insert(b.number, epoch);
         }
-        let forwarder =
-            Forwarder::for_recorder(settings(format!("rec{r}")), &config, &journal, &out, None)?;
+        let forwarder = Forwarder::for_recorder(
+            settings(format!("rec{r}")),
+            &config,
+            &journal,
+            &out,
+            None,
+            Some(handle.journal_committed()),
+        )?;
         running.push((handle, forwarder));
     }
     let started = std::time::Instant::now();

@@ -13,8 +13,19 @@
 //! board's [`BoardPipeline`]; an event entry that the node's pipeline did not produce with the
 //! step before came from the recorder's clock tick, and is reproduced by a tick at that
 //! entry's time.
+//!
+//! The node does not run the dead-position analysis (5.2.2) while reading: its pipelines defer
+//! it and keep the positions asked for, in order. The recorder journals the end an analysis
+//! found as event entries that no step of the node's pipeline produces; only at such an entry
+//! does the node answer the positions waiting, in order, until one ends the game as the
+//! recorder's did. The unwinnability search, the costliest part of a step, thus runs only
+//! for the rare game it ends.
+//!
+//! The node's files are rebuilt from the stream at every start, so they are replaced without
+//! a disk sync, and at most every [`FILES_EVERY`]: a spectator reads the latest state, never a
+//! part of a file.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,15 +36,18 @@ use futures_util::StreamExt;
 
 use super::wire::{Layout, WireEntry};
 use super::{ClusterSettings, connect, event_stream, loud, say};
-use crate::act::Event;
+use crate::act::{AnalysisRequest, Event};
 use crate::clock::TimeControl;
-use crate::recorder::layout::{BoardSummary, OutputFolder, combine, write_atomically};
+use crate::recorder::layout::{BoardSummary, OutputFolder, combine};
 use crate::recorder::{BoardPipeline, EventConfig, GameTags};
 use crate::server::feed::{Feed, GameInfo};
 use crate::store::{BoardKey, Record};
 
-/// Files and acks are brought up to date at least this often while messages flow.
+/// The feed's PGN and the acks are brought up to date at least this often while messages flow.
 const FLUSH_EVERY: Duration = Duration::from_millis(50);
+/// A round's combined PGN (all its boards) is rebuilt, and the files rewritten, at most this
+/// often.
+pub const FILES_EVERY: Duration = Duration::from_millis(200);
 /// … or after this many messages.
 const FLUSH_AFTER: usize = 512;
 /// Wait between attempts to reach the cluster.
@@ -168,16 +182,19 @@ async fn consume(
         .map_err(|e| format!("reading the consumer {name}: {e}"))?;
     let mut unacked: Option<jetstream::Message> = None;
     let mut since_flush = 0usize;
+    let mut flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
     loop {
-        let next = tokio::time::timeout(FLUSH_EVERY, messages.next()).await;
+        let next = tokio::time::timeout_at(flush_at, messages.next()).await;
         match next {
             Ok(Some(Ok(message))) => {
                 let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
                 rebuild.apply(&message.subject, &message.payload, seq);
                 unacked = Some(message);
                 since_flush += 1;
-                if since_flush >= FLUSH_AFTER {
+                // A steady flow must not hold the feed's PGN back until it pauses.
+                if since_flush >= FLUSH_AFTER || tokio::time::Instant::now() >= flush_at {
                     since_flush = 0;
+                    flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
                     rebuild.flush();
                     ack(&mut unacked).await;
                 }
@@ -194,6 +211,7 @@ async fn consume(
             }
             Err(_) => {
                 since_flush = 0;
+                flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
                 rebuild.flush();
                 rebuild.check_gaps();
                 ack(&mut unacked).await;
@@ -227,6 +245,32 @@ struct NodeBoard {
     summary: Option<BoardSummary>,
     /// The PGN last published.
     pgn: String,
+    /// Positions the pipeline asked to analyse, oldest first, not answered yet.
+    analyses: VecDeque<AnalysisRequest>,
+}
+
+impl NodeBoard {
+    /// Keeps the positions the last step asked to analyse; those of a game that has ended
+    /// can no longer end it.
+    fn keep_analysis_requests(&mut self) {
+        self.analyses.extend(self.pipeline.take_analysis_requests());
+        if !self.pipeline.live() {
+            self.analyses.clear();
+        }
+    }
+
+    /// The recorder journalled events that no step here produced, after its analysis: the
+    /// positions waiting are answered, in order, until one ends the game.
+    fn answer_analyses(&mut self, t_ms: u64, events: &mut Vec<Event>) {
+        while events.is_empty()
+            && let Some(request) = self.analyses.pop_front()
+        {
+            let dead = request.analyse();
+            self.pipeline
+                .analysis_answered(t_ms, &request, dead, events);
+        }
+        self.keep_analysis_requests();
+    }
 }
 
 /// The state rebuilt from the stream.
@@ -240,6 +284,10 @@ struct Rebuild {
     /// Each round's event configuration, with the boards of every recorder.
     rounds: BTreeMap<u32, EventConfig>,
     dirty: BTreeSet<(u32, u32)>,
+    /// Rounds whose combined PGN waits for its next rebuild (true: a board's summary changed).
+    rounds_due: BTreeMap<u32, bool>,
+    /// When the combined PGN of each round was last rebuilt.
+    rounds_built: HashMap<u32, tokio::time::Instant>,
     files: std::sync::mpsc::Sender<FileJob>,
     stats: Arc<Mutex<BroadcastStats>>,
     /// Messages said once.
@@ -249,7 +297,7 @@ struct Rebuild {
 impl Rebuild {
     /// Nothing rebuilt yet; files go to the PGN folder `out_dir`.
     fn new(out_dir: &Path, feed: Arc<Feed>) -> Rebuild {
-        let out = OutputFolder::new(out_dir);
+        let out = OutputFolder::new(out_dir).unsynced();
         Rebuild {
             files: spawn_file_writer(out.clone()),
             out,
@@ -259,6 +307,8 @@ impl Rebuild {
             boards: BTreeMap::new(),
             rounds: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            rounds_due: BTreeMap::new(),
+            rounds_built: HashMap::new(),
             stats: Arc::new(Mutex::new(BroadcastStats::default())),
             said: BTreeSet::new(),
         }
@@ -367,14 +417,17 @@ impl Rebuild {
                         black: board.black.name.clone(),
                         tags: tags.tags().to_vec(),
                     });
+                    let mut pipeline = BoardPipeline::new(tags, control.clone()).with_board_log();
+                    pipeline.defer_dead_position_analysis();
                     self.boards.insert(
                         key,
                         NodeBoard {
                             owner: layout.recorder.clone(),
-                            pipeline: BoardPipeline::new(tags, control.clone()).with_board_log(),
+                            pipeline,
                             pending_events: 0,
                             summary: None,
                             pgn: String::new(),
+                            analyses: VecDeque::new(),
                         },
                     );
                     self.dirty.insert(key);
@@ -477,10 +530,12 @@ impl Rebuild {
         match record {
             Record::Bytes(bytes) => {
                 board.pipeline.on_bytes(t_ms, &bytes, &mut events);
+                board.keep_analysis_requests();
                 board.pending_events = events.len();
             }
             Record::Arbiter(request) => {
                 let answer = board.pipeline.on_arbiter(t_ms, &request, &mut events);
+                board.keep_analysis_requests();
                 if answer.is_ok() {
                     self.feed
                         .note_arbiter_action(round, number, &request.action);
@@ -493,6 +548,7 @@ impl Rebuild {
                     return;
                 }
                 board.pipeline.tick(t_ms, &mut events);
+                board.answer_analyses(t_ms, &mut events);
                 match events.len() {
                     0 => {
                         lock(&self.stats).mismatches += 1;
@@ -511,26 +567,32 @@ impl Rebuild {
     }
 
     /// Publishes the changed boards' PGN to the feed and has their files and their rounds'
-    /// files rewritten (by the file writer, so that disk syncs never hold up the stream).
+    /// files rewritten (by the file writer, so that writing never holds up the stream). A
+    /// round's combined PGN is rebuilt at most every [`FILES_EVERY`]; a later flush does it.
     fn flush(&mut self) {
-        if self.dirty.is_empty() {
+        if self.dirty.is_empty() && self.rounds_due.is_empty() {
             return;
         }
         let dirty = std::mem::take(&mut self.dirty);
-        let mut rounds: BTreeMap<u32, bool> = BTreeMap::new();
         for (round, number) in dirty {
             let Some(board) = self.boards.get_mut(&(round, number)) else {
                 continue;
             };
-            board.pgn = board.pipeline.pgn();
+            let pgn = board.pipeline.pgn();
             let summary = BoardSummary {
                 board: number,
                 result: board.pipeline.result().to_string(),
                 live: board.pipeline.live(),
             };
             let index_changed = board.summary.as_ref() != Some(&summary);
+            // Most entries (a piece lifted, a clock reading) change nothing in the game: each
+            // rewrite costs a new file, so only a changed game is rewritten.
+            if pgn == board.pgn && !index_changed {
+                continue;
+            }
+            board.pgn = pgn;
             board.summary = Some(summary);
-            *rounds.entry(round).or_default() |= index_changed;
+            *self.rounds_due.entry(round).or_default() |= index_changed;
             self.feed.set_pgn(round, number, board.pgn.clone());
             let _ = self.files.send(FileJob::Game {
                 round,
@@ -538,7 +600,20 @@ impl Rebuild {
                 pgn: board.pgn.clone(),
             });
         }
-        for (round, index_changed) in rounds {
+        let now = tokio::time::Instant::now();
+        let due: Vec<(u32, bool)> = self
+            .rounds_due
+            .iter()
+            .filter(|(round, _)| {
+                self.rounds_built
+                    .get(round)
+                    .is_none_or(|at| now.duration_since(*at) >= FILES_EVERY)
+            })
+            .map(|(round, changed)| (*round, *changed))
+            .collect();
+        for (round, index_changed) in due {
+            self.rounds_due.remove(&round);
+            self.rounds_built.insert(round, now);
             let texts: Vec<&str> = self
                 .boards
                 .range((round, 0)..=(round, u32::MAX))
@@ -576,7 +651,8 @@ enum FileJob {
 }
 
 /// Starts the thread that rewrites the PGN folder: of the jobs waiting, only the latest for
-/// each file is written.
+/// each file is written, and the thread waits [`FILES_EVERY`] after each round of writes so
+/// that a board's many moves in that time cost one rewrite.
 fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
     let (tx, rx) = std::sync::mpsc::channel::<FileJob>();
     let spawned = std::thread::Builder::new()
@@ -601,7 +677,7 @@ fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
                         ),
                         FileJob::Round { round, pgn } => {
                             let path = out.round_path(round);
-                            let written = write_atomically(&path, pgn.as_bytes());
+                            let written = out.replace(&path, pgn.as_bytes());
                             (path, written)
                         }
                         FileJob::Index { config, summaries } => (
@@ -620,6 +696,7 @@ fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
                         }
                     }
                 }
+                std::thread::sleep(FILES_EVERY);
             }
         });
     if let Err(e) = spawned {
@@ -648,6 +725,10 @@ mod tests {
     }
 
     fn entry(seq: u64) -> Vec<u8> {
+        entry_of(seq, seq * 10, Record::Bytes(vec![]))
+    }
+
+    fn entry_of(seq: u64, t_ms: u64, record: Record) -> Vec<u8> {
         let wire = WireEntry::from_entry(
             "pc1",
             5,
@@ -655,11 +736,96 @@ mod tests {
                 seq,
                 session: 1,
                 board: Some(BoardKey::Pairing { round: 1, board: 1 }),
-                t_ms: seq * 10,
-                record: Record::Bytes(vec![]),
+                t_ms,
+                record,
             },
         );
         serde_json::to_vec(&wire).unwrap()
+    }
+
+    /// The start position, then the lift and the placing of each piece of `moves`.
+    fn board_chunks(moves: &[&str]) -> Vec<Vec<u8>> {
+        use crate::board::dgt::{code_from_piece, fields_from_board};
+        use crate::board::orientation::Orientation;
+        use crate::wire::dgt::Message;
+        let mut board = shakmaty::Board::new();
+        let mut chunks =
+            vec![Message::BoardDump(fields_from_board(&board, Orientation::Normal)).encode()];
+        let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+        for uci in moves {
+            let from: shakmaty::Square = uci[..2].parse().unwrap();
+            let to: shakmaty::Square = uci[2..4].parse().unwrap();
+            let piece = board.remove_piece_at(from).unwrap();
+            board.set_piece_at(to, piece);
+            let lift = Message::FieldUpdate {
+                field: field(from),
+                piece: 0,
+            };
+            let place = Message::FieldUpdate {
+                field: field(to),
+                piece: code_from_piece(piece),
+            };
+            chunks.push(lift.encode());
+            chunks.push(place.encode());
+        }
+        chunks
+    }
+
+    #[test]
+    fn a_dead_position_analysis_waits_for_an_event_no_step_of_the_node_produced() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&layout()).unwrap(),
+            1,
+        );
+        // After 2.Qh5+ Black has two moves: a position for the unwinnability analysis.
+        let mut seq = 0;
+        for chunk in board_chunks(&["e2e4", "f7f6", "d1h5"]) {
+            seq += 1;
+            let t_ms = 1_000 + 900 * seq;
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &entry_of(seq, t_ms, Record::Bytes(chunk)),
+                seq + 1,
+            );
+        }
+        let board = &r.boards[&(1, 1)];
+        let waiting: Vec<usize> = board.analyses.iter().map(|a| a.ply()).collect();
+        assert_eq!(waiting, [3], "analysed while reading bytes: {waiting:?}");
+        // The recorder journals the events of those bytes …
+        for _ in 0..board.pending_events {
+            seq += 1;
+            let event = Event::Result {
+                result: "*".into(),
+                reason: "as produced".into(),
+                t_ms: 0,
+            };
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &entry_of(seq, 5_000, Record::Event(event)),
+                seq + 1,
+            );
+        }
+        assert_eq!(r.boards[&(1, 1)].analyses.len(), 1);
+        assert_eq!(lock(&r.stats).mismatches, 0);
+        // … and then one that no step here produced: the waiting position is answered (not
+        // dead, so nothing follows and the entry is a mismatch).
+        seq += 1;
+        let event = Event::Result {
+            result: "1/2-1/2".into(),
+            reason: "dead position".into(),
+            t_ms: 5_000,
+        };
+        r.apply(
+            "touchmove.e.journal.pc1",
+            &entry_of(seq, 5_000, Record::Event(event)),
+            seq + 1,
+        );
+        assert!(r.boards[&(1, 1)].analyses.is_empty());
+        assert_eq!(lock(&r.stats).mismatches, 1);
+        assert_eq!(r.boards[&(1, 1)].pipeline.plies(), 3);
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! or by the broadcast nodes (same sequence number). When the cluster is unreachable the
 //! entries wait in the journal; the backlog (entries, age) is reported on stderr and by
 //! [`Forwarder::backlog`].
+//!
+//! Given the recorder's commit signal ([`crate::store::SharedJournal::committed`]), the
+//! forwarder reads the journal as soon as a commit has happened instead of looking every
+//! [`POLL`]: an entry waits for no poll interval, and an idle recorder costs no reads.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,8 +32,11 @@ use crate::store::{Entry, Journal};
 
 /// Entries published before waiting for their acks.
 pub const BATCH: usize = 256;
-/// How often the journal is looked at for new entries when there were none.
+/// How often the journal is looked at for new entries when there were none and no commit
+/// signal tells when there are.
 const POLL: Duration = Duration::from_millis(10);
+/// How often it is looked at anyway with a commit signal (entries journalled another way).
+const IDLE_POLL: Duration = Duration::from_millis(250);
 /// Wait between attempts to reach the cluster.
 const RETRY: Duration = Duration::from_secs(1);
 /// How often a waiting backlog is reported.
@@ -94,12 +101,15 @@ impl Forwarder {
     /// recorder `settings.member`, announcing `layout` (whose epoch must be the journal's)
     /// after claiming its boards in the event layout. The cursor is kept in `out_dir`. With
     /// `desk`, the arbiter actions the serve nodes send for its boards go there.
+    /// `committed`, the recorder's commit signal, wakes the forwarder when there are new
+    /// entries; without it the journal is polled.
     pub fn start(
         settings: ClusterSettings,
         journal_path: &Path,
         out_dir: &Path,
         layout: Layout,
         desk: Option<ArbiterSink>,
+        committed: Option<tokio::sync::watch::Receiver<u64>>,
     ) -> Result<Forwarder, String> {
         let reader = Journal::open_read_only(journal_path).map_err(|e| e.to_string())?;
         let status = Arc::new(Status {
@@ -115,6 +125,7 @@ impl Forwarder {
             layout,
             status: status.clone(),
             desk,
+            committed,
         };
         let report = tokio::spawn(report(status.clone(), epoch));
         let task = tokio::spawn(run.run());
@@ -129,12 +140,15 @@ impl Forwarder {
     /// Starts forwarding for a recorder that has opened the journal at `journal_path` and
     /// records `config` into `out_dir`; with `desk`, it answers the serve nodes' arbiter
     /// actions for its boards through it.
+    /// `committed` is its journal's commit signal
+    /// ([`crate::recorder::RecorderHandle::journal_committed`]).
     pub fn for_recorder(
         settings: ClusterSettings,
         config: &crate::recorder::EventConfig,
         journal_path: &Path,
         out_dir: &Path,
         desk: Option<ArbiterSink>,
+        committed: Option<tokio::sync::watch::Receiver<u64>>,
     ) -> Result<Forwarder, String> {
         let epoch = journal_epoch(journal_path)?;
         let layout = Layout::of(
@@ -143,7 +157,7 @@ impl Forwarder {
             epoch,
             &super::settings::host_name(),
         );
-        Forwarder::start(settings, journal_path, out_dir, layout, desk)
+        Forwarder::start(settings, journal_path, out_dir, layout, desk, committed)
     }
 
     /// What waits to be forwarded now.
@@ -222,6 +236,18 @@ fn backlog(status: &Status, epoch: u64) -> Backlog {
     }
 }
 
+/// Waits until the journal has committed something (at most [`IDLE_POLL`]), or [`POLL`]
+/// without a commit signal; a signal whose recorder has stopped is dropped.
+async fn wait_for_entries(committed: &mut Option<tokio::sync::watch::Receiver<u64>>) {
+    let Some(signal) = committed.as_mut() else {
+        tokio::time::sleep(POLL).await;
+        return;
+    };
+    if let Ok(Err(_)) = tokio::time::timeout(IDLE_POLL, signal.changed()).await {
+        *committed = None;
+    }
+}
+
 /// Reports a backlog that waits, and when it has been flushed.
 async fn report(status: Arc<Status>, epoch: u64) {
     let mut reported = false;
@@ -264,10 +290,12 @@ struct Run {
     layout: Layout,
     status: Arc<Status>,
     desk: Option<ArbiterSink>,
+    committed: Option<tokio::sync::watch::Receiver<u64>>,
 }
 
 impl Run {
-    async fn run(self) {
+    async fn run(mut self) {
+        let mut committed = self.committed.take();
         let mut cursor = self.read_cursor();
         let mut unreachable_said = false;
         let mut refused: Option<String> = None;
@@ -313,7 +341,7 @@ impl Run {
                             self.settings.event
                         ),
                     );
-                    let why = self.pump(&js, &mut cursor).await;
+                    let why = self.pump(&js, &mut cursor, &mut committed).await;
                     if let Some(desk) = desk {
                         desk.abort();
                     }
@@ -446,9 +474,18 @@ impl Run {
 
     /// Forwards the journal from `cursor` until the cluster fails; returns why it stopped (the
     /// run tries again after a while).
-    async fn pump(&self, js: &jetstream::Context, cursor: &mut Option<u64>) -> String {
+    async fn pump(
+        &self,
+        js: &jetstream::Context,
+        cursor: &mut Option<u64>,
+        committed: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> String {
         let subject = wire::journal_subject(&self.settings.event, &self.settings.member);
         loop {
+            // Seen before reading: a commit during the read wakes the wait below at once.
+            if let Some(signal) = committed.as_mut() {
+                signal.borrow_and_update();
+            }
             let after = cursor.unwrap_or(0);
             let batch = match self.read(after).await {
                 Ok(b) => b,
@@ -456,7 +493,7 @@ impl Run {
             };
             if batch.is_empty() {
                 self.status.oldest_t_ms.store(u64::MAX, Ordering::Relaxed);
-                tokio::time::sleep(POLL).await;
+                wait_for_entries(committed).await;
                 continue;
             }
             self.status

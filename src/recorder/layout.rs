@@ -70,6 +70,17 @@ pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Replaces `path` with `bytes` atomically (temporary file + fsync + rename).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// Replaces `path` with `bytes` (temporary file + rename): readers see the old text or the
+/// new one, never a part, but a power cut may lose the new text. For files rebuilt from
+/// elsewhere after a crash.
+pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
         .file_name()
@@ -81,7 +92,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
     let written = std::fs::File::create(&temp).and_then(|mut file| {
         file.write_all(bytes)?;
-        file.sync_data()
+        if sync { file.sync_data() } else { Ok(()) }
     });
     let result = written.and_then(|()| std::fs::rename(&temp, path));
     if result.is_err() {
@@ -171,6 +182,8 @@ struct Tournament<'a> {
 #[derive(Debug, Clone)]
 pub struct OutputFolder {
     root: PathBuf,
+    /// Files are synced to disk before they replace the old ones.
+    synced: bool,
 }
 
 impl OutputFolder {
@@ -178,7 +191,21 @@ impl OutputFolder {
     pub fn new(root: &Path) -> OutputFolder {
         OutputFolder {
             root: root.to_path_buf(),
+            synced: true,
         }
+    }
+
+    /// The same folder, its files no longer synced to disk before they replace the old ones
+    /// ([`replace_unsynced`]): for a folder rebuilt from elsewhere after a crash, where a sync
+    /// per rewrite would only cost.
+    pub fn unsynced(mut self) -> OutputFolder {
+        self.synced = false;
+        self
+    }
+
+    /// Replaces the file at `path` with `bytes`, synced or not as the folder is.
+    pub fn replace(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        replace_file(path, bytes, self.synced)
     }
 
     /// The folder's path.
@@ -208,12 +235,12 @@ impl OutputFolder {
 
     /// Rewrites `round-N/game-K.pgn`.
     pub fn write_game(&self, round: u32, board: u32, pgn: &str) -> std::io::Result<()> {
-        write_atomically(&self.game_path(round, board), pgn.as_bytes())
+        self.replace(&self.game_path(round, board), pgn.as_bytes())
     }
 
     /// Rewrites `round-N/games.pgn` from the games' PGN texts in board order.
     pub fn write_round(&self, round: u32, games: &[&str]) -> std::io::Result<()> {
-        write_atomically(&self.round_path(round), combine(games).as_bytes())
+        self.replace(&self.round_path(round), combine(games).as_bytes())
     }
 
     /// Rewrites `round-N/index.json` and `tournament.json` for the configured round.
@@ -240,7 +267,7 @@ impl OutputFolder {
             .collect();
         let live = pairings.iter().filter(|p| p.live).count();
         let count = pairings.len();
-        write_atomically(
+        self.replace(
             &self.round_dir(config.round).join("index.json"),
             to_json(&Index { pairings }).as_bytes(),
         )?;
@@ -261,7 +288,7 @@ impl OutputFolder {
             name: &config.event,
             rounds,
         };
-        write_atomically(
+        self.replace(
             &self.root.join("tournament.json"),
             to_json(&tournament).as_bytes(),
         )

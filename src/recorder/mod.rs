@@ -841,6 +841,12 @@ impl RecorderHandle {
         self.shared.journal.commits()
     }
 
+    /// Changes each time the journal has committed what the boards appended: a reader of the
+    /// journal (the cluster forwarder) waits on it rather than polling.
+    pub fn journal_committed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.journal.committed()
+    }
+
     /// True while the journal refuses some board's entries (disk full, read-only).
     pub fn journal_failing(&self) -> bool {
         self.shared.journal_failing()

@@ -32,6 +32,8 @@ pub struct SharedJournal {
     path: PathBuf,
     stats: Arc<Stats>,
     writer: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
+    /// Counts the groups the writer thread has been through, for those who wait for entries.
+    committed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// What the writer thread has committed.
@@ -59,9 +61,11 @@ impl SharedJournal {
         let writer = Arc::clone(&journal);
         let stats = Arc::new(Stats::default());
         let counted = Arc::clone(&stats);
+        let committed = Arc::new(tokio::sync::watch::Sender::new(0));
+        let told = Arc::clone(&committed);
         let thread = std::thread::Builder::new()
             .name("journal-writer".into())
-            .spawn(move || write_groups(&writer, &waiting, &counted))
+            .spawn(move || write_groups(&writer, &waiting, &counted, &told))
             .map_err(|e| tracing::error!("cannot start the journal writer thread: {e}"))
             .ok();
         SharedJournal {
@@ -70,6 +74,7 @@ impl SharedJournal {
             path,
             stats,
             writer: Arc::new(Mutex::new(thread)),
+            committed,
         }
     }
 
@@ -95,6 +100,12 @@ impl SharedJournal {
         }
         drop(journal);
         Ok(())
+    }
+
+    /// Changes each time the writer thread has committed a group (or failed to): readers of
+    /// the journal, such as a cluster forwarder, wait on it instead of polling.
+    pub fn committed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.committed.subscribe()
     }
 
     /// Transactions (disk syncs) committed by the writer thread, and the entries they held.
@@ -188,7 +199,12 @@ impl SharedJournal {
 }
 
 /// The writer thread: commits whatever is waiting as one group, answers, repeats.
-fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, stats: &Stats) {
+fn write_groups(
+    journal: &Mutex<Journal>,
+    waiting: &mpsc::Receiver<Pending>,
+    stats: &Stats,
+    signal: &tokio::sync::watch::Sender<u64>,
+) {
     while let Ok(first) = waiting.recv() {
         let mut size = first.entries.len();
         let mut group = vec![first];
@@ -235,5 +251,6 @@ fn write_groups(journal: &Mutex<Journal>, waiting: &mpsc::Receiver<Pending>, sta
                 }
             }
         }
+        signal.send_modify(|groups| *groups = groups.wrapping_add(1));
     }
 }
