@@ -65,8 +65,15 @@ impl Machine {
                     return;
                 }
                 if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
+                    // Squares a piece only passes while a move is made are no sign of a
+                    // displaced piece when the hold ends.
+                    let in_motion = self.hold_shows_move_under_way(in_progress, t);
+                    let seen = self.held_seen;
                     let d = self.sensed().diff(self.game.position().board());
                     self.set_held(Some(d), t, out);
+                    if in_motion {
+                        self.held_seen = seen;
+                    }
                 }
             }
         }
@@ -245,6 +252,9 @@ impl Machine {
         if held != self.held {
             if self.held.is_none() {
                 self.held_since = t;
+                self.hold_quiet_since = t;
+                self.hold_unexplained_since = Some(t);
+                self.hold_scan_artefact = true;
                 self.held_seen = Bitboard::EMPTY;
                 self.hold_untimed = self.untimed;
             }
@@ -256,13 +266,41 @@ impl Machine {
         }
     }
 
-    /// When the hold, not told yet, is told: once it has lasted two scans.
+    /// Notes whether the held board shows a move being made. Two reports of one scan pass
+    /// may show a board no move explains for a moment (a king seen on its castling square
+    /// before its passing square is seen empty, a reply's piece lifted just before the
+    /// move's piece is seen down); while every such moment is shorter than a scan and the
+    /// board shows a move being made again, the hold is told only if it lasts two scans
+    /// from there.
+    ///
+    /// True when the hold goes on while the board shows a move being made.
+    fn hold_shows_move_under_way(&mut self, in_progress: bool, t: Millis) -> bool {
+        if self.held.is_none() {
+            return false;
+        }
+        if !in_progress {
+            self.hold_unexplained_since.get_or_insert(t);
+            return false;
+        }
+        if let Some(since) = self.hold_unexplained_since.take()
+            && t.saturating_sub(since) >= self.config.scan_period_ms
+        {
+            self.hold_scan_artefact = false;
+        }
+        if self.hold_scan_artefact {
+            self.hold_quiet_since = t;
+        }
+        self.hold_scan_artefact
+    }
+
+    /// When the hold, not told yet, is told: once it has lasted two scans since it began or
+    /// the board last showed a move being made.
     pub(super) fn hold_due(&self) -> Option<Millis> {
         (self.held.is_some() && self.told_held.is_none()).then(|| {
             if self.hold_untimed {
                 return Millis::MAX;
             }
-            self.held_since
+            self.hold_quiet_since
                 .saturating_add(self.config.scan_period_ms.saturating_mul(2))
         })
     }
