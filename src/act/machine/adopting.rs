@@ -1,6 +1,6 @@
 //! Adopting a reading: revisions, new moves, the hold.
 
-use shakmaty::{Bitboard, Move, Position, Role};
+use shakmaty::{Bitboard, Move, Position, Role, Square};
 
 use super::doubts::{Doubt, squares_of_all};
 use super::reading::Reading;
@@ -136,8 +136,36 @@ impl Machine {
     /// move, or by moves that leave a square it was on unexplained: a displaced piece may
     /// have been read as moves, so the hold did not end by itself.
     fn hold_ended_by_displacement(&self, from: usize, moves: &[Move]) -> bool {
-        let touched = squares_of_all(moves);
-        moves.len() > 2 || self.rewrites_recorded(from, moves) || (self.held_seen & !touched).any()
+        // A castling's king and rook land on squares its notation does not name.
+        let landed = moves.iter().filter_map(|m| match *m {
+            Move::Castle { king, rook } => {
+                let side = m.castling_side()?;
+                Some(
+                    Bitboard::from(Square::from_coords(side.king_to_file(), king.rank()))
+                        | Bitboard::from(Square::from_coords(side.rook_to_file(), rook.rank())),
+                )
+            }
+            _ => None,
+        });
+        let touched = landed.fold(squares_of_all(moves), |all, squares| all | squares);
+        moves.len() > 2
+            || (self.rewrites_recorded(from, moves) && !self.last_move_went_on(from, moves))
+            || (self.held_seen & !touched).any()
+    }
+
+    /// True when `moves`, read from position `from`, keep every recorded move but the last,
+    /// and replace that by a move from the same square: the piece went on (a king past its
+    /// passing square to castle, a slide that continued).
+    fn last_move_went_on(&self, from: usize, moves: &[Move]) -> bool {
+        let recorded = &self.game.moves()[from.min(self.game.plies())..];
+        let (Some((last, before)), Some((m, same))) = (recorded.split_last(), moves.split_last())
+        else {
+            return false;
+        };
+        before.len() == same.len()
+            && before.iter().zip(same).all(|(played, m)| played.mv == *m)
+            && last.mv.from().is_some()
+            && last.mv.from() == m.from()
     }
 
     /// True when `moves`, read from position `from`, replace a move already recorded.
