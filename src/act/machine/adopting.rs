@@ -1,6 +1,6 @@
 //! Adopting a reading: revisions, new moves, the hold.
 
-use shakmaty::{Bitboard, Move, Position, Role};
+use shakmaty::{Bitboard, Move, Position, Role, Square};
 
 use super::doubts::{Doubt, squares_of_all};
 use super::reading::Reading;
@@ -65,8 +65,15 @@ impl Machine {
                     return;
                 }
                 if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
+                    // Squares a piece only passes while a move is made are no sign of a
+                    // displaced piece when the hold ends.
+                    let in_motion = self.hold_shows_move_under_way(in_progress, t);
+                    let seen = self.held_seen;
                     let d = self.sensed().diff(self.game.position().board());
                     self.set_held(Some(d), t, out);
+                    if in_motion {
+                        self.held_seen = seen;
+                    }
                 }
             }
         }
@@ -129,8 +136,36 @@ impl Machine {
     /// move, or by moves that leave a square it was on unexplained: a displaced piece may
     /// have been read as moves, so the hold did not end by itself.
     fn hold_ended_by_displacement(&self, from: usize, moves: &[Move]) -> bool {
-        let touched = squares_of_all(moves);
-        moves.len() > 2 || self.rewrites_recorded(from, moves) || (self.held_seen & !touched).any()
+        // A castling's king and rook land on squares its notation does not name.
+        let landed = moves.iter().filter_map(|m| match *m {
+            Move::Castle { king, rook } => {
+                let side = m.castling_side()?;
+                Some(
+                    Bitboard::from(Square::from_coords(side.king_to_file(), king.rank()))
+                        | Bitboard::from(Square::from_coords(side.rook_to_file(), rook.rank())),
+                )
+            }
+            _ => None,
+        });
+        let touched = landed.fold(squares_of_all(moves), |all, squares| all | squares);
+        moves.len() > 2
+            || (self.rewrites_recorded(from, moves) && !self.last_move_went_on(from, moves))
+            || (self.held_seen & !touched).any()
+    }
+
+    /// True when `moves`, read from position `from`, keep every recorded move but the last,
+    /// and replace that by a move from the same square: the piece went on (a king past its
+    /// passing square to castle, a slide that continued).
+    fn last_move_went_on(&self, from: usize, moves: &[Move]) -> bool {
+        let recorded = &self.game.moves()[from.min(self.game.plies())..];
+        let (Some((last, before)), Some((m, same))) = (recorded.split_last(), moves.split_last())
+        else {
+            return false;
+        };
+        before.len() == same.len()
+            && before.iter().zip(same).all(|(played, m)| played.mv == *m)
+            && last.mv.from().is_some()
+            && last.mv.from() == m.from()
     }
 
     /// True when `moves`, read from position `from`, replace a move already recorded.
@@ -245,6 +280,9 @@ impl Machine {
         if held != self.held {
             if self.held.is_none() {
                 self.held_since = t;
+                self.hold_quiet_since = t;
+                self.hold_unexplained_since = Some(t);
+                self.hold_scan_artefact = true;
                 self.held_seen = Bitboard::EMPTY;
                 self.hold_untimed = self.untimed;
             }
@@ -256,13 +294,41 @@ impl Machine {
         }
     }
 
-    /// When the hold, not told yet, is told: once it has lasted two scans.
+    /// Notes whether the held board shows a move being made. Two reports of one scan pass
+    /// may show a board no move explains for a moment (a king seen on its castling square
+    /// before its passing square is seen empty, a reply's piece lifted just before the
+    /// move's piece is seen down); while every such moment is shorter than a scan and the
+    /// board shows a move being made again, the hold is told only if it lasts two scans
+    /// from there.
+    ///
+    /// True when the hold goes on while the board shows a move being made.
+    fn hold_shows_move_under_way(&mut self, in_progress: bool, t: Millis) -> bool {
+        if self.held.is_none() {
+            return false;
+        }
+        if !in_progress {
+            self.hold_unexplained_since.get_or_insert(t);
+            return false;
+        }
+        if let Some(since) = self.hold_unexplained_since.take()
+            && t.saturating_sub(since) >= self.config.scan_period_ms
+        {
+            self.hold_scan_artefact = false;
+        }
+        if self.hold_scan_artefact {
+            self.hold_quiet_since = t;
+        }
+        self.hold_scan_artefact
+    }
+
+    /// When the hold, not told yet, is told: once it has lasted two scans since it began or
+    /// the board last showed a move being made.
     pub(super) fn hold_due(&self) -> Option<Millis> {
         (self.held.is_some() && self.told_held.is_none()).then(|| {
             if self.hold_untimed {
                 return Millis::MAX;
             }
-            self.held_since
+            self.hold_quiet_since
                 .saturating_add(self.config.scan_period_ms.saturating_mul(2))
         })
     }

@@ -34,6 +34,7 @@ impl Machine {
             // A hold begun on recovered observations lasts from the first live one.
             self.hold_untimed = false;
             self.held_since = t;
+            self.hold_quiet_since = t;
         }
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).

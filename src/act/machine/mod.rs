@@ -85,6 +85,15 @@ pub struct Machine {
     held: Option<Bitboard>,
     /// When the current hold began.
     held_since: Millis,
+    /// When the board last showed the current hold as a move still being made, or the
+    /// hold began: the hold is told two scans after it.
+    hold_quiet_since: Millis,
+    /// When the board began to show the hold as no move being made, while it does; `None`
+    /// while it shows a move being made, or once it showed no move for a whole scan (the
+    /// hold is then told two scans after it began).
+    hold_unexplained_since: Option<Millis>,
+    /// False once the board showed the hold as no move being made for a whole scan.
+    hold_scan_artefact: bool,
     /// The differing squares last told in a [`Event::BoardState`]: a hold is told once it
     /// has lasted two scans, or at once when a press judgement made it.
     told_held: Option<Bitboard>,
@@ -212,6 +221,9 @@ impl Machine {
             lifts: Vec::new(),
             held: None,
             held_since: 0,
+            hold_quiet_since: 0,
+            hold_unexplained_since: None,
+            hold_scan_artefact: false,
             told_held: None,
             held_seen: Bitboard::EMPTY,
             doubt: None,
