@@ -343,6 +343,27 @@ impl Guarded {
     fn moved(&mut self) {
         self.last_moved = Instant::now();
     }
+
+    /// What a write of the stream gave: bytes written count as movement; a write that waits
+    /// may be cut off by the idle timeout.
+    fn written(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        match polled {
+            Poll::Ready(result) => {
+                if matches!(result, Ok(n) if n > 0) {
+                    self.moved();
+                }
+                Poll::Ready(result)
+            }
+            Poll::Pending => match self.poll_idle(cx) {
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                _ => Poll::Pending,
+            },
+        }
+    }
 }
 
 impl AsyncRead for Guarded {
@@ -373,18 +394,8 @@ impl AsyncWrite for Guarded {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.stream).poll_write(cx, buf) {
-            Poll::Ready(result) => {
-                if matches!(result, Ok(n) if n > 0) {
-                    self.moved();
-                }
-                Poll::Ready(result)
-            }
-            Poll::Pending => match self.poll_idle(cx) {
-                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-                _ => Poll::Pending,
-            },
-        }
+        let polled = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.written(cx, polled)
     }
 
     fn poll_write_vectored(
@@ -392,18 +403,8 @@ impl AsyncWrite for Guarded {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.stream).poll_write_vectored(cx, bufs) {
-            Poll::Ready(result) => {
-                if matches!(result, Ok(n) if n > 0) {
-                    self.moved();
-                }
-                Poll::Ready(result)
-            }
-            Poll::Pending => match self.poll_idle(cx) {
-                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-                _ => Poll::Pending,
-            },
-        }
+        let polled = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.written(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
