@@ -126,6 +126,19 @@ fn settings(
     })
 }
 
+/// Connects to the cluster and opens the event's layout bucket.
+async fn open_layout(
+    settings: &ClusterSettings,
+) -> Result<async_nats::jetstream::kv::Store, String> {
+    let client = crate::cluster::connect(settings)
+        .await
+        .map_err(|e| e.to_string())?;
+    let js = async_nats::jetstream::new(client);
+    event_layout::open(&js, settings)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -187,13 +200,7 @@ fn push(args: PushArgs) -> Result<(), String> {
         ));
     }
     runtime()?.block_on(async move {
-        let client = crate::cluster::connect(&settings)
-            .await
-            .map_err(|e| e.to_string())?;
-        let js = async_nats::jetstream::new(client);
-        let store = event_layout::open(&js, &settings)
-            .await
-            .map_err(|e| e.to_string())?;
+        let store = open_layout(&settings).await?;
         let report = event_layout::push(&store, &config, &pcs).await?;
         let token = if args.new_token {
             event_layout::new_token(&store).await?
@@ -228,13 +235,7 @@ fn push(args: PushArgs) -> Result<(), String> {
 fn show(args: ShowArgs) -> Result<(), String> {
     let settings = settings(&args.cluster, args.config.as_deref(), None)?;
     runtime()?.block_on(async move {
-        let client = crate::cluster::connect(&settings)
-            .await
-            .map_err(|e| e.to_string())?;
-        let js = async_nats::jetstream::new(client);
-        let store = event_layout::open(&js, &settings)
-            .await
-            .map_err(|e| e.to_string())?;
+        let store = open_layout(&settings).await?;
         let layout = event_layout::read(&store).await?;
         print!("{}", describe(&settings.event, &layout));
         Ok(())
