@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cluster_support::{
-    NatsServer, event_file, game_file, record_args, serve_node, short_scripts, touchmove,
-    wait_identical,
+    NatsServer, event_file, game_file, logged_address, record_args, serve_node, short_scripts,
+    touchmove, wait_identical,
 };
 use recorder_support::stop;
 use touchmove::cluster::desk::{self, DeskError, DeskRequest};
@@ -119,26 +119,6 @@ async fn a_board_claimed_by_two_pcs_is_refused_naming_both() {
     let token = event_layout::token_or_new(&store).await.unwrap();
     assert_eq!(event_layout::token_or_new(&store).await.unwrap(), token);
     assert!(event_layout::read(&store).await.unwrap().has_token);
-}
-
-/// The web server address a serve node logged.
-fn web_addr(log: &Path) -> String {
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        if let Some(addr) = text
-            .split("live at http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-        {
-            return addr.to_string();
-        }
-        assert!(
-            Instant::now() < until,
-            "the serve node logs its address:\n{text}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Status and body of an HTTP request.
@@ -269,7 +249,7 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
         &node_out("node2"),
         &log("node2"),
     );
-    let (addr1, addr2) = (web_addr(&log("node1")), web_addr(&log("node2")));
+    let (addr1, addr2) = (logged_address(&log("node1")), logged_address(&log("node2")));
     for n in ["node1", "node2"] {
         let state = touchmove::recorder::layout::state_dir(&node_out(n));
         let held = std::fs::read_to_string(state.join("arbiter.token")).unwrap_or_default();

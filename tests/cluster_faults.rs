@@ -204,15 +204,13 @@ async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
         Duration::from_secs(20),
     );
     stop(serve);
-    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
-    assert!(
-        differing.is_empty(),
-        "boards {differing:?} differ between the serve node and the restarted recorder\n{logs}"
-    );
-    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
-    assert!(
-        0 < before_kill && before_kill < final_plies,
-        "the recorder was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    let logs = recovered_exactly(
+        dir.path(),
+        &out,
+        &differing,
+        before_kill,
+        "the recorder",
+        "the serve node and the restarted recorder",
     );
     let recorder_log = std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(
@@ -262,15 +260,13 @@ async fn a_serve_node_killed_and_restarted_catches_up_exactly() {
         Duration::from_secs(20),
     );
     stop(serve);
-    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
-    assert!(
-        differing.is_empty(),
-        "boards {differing:?} differ between the restarted serve node and the recorder\n{logs}"
-    );
-    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
-    assert!(
-        0 < before_kill && before_kill < final_plies,
-        "the node was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    let logs = recovered_exactly(
+        dir.path(),
+        &out,
+        &differing,
+        before_kill,
+        "the node",
+        "the restarted serve node and the recorder",
     );
     let serve_text = std::fs::read_to_string(&serve_log).unwrap_or_default();
     assert_eq!(
@@ -393,21 +389,43 @@ async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_ro
     );
     stop(recorder);
     stop(serve);
-    let logs = logs(dir.path(), &["pc.log", "serve.log"]);
-    assert!(
-        differing.is_empty(),
-        "boards {differing:?} differ between the serve node and the recorder\n{logs}"
-    );
-    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
-    assert!(
-        0 < before_kill && before_kill < final_plies,
-        "{leader} was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    recovered_exactly(
+        dir.path(),
+        &out,
+        &differing,
+        before_kill,
+        &leader,
+        "the serve node and the recorder",
     );
     let (_, new_leader) = stream_cluster(&alive, "r3", Duration::from_secs(10))
         .await
         .expect("the two servers left still hold the stream");
     assert_ne!(new_leader, leader, "another server leads the stream now");
     drop(boards);
+}
+
+/// The end of a fault test: no board differs between the serve node and the recorder
+/// (`between` names them), and `killed` was killed mid-round, after `before_kill` plies of
+/// board 1. Returns the recorder's and serve node's logs.
+fn recovered_exactly(
+    dir: &std::path::Path,
+    out: &std::path::Path,
+    differing: &[usize],
+    before_kill: usize,
+    killed: &str,
+    between: &str,
+) -> String {
+    let logs = logs(dir, &["pc.log", "serve.log"]);
+    assert!(
+        differing.is_empty(),
+        "boards {differing:?} differ between {between}\n{logs}"
+    );
+    let final_plies = game_file(out, 1).map_or(0, |t| plies(&t));
+    assert!(
+        0 < before_kill && before_kill < final_plies,
+        "{killed} was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"
+    );
+    logs
 }
 
 /// True once the server at `url` answers JetStream requests (its cluster has elected a
