@@ -92,19 +92,8 @@ fn recaptures(start: &Chess, seq: &[Move]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::act::search::tests::moves_from;
     use shakmaty::Square;
-    use shakmaty::uci::UciMove;
-
-    fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
-        let mut pos = start.clone();
-        ucis.iter()
-            .map(|u| {
-                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-                pos.play_unchecked(m);
-                m
-            })
-            .collect()
-    }
 
     fn nothing_reported() -> ([Option<Millis>; 64], [Option<Millis>; 64]) {
         ([None; 64], [None; 64])

@@ -247,7 +247,8 @@ fn after_moves(ucis: &[&str]) -> Vec<Move> {
     moves_from(&Chess::default(), ucis)
 }
 
-fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
+/// The moves `ucis` played from `start`.
+pub(super) fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
     let mut pos = start.clone();
     ucis.iter()
         .map(|u| {
