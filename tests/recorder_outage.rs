@@ -10,8 +10,11 @@ mod recorder_support;
 
 use std::time::Duration;
 
+use shakmaty::Position;
+
 use recorder_support::{read_board, uci_moves};
-use touchmove::recorder::bench::spawn_boards;
+use touchmove::record::GameRecord;
+use touchmove::recorder::bench::{ScriptGame, spawn_boards_with_log};
 use touchmove::recorder::outage_bench::{
     OutagePlan, OutageRun, measure, record_boards, unplug_together, wall,
 };
@@ -97,6 +100,120 @@ async fn eight_boards_without_a_log_are_never_held_and_recorded_to_their_end() {
 /// the same journal: the moves made while it was down are recovered from the boards' logs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorder_killed_and_restarted_30_s_later_records_every_game_exactly() {
+    let (dir, games) = kill_and_restart(true).await;
+    let out = dir.path().join("out");
+    for (k, game) in games.iter().enumerate() {
+        let recorded = uci_moves(&read_board(&out, k + 1));
+        eprintln!(
+            "board {}: {} of {} moves recorded",
+            k + 1,
+            recorded.len(),
+            game.moves_uci.len()
+        );
+        assert_eq!(
+            recorded,
+            game.moves_uci,
+            "board {}: the game exactly",
+            k + 1
+        );
+    }
+}
+
+/// The same restart with boards that have no move log: each game comes back with the moves
+/// made while the recorder was down read from the board's position — in an order the
+/// record flags when another was possible, or, when no short sequence explains the board,
+/// taken up from its position (the moves before it kept in a comment) — and is recorded
+/// live to its end, every move after the gap the one played.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorder_killed_and_restarted_30_s_later_without_logs_records_every_game_to_its_end() {
+    let (dir, games) = kill_and_restart(false).await;
+    let out = dir.path().join("out");
+    let failures: Vec<String> = games
+        .iter()
+        .enumerate()
+        .filter_map(|(k, game)| {
+            let record = read_board(&out, k + 1);
+            eprintln!(
+                "board {}: {} of {} moves recorded, from {:?}",
+                k + 1,
+                record.moves.len(),
+                game.moves_uci.len(),
+                record.start_fen
+            );
+            recorded_to_its_end(&record, &game.moves_uci)
+                .err()
+                .map(|e| format!("board {}: {e}", k + 1))
+        })
+        .collect();
+    let alerts: Vec<String> = recorder_support::log(dir.path())
+        .lines()
+        .filter(|l| l.contains("8.5.3") || l.contains("7.5"))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}\nthe recorder's alerts:\n{}",
+        failures.join("\n"),
+        alerts.join("\n")
+    );
+}
+
+/// Whether `record` holds the game `played` as well as a board without a move log can tell
+/// it across a gap: the whole game (in another order only where the record says the order
+/// was not observed), or the game taken up from the board's real position and its moves
+/// from there.
+fn recorded_to_its_end(record: &GameRecord, played: &[String]) -> Result<(), String> {
+    let recorded = uci_moves(record);
+    match &record.start_fen {
+        Some(fen) => {
+            if recorded.is_empty() || !played.ends_with(&recorded) {
+                return Err(format!(
+                    "the moves after the take-up are not the game's last ones: {recorded:?}"
+                ));
+            }
+            let mut before = touchmove::rules::Game::standard();
+            for m in &played[..played.len() - recorded.len()] {
+                before.play_uci(m).map_err(|e| e.to_string())?;
+            }
+            let taken_up =
+                touchmove::rules::Game::from_fen(fen, false).map_err(|e| e.to_string())?;
+            let (real, taken) = (before.position(), taken_up.position());
+            if (taken.board(), taken.turn()) != (real.board(), real.turn()) {
+                return Err(format!(
+                    "taken up from {fen}, not from the board's real position {}",
+                    shakmaty::fen::Fen::from_position(real, shakmaty::EnPassantMode::Legal)
+                ));
+            }
+            Ok(())
+        }
+        None if recorded == played => Ok(()),
+        None => {
+            let flagged = record
+                .moves
+                .iter()
+                .any(|m| m.comments.iter().any(|c| c.contains("order not observed")));
+            if flagged && recorded.len() == played.len() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "recorded {recorded:?}\n  played {played:?}\n  comments {:?}",
+                    record
+                        .moves
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, m)| !m.comments.is_empty())
+                        .map(|(i, m)| (i + 1, &m.comments))
+                        .collect::<Vec<_>>()
+                ))
+            }
+        }
+    }
+}
+
+/// Plays [`OutagePlan`]'s games on virtual boards (with or without their move logs) while a
+/// recorder is SIGKILLed mid-game and started again 30 s of play later; returns the folder
+/// (`out` in it) once every board finished, and the games played.
+async fn kill_and_restart(eeprom_log: bool) -> (tempfile::TempDir, Vec<ScriptGame>) {
     const KILLED_BOARDS: usize = 4;
     const DOWN_GAME_MS: u64 = 30_000;
     let OutagePlan {
@@ -106,7 +223,8 @@ async fn a_recorder_killed_and_restarted_30_s_later_records_every_game_exactly()
         end_ms,
     } = OutagePlan::new(KILLED_BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let boards = spawn_boards(dir.path(), scripts, SPEED, 30 * 60 * 1000, 0).unwrap();
+    let boards =
+        spawn_boards_with_log(dir.path(), scripts, SPEED, 30 * 60 * 1000, 0, eeprom_log).unwrap();
     let mut config = String::from("event = \"Kill test\"\nsite = \"here\"\nround = 1\n");
     for (i, b) in boards.iter().enumerate() {
         config.push_str(&format!(
@@ -121,17 +239,12 @@ async fn a_recorder_killed_and_restarted_30_s_later_records_every_game_exactly()
     std::fs::write(&config_path, config).unwrap();
     let out = dir.path().join("out");
     let start = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_touchmove"))
-            .arg("record")
-            .arg("--config")
-            .arg(&config_path)
-            .arg("--out")
-            .arg(&out)
-            .arg("--no-server")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the touchmove binary starts")
+        recorder_support::record_logged(
+            &config_path,
+            &out,
+            ["--no-server"],
+            &dir.path().join("recorder.log"),
+        )
     };
     let wall = |game_ms: u64| wall(game_ms, SPEED);
     let t0 = tokio::time::Instant::now();
@@ -148,20 +261,5 @@ async fn a_recorder_killed_and_restarted_30_s_later_records_every_game_exactly()
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
     recorder_support::stop(recorder);
-
-    for (k, game) in games.iter().enumerate() {
-        let recorded = uci_moves(&read_board(&out, k + 1));
-        eprintln!(
-            "board {}: {} of {} moves recorded",
-            k + 1,
-            recorded.len(),
-            game.moves_uci.len()
-        );
-        assert_eq!(
-            recorded,
-            game.moves_uci,
-            "board {}: the game exactly",
-            k + 1
-        );
-    }
+    (dir, games)
 }

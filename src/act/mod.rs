@@ -146,7 +146,7 @@ mod search;
 mod start;
 mod touch;
 
-pub use machine::{AnalysisRequest, Machine, MachineConfig, Phase};
+pub use machine::{AnalysisRequest, Machine, MachineConfig, Phase, TAKE_UP_QUIET_MS};
 pub use physical::{InFlight, PhysicalBoard};
 
 use serde::{Deserialize, Serialize};

@@ -35,7 +35,11 @@ impl Machine {
         if self.exchange_after_unfinished_promotion(t, out) {
             return;
         }
-        match self.read_board() {
+        let reading = self.read_board();
+        if !matches!(reading, Reading::Unexplained { .. }) {
+            self.take_up_due = None;
+        }
+        match reading {
             Reading::Current => {
                 self.doubt = None;
                 self.set_held(None, t, out);
@@ -61,8 +65,8 @@ impl Machine {
                     self.read_and_adopt(t, out);
                     return;
                 }
-                if !in_progress && !self.signal_under_way() && self.reanchor_after_gap(t, out) {
-                    return;
+                if !in_progress && !self.signal_under_way() {
+                    self.take_up_after_quiet(t);
                 }
                 if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
                     // Squares a piece only passes while a move is made are no sign of a
@@ -81,7 +85,7 @@ impl Machine {
 
     /// Adopts a reading of the board: records its moves, raises its doubt if it has one,
     /// and holds or releases the game by what the board still shows.
-    fn adopt_reading(
+    pub(super) fn adopt_reading(
         &mut self,
         from: usize,
         moves: &[Move],
@@ -95,6 +99,7 @@ impl Machine {
             self.tell_held(t, true, out);
         }
         let settled_before = self.settled;
+        let across_gap = self.across_gap(from);
         self.adopt(from, moves, t, out);
         // A reading of moves made final may record fewer of them.
         self.settled = self.settled.min(self.game.plies());
@@ -107,6 +112,11 @@ impl Machine {
         ) {
             self.settled = self.settled.min(from).min(settled_before);
             self.reconstructed_from = Some(from);
+        }
+        // Moves read across a gap stay open until play after them confirms how many there
+        // were: the clock or the next move may say the other side is to move.
+        if across_gap {
+            self.settled = self.settled.min(from).min(settled_before);
         }
         let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
         match doubt {
@@ -328,8 +338,11 @@ impl Machine {
             if self.hold_untimed {
                 return Millis::MAX;
             }
-            self.hold_quiet_since
-                .saturating_add(self.config.scan_period_ms.saturating_mul(2))
+            let due = self
+                .hold_quiet_since
+                .saturating_add(self.config.scan_period_ms.saturating_mul(2));
+            // A board that may be taken up as the game's position is no hold until then.
+            self.take_up_due.map_or(due, |take_up| take_up.max(due))
         })
     }
 

@@ -9,10 +9,15 @@ use shakmaty::{Chess, Color, EnPassantMode, FromSetup, Move, Position, Setup};
 use super::doubts::{Doubt, squares_of_all};
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
-use crate::act::search::{Reports, rank_orders};
+use crate::act::search::{Explanation, Reports, rank_orders};
 use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::Millis;
 use crate::rules::Game;
+
+/// How long a board no short sequence of moves explains after a gap must stand unchanged
+/// before it is taken up as the game's position (when no clock press says sooner that the
+/// move on it is complete).
+pub const TAKE_UP_QUIET_MS: Millis = 1_000;
 
 impl Machine {
     /// The link to the board was down and came back at `t` (a cable plugged in again, a
@@ -21,14 +26,70 @@ impl Machine {
     /// read as a gap (up to [`MachineConfig::max_gap_plies`](super::MachineConfig) plies,
     /// never held for).
     pub fn link_restored(&mut self, t: Millis) {
-        self.link_gap = Some(t);
+        self.link_gap = Some((t, self.game.plies()));
     }
 
     /// True when the link came back, and a board dump found squares changed, after the game
-    /// reached position `k`: moves from `k` on may have been made unseen.
+    /// reached position `k`: moves from `k` on may have been made unseen. (Positions read
+    /// after the link came back, from the dump itself, are not.)
     pub(super) fn across_gap(&self, k: usize) -> bool {
         let since = self.reached_at.get(k).copied().unwrap_or(0);
-        self.link_gap.is_some_and(|g| g >= since) && self.outage.is_some_and(|o| o >= since)
+        self.link_gap
+            .is_some_and(|(t, plies)| t >= since && k <= plies)
+            && self.outage.is_some_and(|o| o >= since)
+    }
+
+    /// The last position the game reached before the link came back, while the moves read
+    /// after it are still open: where the moves of the gap begin.
+    pub(super) fn gap_start(&self) -> Option<usize> {
+        let n = self.game.plies();
+        (self.settled..=n).rev().find(|&k| self.across_gap(k))
+    }
+
+    /// The clock shows `side` to move while the moves read across a gap, still open, leave
+    /// the other side to move: the clock is evidence the board's position is not (the
+    /// shortest reading may miss a move that went and came back, a bishop's detour). The
+    /// gap is read again with as many moves as leave `side` to move, when some explain the
+    /// board. Returns true when it was.
+    pub(super) fn correct_gap_parity(
+        &mut self,
+        side: Color,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let Some(g) = self.gap_start() else {
+            return false;
+        };
+        let n = self.game.plies();
+        if self.phase != Phase::Playing || g == n || self.game.position().turn() == side {
+            return false;
+        }
+        let positions = self.game.positions();
+        let start = &positions[g];
+        let s = self.sensed();
+        if !s.diff(positions[n].board()).is_empty() {
+            return false;
+        }
+        let reports = self.reports(g);
+        let first = if start.turn() == side { 2 } else { 3 };
+        let reading = (first..=self.config.max_gap_plies)
+            .step_by(2)
+            .find_map(
+                |depth| match s.sequences_within(start, depth..=depth, &reports) {
+                    Explanation::None => None,
+                    Explanation::Unique(moves) => Some(Reading::Adopt {
+                        from: g,
+                        moves,
+                        doubt: None,
+                    }),
+                    Explanation::Ambiguous(seqs) => Some(self.order_across_gap(g, seqs, &reports)),
+                },
+            );
+        let Some(Reading::Adopt { from, moves, doubt }) = reading else {
+            return false;
+        };
+        self.adopt_reading(from, &moves, doubt, t, out);
+        true
     }
 
     /// The longest reconstruction from position `k`: deeper across a gap in the link.
@@ -99,6 +160,44 @@ impl Machine {
             others: others.iter().map(|o| uci(o)).collect(),
         });
         a
+    }
+
+    /// After a gap in the link the board shows a position no short sequence of moves
+    /// reaches: it is taken up once it has stood [`TAKE_UP_QUIET_MS`], or at once when a
+    /// clock press says the move on it is complete.
+    pub(super) fn take_up_after_quiet(&mut self, t: Millis) {
+        if self.phase == Phase::Playing && self.across_gap(self.settled) {
+            self.take_up_due = Some(t.saturating_add(TAKE_UP_QUIET_MS));
+        }
+    }
+
+    /// A press by `by` while a take-up waits: the presser's move on the board is complete,
+    /// and the board is taken up now if still nothing explains it.
+    pub(super) fn take_up_at_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        if self.take_up_due.is_some() {
+            // The press started the other side's clock: that side is to move.
+            self.clock_running = Some(!by);
+            self.take_up_due = Some(t);
+            self.take_up_if_due(t, out);
+        }
+    }
+
+    /// A take-up due by `now`: the board is read once more and taken up if still nothing
+    /// explains it.
+    pub(super) fn take_up_if_due(&mut self, now: Millis, out: &mut Vec<Event>) {
+        if self.take_up_due.is_none_or(|due| now < due) {
+            return;
+        }
+        self.take_up_due = None;
+        if self.phase == Phase::Playing
+            && matches!(
+                self.read_board(),
+                Reading::Unexplained { in_progress: false }
+            )
+            && !self.signal_under_way()
+        {
+            self.reanchor_after_gap(now, out);
+        }
     }
 
     /// After a gap in the link, no legal sequence of up to
@@ -197,8 +296,10 @@ impl Machine {
     /// has no move yet, that is the side to move.
     pub(super) fn clock_runs(&mut self, running: Option<Color>, t: Millis, out: &mut Vec<Event>) {
         self.clock_running = running.or(self.clock_running);
-        if let Some(side) = running {
-            self.correct_anchor_turn(side, t, out);
+        if let Some(side) = running
+            && !self.correct_anchor_turn(side, t, out)
+        {
+            self.correct_gap_parity(side, t, out);
         }
     }
 

@@ -177,6 +177,7 @@ impl Machine {
             }
         }
         self.settle_completion(now);
+        self.take_up_if_due(now, out);
         self.confirm_end(now, out);
         if self.phase == Phase::Playing {
             self.tell_held(now, false, out);
@@ -221,10 +222,18 @@ impl Machine {
             .pending_signal
             .as_ref()
             .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
-        [press, settle, surplus, end, signal, self.hold_due()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            press,
+            settle,
+            surplus,
+            end,
+            signal,
+            self.hold_due(),
+            self.take_up_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     pub(super) fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {

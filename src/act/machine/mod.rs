@@ -20,6 +20,7 @@ mod start_and_end;
 
 pub use config::MachineConfig;
 pub use dead_position::AnalysisRequest;
+pub use gaps::TAKE_UP_QUIET_MS;
 
 use shakmaty::{Bitboard, Board, Color, Piece, Square};
 
@@ -169,14 +170,19 @@ pub struct Machine {
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
     /// When the link to the board last came back after being down
-    /// ([`Machine::link_restored`]): the board may show moves nobody saw.
-    link_gap: Option<Millis>,
+    /// ([`Machine::link_restored`]), and the plies recorded then: the board may show moves
+    /// nobody saw after them.
+    link_gap: Option<(Millis, usize)>,
     /// Whose clock the clock last showed running.
     clock_running: Option<Color>,
     /// The game was taken up from the board's position after a gap
     /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
     /// move, and no move has been made since: the clock or the first move may correct it.
     anchor_unsure: bool,
+    /// After a gap, the board no short sequence of moves explains is taken up as the game's
+    /// position at this time, unless it changed or a reading explained it meanwhile: a
+    /// board read mid-move (a capture's piece in the hand) is not a position.
+    take_up_due: Option<Millis>,
     /// The observation being read was recovered from the board's memory after a gap: its
     /// time is an estimate.
     untimed: bool,
@@ -254,6 +260,7 @@ impl Machine {
             link_gap: None,
             clock_running: None,
             anchor_unsure: false,
+            take_up_due: None,
             untimed: false,
             untimed_span: None,
             last_recovered: false,

@@ -169,7 +169,17 @@ impl Machine {
         let positions = self.game.positions();
         let n = positions.len() - 1;
         let mut best: Option<(usize, Reading, Timing)> = None;
-        for k in std::iter::once(n).chain((self.settled..n).rev()) {
+        // Moves read across a gap in the link are a guess at an order nobody saw: a board
+        // that no longer fits them is read again from the gap's start first, where as many
+        // moves explain it as from any position the guess reached.
+        let gap_start = self.gap_start();
+        let starts = gap_start
+            .into_iter()
+            .chain(std::iter::once(n).chain((self.settled..n).rev()))
+            .enumerate()
+            .filter(|&(i, k)| i == 0 || Some(k) != gap_start)
+            .map(|(_, k)| k);
+        for k in starts {
             let kept = k - self.settled;
             let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
             let depth = self.reconstruction_depth(k).min(limit.saturating_sub(kept));

@@ -111,6 +111,7 @@ impl Machine {
             || ms >= self.config.two_hands_threshold_ms
             || self.untimed_at(t)
             || self.untimed_at(previous)
+            || self.gap_start().is_some()
         {
             return None;
         }

@@ -419,6 +419,17 @@ fn a_gap_no_sequence_explains_goes_on_from_the_board_and_a_correction_restores_t
     ];
     let mut events = Vec::new();
     let mut p = outage_without_log(&before, &gap, &mut events);
+    let reanchored = |events: &[Event]| {
+        events.iter().any(|e| {
+            matches!(e, Event::Alert(a)
+            if matches!(a.gap, Some(crate::act::GapAccount::Reanchored { .. })))
+        })
+    };
+    assert!(
+        !reanchored(&events),
+        "a board just read may be a move under way: {events:?}"
+    );
+    p.tick(60_100 + crate::act::TAKE_UP_QUIET_MS, &mut events);
     assert!(
         events.iter().any(|e| matches!(e, Event::Alert(a)
             if a.severity == Severity::Critical
