@@ -541,7 +541,12 @@ mod tests {
             .with_spare_dir(&spares);
         out.prepare(1).unwrap();
         let path = out.game_path(1, 3);
-        let texts = ["1. e4 *\n", "1. e4 e5 2. Nf3 Nc6 *\n", "1. e4 e5 *\n", "1. d4 *\n"];
+        let texts = [
+            "1. e4 *\n",
+            "1. e4 e5 2. Nf3 Nc6 *\n",
+            "1. e4 e5 *\n",
+            "1. d4 *\n",
+        ];
         let mut inodes = std::collections::BTreeSet::new();
         for text in texts {
             out.write_game(1, 3, text).unwrap();
