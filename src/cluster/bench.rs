@@ -32,7 +32,7 @@ pub struct ClusterFigures {
     pub serve_nodes: usize,
     /// Seconds measured.
     pub seconds: f64,
-    /// Move events seen on the first broadcast node's feed.
+    /// Move events seen on the first broadcast node's feed, of moves completed in the window.
     pub moves: usize,
     /// Median latency, completing byte → broadcast node's feed, in milliseconds.
     pub median_ms: f64,
@@ -52,6 +52,9 @@ pub struct ClusterFigures {
     /// CPU time used by this process and the nats-server, per second measured: 2.0 is both
     /// cores of this machine.
     pub cpu_cores_used: f64,
+    /// Seconds from the last recorder's start until every forwarder was connected and caught
+    /// up, when the measured window opened (moves completed before are not counted).
+    pub warmup_s: f64,
     /// Every board moves at the same moments (`--in-step`); otherwise the boards' games start
     /// spread over one move's time, as in a hall where nobody moves together for long.
     pub in_step: bool,
@@ -176,6 +179,27 @@ pub async fn measure(
         )?;
         running.push((handle, forwarder));
     }
+    // As at an event, where the PCs are up before the clocks start: the window opens once
+    // every forwarder is connected and has caught up with the start of its boards, and every
+    // broadcast node has read as many messages as the forwarders had acked.
+    let warming = std::time::Instant::now();
+    let ready_by = warming + Duration::from_secs(WARMUP_LIMIT_S);
+    loop {
+        let mut acked = 0;
+        let forwarded = running.iter().all(|(_, forwarder)| {
+            let backlog = forwarder.backlog();
+            acked += backlog.acked;
+            backlog.connected && backlog.oldest_ms < CAUGHT_UP_MS
+        });
+        let read = nodes.iter().all(|n| n.stats().messages >= acked);
+        if (forwarded && read) || std::time::Instant::now() >= ready_by {
+            break;
+        }
+        while subscription.live.try_recv().is_ok() {}
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let warmup_s = warming.elapsed().as_secs_f64();
+    let window_opened_ms = super::unix_ms();
     let started = std::time::Instant::now();
     let cpu_before = cpu_ticks(None) + cpu_ticks(Some(server.child.id()));
     let until = tokio::time::Instant::now() + Duration::from_secs(seconds);
@@ -196,7 +220,9 @@ pub async fn measure(
             continue;
         };
         let t_ms = json["event"]["t_ms"].as_u64();
-        if let (Some(t_ms), Some(epoch)) = (t_ms, epochs.get(&event.board)) {
+        if let (Some(t_ms), Some(epoch)) = (t_ms, epochs.get(&event.board))
+            && epoch + t_ms >= window_opened_ms
+        {
             samples.push(Duration::from_millis(now.saturating_sub(epoch + t_ms)));
         }
     }
@@ -230,9 +256,15 @@ pub async fn measure(
         process_resident_mib: after >> 20,
         nats_server_resident_mib: nats_resident >> 20,
         cpu_cores_used: cpu_used as f64 / clock_ticks_per_second() / elapsed,
+        warmup_s,
         in_step,
     })
 }
+
+/// The longest wait for the forwarders before the window opens anyway.
+const WARMUP_LIMIT_S: u64 = 15;
+/// A forwarder whose oldest entry waiting is younger than this has caught up.
+const CAUGHT_UP_MS: u64 = 250;
 
 /// Shifts each board's script so that the games start spread evenly over one move's time
 /// (thinking plus about three hand steps), board by board.
