@@ -183,6 +183,10 @@ pub struct ClusterBenchArgs {
     /// Thinking time before each move, in milliseconds (blitz: about 2000).
     #[arg(long, default_value_t = 2000)]
     pub think_ms: u64,
+    /// Every board moves at the same moments, the worst case (by default the boards' games
+    /// start spread over one move's time).
+    #[arg(long)]
+    pub in_step: bool,
 }
 
 /// Arguments of `touchmove bench recognition`.
@@ -203,7 +207,14 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
         BenchCommand::Sse(args) => sse(&args),
         BenchCommand::Cluster(a) => exit_code(
             "cluster",
-            crate::cluster::bench::run(a.recorders, a.boards, a.serve, a.seconds, a.think_ms),
+            crate::cluster::bench::run(
+                a.recorders,
+                a.boards,
+                a.serve,
+                a.seconds,
+                a.think_ms,
+                a.in_step,
+            ),
         ),
         BenchCommand::Crosscheck(args) => crosscheck_games(&args),
         BenchCommand::Outage(args) => exit_code(

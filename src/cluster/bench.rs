@@ -32,7 +32,7 @@ pub struct ClusterFigures {
     pub serve_nodes: usize,
     /// Seconds measured.
     pub seconds: f64,
-    /// Move events seen on the first broadcast node's feed.
+    /// Move events seen on the first broadcast node's feed, of moves completed in the window.
     pub moves: usize,
     /// Median latency, completing byte → broadcast node's feed, in milliseconds.
     pub median_ms: f64,
@@ -45,6 +45,19 @@ pub struct ClusterFigures {
     /// Resident memory of this process added per board (recorders, forwarders, broadcast
     /// nodes and virtual boards), in KiB.
     pub memory_per_board_kib: u64,
+    /// Resident memory of this process at the end (everything but the nats-server), in MiB.
+    pub process_resident_mib: u64,
+    /// Resident memory of the nats-server at the end, in MiB.
+    pub nats_server_resident_mib: u64,
+    /// CPU time used by this process and the nats-server, per second measured: 2.0 is both
+    /// cores of this machine.
+    pub cpu_cores_used: f64,
+    /// Seconds from the last recorder's start until every forwarder was connected and caught
+    /// up, when the measured window opened (moves completed before are not counted).
+    pub warmup_s: f64,
+    /// Every board moves at the same moments (`--in-step`); otherwise the boards' games start
+    /// spread over one move's time, as in a hall where nobody moves together for long.
+    pub in_step: bool,
 }
 
 /// The nats-server of the benchmark.
@@ -96,6 +109,7 @@ pub async fn measure(
     serve: usize,
     seconds: u64,
     think_ms: u64,
+    in_step: bool,
 ) -> Result<ClusterFigures, String> {
     let recorders = recorders.clamp(1, boards.max(1));
     let dir = std::env::temp_dir().join(format!(
@@ -105,8 +119,11 @@ pub async fn measure(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (server, url) = start_server(&dir)?;
-    let scripts = blitz_scripts(boards, think_ms)
+    let mut scripts = blitz_scripts(boards, think_ms)
         .ok_or_else(|| "the fixture games could not be read".to_string())?;
+    if !in_step {
+        spread_starts(&mut scripts, think_ms);
+    }
     let before = resident_bytes();
     let settings = |member: String| ClusterSettings {
         urls: vec![url.clone()],
@@ -162,7 +179,29 @@ pub async fn measure(
         )?;
         running.push((handle, forwarder));
     }
+    // As at an event, where the PCs are up before the clocks start: the window opens once
+    // every forwarder is connected and has caught up with the start of its boards, and every
+    // broadcast node has read as many messages as the forwarders had acked.
+    let warming = std::time::Instant::now();
+    let ready_by = warming + Duration::from_secs(WARMUP_LIMIT_S);
+    loop {
+        let mut acked = 0;
+        let forwarded = running.iter().all(|(_, forwarder)| {
+            let backlog = forwarder.backlog();
+            acked += backlog.acked;
+            backlog.connected && backlog.oldest_ms < CAUGHT_UP_MS
+        });
+        let read = nodes.iter().all(|n| n.stats().messages >= acked);
+        if (forwarded && read) || std::time::Instant::now() >= ready_by {
+            break;
+        }
+        while subscription.live.try_recv().is_ok() {}
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let warmup_s = warming.elapsed().as_secs_f64();
+    let window_opened_ms = super::unix_ms();
     let started = std::time::Instant::now();
+    let cpu_before = cpu_ticks(None) + cpu_ticks(Some(server.child.id()));
     let until = tokio::time::Instant::now() + Duration::from_secs(seconds);
     let mut samples = Vec::new();
     loop {
@@ -181,12 +220,17 @@ pub async fn measure(
             continue;
         };
         let t_ms = json["event"]["t_ms"].as_u64();
-        if let (Some(t_ms), Some(epoch)) = (t_ms, epochs.get(&event.board)) {
+        if let (Some(t_ms), Some(epoch)) = (t_ms, epochs.get(&event.board))
+            && epoch + t_ms >= window_opened_ms
+        {
             samples.push(Duration::from_millis(now.saturating_sub(epoch + t_ms)));
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu_used =
+        (cpu_ticks(None) + cpu_ticks(Some(server.child.id()))).saturating_sub(cpu_before);
     let after = resident_bytes();
+    let nats_resident = resident_of(server.child.id());
     let messages: u64 = nodes.iter().map(|n| n.stats().messages).sum();
     for node in nodes {
         node.stop();
@@ -209,7 +253,61 @@ pub async fn measure(
         max_ms: percentile(&samples, 1.0),
         messages_per_s: messages as f64 / elapsed / serve.max(1) as f64,
         memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
+        process_resident_mib: after >> 20,
+        nats_server_resident_mib: nats_resident >> 20,
+        cpu_cores_used: cpu_used as f64 / clock_ticks_per_second() / elapsed,
+        warmup_s,
+        in_step,
     })
+}
+
+/// The longest wait for the forwarders before the window opens anyway.
+const WARMUP_LIMIT_S: u64 = 15;
+/// A forwarder whose oldest entry waiting is younger than this has caught up.
+const CAUGHT_UP_MS: u64 = 250;
+
+/// Shifts each board's script so that the games start spread evenly over one move's time
+/// (thinking plus about three hand steps), board by board.
+fn spread_starts(scripts: &mut [Vec<crate::board::Observation>], think_ms: u64) {
+    let period = think_ms + 3 * 150;
+    let boards = scripts.len().max(1) as u64;
+    for (i, script) in scripts.iter_mut().enumerate() {
+        let offset = period * i as u64 / boards;
+        for observation in script {
+            observation.t_ms += offset;
+        }
+    }
+}
+
+/// User and system CPU time of this process (`None`) or of process `pid`, in clock ticks
+/// (Linux; 0 when unknown).
+fn cpu_ticks(pid: Option<u32>) -> u64 {
+    let path = pid.map_or("/proc/self/stat".to_string(), |p| format!("/proc/{p}/stat"));
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| {
+            // The fields after the command name, which is in parentheses and may hold spaces.
+            let rest = s.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let user: u64 = fields.get(11)?.parse().ok()?;
+            let system: u64 = fields.get(12)?.parse().ok()?;
+            Some(user + system)
+        })
+        .unwrap_or(0)
+}
+
+/// Resident memory of process `pid` in bytes (Linux), 0 when unknown.
+fn resident_of(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+fn clock_ticks_per_second() -> f64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 { ticks as f64 } else { 100.0 }
 }
 
 /// Runs the benchmark and prints its figures as one JSON line.
@@ -219,10 +317,11 @@ pub fn run(
     serve: usize,
     seconds: u64,
     think_ms: u64,
+    in_step: bool,
 ) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let figures = measure(recorders, boards, serve, seconds, think_ms).await?;
+        let figures = measure(recorders, boards, serve, seconds, think_ms, in_step).await?;
         println!(
             "{}",
             serde_json::to_string(&figures).map_err(|e| e.to_string())?

@@ -277,38 +277,18 @@ pub async fn claim(
         host: host.to_string(),
     };
     let payload = serde_json::to_vec(&mine).map_err(|e| e.to_string())?;
+    // Each claim waits for the server twice; a PC's boards are claimed a few at a time, so
+    // that a PC with a hundred boards is not kept from forwarding for hundreds of round trips.
+    let answers: Vec<Result<Option<String>, String>> =
+        futures_util::stream::iter(boards.iter().copied())
+            .map(|board| claim_one(store, round, board, recorder, host, &payload))
+            .buffered(CLAIMS_AT_ONCE)
+            .collect()
+            .await;
     let mut conflicts = Vec::new();
-    for &board in boards {
-        if let Some(planned) = get_json::<PlannedBoard>(store, &board_key(round, board)).await?
-            && let Some(pc) = planned.pc.as_deref()
-            && pc != recorder
-        {
-            conflicts.push(format!(
-                "board {board} of round {round} is given to PC {pc:?} by the event layout, and \
-                 PC {recorder:?} (host {host}) records it too"
-            ));
-            continue;
-        }
-        let key = claim_key(round, board);
-        match store.create(&key, payload.clone().into()).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
-                match get_json::<Claim>(store, &key).await? {
-                    Some(other) if other.recorder != recorder => conflicts.push(format!(
-                        "board {board} of round {round} is claimed by PC {:?} (host {}) and by \
-                         PC {recorder:?} (host {host})",
-                        other.recorder, other.host
-                    )),
-                    Some(_) => {}
-                    None => {
-                        return Err(format!(
-                            "event layout: the claim on board {board} of round {round} changed \
-                             while it was made; try again"
-                        ));
-                    }
-                }
-            }
-            Err(e) => return Err(jetstream_error(format!("claiming board {board}"), e)),
+    for answer in answers {
+        if let Some(conflict) = answer? {
+            conflicts.push(conflict);
         }
     }
     if conflicts.is_empty() {
@@ -319,6 +299,48 @@ pub async fn claim(
              event files, then `touchmove event push` with the right --pc",
             conflicts.join("; ")
         ))
+    }
+}
+
+/// Claims made at once by [`claim`].
+const CLAIMS_AT_ONCE: usize = 32;
+
+/// Claims one board for `recorder`; the conflict, if another PC has it.
+async fn claim_one(
+    store: &kv::Store,
+    round: u32,
+    board: u32,
+    recorder: &str,
+    host: &str,
+    payload: &[u8],
+) -> Result<Option<String>, String> {
+    if let Some(planned) = get_json::<PlannedBoard>(store, &board_key(round, board)).await?
+        && let Some(pc) = planned.pc.as_deref()
+        && pc != recorder
+    {
+        return Ok(Some(format!(
+            "board {board} of round {round} is given to PC {pc:?} by the event layout, and PC \
+             {recorder:?} (host {host}) records it too"
+        )));
+    }
+    let key = claim_key(round, board);
+    match store.create(&key, payload.to_vec().into()).await {
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+            match get_json::<Claim>(store, &key).await? {
+                Some(other) if other.recorder != recorder => Ok(Some(format!(
+                    "board {board} of round {round} is claimed by PC {:?} (host {}) and by PC \
+                     {recorder:?} (host {host})",
+                    other.recorder, other.host
+                ))),
+                Some(_) => Ok(None),
+                None => Err(format!(
+                    "event layout: the claim on board {board} of round {round} changed while it \
+                     was made; try again"
+                )),
+            }
+        }
+        Err(e) => Err(jetstream_error(format!("claiming board {board}"), e)),
     }
 }
 

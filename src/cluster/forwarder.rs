@@ -43,6 +43,9 @@ const RETRY: Duration = Duration::from_secs(1);
 const REPORT_EVERY: Duration = Duration::from_secs(2);
 /// How long a publish may wait for its ack.
 const ACK_TIMEOUT: Duration = Duration::from_secs(2);
+/// While entries flow, the cursor file is rewritten at most this often (and when they stop).
+const CURSOR_EVERY: Duration = Duration::from_secs(1);
+
 /// The cursor file in the output folder.
 pub const CURSOR_FILE: &str = "cluster-forwarded.json";
 
@@ -481,6 +484,8 @@ impl Run {
         committed: &mut Option<tokio::sync::watch::Receiver<u64>>,
     ) -> String {
         let subject = wire::journal_subject(&self.settings.event, &self.settings.member);
+        let mut cursor_written = tokio::time::Instant::now();
+        let mut cursor_behind = false;
         loop {
             // Seen before reading: a commit during the read wakes the wait below at once.
             if let Some(signal) = committed.as_mut() {
@@ -492,6 +497,10 @@ impl Run {
                 Err(e) => return format!("cannot read the journal: {e}"),
             };
             if batch.is_empty() {
+                if std::mem::take(&mut cursor_behind) {
+                    self.write_cursor(*cursor);
+                    cursor_written = tokio::time::Instant::now();
+                }
                 self.status.oldest_t_ms.store(u64::MAX, Ordering::Relaxed);
                 wait_for_entries(committed).await;
                 continue;
@@ -528,7 +537,15 @@ impl Run {
                 *cursor = Some(seq);
                 self.status.acked.store(seq, Ordering::Relaxed);
             }
-            self.write_cursor(*cursor);
+            // Each write makes a file and drops one; while entries flow, a cursor up to
+            // CURSOR_EVERY behind only re-publishes entries after a restart, dropped as
+            // duplicates.
+            cursor_behind = true;
+            if cursor_written.elapsed() >= CURSOR_EVERY {
+                self.write_cursor(*cursor);
+                cursor_written = tokio::time::Instant::now();
+                cursor_behind = false;
+            }
         }
     }
 

@@ -698,8 +698,9 @@ async fn next_found(finding: &mut Option<oneshot::Receiver<Found>>) -> Option<Fo
     }
 }
 
-/// Runs `work`, which waits for the disk (PGN rewrites are synced), without stalling the other tasks of a multi-threaded runtime: a slow fsync on one
-/// board must not starve the links of the others (or the virtual boards of the demo).
+/// Runs `work`, which waits for the disk (a PGN rewrite; synced while the journal fails),
+/// without stalling the other tasks of a multi-threaded runtime: a slow write on one board
+/// must not starve the links of the others (or the virtual boards of the demo).
 fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),

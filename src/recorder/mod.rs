@@ -189,6 +189,10 @@ pub const DEFAULT_BACKLOG_LIMIT: usize = 64 << 20;
 /// The journal's file name in the state directory.
 pub const JOURNAL_NAME: &str = "journal.sqlite";
 
+/// The folder in the state directory with a spare copy of each file of the output folder,
+/// through which the files are rewritten ([`OutputFolder::with_spare_dir`]).
+pub const SPARE_DIR_NAME: &str = "spare";
+
 /// The lock file in the state directory that keeps a second recorder out of the folder.
 pub const LOCK_NAME: &str = "recorder.lock";
 
@@ -332,13 +336,21 @@ impl Shared {
 
     /// Stores board `board`'s PGN and summary and rewrites its `game-K.pgn`; the round's
     /// files follow within [`ROUND_FILES_DELAY`].
+    /// Most chunks (a piece lifted, a clock reading) leave the game's text as it was: then
+    /// nothing is rewritten, unless the last write of the file failed.
     pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
         let round = self.config.round;
+        let path = self.out.game_path(round, board);
+        let unchanged = lock(&self.boards)
+            .games
+            .get(&board)
+            .is_some_and(|(p, s)| *p == pgn && *s == summary);
+        if unchanged && !lock(&self.unwritable).contains(&path) {
+            return;
+        }
         self.feed.set_pgn(round, board, pgn.clone());
-        self.check_written(
-            &self.out.game_path(round, board),
-            self.out.write_game(round, board, &pgn),
-        );
+        let folder = self.files();
+        self.check_written(&path, folder.write_game(round, board, &pgn));
         let mut boards = lock(&self.boards);
         if boards.games.get(&board).is_none_or(|(_, s)| *s != summary) {
             boards.index_changed = true;
@@ -347,6 +359,38 @@ impl Shared {
         boards.generation += 1;
         drop(boards);
         self.round_changed.notify_one();
+    }
+
+    /// The output folder as the journal's state asks. While the journal takes every entry,
+    /// the files are not synced: each change is committed (and synced) to the journal before
+    /// it is written here, and a restart rewrites every file from the journal. While the
+    /// journal refuses entries, the files hold moves it does not, so each rewrite is synced.
+    fn files(&self) -> OutputFolder {
+        self.out.clone().synced(self.journal_failing())
+    }
+
+    /// Syncs the round's files to disk, so that what a clean stop leaves is there after a
+    /// power cut too (the journal would rebuild it, but only at the recorder's next start).
+    pub(crate) fn sync_round_files(&self) {
+        let round = self.config.round;
+        let boards: Vec<u32> = lock(&self.boards).games.keys().copied().collect();
+        let mut paths: Vec<PathBuf> = boards
+            .iter()
+            .map(|b| self.out.game_path(round, *b))
+            .collect();
+        paths.push(self.out.round_path(round));
+        paths.push(self.out.round_dir(round).join("index.json"));
+        paths.push(self.out.root().join("tournament.json"));
+        for path in &paths {
+            if let Ok(file) = std::fs::File::open(path) {
+                let _ = file.sync_data();
+            }
+        }
+        for dir in [self.out.round_dir(round), self.out.root().to_path_buf()] {
+            if let Ok(dir) = std::fs::File::open(dir) {
+                let _ = dir.sync_all();
+            }
+        }
     }
 
     /// Rewrites `games.pgn` (and `index.json` when a board's result or state changed) and
@@ -365,10 +409,11 @@ impl Shared {
             (texts, summaries)
         };
         let round = self.config.round;
+        let folder = self.files();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.check_written(
             &self.out.round_path(round),
-            self.out.write_round(round, &texts),
+            folder.write_round(round, &texts),
         );
         let combined = layout::combine(&texts);
         if let Some(pusher) = lock(&self.pusher).as_ref() {
@@ -378,7 +423,7 @@ impl Shared {
         if let Some(summaries) = summaries {
             self.check_written(
                 &self.out.round_dir(round).join("index.json"),
-                self.out.write_index(&self.config, &summaries),
+                folder.write_index(&self.config, &summaries),
             );
         }
     }
@@ -509,6 +554,7 @@ impl Recorder {
         };
         layout::prepare_state_dir(&options.state_dir).map_err(state_error)?;
         let folder_lock = lock_folder(&options)?;
+        let out = out.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME));
         if options.journal_path == options.out_dir.join(JOURNAL_NAME) {
             say(&format!(
                 "the journal {} is in the published output folder (an older touchmove put it \
@@ -899,7 +945,11 @@ impl RecorderHandle {
             let _ = task.await;
         }
         let last = Arc::clone(&self.shared);
-        let _ = tokio::task::spawn_blocking(move || last.write_round_files()).await;
+        let _ = tokio::task::spawn_blocking(move || {
+            last.write_round_files();
+            last.sync_round_files();
+        })
+        .await;
         if let Some(server) = self.server {
             server.shutdown().await;
         }
