@@ -42,6 +42,9 @@ impl Machine {
             self.raise_doubt(doubt, t, out);
             let n = self.game.plies();
             self.complete(by, t, n, out);
+        } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
+            out.push(Event::Alert(alert));
+            self.await_board(by, t, d, out);
         } else if d.is_empty()
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
@@ -123,6 +126,46 @@ impl Machine {
             a.squares.join(" ")
         );
         a
+    }
+
+    /// 8.5.3, when the board shows the presser's piece lifted and not put down anywhere
+    /// at the press, once the press has waited for the board: a legal move whose arrival
+    /// the board did not report (a lost update, or one not sent yet) leaves the same board
+    /// as a piece still in the hand, so the board does not establish a press without a move
+    /// (7.5.3) or an illegal move (7.5.1). The press completes the move once the board
+    /// shows it.
+    fn arrival_unseen_at_press(
+        &self,
+        by: Color,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &shakmaty::Chess,
+    ) -> Option<Alert> {
+        let moves = s.arrival_unseen(current);
+        let first = moves.first()?;
+        let left = moves
+            .iter()
+            .filter_map(|m| match *m {
+                Move::Castle { king, .. } => Some(king),
+                _ => m.from(),
+            })
+            .fold(Bitboard::EMPTY, |all, sq| all | Bitboard::from(sq));
+        let piece = current
+            .board()
+            .piece_at(first.from().unwrap_or(first.to()))
+            .map_or("piece", |p| crate::act::touch::name(p.role));
+        let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![t];
+        a.squares = left.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "{} pressed the clock, but the board has not shown where the {piece} lifted from {} \
+             was put: a sensor report may be lost, so this is not judged as an illegal move. \
+             The arbiter should check the board; the press completes the move once the board \
+             shows it",
+            color_word(by),
+            a.squares.join(" or ")
+        );
+        Some(a)
     }
 
     /// 8.5.3, when the board shows a piece one too many at the press: a lost update, not an

@@ -67,11 +67,15 @@ impl Machine {
     pub(super) fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
         let wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        // A piece not yet shown where it went may be on its way still, or its report late.
         let in_motion = || {
             matches!(
                 self.read_board(),
                 Reading::Unexplained { in_progress: true }
-            )
+            ) || !self
+                .sensed()
+                .arrival_unseen(self.game.position())
+                .is_empty()
         };
         // A piece the board shows one too many of is looked into before the press is
         // judged: a lost update, not an illegal move, may explain the board. Once: a search
