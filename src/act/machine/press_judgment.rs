@@ -64,6 +64,16 @@ impl Machine {
                 out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
             }
             self.set_held_now(Some(d), t, out);
+        } else if let Some(m) = s.move_with_opponent_hand(&current) {
+            // The presser's pieces show his legal move; what else differs is the opponent's
+            // hand, which no press of the presser answers for.
+            let n = self.game.plies();
+            self.adopt(n, &[m], t, out);
+            if self.phase == Phase::Playing && self.game.plies() == n + 1 {
+                self.complete(by, t, n + 1, out);
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
+            }
         } else {
             self.completed_illegal_move(by, t, d, out);
         }

@@ -170,6 +170,13 @@ impl Machine {
             // A late press for the presser's previous move, made after the opponent had
             // already replied or begun to (6.2.1.2: that move was completed by the reply).
             self.complete(by, t, n - 1, out);
+        } else if self
+            .pending_press
+            .is_some_and(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
+        {
+            // The board is held, waiting to show the move an earlier press of this player
+            // completes (a lost report, displaced pieces): a press on a board the machine
+            // cannot read yet is no new move of his to judge.
         } else {
             // Judged after the grace period: the move's board updates may still come.
             self.press_reading = match self.read(true) {
