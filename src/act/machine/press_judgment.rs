@@ -42,6 +42,10 @@ impl Machine {
             self.raise_doubt(doubt, t, out);
             let n = self.game.plies();
             self.complete(by, t, n, out);
+        } else if let Some(first) = press.awaited {
+            // The board is still one an earlier press of this player waits for: that press
+            // goes on waiting, and this one is no new move to judge.
+            self.await_board(by, first, d, out);
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
@@ -73,6 +77,20 @@ impl Machine {
                 self.complete(by, t, n + 1, out);
                 let d = self.sensed().diff(self.game.position().board());
                 self.set_held(d.any().then_some(d), t, out);
+                // A press of the opponent's made since, while this one waited for the board,
+                // is his for the move his hand was making: judged as such in its turn.
+                if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
+                    && self.pending_press.is_none()
+                {
+                    self.pending_press = Some(Press {
+                        by: !by,
+                        t_ms: answer,
+                        ply: n + 2,
+                        due: answer.saturating_add(self.config.press_grace_ms),
+                        promotion: None,
+                        awaited: None,
+                    });
+                }
             }
         } else {
             self.completed_illegal_move(by, t, d, out);

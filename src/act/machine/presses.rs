@@ -28,6 +28,10 @@ pub(super) struct Press {
     /// on the last rank), with the plies the game had then: the press completed it (7.5.2)
     /// even if the pawn is taken back before the press is judged. It ends with its press.
     pub(super) promotion: Option<(usize, shakmaty::Move)>,
+    /// When an earlier press of the same player, for the same move, was already waiting for
+    /// the board to be set right (a lost report, displaced pieces): this press may let the
+    /// board be read as moves made, but is no new move of his to judge (7.5.x).
+    pub(super) awaited: Option<Millis>,
 }
 
 impl Machine {
@@ -155,6 +159,7 @@ impl Machine {
                         ply: n,
                         due: t.saturating_add(self.config.press_grace_ms),
                         promotion: None,
+                        awaited: None,
                     });
                 }
             }
@@ -170,13 +175,6 @@ impl Machine {
             // A late press for the presser's previous move, made after the opponent had
             // already replied or begun to (6.2.1.2: that move was completed by the reply).
             self.complete(by, t, n - 1, out);
-        } else if self
-            .pending_press
-            .is_some_and(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
-        {
-            // The board is held, waiting to show the move an earlier press of this player
-            // completes (a lost report, displaced pieces): a press on a board the machine
-            // cannot read yet is no new move of his to judge.
         } else {
             // Judged after the grace period: the move's board updates may still come.
             self.press_reading = match self.read(true) {
@@ -187,12 +185,17 @@ impl Machine {
                 .sensed()
                 .unfinished_promotion(self.game.position())
                 .map(|m| (n, m));
+            let awaited = self
+                .pending_press
+                .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
+                .map(|p| p.t_ms);
             self.pending_press = Some(Press {
                 by,
                 t_ms: t,
                 ply: n + 1,
                 due: t.saturating_add(self.config.press_grace_ms),
                 promotion,
+                awaited,
             });
         }
     }
@@ -249,6 +252,7 @@ impl Machine {
             ply: self.game.plies() + 1,
             due: WHEN_RESTORED,
             promotion: None,
+            awaited: None,
         });
     }
 }
