@@ -49,6 +49,9 @@ impl Machine {
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
+        } else if let Some(alert) = self.lift_unseen_at_press(by, t, &s, &current) {
+            out.push(Event::Alert(alert));
+            self.await_board(by, t, d, out);
         } else if d.is_empty()
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
@@ -190,6 +193,35 @@ impl Machine {
              was put: a sensor report may be lost, so this is not judged as an illegal move. \
              The arbiter should check the board; the press completes the move once the board \
              shows it",
+            color_word(by),
+            a.squares.join(" or ")
+        );
+        Some(a)
+    }
+
+    /// 8.5.3, when the board shows a piece one too many at the press whose square, were it
+    /// empty, would show the presser's legal move (and the reply begun or made after it): the
+    /// report of its lift was lost, which the board cannot show apart from an illegal move,
+    /// so none is judged. The press completes the move once the board shows it.
+    fn lift_unseen_at_press(
+        &self,
+        by: Color,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &shakmaty::Chess,
+    ) -> Option<Alert> {
+        let squares = s.lift_unseen(current);
+        if squares.is_empty() {
+            return None;
+        }
+        let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![t];
+        a.squares = squares.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "{} pressed the clock, but the board shows a piece one too many: it did not report \
+             one leaving {} (a lost update), so this is not judged as an illegal move. The \
+             arbiter should check that square; a piece put there and taken off again makes the \
+             board report it, and the press completes the move once the board shows it",
             color_word(by),
             a.squares.join(" or ")
         );

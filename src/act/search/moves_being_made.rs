@@ -155,6 +155,51 @@ impl Sensed<'_> {
             .collect()
     }
 
+    /// The squares whose piece, were it gone, would leave the board a legal move from `pos`
+    /// (the next player's move begun or made after it, or not): a piece the board shows one
+    /// too many of, the report of its lift lost. Only pieces of a kind the board shows more
+    /// of than `pos` has (every square, on a board that cannot name pieces, when it shows
+    /// more pieces than `pos`).
+    pub fn lift_unseen(&self, pos: &Chess) -> Bitboard {
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 9 {
+            return Bitboard::EMPTY;
+        }
+        let surplus = |sq: Square| match self.board.piece_at(sq) {
+            None => false,
+            Some(_) if !self.identifies => {
+                self.board.occupied().count() > pos.board().occupied().count()
+            }
+            Some(p) => self.board.by_piece(p).count() > pos.board().by_piece(p).count(),
+        };
+        self.board
+            .occupied()
+            .into_iter()
+            .filter(|&sq| surplus(sq))
+            .filter(|&sq| {
+                let mut board = self.board.clone();
+                board.discard_piece_at(sq);
+                let without = Sensed {
+                    board: &board,
+                    identifies: self.identifies,
+                    placed: self.placed,
+                };
+                let d = without.diff(pos.board());
+                pos.legal_moves().into_iter().any(|m| {
+                    if !touches(m, d) {
+                        return false;
+                    }
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    without.shows(&after, m)
+                        || (without.diff(after.board()).any()
+                            && (without.in_progress(&after)
+                                || !without.single_moves(&after).is_empty()))
+                })
+            })
+            .collect()
+    }
+
     fn shows_all_but_arrival(&self, pos: &Chess, m: Move) -> bool {
         let mut after = pos.clone();
         after.play_unchecked(m);
