@@ -281,6 +281,7 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
         "required_alerts": summary.required_alerts,
         "required_alerts_raised": summary.required_alerts_raised,
         "missed_alerts": summary.missed_alerts,
+        "missed_penalties": summary.missed_penalties,
         "ns_per_observation": summary.ns_per_observation(),
         "ns_background_per_observation": summary.ns_background(),
         "latency_observations": summary.latency_observations(),

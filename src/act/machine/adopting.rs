@@ -3,6 +3,7 @@
 use shakmaty::{Bitboard, Move, Position, Role, Square};
 
 use super::doubts::{Doubt, squares_of_all};
+use super::presses::WHEN_RESTORED;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::Event;
@@ -26,6 +27,18 @@ impl Machine {
             && self.try_complete(press, out)
         {
             self.pending_press = None;
+            // A press that waited for the board completes the moves read since; moves read
+            // by a doubtful reconstruction stay open together until the next move is made,
+            // and the waiting press does not make them final.
+            if press.due == WHEN_RESTORED
+                && matches!(
+                    self.doubt,
+                    Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
+                )
+                && self.completion.is_some_and(|c| c.ply == press.ply)
+            {
+                self.completion = None;
+            }
         }
     }
 

@@ -42,6 +42,16 @@ impl Machine {
             self.raise_doubt(doubt, t, out);
             let n = self.game.plies();
             self.complete(by, t, n, out);
+        } else if let Some(first) = press.awaited {
+            // The board is still one an earlier press of this player waits for: that press
+            // goes on waiting, and this one is no new move to judge.
+            self.await_board(by, first, d, out);
+        } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
+            out.push(Event::Alert(alert));
+            self.await_board(by, t, d, out);
+        } else if let Some(alert) = self.lift_unseen_at_press(by, t, &s, &current) {
+            out.push(Event::Alert(alert));
+            self.await_board(by, t, d, out);
         } else if d.is_empty()
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
@@ -61,6 +71,30 @@ impl Machine {
                 out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
             }
             self.set_held_now(Some(d), t, out);
+        } else if let Some(m) = s.move_with_opponent_hand(&current) {
+            // The presser's pieces show his legal move; what else differs is the opponent's
+            // hand, which no press of the presser answers for.
+            let n = self.game.plies();
+            self.adopt(n, &[m], t, out);
+            if self.phase == Phase::Playing && self.game.plies() == n + 1 {
+                self.complete(by, t, n + 1, out);
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
+                // A press of the opponent's made since, while this one waited for the board,
+                // is his for the move his hand was making: judged as such in its turn.
+                if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
+                    && self.pending_press.is_none()
+                {
+                    self.pending_press = Some(Press {
+                        by: !by,
+                        t_ms: answer,
+                        ply: n + 2,
+                        due: answer.saturating_add(self.config.press_grace_ms),
+                        promotion: None,
+                        awaited: None,
+                    });
+                }
+            }
         } else {
             self.completed_illegal_move(by, t, d, out);
         }
@@ -123,6 +157,75 @@ impl Machine {
             a.squares.join(" ")
         );
         a
+    }
+
+    /// 8.5.3, when the board shows the presser's piece lifted and not put down anywhere
+    /// at the press, once the press has waited for the board: a legal move whose arrival
+    /// the board did not report (a lost update, or one not sent yet) leaves the same board
+    /// as a piece still in the hand, so the board does not establish a press without a move
+    /// (7.5.3) or an illegal move (7.5.1). The press completes the move once the board
+    /// shows it.
+    fn arrival_unseen_at_press(
+        &self,
+        by: Color,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &shakmaty::Chess,
+    ) -> Option<Alert> {
+        let moves = s.arrival_unseen(current);
+        let first = moves.first()?;
+        let left = moves
+            .iter()
+            .filter_map(|m| match *m {
+                Move::Castle { king, .. } => Some(king),
+                _ => m.from(),
+            })
+            .fold(Bitboard::EMPTY, |all, sq| all | Bitboard::from(sq));
+        let piece = current
+            .board()
+            .piece_at(first.from().unwrap_or(first.to()))
+            .map_or("piece", |p| crate::act::touch::name(p.role));
+        let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![t];
+        a.squares = left.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "{} pressed the clock, but the board has not shown where the {piece} lifted from {} \
+             was put: a sensor report may be lost, so this is not judged as an illegal move. \
+             The arbiter should check the board; the press completes the move once the board \
+             shows it",
+            color_word(by),
+            a.squares.join(" or ")
+        );
+        Some(a)
+    }
+
+    /// 8.5.3, when the board shows a piece one too many at the press whose square, were it
+    /// empty, would show the presser's legal move (and the reply begun or made after it): the
+    /// report of its lift was lost, which the board cannot show apart from an illegal move,
+    /// so none is judged. The press completes the move once the board shows it.
+    fn lift_unseen_at_press(
+        &self,
+        by: Color,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &shakmaty::Chess,
+    ) -> Option<Alert> {
+        let squares = s.lift_unseen(current);
+        if squares.is_empty() {
+            return None;
+        }
+        let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![t];
+        a.squares = squares.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "{} pressed the clock, but the board shows a piece one too many: it did not report \
+             one leaving {} (a lost update), so this is not judged as an illegal move. The \
+             arbiter should check that square; a piece put there and taken off again makes the \
+             board report it, and the press completes the move once the board shows it",
+            color_word(by),
+            a.squares.join(" or ")
+        );
+        Some(a)
     }
 
     /// 8.5.3, when the board shows a piece one too many at the press: a lost update, not an

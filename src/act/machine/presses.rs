@@ -28,6 +28,10 @@ pub(super) struct Press {
     /// on the last rank), with the plies the game had then: the press completed it (7.5.2)
     /// even if the pawn is taken back before the press is judged. It ends with its press.
     pub(super) promotion: Option<(usize, shakmaty::Move)>,
+    /// When an earlier press of the same player, for the same move, was already waiting for
+    /// the board to be set right (a lost report, displaced pieces): this press may let the
+    /// board be read as moves made, but is no new move of his to judge (7.5.x).
+    pub(super) awaited: Option<Millis>,
 }
 
 impl Machine {
@@ -67,11 +71,15 @@ impl Machine {
     pub(super) fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
         let wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        // A piece not yet shown where it went may be on its way still, or its report late.
         let in_motion = || {
             matches!(
                 self.read_board(),
                 Reading::Unexplained { in_progress: true }
-            )
+            ) || !self
+                .sensed()
+                .arrival_unseen(self.game.position())
+                .is_empty()
         };
         // A piece the board shows one too many of is looked into before the press is
         // judged: a lost update, not an illegal move, may explain the board. Once: a search
@@ -153,6 +161,7 @@ impl Machine {
                         ply: n,
                         due: t.saturating_add(self.config.press_grace_ms),
                         promotion: None,
+                        awaited: None,
                     });
                 }
             }
@@ -178,12 +187,17 @@ impl Machine {
                 .sensed()
                 .unfinished_promotion(self.game.position())
                 .map(|m| (n, m));
+            let awaited = self
+                .pending_press
+                .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
+                .map(|p| p.t_ms);
             self.pending_press = Some(Press {
                 by,
                 t_ms: t,
                 ply: n + 1,
                 due: t.saturating_add(self.config.press_grace_ms),
                 promotion,
+                awaited,
             });
         }
     }
@@ -240,6 +254,7 @@ impl Machine {
             ply: self.game.plies() + 1,
             due: WHEN_RESTORED,
             promotion: None,
+            awaited: None,
         });
     }
 }

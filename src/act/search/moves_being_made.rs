@@ -6,6 +6,16 @@ use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square};
 use super::{Sensed, squares_of, touches};
 use crate::act::physical::board_diff;
 
+/// True when `a` and `b` differ as a board that names pieces (or only sees occupancy) tells
+/// them apart.
+fn board_diff_at(a: Option<Piece>, b: Option<Piece>, identifies: bool) -> bool {
+    if identifies {
+        a != b
+    } else {
+        a.is_some() != b.is_some()
+    }
+}
+
 impl Sensed<'_> {
     /// True when the sensed board could be a move from `pos` still being made: every
     /// differing square is one the move changes and holds either nothing yet or what the
@@ -122,6 +132,133 @@ impl Sensed<'_> {
         });
         match (fits.next(), fits.next()) {
             (Some(fit), None) => Some(fit),
+            _ => None,
+        }
+    }
+
+    /// The legal moves from `pos` the sensed board shows made but for their arrival: the
+    /// piece is off the square it left, and the board has not shown it on any square it
+    /// may have reached (a report lost, or not sent yet). With the move's arriving pieces
+    /// put where it leaves them, the board is that move's position, or the next player's
+    /// move begun or made from there. A board that shows a piece where no legal move puts
+    /// it never fits: only a piece missing does. On a board that cannot name pieces, a
+    /// piece put down since the last recorded move is evidence of where it went, and
+    /// nothing fits.
+    pub fn arrival_unseen(&self, pos: &Chess) -> Vec<Move> {
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 9 || (!self.identifies && self.placed.any()) {
+            return Vec::new();
+        }
+        pos.legal_moves()
+            .into_iter()
+            .filter(|&m| touches(m, d) && self.shows_all_but_arrival(pos, m))
+            .collect()
+    }
+
+    /// The squares whose piece, were it gone, would leave the board a legal move from `pos`
+    /// (the next player's move begun or made after it, or not): a piece the board shows one
+    /// too many of, the report of its lift lost. Only pieces of a kind the board shows more
+    /// of than `pos` has (every square, on a board that cannot name pieces, when it shows
+    /// more pieces than `pos`).
+    pub fn lift_unseen(&self, pos: &Chess) -> Bitboard {
+        let d = self.diff(pos.board());
+        if d.is_empty() || d.count() > 9 {
+            return Bitboard::EMPTY;
+        }
+        let surplus = |sq: Square| match self.board.piece_at(sq) {
+            None => false,
+            Some(_) if !self.identifies => {
+                self.board.occupied().count() > pos.board().occupied().count()
+            }
+            Some(p) => self.board.by_piece(p).count() > pos.board().by_piece(p).count(),
+        };
+        self.board
+            .occupied()
+            .into_iter()
+            .filter(|&sq| surplus(sq))
+            .filter(|&sq| {
+                let mut board = self.board.clone();
+                board.discard_piece_at(sq);
+                let without = Sensed {
+                    board: &board,
+                    identifies: self.identifies,
+                    placed: self.placed,
+                };
+                let d = without.diff(pos.board());
+                pos.legal_moves().into_iter().any(|m| {
+                    if !touches(m, d) {
+                        return false;
+                    }
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    without.shows(&after, m)
+                        || (without.diff(after.board()).any()
+                            && (without.in_progress(&after)
+                                || !without.single_moves(&after).is_empty()))
+                })
+            })
+            .collect()
+    }
+
+    fn shows_all_but_arrival(&self, pos: &Chess, m: Move) -> bool {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let arrived = after.board().by_color(pos.turn()) & !pos.board().by_color(pos.turn());
+        let mut board = self.board.clone();
+        let mut unseen = false;
+        for sq in arrived {
+            let shown = self.board.piece_at(sq);
+            let arriving = after.board().piece_at(sq);
+            if board_diff_at(shown, arriving, self.identifies) {
+                // Nothing of the move there yet: empty, or still the piece it captures.
+                if shown.is_some() && shown != pos.board().piece_at(sq) {
+                    return false;
+                }
+                if let Some(piece) = arriving {
+                    board.set_piece_at(sq, piece);
+                }
+                unseen = true;
+            }
+        }
+        if !unseen {
+            return false;
+        }
+        let completed = Sensed {
+            board: &board,
+            identifies: self.identifies,
+            placed: self.placed,
+        };
+        completed.diff(after.board()).is_empty()
+            || completed.in_progress(&after)
+            || !completed.single_moves(&after).is_empty()
+    }
+
+    /// The one legal move from `pos` that leaves every piece of the side to move where the
+    /// sensed board shows it, the board differing from that move's position only in the
+    /// opponent's pieces (lifted, or put down where no legal reply puts them: a reply
+    /// under way, a piece touched down on its way). Only on a board that names pieces; `None`
+    /// when no move, or more than one, fits, or when the board shows the move's position.
+    pub fn move_with_opponent_hand(&self, pos: &Chess) -> Option<Move> {
+        if !self.identifies {
+            return None;
+        }
+        let d = self.diff(pos.board());
+        let mover = pos.turn();
+        let mut fits = pos.legal_moves().into_iter().filter(|&m| {
+            if !touches(m, d) {
+                return false;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let rest = self.diff(after.board());
+            let opponents = |p: Option<Piece>| p.is_none_or(|p| p.color != mover);
+            rest.any()
+                && rest.into_iter().all(|sq| {
+                    opponents(after.board().piece_at(sq)) && opponents(self.board.piece_at(sq))
+                })
+        });
+        match (fits.next(), fits.next()) {
+            (Some(m), None) => Some(m),
             _ => None,
         }
     }

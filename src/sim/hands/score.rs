@@ -433,6 +433,9 @@ pub struct Summary {
     pub required_alerts_raised: usize,
     /// Required articles without an alert, with counts.
     pub missed_alerts: std::collections::BTreeMap<String, usize>,
+    /// Missed required 7.5 alerts (illegal moves and presses without a move): game number
+    /// and what was missed, to trace with `--game N --trace`.
+    pub missed_penalties: Vec<String>,
     /// Injected irregularities by kind.
     pub injected: std::collections::BTreeMap<String, usize>,
     /// Games the simulator could not play to the end (illegal or unreadable input).
@@ -474,6 +477,9 @@ impl Summary {
         self.required_alerts_raised += v.required_alerts_raised;
         for m in &v.missed_alerts {
             let article = m.split(' ').next().unwrap_or_default().to_string();
+            if article.starts_with("7.5") {
+                self.missed_penalties.push(format!("game {index}: {m}"));
+            }
             *self.missed_alerts.entry(article).or_default() += 1;
         }
         for i in &sim.injected {

@@ -185,6 +185,9 @@ pub struct Summary {
     /// Alerts above Info raised in exact games, by article: within a ply of a deliberate
     /// irregularity (of any article), or not near any.
     pub alerts_in_exact: BTreeMap<String, (usize, usize)>,
+    /// The 7.5 alerts (penalties) above Info in exact games that are not near any deliberate
+    /// irregularity: game number, ply, article, message (to trace with `--game N --trace`).
+    pub penalties_near_none: Vec<Value>,
     /// Board updates lost by the sensor, and games with any.
     pub dropped_updates: u64,
     /// Games with a lost update.
@@ -257,6 +260,12 @@ impl Summary {
                         entry.0 += 1;
                     } else {
                         entry.1 += 1;
+                        if a.article.starts_with("7.5") {
+                            self.penalties_near_none.push(json!({
+                                "game": index, "ply": a.ply, "t_ms": a.t_ms,
+                                "article": a.article, "message": a.message,
+                            }));
+                        }
                     }
                 }
                 return;
@@ -327,6 +336,7 @@ impl Summary {
             "alerts_in_exact_games": self.alerts_in_exact.iter()
                 .map(|(a, (d, o))| (a.clone(), json!({"near_a_deliberate_irregularity": d, "near_none": o})))
                 .collect::<BTreeMap<String, Value>>(),
+            "penalties_in_exact_games_near_none": self.penalties_near_none,
             "dropped_updates": self.dropped_updates,
             "games_with_drops": self.games_with_drops,
             "irregularities_to_flag": flags,
