@@ -64,6 +64,10 @@ impl Machine {
         if self.phase != Phase::Playing || g == n || self.game.position().turn() == side {
             return false;
         }
+        let tried = (n, side, self.physical.board().occupied());
+        if self.gap_parity_tried == Some(tried) {
+            return false;
+        }
         let positions = self.game.positions();
         let start = &positions[g];
         let s = self.sensed();
@@ -86,6 +90,7 @@ impl Machine {
                 },
             );
         let Some(Reading::Adopt { from, moves, doubt }) = reading else {
+            self.gap_parity_tried = Some(tried);
             return false;
         };
         self.adopt_reading(from, &moves, doubt, t, out);

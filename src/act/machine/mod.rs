@@ -183,6 +183,9 @@ pub struct Machine {
     /// position at this time, unless it changed or a reading explained it meanwhile: a
     /// board read mid-move (a capture's piece in the hand) is not a position.
     take_up_due: Option<Millis>,
+    /// The last gap reading the clock asked for in vain (plies recorded, side to move, the
+    /// board's occupied squares): not searched again until one of them changes.
+    gap_parity_tried: Option<(usize, Color, Bitboard)>,
     /// The observation being read was recovered from the board's memory after a gap: its
     /// time is an estimate.
     untimed: bool,
@@ -261,6 +264,7 @@ impl Machine {
             clock_running: None,
             anchor_unsure: false,
             take_up_due: None,
+            gap_parity_tried: None,
             untimed: false,
             untimed_span: None,
             last_recovered: false,
