@@ -180,7 +180,8 @@ pub async fn record_boards_with_feed(
 
 /// Pulls every board's cable at the plan's outage (game time since now), plugs them in again
 /// `unplugged` later, waits for the boards to finish their scripts (up to a minute past the
-/// plan's end) and shuts the recorder down 2 s later. Returns how many boards finished.
+/// plan's end) and shuts the recorder down 2 s later, and no sooner than 6 s after the boards
+/// came back. Returns how many boards finished.
 pub async fn unplug_together(
     boards: &[VirtualBoard],
     recorder: RecorderHandle,
@@ -197,6 +198,7 @@ pub async fn unplug_together(
     for board in boards {
         board.replug().await.map_err(|e| format!("replug: {e}"))?;
     }
+    let replugged = tokio::time::Instant::now();
     let mut finished = 0;
     for board in boards {
         let limit = wall(plan.end_ms, speed) + Duration::from_secs(60);
@@ -204,7 +206,12 @@ pub async fn unplug_together(
             finished += 1;
         }
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Games that ended while unplugged are read once the link is back: the handshake waits
+    // for a move log (2 s), and a board nothing explains stands a second before it is taken
+    // up.
+    let settled = (tokio::time::Instant::now() + Duration::from_secs(2))
+        .max(replugged + Duration::from_secs(6));
+    tokio::time::sleep_until(settled).await;
     recorder.shutdown().await;
     Ok(finished)
 }
