@@ -216,6 +216,8 @@ impl BoardPipeline {
             // A handshake after the game began: the link was down, moves may have been
             // made unseen (the move log, if the board has one, follows).
             if matches!(m, Message::Version { .. }) && self.started {
+                // What the board sent before the handshake was seen before the link came back.
+                self.take_pending_observations(out);
                 self.machine.link_restored(t_ms);
             }
             if !self.board_log.enabled {

@@ -498,3 +498,43 @@ fn a_gap_no_sequence_explains_goes_on_from_the_board_and_a_correction_restores_t
     let record = reread(&p);
     assert_eq!(record.start_fen, None);
 }
+
+/// The board's updates made while nobody read them (kept in the port's buffer) arrive in one
+/// read with the handshake: they were seen before the link came back, and the moves the dump
+/// then shows are read as a gap from after them.
+#[test]
+fn updates_buffered_before_the_handshake_come_before_the_gap() {
+    let before = ["e2e4", "e7e5"];
+    let buffered = ["g1f3", "b8c6"];
+    let gap = ["f1c4", "f8c5", "c2c3", "g8f6", "d2d4"];
+    let played: Vec<&str> = before.iter().chain(&buffered).copied().collect();
+    let mut events = Vec::new();
+    let mut p = pipeline();
+    let messages = lift_place_messages(&played);
+    let (early, late) = messages.split_at(2 * before.len());
+    for (i, m) in early.iter().enumerate() {
+        p.on_bytes(1000 + 900 * i as u64, m, &mut events);
+    }
+    let mut chunk = late.concat();
+    chunk.extend(Message::Version { major: 1, minor: 2 }.encode());
+    p.on_bytes(60_000, &chunk, &mut events);
+    let mut game = Game::standard();
+    for m in played.iter().chain(&gap) {
+        game.play_uci(m).unwrap();
+    }
+    let dump = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(62_000, &dump.encode(), &mut events);
+    p.tick(70_000, &mut events);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::BoardState { held: true, .. })),
+        "not held: {events:?}"
+    );
+    let recorded = recorded_uci(&p);
+    assert_eq!(recorded.len(), played.len() + gap.len(), "{recorded:?}");
+    assert_eq!(recorded[..played.len()], moves(&played)[..]);
+}
