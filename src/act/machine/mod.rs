@@ -390,3 +390,15 @@ fn color_word(c: Color) -> &'static str {
         Color::Black => "Black",
     }
 }
+
+/// The articles of the alerts among `events`, in order: what the machine's unit tests check.
+#[cfg(test)]
+fn alert_articles(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) => Some(a.article.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -264,6 +264,7 @@ mod tests {
     use shakmaty::fen::Fen;
     use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
 
+    use super::super::alert_articles;
     use super::Machine;
     use crate::act::{Event, MachineConfig};
     use crate::board::{Millis, Observation, ObservationKind, Snapshot};
@@ -274,16 +275,6 @@ mod tests {
         let mut events = Vec::new();
         machine.observe(&Observation { t_ms, kind }, &mut events);
         events
-    }
-
-    fn alerts(events: &[Event]) -> Vec<String> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Alert(a) => Some(a.article.clone()),
-                _ => None,
-            })
-            .collect()
     }
 
     /// The pawn shown on the last rank at a press belongs to that press: once the queen is
@@ -348,9 +339,9 @@ mod tests {
             "the press ended, and its promotion with it"
         );
         assert!(
-            !alerts(&events).iter().any(|a| a.starts_with("7.5")),
+            !alert_articles(&events).iter().any(|a| a.starts_with("7.5")),
             "a promotion finished in the grace period is no illegal move: {:?}",
-            alerts(&events)
+            alert_articles(&events)
         );
     }
 }

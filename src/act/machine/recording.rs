@@ -227,8 +227,9 @@ impl Machine {
 mod tests {
     use shakmaty::{Board, Color, Piece, Role, Square};
 
+    use super::super::alert_articles;
     use super::Machine;
-    use crate::act::{Event, MachineConfig};
+    use crate::act::MachineConfig;
     use crate::board::{Millis, Observation, ObservationKind, Snapshot};
 
     /// White's Ra1-d1, Black's Kg8-h8 60 ms later, White's Rd1-d7: the reply is quicker than
@@ -280,13 +281,7 @@ mod tests {
             }
         }
         assert_eq!(machine.ply(), 3, "all three moves are recorded: {events:?}");
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Alert(a) => Some(a.article.clone()),
-                _ => None,
-            })
-            .collect()
+        alert_articles(&events)
     }
 
     #[test]
