@@ -19,7 +19,7 @@
 
 mod recorder_support;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -415,22 +415,12 @@ fn listen_drops() -> u64 {
         .unwrap_or(0)
 }
 
+/// The body of `GET path`, or the whole answer if it has none.
 fn get(addr: SocketAddr, path: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or(answer)
+    match recorder_support::http_get(addr, path) {
+        (_, body) if !body.is_empty() => body,
+        (head, _) => head,
+    }
 }
 
 async fn twenty_thousand_idle_connections_and_a_thousand_streams_leave_recording_exact() {

@@ -8,7 +8,7 @@ mod cluster_support;
 mod recorder_support;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -92,20 +92,9 @@ impl Recording {
 
     /// `GET path` on the recorder's web server: the body.
     fn get(&self, path: &str) -> String {
-        let mut stream = TcpStream::connect(self.addr).expect("connect to the recorder");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        let (head, body) = recorder_support::http_get(self.addr, path);
         assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
-        body.to_string()
+        body
     }
 
     fn status(&self) -> serde_json::Value {

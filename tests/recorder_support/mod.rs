@@ -191,3 +191,24 @@ pub fn state_dir(out: &Path) -> PathBuf {
 pub fn log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("recorder.log")).unwrap_or_default()
 }
+
+/// `GET path` from the web server at `addr` over a plain connection: the answer's head and
+/// body (all of it as the head if it has no body).
+pub fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to the web server");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    match answer.split_once("\r\n\r\n") {
+        Some((head, body)) => (head.to_string(), body.to_string()),
+        None => (answer, String::new()),
+    }
+}
