@@ -273,6 +273,37 @@ pub struct Alert {
     /// accounts for the moves nobody saw, so that the record and the arbiter can act on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap: Option<GapAccount>,
+    /// Earlier alerts this one replaces: later evidence showed them wrong (a gap read again,
+    /// moves re-read from the board's move log). They stand no longer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withdraws: Vec<AlertRef>,
+}
+
+/// Names an earlier alert: its article, ply and time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertRef {
+    /// The article of the alert withdrawn.
+    pub article: String,
+    /// Its ply.
+    pub ply: u32,
+    /// When it was raised.
+    pub t_ms: Millis,
+}
+
+impl Alert {
+    /// A reference to this alert, for a later one that withdraws it.
+    pub fn reference(&self) -> AlertRef {
+        AlertRef {
+            article: self.article.clone(),
+            ply: self.ply,
+            t_ms: self.t_ms,
+        }
+    }
+
+    /// True when `r` names this alert.
+    pub fn is(&self, r: &AlertRef) -> bool {
+        self.article == r.article && self.ply == r.ply && self.t_ms == r.t_ms
+    }
 }
 
 /// How the moves of a gap in the board's reports were recorded.

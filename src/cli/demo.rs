@@ -425,6 +425,7 @@ async fn play_board(
                               Article 7.5.1 asks the arbiter to decide on a penalty."
                         .into(),
                     gap: None,
+                    withdraws: Vec::new(),
                 }),
             );
         }

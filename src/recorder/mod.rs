@@ -770,6 +770,7 @@ async fn supervise(
                     severity: crate::act::Severity::Critical,
                     message,
                     gap: None,
+                    withdraws: Vec::new(),
                 }),
             );
         };

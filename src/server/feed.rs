@@ -161,8 +161,11 @@ pub struct AlertView {
     /// The alert as the machine raised it.
     #[serde(flatten)]
     pub alert: Alert,
-    /// True once an arbiter action on this board dealt with it.
+    /// True once an arbiter action on this board dealt with it, or a later alert withdrew it.
     pub resolved: bool,
+    /// True when a later alert withdrew it: later evidence showed it wrong.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub withdrawn: bool,
 }
 
 /// An alert with the board it belongs to.
@@ -351,10 +354,19 @@ impl GameState {
             Event::Clock {
                 white_ms, black_ms, ..
             } => self.clock = Some((*white_ms, *black_ms, Instant::now())),
-            Event::Alert(alert) => self.alerts.push(AlertView {
-                alert: alert.clone(),
-                resolved: false,
-            }),
+            Event::Alert(alert) => {
+                for view in &mut self.alerts {
+                    if alert.withdraws.iter().any(|r| view.alert.is(r)) {
+                        view.resolved = true;
+                        view.withdrawn = true;
+                    }
+                }
+                self.alerts.push(AlertView {
+                    alert: alert.clone(),
+                    resolved: false,
+                    withdrawn: false,
+                });
+            }
             Event::BoardState {
                 held, differing, ..
             } => {
@@ -1009,6 +1021,7 @@ mod tests {
             severity: crate::act::Severity::Critical,
             message: "illegal move".into(),
             gap: None,
+            withdraws: Vec::new(),
         };
         feed.publish(1, 4, Event::Alert(alert));
         assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(1));

@@ -372,6 +372,7 @@ impl Machine {
             severity,
             message: String::new(),
             gap: None,
+            withdraws: Vec::new(),
         }
     }
 }

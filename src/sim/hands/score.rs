@@ -588,6 +588,7 @@ mod tests {
             severity,
             message: String::new(),
             gap: None,
+            withdraws: Vec::new(),
         })
     }
 
