@@ -107,6 +107,7 @@ fn a_proposal_left_under_a_revision_is_found() {
         severity: Severity::Critical,
         message: String::new(),
         gap: None,
+        withdraws: vec![],
     });
     let revision = Event::Revision {
         ply: 3,
