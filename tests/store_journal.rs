@@ -89,6 +89,7 @@ fn everything_survives_reopening_and_each_writer_is_a_new_session() {
         severity: Severity::Critical,
         message: "illegal move".into(),
         gap: None,
+        withdraws: vec![],
     });
     {
         let mut j = Journal::open(&path).unwrap();
