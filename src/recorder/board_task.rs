@@ -20,6 +20,7 @@ use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
+use crate::wire::dgt::Command;
 
 /// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
 pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
@@ -98,8 +99,10 @@ impl BoardTask {
                 }
             }
         }
-        // Journalled when they were first made.
+        // Journalled when they were first made; a log asked for then is read in the next
+        // handshake anyway.
         pipeline.take_log_reports();
+        pipeline.take_log_request();
         pipeline.tick(shared.session.now_ms(), &mut events);
         replayed.extend(events.drain(..).map(Replayed::Event));
         let tags = GameTags::new(&shared.config, board.number);
@@ -288,6 +291,7 @@ impl BoardTask {
                 }
             }
             self.start_analysis();
+            self.ask_for_log(link.as_ref());
         }
         if let Some(link) = link {
             link.handle.shutdown();
@@ -431,6 +435,21 @@ impl BoardTask {
             self.write_files();
         }
         self.events = events;
+    }
+
+    /// Asks the board for its move log when the pipeline found updates lost on the line:
+    /// the log tells which, and in what order (DGT `SEND_EE_MOVES`).
+    fn ask_for_log(&mut self, link: Option<&Link>) {
+        if self.pipeline.take_log_request()
+            && let Some(link) = link
+        {
+            tracing::info!(
+                board = self.number,
+                "the board's picture shows updates lost on the line; reading its move log to \
+                 put them back"
+            );
+            link.handle.send(Command::SendEepromMoves);
+        }
     }
 
     /// A chunk of bytes: through the pipeline, then the chunk and the events it caused are

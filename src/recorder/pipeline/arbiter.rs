@@ -21,6 +21,9 @@ impl BoardPipeline {
         request: &ArbiterRequest,
         out: &mut Vec<Event>,
     ) -> Result<String, String> {
+        // A re-reading from the board's log starts from before this action: it is no longer
+        // possible (see `log_rereading`).
+        self.board_log.forget_checkpoint();
         let who = &request.who;
         let ply_now = self.moves.len() as u32;
         match &request.action {

@@ -27,6 +27,30 @@ pub(super) struct BoardLog {
     pub(super) reports: Vec<LogReport>,
     /// Recovered observations are being passed on: their times are not observed.
     pub(super) untimed: bool,
+    /// The pipeline as it stood at the last board dump that matched the changes seen, and
+    /// what came after it: the moves since are re-read from there when the log shows
+    /// changes the link lost (see `log_rereading`).
+    pub(super) checkpoint: Option<Box<Checkpoint>>,
+    /// A board dump in the chunk being read matched the changes seen, with no change after.
+    pub(super) verified: bool,
+    /// When a board dump showed that changes were lost mid-session, while the board's log
+    /// that tells them is awaited.
+    pub(super) suspected: Option<Millis>,
+    /// The board's log should be asked for (taken by the caller, which owns the link).
+    pub(super) wanted: bool,
+}
+
+/// The pipeline at a verified picture of the board, and what happened after it.
+#[derive(Debug, Clone)]
+pub(super) struct Checkpoint {
+    /// When the picture was verified.
+    pub(super) t_ms: Millis,
+    /// The pipeline then (without a checkpoint of its own).
+    pub(super) pipeline: BoardPipeline,
+    /// Every message received since, with its time, in order.
+    pub(super) since: Vec<(Millis, Message)>,
+    /// Alerts raised since.
+    pub(super) alerts: Vec<crate::act::Alert>,
 }
 
 /// What one EEPROM log told the pipeline, for the journal.
@@ -51,6 +75,10 @@ impl BoardLog {
             reading: None,
             reports: Vec::new(),
             untimed: false,
+            checkpoint: None,
+            verified: false,
+            suspected: None,
+            wanted: false,
         }
     }
 }
@@ -70,8 +98,21 @@ impl BoardPipeline {
     pub(super) fn follow_trail(&mut self, t_ms: Millis, m: &Message, seen: usize) {
         let log = &mut self.board_log;
         match m {
-            &Message::FieldUpdate { field, piece } => log.trail.push(field, piece),
-            Message::BoardDump(fields) => log.trail.restart_if_different(*fields),
+            &Message::FieldUpdate { field, piece } => {
+                log.trail.push(field, piece);
+                log.verified = false;
+            }
+            Message::BoardDump(fields) => {
+                let lost = *fields != log.trail.fields();
+                log.verified = !lost;
+                if lost && log.checkpoint.is_some() && log.suspected.is_none() {
+                    // Changes were lost since the last verified picture: the board's log
+                    // tells which, and when.
+                    log.suspected = Some(t_ms);
+                    log.wanted = true;
+                }
+                log.trail.restart_if_different(*fields);
+            }
             Message::Version { .. } => {
                 let from = log.last_heard_ms.unwrap_or(t_ms);
                 // A second handshake right after the first (prober, then link) keeps the gap.

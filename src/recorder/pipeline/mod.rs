@@ -10,6 +10,7 @@
 mod arbiter;
 mod board_log;
 mod gaps;
+mod log_rereading;
 #[cfg(test)]
 mod tests;
 
@@ -85,6 +86,7 @@ struct Ending {
 }
 
 /// One board's game in the making.
+#[derive(Debug, Clone)]
 pub struct BoardPipeline {
     tags: GameTags,
     control: TimeControl,
@@ -122,6 +124,8 @@ pub struct BoardPipeline {
     /// The game before a gap no legal sequence explained, while the record goes on from the
     /// board's position.
     before_gap: Option<BeforeGap>,
+    /// Play is held because the board does not match the game (as last told).
+    held: bool,
 }
 
 impl BoardPipeline {
@@ -153,6 +157,7 @@ impl BoardPipeline {
             defer_analysis: false,
             order_spans: Vec::new(),
             before_gap: None,
+            held: false,
         }
     }
 
@@ -219,6 +224,7 @@ impl BoardPipeline {
                 // What the board sent before the handshake was seen before the link came back.
                 self.take_pending_observations(out);
                 self.machine.link_restored(t_ms);
+                self.board_log.forget_checkpoint();
             }
             if !self.board_log.enabled {
                 self.observer.on_message(t_ms, m, &mut self.observations);
@@ -227,9 +233,12 @@ impl BoardPipeline {
             if let Message::EepromMoves(records) = m {
                 // What came before the log is passed on before what the log recovers.
                 self.take_pending_observations(out);
-                self.recover_from_log(t_ms, records, out);
+                if !self.reread_from_log(t_ms, records, out) {
+                    self.recover_from_log(t_ms, records, out);
+                }
                 continue;
             }
+            self.board_log.keep_since_checkpoint(t_ms, m);
             let seen = self.observations.len();
             self.observer.on_message(t_ms, m, &mut self.observations);
             self.follow_trail(t_ms, m, seen);
@@ -237,6 +246,7 @@ impl BoardPipeline {
         self.messages = messages;
         self.take_pending_observations(out);
         self.check_flag(t_ms, out);
+        self.checkpoint_if_verified(t_ms);
     }
 
     /// Passes the observations gathered so far on to the machine and clears them.
@@ -317,6 +327,9 @@ impl BoardPipeline {
     /// Updates the record from one event.
     fn take(&mut self, event: &Event) {
         self.clock.apply(event);
+        if let (Event::Alert(alert), Some(checkpoint)) = (event, &mut self.board_log.checkpoint) {
+            checkpoint.alerts.push(alert.clone());
+        }
         match event {
             Event::GameStart { fen, chess960, .. } => {
                 self.close_game();
@@ -342,6 +355,7 @@ impl BoardPipeline {
                 self.moves.truncate(kept);
                 self.game.truncate(kept.min(self.game.plies()));
             }
+            Event::BoardState { held, .. } => self.held = *held,
             Event::Alert(alert) if alert.gap.is_some() => self.take_gap(alert),
             Event::Alert(alert) if alert.severity != Severity::Info => {
                 if alert.article.starts_with("7.5")
