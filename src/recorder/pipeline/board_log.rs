@@ -38,6 +38,8 @@ pub(super) struct BoardLog {
     pub(super) suspected: Option<Millis>,
     /// The board's log should be asked for (taken by the caller, which owns the link).
     pub(super) wanted: bool,
+    /// Board dumps that differed from the changes seen before them.
+    pub(super) differing_dumps: u64,
 }
 
 /// The pipeline at a verified picture of the board, and what happened after it.
@@ -79,6 +81,7 @@ impl BoardLog {
             verified: false,
             suspected: None,
             wanted: false,
+            differing_dumps: 0,
         }
     }
 }
@@ -105,6 +108,7 @@ impl BoardPipeline {
             Message::BoardDump(fields) => {
                 let lost = *fields != log.trail.fields();
                 log.verified = !lost;
+                log.differing_dumps += u64::from(lost);
                 if lost && log.checkpoint.is_some() && log.suspected.is_none() {
                     // Changes were lost since the last verified picture: the board's log
                     // tells which, and when.

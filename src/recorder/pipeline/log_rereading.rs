@@ -171,12 +171,20 @@ impl BoardPipeline {
         // The copy may have been taken between the bytes of one frame.
         replay.decoder = Decoder::new();
         let mut events = Vec::new();
+        let differing = replay.board_log.differing_dumps;
         for s in &stream {
             replay.board_log.untimed = s.lost;
             replay.on_bytes(s.t_ms, &s.message.encode(), &mut events);
             replay.board_log.untimed = false;
         }
         replay.tick(t_ms, &mut events);
+        if replay.board_log.differing_dumps != differing {
+            return Err(
+                "read with the changes it adds, the board's log still leaves a board dump \
+                 unexplained"
+                    .to_string(),
+            );
+        }
         if replay.board_log.trail.fields() != self.board_log.trail.fields() {
             return Err(
                 "read with the changes it adds, the board's log does not lead to the board as \
