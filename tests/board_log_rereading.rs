@@ -169,9 +169,9 @@ fn moves_whose_updates_were_lost_are_read_again_from_the_log_in_their_true_order
         );
     }
     // The game goes on as usual.
-    s.play("e1g1", &[]);
+    s.play("d2d3", &[]);
     s.dump();
-    assert_eq!(s.recorded().last().map(String::as_str), Some("e1g1"));
+    assert_eq!(s.recorded().last().map(String::as_str), Some("d2d3"));
 }
 
 #[test]
@@ -236,4 +236,29 @@ fn garbage_for_a_log_changes_nothing() {
     assert_eq!(s.recorded(), live);
     let reports = s.pipeline.take_log_reports();
     assert!(reports.iter().any(|r| r.refused.is_some()), "{reports:?}");
+}
+
+#[test]
+fn a_board_that_never_sends_its_log_is_asked_again_at_the_next_loss() {
+    let mut s = Session::new();
+    for m in BEFORE {
+        s.play(m, &[]);
+    }
+    s.dump();
+    s.play("a7a6", &[0]);
+    s.dump();
+    assert!(s.pipeline.take_log_request());
+    // No log comes; play goes on.
+    s.t_ms += 31_000;
+    s.play("b5c6", &[]);
+    s.dump();
+    s.play("d7c6", &[]);
+    s.dump();
+    assert!(!s.pipeline.take_log_request(), "nothing lost since");
+    s.play("d2d3", &[1]);
+    s.dump();
+    assert!(s.pipeline.take_log_request(), "a new loss asks again");
+    let mut all: Vec<&str> = BEFORE.to_vec();
+    all.extend(["a7a6", "b5c6", "d7c6", "d2d3"]);
+    assert_eq!(s.recorded(), all, "{}", s.pipeline.pgn());
 }
