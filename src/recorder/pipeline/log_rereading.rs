@@ -153,19 +153,23 @@ impl BoardPipeline {
             .flatten()
             .collect();
         let stream = with_lost_changes(&checkpoint.since, &logged);
-        let lost: Vec<_> = stream.iter().filter(|s| s.lost).collect();
+        let lost: Vec<(Millis, RecoveredRecord)> = stream
+            .iter()
+            .filter(|s| s.lost)
+            .filter_map(|s| match s.message {
+                Message::FieldUpdate { field, piece } => Some((
+                    s.t_ms,
+                    RecoveredRecord::Field {
+                        field,
+                        piece,
+                        quick: false,
+                    },
+                )),
+                _ => None,
+            })
+            .collect();
         if lost.is_empty() {
             return Err("the board's log has no change the link lost".to_string());
-        }
-        for s in &lost {
-            if let Message::FieldUpdate { field, piece } = s.message {
-                let record = RecoveredRecord::Field {
-                    field,
-                    piece,
-                    quick: false,
-                };
-                report.recovered.push((s.t_ms, record));
-            }
         }
         let mut replay = checkpoint.pipeline;
         // The copy may have been taken between the bytes of one frame.
@@ -192,6 +196,7 @@ impl BoardPipeline {
                     .to_string(),
             );
         }
+        report.recovered = lost;
         self.take_rereading(
             replay,
             &checkpoint.alerts,
@@ -261,19 +266,18 @@ impl BoardPipeline {
                 out.push(Event::Alert((*alert).clone()));
             }
         }
-        if let Some(state) = replay_events
-            .iter()
-            .rev()
-            .find(|e| matches!(e, Event::BoardState { .. }))
-            .filter(|_| replay.held != self.held)
-        {
-            out.push(state.clone());
-        } else if replay.held != self.held {
-            out.push(Event::BoardState {
-                held: replay.held,
-                differing: Vec::new(),
-                t_ms,
-            });
+        if replay.held != self.held {
+            let state = replay_events
+                .iter()
+                .rev()
+                .find(|e| matches!(e, Event::BoardState { .. }))
+                .cloned()
+                .unwrap_or(Event::BoardState {
+                    held: replay.held,
+                    differing: Vec::new(),
+                    t_ms,
+                });
+            out.push(state);
         }
         if replay.ending != self.ending
             && let Some(ending) = &replay.ending
@@ -309,9 +313,9 @@ impl BoardPipeline {
              were read again from it{}{}",
             (t_ms.saturating_sub(since_ms)) as f64 / 1000.0,
             if revised {
-                format!(" (moves from ply {} revised)", first + 1)
+                format!(": the moves from ply {} are revised", first + 1)
             } else {
-                String::new()
+                ": the moves stand as recorded".to_string()
             },
             if a.withdraws.is_empty() {
                 String::new()
