@@ -262,3 +262,65 @@ fn a_board_that_never_sends_its_log_is_asked_again_at_the_next_loss() {
     all.extend(["a7a6", "b5c6", "d7c6", "d2d3"]);
     assert_eq!(s.recorded(), all, "{}", s.pipeline.pgn());
 }
+
+/// A game of plain moves (no castling, en passant or promotion, which `Session::play` does
+/// not move on the board) chosen by `choices`.
+fn plain_game(choices: &[u8]) -> Vec<String> {
+    let mut pos = Chess::default();
+    let mut moves = Vec::new();
+    for &c in choices {
+        let legal: Vec<_> = pos
+            .legal_moves()
+            .into_iter()
+            .filter(|m| !m.is_castle() && !m.is_en_passant() && !m.is_promotion())
+            .collect();
+        if legal.is_empty() || pos.is_game_over() {
+            break;
+        }
+        let mv = legal[usize::from(c) % legal.len()];
+        moves.push(UciMove::from_standard(mv).to_string());
+        pos.play_unchecked(mv);
+    }
+    moves
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Random games with random updates lost over a few plies, the board dumped after every
+    /// ply as the driver does after a press: when the log is used, every move is recorded as
+    /// played; when it is not, nothing recorded before the loss changes.
+    #[test]
+    fn a_reading_from_the_log_is_exact(
+        choices in proptest::collection::vec(proptest::prelude::any::<u8>(), 12..40),
+        from in 4usize..10,
+        lost in proptest::collection::vec((0usize..4, 0usize..2), 1..5),
+    ) {
+        let game = plain_game(&choices);
+        proptest::prop_assume!(game.len() > from + 4);
+        let mut s = Session::new();
+        for (i, m) in game.iter().enumerate() {
+            let lose: Vec<usize> = lost
+                .iter()
+                .filter(|(ply, _)| from + ply == i)
+                .map(|&(_, update)| update)
+                .collect();
+            s.play(m, &lose);
+            s.dump();
+            if s.pipeline.take_log_request() {
+                let kept = s.recorded()[..from.min(s.recorded().len())].to_vec();
+                let before = s.events.len();
+                let log = s.memory.download();
+                s.send_log(&log);
+                let reread = s.events[before..].iter().any(|e| matches!(e,
+                    Event::Alert(a) if a.message.contains("move log gave")));
+                if reread {
+                    proptest::prop_assert_eq!(s.recorded(), game[..=i].to_vec());
+                } else {
+                    proptest::prop_assert_eq!(&s.recorded()[..kept.len()], &kept[..]);
+                }
+            }
+        }
+        proptest::prop_assert_eq!(s.recorded(), game);
+    }
+}
