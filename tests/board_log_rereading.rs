@@ -109,15 +109,30 @@ const BEFORE: [&str; 5] = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"];
 /// 3...Nf6 4.Ba4 a6, so the board alone cannot tell their order.
 const LOST: [&str; 3] = ["a7a6", "b5a4", "g8f6"];
 
-/// The moves before, a verified dump, then [`LOST`] with no update reaching the host, then
-/// the dump that shows the loss.
-fn lose_three_moves() -> Session {
+/// [`BEFORE`] played and verified by a dump.
+fn played_before() -> Session {
     let mut s = Session::new();
     for m in BEFORE {
         s.play(m, &[]);
     }
     s.dump();
     assert!(!s.pipeline.take_log_request(), "nothing lost yet");
+    s
+}
+
+/// [`BEFORE`], then 3...a6 whose lift never reaches the host, and the dump that shows it.
+fn lose_the_lift_of_a6() -> Session {
+    let mut s = played_before();
+    s.play("a7a6", &[0]);
+    s.dump();
+    assert!(s.pipeline.take_log_request(), "the dump shows the loss");
+    s
+}
+
+/// The moves before, a verified dump, then [`LOST`] with no update reaching the host, then
+/// the dump that shows the loss.
+fn lose_three_moves() -> Session {
+    let mut s = played_before();
     for m in LOST {
         s.play(m, &[0, 1]);
     }
@@ -176,14 +191,7 @@ fn moves_whose_updates_were_lost_are_read_again_from_the_log_in_their_true_order
 
 #[test]
 fn a_lost_lift_the_dump_already_explains_reads_the_same_from_the_log() {
-    let mut s = Session::new();
-    for m in BEFORE {
-        s.play(m, &[]);
-    }
-    s.dump();
-    s.play("a7a6", &[0]);
-    s.dump();
-    assert!(s.pipeline.take_log_request());
+    let mut s = lose_the_lift_of_a6();
     let log = s.memory.download();
     s.send_log(&log);
     s.play("b5c6", &[]);
@@ -240,14 +248,7 @@ fn garbage_for_a_log_changes_nothing() {
 
 #[test]
 fn a_board_that_never_sends_its_log_is_asked_again_at_the_next_loss() {
-    let mut s = Session::new();
-    for m in BEFORE {
-        s.play(m, &[]);
-    }
-    s.dump();
-    s.play("a7a6", &[0]);
-    s.dump();
-    assert!(s.pipeline.take_log_request());
+    let mut s = lose_the_lift_of_a6();
     // No log comes; play goes on.
     s.t_ms += 31_000;
     s.play("b5c6", &[]);
