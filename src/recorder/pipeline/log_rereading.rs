@@ -23,6 +23,10 @@ use crate::wire::dgt::{Decoder, EepromLog, EepromRecord, Message};
 /// board without a verifier, a sensor fault) does not grow the copy without end.
 const MOST_MESSAGES_SINCE: usize = 4096;
 
+/// The largest product of changes received and logged that are matched (the match takes
+/// memory and time in proportion): a checkpoint is normally one move old.
+const MOST_CHANGES_MATCHED: usize = 1 << 20;
+
 /// How long a log asked for after a loss is awaited; a board without a log never sends it.
 const LOG_AWAITED_MS: Millis = 30_000;
 
@@ -152,7 +156,7 @@ impl BoardPipeline {
             })
             .flatten()
             .collect();
-        let stream = with_lost_changes(&checkpoint.since, &logged);
+        let stream = with_lost_changes(&checkpoint.since, &logged)?;
         let lost: Vec<(Millis, RecoveredRecord)> = stream
             .iter()
             .filter(|s| s.lost)
@@ -355,7 +359,10 @@ struct Reread {
 /// field). A lost change goes right after the matched change before it when no press came
 /// between them, else right before the matched change after it when none comes between
 /// those, else where the time between the two falls in the same share as its presses.
-fn with_lost_changes(since: &[(Millis, Message)], logged: &[(FieldChange, usize)]) -> Vec<Reread> {
+fn with_lost_changes(
+    since: &[(Millis, Message)],
+    logged: &[(FieldChange, usize)],
+) -> Result<Vec<Reread>, String> {
     let received: Vec<(usize, FieldChange)> = since
         .iter()
         .enumerate()
@@ -364,6 +371,14 @@ fn with_lost_changes(since: &[(Millis, Message)], logged: &[(FieldChange, usize)
             _ => None,
         })
         .collect();
+    if received.len().saturating_mul(logged.len()) > MOST_CHANGES_MATCHED {
+        return Err(format!(
+            "{} changes received and {} logged since the last verified board dump are too many \
+             to match",
+            received.len(),
+            logged.len()
+        ));
+    }
     let matched = common_subsequence(&received, logged);
     // For each logged change, the index in `since` of its message, if it was received.
     let mut at: Vec<Option<usize>> = vec![None; logged.len()];
@@ -403,9 +418,10 @@ fn with_lost_changes(since: &[(Millis, Message)], logged: &[(FieldChange, usize)
                 if fields[usize::from(change.field & 63)] == change.piece)
         };
         let slot = (from..slot).find(|&i| shown(i)).unwrap_or(slot);
+        // In the log's order, whatever the rules above say.
+        let slot = inserts.last().map_or(slot, |&(last, _)| slot.max(last));
         inserts.push((slot, l));
     }
-    inserts.sort_by_key(|&(slot, l)| (slot, l));
     let mut stream = Vec::with_capacity(since.len() + inserts.len());
     let mut next = inserts.iter().peekable();
     for (i, (t, m)) in since.iter().enumerate() {
@@ -425,7 +441,7 @@ fn with_lost_changes(since: &[(Millis, Message)], logged: &[(FieldChange, usize)
     for &(_, l) in next {
         stream.push(lost_change(end, logged[l].0));
     }
-    stream
+    Ok(stream)
 }
 
 fn lost_change(t_ms: Millis, change: FieldChange) -> Reread {
