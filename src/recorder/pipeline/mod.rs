@@ -122,6 +122,8 @@ pub struct BoardPipeline {
     /// The game before a gap no legal sequence explained, while the record goes on from the
     /// board's position.
     before_gap: Option<BeforeGap>,
+    /// The alerts of this game that added to the record, for a later alert to withdraw.
+    noted_alerts: Vec<crate::act::Alert>,
 }
 
 impl BoardPipeline {
@@ -153,6 +155,7 @@ impl BoardPipeline {
             defer_analysis: false,
             order_spans: Vec::new(),
             before_gap: None,
+            noted_alerts: Vec::new(),
         }
     }
 
@@ -317,6 +320,9 @@ impl BoardPipeline {
     /// Updates the record from one event.
     fn take(&mut self, event: &Event) {
         self.clock.apply(event);
+        if let Event::Alert(alert) = event {
+            self.take_withdrawals(alert);
+        }
         match event {
             Event::GameStart { fen, chess960, .. } => {
                 self.close_game();
@@ -380,6 +386,7 @@ impl BoardPipeline {
         self.offset = 0;
         self.order_spans.clear();
         self.before_gap = None;
+        self.noted_alerts.clear();
     }
 
     /// The game as PGN record: tags, moves with `[%clk]`/`[%emt]`, notes, result.
@@ -463,7 +470,12 @@ fn shift_plies(event: &mut Event, offset: u32) {
         | Event::Revision { ply, .. }
         | Event::MoveCompleted { ply, .. }
         | Event::Clock { ply, .. } => *ply += offset,
-        Event::Alert(alert) => alert.ply += offset,
+        Event::Alert(alert) => {
+            alert.ply += offset;
+            for r in &mut alert.withdraws {
+                r.ply += offset;
+            }
+        }
         Event::GameStart { .. } | Event::BoardState { .. } | Event::Result { .. } => {}
     }
 }

@@ -538,3 +538,135 @@ fn updates_buffered_before_the_handshake_come_before_the_gap() {
     assert_eq!(recorded.len(), played.len() + gap.len(), "{recorded:?}");
     assert_eq!(recorded[..played.len()], moves(&played)[..]);
 }
+
+/// A clock message: White (the left side) and Black with these minutes and seconds left,
+/// `white_runs` or Black's clock running.
+fn clock_at(white: (u8, u8), black: (u8, u8), white_runs: bool) -> Vec<u8> {
+    use crate::wire::dgt::{ClockMessage, ClockStatus, ClockTimes, SideTime};
+    let side = |(minutes, seconds): (u8, u8)| SideTime {
+        minutes,
+        seconds,
+        ..SideTime::default()
+    };
+    let times = ClockTimes {
+        left: side(white),
+        right: side(black),
+        status: ClockStatus {
+            running: true,
+            right_lever_high: !white_runs,
+            ..ClockStatus::default()
+        },
+    };
+    Message::Clock(ClockMessage::Times(times)).encode()
+}
+
+/// The gap alerts among `events` that no later alert withdrew.
+fn standing_gap_alerts(events: &[Event]) -> Vec<&crate::act::Alert> {
+    let alerts: Vec<&crate::act::Alert> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    alerts
+        .iter()
+        .filter(|a| a.gap.is_some())
+        .filter(|a| {
+            !alerts
+                .iter()
+                .any(|later| later.withdraws.iter().any(|r| a.is(r)))
+        })
+        .copied()
+        .collect()
+}
+
+/// After 1.e4 e6 the link dropped while 2.d4 Be7 3.Nf3 Bd6 were played: the dump is read
+/// as three moves, Black to move, with an order alert; the clock then shows White to move
+/// and the gap is read again with four. One gap, one standing alert, one note in the PGN.
+#[test]
+fn a_gap_read_again_from_the_clock_keeps_one_alert_and_one_note() {
+    let mut events = Vec::new();
+    let mut p = pipeline();
+    p.on_bytes(100, &clock_at((5, 0), (5, 0), true), &mut events);
+    let messages = lift_place_messages(&["e2e4", "e7e6"]);
+    p.on_bytes(1000, &messages[0], &mut events);
+    p.on_bytes(1200, &messages[1], &mut events);
+    p.on_bytes(1500, &clock_at((4, 59), (5, 0), false), &mut events);
+    p.on_bytes(3000, &messages[2], &mut events);
+    p.on_bytes(3200, &messages[3], &mut events);
+    p.on_bytes(3500, &clock_at((4, 59), (4, 58), true), &mut events);
+    let mut game = Game::standard();
+    for m in ["e2e4", "e7e6", "d2d4", "f8e7", "g1f3", "e7d6"] {
+        game.play_uci(m).unwrap();
+    }
+    let dump = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(
+        60_000,
+        &Message::Version { major: 1, minor: 2 }.encode(),
+        &mut events,
+    );
+    p.on_bytes(60_100, &dump.encode(), &mut events);
+    assert_eq!(recorded_uci(&p).len(), 5, "three moves read first");
+    assert_eq!(standing_gap_alerts(&events).len(), 1, "{events:?}");
+    p.on_bytes(60_500, &clock_at((4, 30), (4, 20), true), &mut events);
+    let recorded = recorded_uci(&p);
+    assert_eq!(
+        recorded.len(),
+        6,
+        "read again with four moves: {recorded:?}"
+    );
+    let gap_alerts = events
+        .iter()
+        .filter(|e| matches!(e, Event::Alert(a) if a.gap.is_some()))
+        .count();
+    assert_eq!(gap_alerts, 2, "the gap was read twice: {events:?}");
+    let standing = standing_gap_alerts(&events);
+    assert_eq!(standing.len(), 1, "one standing alert: {events:?}");
+    assert_eq!(standing[0].ply, 3);
+    let pgn = p.pgn();
+    assert_eq!(pgn.matches("order not observed").count(), 1, "{pgn}");
+    reread(&p);
+    // The arbiter confirms the order: no mark is left.
+    settle(&mut p, ArbiterAction::SettleOrder { ply: 3, pick: 0 }).unwrap();
+    let pgn = p.pgn();
+    assert!(!pgn.contains("order not observed"), "{pgn}");
+}
+
+/// An alert withdrawn by a later one takes its note and its penalty proposal with it.
+#[test]
+fn a_withdrawn_alert_leaves_no_note_or_penalty() {
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
+        p.on_bytes(1000 + 100 * i as u64, m, &mut events);
+    }
+    let alert = |article: &str, severity, t_ms| crate::act::Alert {
+        article: article.to_string(),
+        side: Some(crate::board::ColorName::White),
+        ply: 1,
+        t_ms,
+        evidence_ms: Vec::new(),
+        squares: Vec::new(),
+        severity,
+        message: format!("what {article} says"),
+        gap: None,
+        withdraws: Vec::new(),
+    };
+    let illegal = alert("7.5.1", Severity::Warning, 2000);
+    let knocked = alert("7.4", Severity::Warning, 2100);
+    p.take(&Event::Alert(illegal.clone()));
+    p.take(&Event::Alert(knocked.clone()));
+    assert_eq!(p.penalties.len(), 1);
+    assert!(p.pgn().contains("what 7.5.1 says"));
+    let mut withdrawing = alert("7.5.1", Severity::Info, 3000);
+    withdrawing.withdraws = vec![illegal.reference()];
+    p.take(&Event::Alert(withdrawing));
+    let pgn = p.pgn();
+    assert!(!pgn.contains("what 7.5.1 says"), "{pgn}");
+    assert!(pgn.contains("what 7.4 says"), "not withdrawn: {pgn}");
+    assert!(p.penalties.is_empty());
+}
