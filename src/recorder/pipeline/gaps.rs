@@ -9,6 +9,7 @@ use shakmaty::{Color, Position};
 use super::BoardPipeline;
 use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::Millis;
+use crate::clock::MoveTime;
 use crate::record::RecordedMove;
 use crate::rules::Game;
 
@@ -46,6 +47,8 @@ pub(super) struct BeforeGap {
     pub(super) game: Game,
     /// The moves between later gaps, each in SAN from the position it was taken up from.
     pub(super) later: Vec<String>,
+    /// The clock's times of its moves.
+    pub(super) clock_times: Vec<MoveTime>,
 }
 
 impl BeforeGap {
@@ -184,6 +187,8 @@ impl BoardPipeline {
             tracing::warn!("the board's position {fen} after a gap is no game position");
             return;
         };
+        // Plies are counted afresh: the clock's times of the moves so far are not theirs.
+        let clock_times = self.clock.restart_plies();
         if self.before_gap.is_none() || !self.moves.is_empty() {
             let moves = std::mem::take(&mut self.moves);
             let notes = std::mem::take(&mut self.notes);
@@ -193,6 +198,7 @@ impl BoardPipeline {
                 start_fen: self.start_fen.clone(),
                 game: self.game.clone(),
                 later: Vec::new(),
+                clock_times,
             };
             match &mut self.before_gap {
                 // A second gap: the moves between the two are kept in the comment too.
@@ -235,6 +241,7 @@ impl BoardPipeline {
         // The machine's own game (taken up from the board) goes on until the correction
         // replaces it.
         self.moves = before.moves;
+        self.clock.restore_move_times(before.clock_times);
         self.notes = before.notes;
         self.start_fen = before.start_fen;
         self.game = before.game;

@@ -670,3 +670,134 @@ fn a_withdrawn_alert_leaves_no_note_or_penalty() {
     assert!(pgn.contains("what 7.4 says"), "not withdrawn: {pgn}");
     assert!(p.penalties.is_empty());
 }
+
+/// Moves, each lifted and placed at its own time from `t`, as the board reports them (plain
+/// moves, castling included: king, then rook), on the board `game` shows.
+fn play_reported(p: &mut BoardPipeline, game: &mut Game, uci: &str, t: u64, out: &mut Vec<Event>) {
+    let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+    let before = game.position().board().clone();
+    game.play_uci(uci).unwrap();
+    let after = game.position().board().clone();
+    let mut i = 0;
+    for sq in before.occupied() ^ after.occupied() {
+        if after.piece_at(sq).is_none() {
+            let lift = Message::FieldUpdate {
+                field: field(sq),
+                piece: 0,
+            };
+            p.on_bytes(t + 100 * i, &lift.encode(), out);
+            i += 1;
+        }
+    }
+    for sq in shakmaty::Bitboard::FULL {
+        if let Some(piece) = after.piece_at(sq)
+            && before.piece_at(sq) != Some(piece)
+        {
+            let put = Message::FieldUpdate {
+                field: field(sq),
+                piece: crate::board::dgt::code_from_piece(piece),
+            };
+            p.on_bytes(t + 100 * i, &put.encode(), out);
+            i += 1;
+        }
+    }
+}
+
+/// 1.e4 e5 played with the clock running, then a gap of `gap` no legal sequence explains;
+/// the game is taken up from the board's position, and `after` are played, each pressed
+/// for: the pipeline, and the clock times each press leaves (White's, Black's).
+fn take_up_with_clock(gap: &[&str], after: &[&str]) -> (BoardPipeline, Vec<(u64, u64)>) {
+    let mut events = Vec::new();
+    let mut p = pipeline();
+    let mut game = Game::standard();
+    p.on_bytes(100, &clock_at((5, 0), (5, 0), true), &mut events);
+    play_reported(&mut p, &mut game, "e2e4", 1000, &mut events);
+    p.on_bytes(1500, &clock_at((4, 59), (5, 0), false), &mut events);
+    play_reported(&mut p, &mut game, "e7e5", 3000, &mut events);
+    p.on_bytes(3500, &clock_at((4, 59), (4, 58), true), &mut events);
+    assert_eq!(clock_comments(&p), [Some(299_000), Some(298_000)]);
+    for m in gap {
+        game.play_uci(m).unwrap();
+    }
+    p.on_bytes(
+        60_000,
+        &Message::Version { major: 1, minor: 2 }.encode(),
+        &mut events,
+    );
+    let dump = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(60_100, &dump.encode(), &mut events);
+    let white_to_move = game.position().turn() == shakmaty::Color::White;
+    let (mut white, mut black) = (180u64, 170u64);
+    p.on_bytes(
+        60_200,
+        &clock_at((3, 0), (2, 50), white_to_move),
+        &mut events,
+    );
+    p.tick(60_200 + crate::act::TAKE_UP_QUIET_MS, &mut events);
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Alert(a)
+            if matches!(a.gap, Some(crate::act::GapAccount::Reanchored { .. })))),
+        "taken up: {events:?}"
+    );
+    assert!(clock_comments(&p).is_empty(), "no move yet: {}", p.pgn());
+    let mut pressed = Vec::new();
+    for (i, m) in after.iter().enumerate() {
+        let t = 62_000 + 2_000 * i as u64;
+        let mover_white = game.position().turn() == shakmaty::Color::White;
+        play_reported(&mut p, &mut game, m, t, &mut events);
+        if mover_white {
+            white -= 5;
+        } else {
+            black -= 5;
+        }
+        let mmss = |s: u64| ((s / 60) as u8, (s % 60) as u8);
+        p.on_bytes(
+            t + 1_500,
+            &clock_at(mmss(white), mmss(black), !mover_white),
+            &mut events,
+        );
+        pressed.push((white * 1000, black * 1000));
+    }
+    p.tick(62_000 + 2_000 * after.len() as u64 + 5_000, &mut events);
+    assert_eq!(recorded_uci(&p), after, "{events:?}");
+    (p, pressed)
+}
+
+/// The `[%clk]` of each move recorded.
+fn clock_comments(p: &BoardPipeline) -> Vec<Option<u64>> {
+    p.record().moves.iter().map(|m| m.clock_ms).collect()
+}
+
+/// After a gap no legal sequence explains, the game goes on from the board's position with
+/// plies counted afresh: the `[%clk]` of its moves are the clock's times at those moves,
+/// not those of the moves before the gap that had the same numbers; how long the first
+/// one took is not known (the turn began while the link was down).
+#[test]
+fn clock_times_after_a_take_up_are_those_of_the_moves_after_it() {
+    let white_to_move = [
+        "d2d4", "d7d6", "c2c4", "c7c6", "b1c3", "g8f6", "g1f3", "b8d7", "f1d3", "f8e7",
+    ];
+    let black_to_move = &white_to_move[..9];
+    for (gap, after) in [
+        (&white_to_move[..], &["e1g1", "e8g8"][..]),
+        (black_to_move, &["f8e7", "e1g1", "e8g8"][..]),
+    ] {
+        let (p, pressed) = take_up_with_clock(gap, after);
+        let expected: Vec<Option<u64>> = pressed
+            .iter()
+            .enumerate()
+            .map(|(i, &(white, black))| {
+                let white_moved = (i % 2 == 0) == (gap.len() % 2 == 0);
+                Some(if white_moved { white } else { black })
+            })
+            .collect();
+        assert_eq!(clock_comments(&p), expected, "{}", p.pgn());
+        let record = reread(&p);
+        assert_eq!(record.moves.len(), after.len());
+        assert_eq!(record.moves[0].elapsed_ms, None, "{}", p.pgn());
+        assert!(record.moves[1].elapsed_ms.is_some(), "{}", p.pgn());
+    }
+}
