@@ -75,3 +75,74 @@ fn events_are_json_lines_with_moves_and_the_result() {
     assert_eq!(first["ply"], 1);
     assert!(first["t_ms"].is_u64());
 }
+
+/// A capture in our timestamped format with a reconnect mid-game: 1.e4 e5 2.Nf3 Nc6, the
+/// board's version (a handshake: the link came back), and a dump showing 3.Bc4 Bc5 4.c3 Nf6
+/// 5.d4 made meanwhile. The replay reads them as a gap, as the recorder does, and prints the
+/// whole game (in one of the orders that reach the board, with the alert naming the others).
+#[test]
+fn a_reconnect_mid_game_reads_the_moves_made_meanwhile() {
+    use shakmaty::Position;
+    use touchmove::board::dgt::{code_from_piece, fields_from_board};
+    use touchmove::board::orientation::Orientation;
+    use touchmove::rules::Game;
+    use touchmove::wire::dgt::Message;
+
+    let hex = |bytes: Vec<u8>| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+    let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+    let dump = |game: &Game| {
+        Message::BoardDump(fields_from_board(
+            game.position().board(),
+            Orientation::Normal,
+        ))
+        .encode()
+    };
+    let mut game = Game::standard();
+    let mut lines = vec![format!("10 {}", hex(dump(&game)))];
+    let mut t = 1_000;
+    for uci in ["e2e4", "e7e5", "g1f3", "b8c6"] {
+        let from: shakmaty::Square = uci[..2].parse().unwrap();
+        let to: shakmaty::Square = uci[2..4].parse().unwrap();
+        let piece = game.position().board().piece_at(from).unwrap();
+        game.play_uci(uci).unwrap();
+        for (sq, code) in [(from, 0), (to, code_from_piece(piece))] {
+            let update = Message::FieldUpdate {
+                field: field(sq),
+                piece: code,
+            };
+            lines.push(format!("{t} {}", hex(update.encode())));
+            t += 450;
+        }
+    }
+    let version = Message::Version { major: 1, minor: 2 }.encode();
+    lines.push(format!("60000 {}", hex(version)));
+    for uci in ["f1c4", "f8c5", "c2c3", "g8f6", "d2d4"] {
+        game.play_uci(uci).unwrap();
+    }
+    lines.push(format!("60100 {}", hex(dump(&game))));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reconnect.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .arg("replay")
+        .arg(&path)
+        .output()
+        .expect("touchmove runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pgn = String::from_utf8(out.stdout).unwrap();
+    let games = read_games(&pgn).unwrap_or_else(|e| panic!("{e}: {pgn}"));
+    assert_eq!(games.len(), 1, "{pgn}");
+    let replayed = games[0].to_game().unwrap_or_else(|e| panic!("{e}: {pgn}"));
+    assert_eq!(replayed.plies(), 9, "{pgn}");
+    assert_eq!(
+        replayed.position().board(),
+        game.position().board(),
+        "{pgn}"
+    );
+    assert!(pgn.contains("order not observed"), "{pgn}");
+}

@@ -13,7 +13,7 @@
 use shakmaty::{Board, Color, Piece, Square};
 
 use super::{Event, Machine, MachineConfig};
-use crate::board::{ClockReading, MagicPiece, Observation, ObservationKind, Snapshot};
+use crate::board::{ClockReading, MagicPiece, Millis, Observation, ObservationKind, Snapshot};
 
 /// One observation and the events it must cause.
 #[derive(Debug, Clone)]
@@ -48,12 +48,14 @@ pub enum Expect {
     },
     /// `revision PLY`: moves from this ply on are withdrawn.
     Revision(u32),
-    /// `alert ARTICLE [white|black]`.
+    /// `alert ARTICLE [white|black] [withdraws ARTICLE@T …]`.
     Alert {
         /// The article.
         article: String,
         /// The side, when given.
         side: Option<Color>,
+        /// The earlier alerts it withdraws (article and time raised): none unless given.
+        withdraws: Vec<(String, Millis)>,
     },
     /// `completed PLY`: a clock press completed that ply.
     Completed(u32),
@@ -199,8 +201,21 @@ impl Expect {
                 uci == u && san.as_ref().is_none_or(|san| san == s)
             }
             (Expect::Revision(ply), Event::Revision { ply: p, .. }) => ply == p,
-            (Expect::Alert { article, side }, Event::Alert(a)) => {
-                *article == a.article && side.is_none_or(|s| a.side == Some(s.into()))
+            (
+                Expect::Alert {
+                    article,
+                    side,
+                    withdraws,
+                },
+                Event::Alert(a),
+            ) => {
+                *article == a.article
+                    && side.is_none_or(|s| a.side == Some(s.into()))
+                    && withdraws.len() == a.withdraws.len()
+                    && withdraws
+                        .iter()
+                        .zip(&a.withdraws)
+                        .all(|((article, t), r)| *article == r.article && *t == r.t_ms)
             }
             (Expect::Completed(ply), Event::MoveCompleted { ply: p, .. }) => ply == p,
             (
@@ -360,16 +375,44 @@ fn parse_expect(text: &str) -> Result<Expect, String> {
             san: words.get(2).map(|s| s.to_string()),
         },
         "revision" => Expect::Revision(number(1)?),
-        "alert" => Expect::Alert {
-            article: words.get(1).ok_or("alert needs an article")?.to_string(),
-            side: words.get(2).map(|w| parse_color(w)).transpose()?,
-        },
+        "alert" => {
+            let article = words.get(1).ok_or("alert needs an article")?.to_string();
+            let rest = &words[2..];
+            let (side, rest) = match rest.split_first() {
+                Some((w, rest)) if *w != "withdraws" => (Some(parse_color(w)?), rest),
+                _ => (None, rest),
+            };
+            let withdraws = match rest.split_first() {
+                None => Vec::new(),
+                Some((&"withdraws", refs)) if !refs.is_empty() => refs
+                    .iter()
+                    .map(|r| parse_alert_ref(r))
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err("after the article and side: `withdraws ARTICLE@T …`".into()),
+            };
+            Expect::Alert {
+                article,
+                side,
+                withdraws,
+            }
+        }
         "completed" => Expect::Completed(number(1)?),
         "held" => Expect::Held(words[1..].iter().map(|s| s.to_string()).collect()),
         "resumed" => Expect::Resumed,
         "result" => Expect::Result(words.get(1).ok_or("result needs a token")?.to_string()),
         other => return Err(format!("unknown expectation {other:?}")),
     })
+}
+
+/// `ARTICLE@T`: the alert citing ARTICLE raised at T milliseconds.
+fn parse_alert_ref(w: &str) -> Result<(String, Millis), String> {
+    let (article, t) = w
+        .split_once('@')
+        .ok_or_else(|| format!("{w:?} is not ARTICLE@T"))?;
+    let t = t
+        .parse()
+        .map_err(|_| format!("{t:?} in {w:?} is not milliseconds"))?;
+    Ok((article.to_string(), t))
 }
 
 fn parse_piece(w: &str) -> Result<Piece, String> {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::act::{Event, Machine, MachineConfig};
+use crate::act::{Event, GapAccount, Machine, MachineConfig};
 use crate::board::Millis;
 use crate::board::dgt::DgtObserver;
 use crate::record::pgn::write_game;
@@ -85,8 +85,10 @@ pub fn for_each_message(chunks: &[CaptureChunk], mut each: impl FnMut(Millis, &M
     decoder.skipped_bytes()
 }
 
-/// Runs a capture through the DGT observer and the act-of-moving machine; returns every event
-/// and the number of bytes the decoder skipped.
+/// Runs a capture through the DGT observer and the act-of-moving machine, as the recorder
+/// does: a handshake (the board's version) after a game began is a link that came back, and
+/// the moves a later board dump shows are read as a gap. Returns every event and the number
+/// of bytes the decoder skipped.
 pub fn replay_events(chunks: &[CaptureChunk], config: MachineConfig) -> (Vec<Event>, u64) {
     let mut observer = if config.identifies_pieces {
         DgtObserver::new()
@@ -105,11 +107,22 @@ pub fn replay_events(chunks: &[CaptureChunk], config: MachineConfig) -> (Vec<Eve
     let mut observations = Vec::new();
     let mut events = Vec::new();
     let mut last_t = 0;
+    let mut started = false;
     let skipped = for_each_message(chunks, |t_ms, message| {
+        // What the board sent before the handshake was read before it (each message's
+        // observations are passed on at once).
+        if started && matches!(message, Message::Version { .. }) {
+            machine.link_restored(t_ms);
+        }
+        let before = events.len();
         observer.on_message(t_ms, message, &mut observations);
         for obs in observations.drain(..) {
             machine.observe(&obs, &mut events);
         }
+        started = started
+            || events[before..]
+                .iter()
+                .any(|e| matches!(e, Event::GameStart { .. }));
         last_t = t_ms;
     });
     // The capture is over: whatever was waiting for time to pass (a press, a result
@@ -128,12 +141,26 @@ pub fn replay_events(chunks: &[CaptureChunk], config: MachineConfig) -> (Vec<Eve
 }
 
 /// The games a stream of events recorded: moves (revisions applied), irregularities as
-/// comments, clock readings after each completed move, and the result.
+/// comments (those a later alert withdrew left out), clock readings after each completed
+/// move, and the result. A game taken up from the board's position after a gap goes on as
+/// a game from that position.
 pub fn games_of(events: &[Event], event_name: &str) -> Vec<GameRecord> {
     let mut games: Vec<GameRecord> = Vec::new();
     let mut open = false;
     let mut awaiting_clock: Option<(usize, bool)> = None;
+    // The comments alerts added, for a later alert to withdraw: (alert, game index).
+    let mut commented: Vec<(&crate::act::Alert, usize)> = Vec::new();
     for event in events {
+        if let Event::Alert(alert) = event {
+            for r in &alert.withdraws {
+                if let Some(i) = commented.iter().position(|(a, _)| a.is(r)) {
+                    let (old, game) = commented.remove(i);
+                    if let Some(game) = games.get_mut(game) {
+                        remove_comment(game, &alert_comment(old));
+                    }
+                }
+            }
+        }
         match event {
             Event::GameStart { fen, chess960, .. } => {
                 let standard = !chess960 && fen == crate::record::STANDARD_START_FEN;
@@ -167,13 +194,36 @@ pub fn games_of(events: &[Event], event_name: &str) -> Vec<GameRecord> {
                     game.moves.truncate((*ply as usize).saturating_sub(1));
                 }
             }
+            Event::Alert(alert) if let Some(GapAccount::Reanchored { fen }) = &alert.gap => {
+                awaiting_clock = None;
+                let Some(game) = games.last_mut() else {
+                    continue;
+                };
+                if game.moves.is_empty() && alert.severity == crate::act::Severity::Info {
+                    // The side to move corrected before any move: the same game.
+                    game.start_fen = Some(fen.clone());
+                    continue;
+                }
+                // Plies are counted afresh from the board's position: a game of its own.
+                let mut taken_up = GameRecord {
+                    tags: game.tags.clone(),
+                    start_fen: Some(fen.clone()),
+                    chess960: game.chess960,
+                    result: "*".to_string(),
+                    ..GameRecord::default()
+                };
+                taken_up.tags.retain(|(name, _)| name != "Termination");
+                taken_up.initial_comments.push(alert_comment(alert));
+                games.push(taken_up);
+            }
             Event::Alert(alert) if alert.severity != crate::act::Severity::Info => {
                 if let Some(game) = games.last_mut() {
-                    let comment = format!("{} ({} ms)", alert.message, alert.t_ms);
+                    let comment = alert_comment(alert);
                     match game.moves.last_mut() {
                         Some(last) => last.comments.push(comment),
                         None => game.initial_comments.push(comment),
                     }
+                    commented.push((alert, games.len() - 1));
                 }
             }
             Event::MoveCompleted { ply, side, .. } => {
@@ -204,6 +254,23 @@ pub fn games_of(events: &[Event], event_name: &str) -> Vec<GameRecord> {
     }
     games.retain(|g| !g.moves.is_empty() || g.result != "*");
     games
+}
+
+/// The comment an alert adds to the game.
+fn alert_comment(alert: &crate::act::Alert) -> String {
+    format!("{} ({} ms)", alert.message, alert.t_ms)
+}
+
+/// Removes the comment `text` from `game`, wherever it was put.
+fn remove_comment(game: &mut GameRecord, text: &str) {
+    let lists = std::iter::once(&mut game.initial_comments)
+        .chain(game.moves.iter_mut().map(|m| &mut m.comments));
+    for comments in lists {
+        if let Some(i) = comments.iter().position(|c| c == text) {
+            comments.remove(i);
+            return;
+        }
+    }
 }
 
 fn print_events(events: &[Event]) -> std::io::Result<()> {
@@ -297,5 +364,192 @@ pub fn run(args: ReplayArgs) -> ExitCode {
             eprintln!("touchmove replay: cannot write the output: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::Position;
+
+    use super::*;
+    use crate::board::dgt::{code_from_piece, fields_from_board};
+    use crate::board::orientation::Orientation;
+    use crate::clock::TimeControl;
+    use crate::recorder::config::EventConfig;
+    use crate::recorder::{BoardPipeline, GameTags};
+    use crate::rules::Game;
+
+    fn dump(game: &Game, t_ms: Millis) -> CaptureChunk {
+        let fields = fields_from_board(game.position().board(), Orientation::Normal);
+        CaptureChunk {
+            t_ms,
+            bytes: Message::BoardDump(fields).encode(),
+        }
+    }
+
+    /// A capture: the start position, `before` played square by square, the link lost and
+    /// back (the board's version, as in every handshake), and a dump showing `gap` played
+    /// meanwhile.
+    fn capture_with_reconnect(before: &[&str], gap: &[&str]) -> Vec<CaptureChunk> {
+        let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+        let mut game = Game::standard();
+        let mut chunks = vec![dump(&game, 10)];
+        let mut t = 1_000;
+        for uci in before {
+            let from: shakmaty::Square = uci[..2].parse().unwrap();
+            let to: shakmaty::Square = uci[2..4].parse().unwrap();
+            let piece = game.position().board().piece_at(from).unwrap();
+            game.play_uci(uci).unwrap();
+            for (sq, code) in [(from, 0), (to, code_from_piece(piece))] {
+                let bytes = Message::FieldUpdate {
+                    field: field(sq),
+                    piece: code,
+                }
+                .encode();
+                chunks.push(CaptureChunk { t_ms: t, bytes });
+                t += 450;
+            }
+        }
+        chunks.push(CaptureChunk {
+            t_ms: 60_000,
+            bytes: Message::Version { major: 1, minor: 2 }.encode(),
+        });
+        for uci in gap {
+            game.play_uci(uci).unwrap();
+        }
+        chunks.push(dump(&game, 60_100));
+        chunks
+    }
+
+    fn moves_of(events: &[Event]) -> Vec<String> {
+        games_of(events, "test")
+            .last()
+            .map(|g| g.moves.iter().map(|m| m.uci.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// A reconnect mid-game is read as the recorder reads it: the moves the dump shows after
+    /// the handshake are a gap (more than a reconstruction of lost updates reaches), read
+    /// and recorded, the game not held.
+    #[test]
+    fn a_reconnect_mid_game_is_read_as_the_recorder_reads_it() {
+        let before = ["e2e4", "e7e5", "g1f3", "b8c6"];
+        let gap = ["f1c4", "f8c5", "c2c3", "g8f6", "d2d4"];
+        let chunks = capture_with_reconnect(&before, &gap);
+        let (events, skipped) = replay_events(&chunks, MachineConfig::default());
+        assert_eq!(skipped, 0);
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::BoardState { held: true, .. })),
+            "not held: {events:?}"
+        );
+        // Several orders reach the board: one is recorded, the alert names the others.
+        let read = moves_of(&events);
+        let mut game = Game::standard();
+        for m in &read {
+            game.play_uci(m).unwrap();
+        }
+        let mut played = Game::standard();
+        for m in before.iter().chain(&gap) {
+            played.play_uci(m).unwrap();
+        }
+        assert_eq!(
+            game.position().board(),
+            played.position().board(),
+            "{read:?}"
+        );
+        assert_eq!(read[..before.len()], before, "{read:?}");
+        let order_alerts = events
+            .iter()
+            .filter(|e| matches!(e, Event::Alert(a) if a.gap.is_some()))
+            .count();
+        assert_eq!(order_alerts, 1, "{events:?}");
+
+        let config = EventConfig::default();
+        let mut recorder = BoardPipeline::new(
+            GameTags::new(&config, 1),
+            TimeControl::parse("300+2").unwrap(),
+        );
+        let mut recorded = Vec::new();
+        for chunk in &chunks {
+            recorder.on_bytes(chunk.t_ms, &chunk.bytes, &mut recorded);
+        }
+        assert_eq!(moves_of(&recorded), read, "the recorder reads it the same");
+    }
+
+    /// A gap no legal sequence explains: the game goes on from the board's position, and
+    /// the replay prints it as a game from that position (valid PGN), after the game before.
+    #[test]
+    fn a_game_taken_up_after_a_gap_is_printed_from_the_boards_position() {
+        let gap = [
+            "d2d4", "d7d6", "c2c4", "c7c6", "b1c3", "g8f6", "g1f3", "b8d7", "f1d3", "f8e7",
+        ];
+        let mut chunks = capture_with_reconnect(&["e2e4", "e7e5"], &gap);
+        let field = |sq: &str| {
+            let sq: shakmaty::Square = sq.parse().unwrap();
+            (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file())
+        };
+        let king = code_from_piece(shakmaty::Piece::from_char('K').unwrap());
+        let rook = code_from_piece(shakmaty::Piece::from_char('R').unwrap());
+        let castle = [("e1", 0), ("g1", king), ("h1", 0), ("f1", rook)];
+        for (i, (sq, piece)) in castle.into_iter().enumerate() {
+            chunks.push(CaptureChunk {
+                t_ms: 63_000 + 300 * i as u64,
+                bytes: Message::FieldUpdate {
+                    field: field(sq),
+                    piece,
+                }
+                .encode(),
+            });
+        }
+        let (events, _) = replay_events(&chunks, MachineConfig::default());
+        let games = games_of(&events, "test");
+        assert_eq!(games.len(), 2, "{events:?}");
+        let uci =
+            |g: &GameRecord| -> Vec<String> { g.moves.iter().map(|m| m.uci.clone()).collect() };
+        assert_eq!(uci(&games[0]), ["e2e4", "e7e5"]);
+        assert_eq!(uci(&games[1]), ["e1g1"], "{events:?}");
+        assert!(
+            games[1].start_fen.as_deref().is_some_and(
+                |f| f.starts_with("r1bqk2r/pp1nbppp/2pp1n2/4p3/2PPP3/2NB1N2/PP3PPP/R1BQK2R w")
+            ),
+            "{:?}",
+            games[1].start_fen
+        );
+        for game in &games {
+            let text = write_game(game);
+            let read =
+                crate::record::pgn::read_games(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            read[0].to_game().unwrap_or_else(|e| panic!("{e}: {text}"));
+        }
+    }
+
+    /// An alert a later one withdraws leaves no comment in the printed game.
+    #[test]
+    fn a_withdrawn_alert_leaves_no_comment() {
+        let chunks = capture_with_reconnect(&["e2e4", "e7e5"], &[]);
+        let (mut events, _) = replay_events(&chunks, MachineConfig::default());
+        let alert = |severity, t_ms| crate::act::Alert {
+            article: "8.5.3".to_string(),
+            side: None,
+            ply: 2,
+            t_ms,
+            evidence_ms: Vec::new(),
+            squares: Vec::new(),
+            severity,
+            message: format!("read at {t_ms}"),
+            gap: None,
+            withdraws: Vec::new(),
+        };
+        let first = alert(crate::act::Severity::Warning, 70_000);
+        let mut second = alert(crate::act::Severity::Info, 71_000);
+        second.withdraws = vec![first.reference()];
+        events.push(Event::Alert(first));
+        let games = games_of(&events, "test");
+        assert!(write_game(&games[0]).contains("read at 70000"));
+        events.push(Event::Alert(second));
+        let games = games_of(&events, "test");
+        assert!(!write_game(&games[0]).contains("read at"), "{:?}", games[0]);
     }
 }

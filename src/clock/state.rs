@@ -169,6 +169,31 @@ impl ClockState {
         }
     }
 
+    /// The game goes on from a position taken up after a gap in the link, its plies counted
+    /// afresh from 1: the times of the moves so far are handed back (for a correction that
+    /// restores the whole game) and forgotten, with what rested on their numbers. The
+    /// clock's last reading, its corrections and the presses seen stay: the players' time is
+    /// what it is. When the first move's turn began is not known (while the link was down):
+    /// it gets no elapsed time.
+    pub fn restart_plies(&mut self) -> Vec<MoveTime> {
+        self.settling = None;
+        self.timed_at_stop.clear();
+        // Readings from before are no times of the moves from here on.
+        self.since_press.clear();
+        self.game_start_ms = None;
+        self.last_move_ms = None;
+        self.last_press_ms = None;
+        std::mem::take(&mut self.moves)
+    }
+
+    /// Puts back the times of the first moves, handed back by
+    /// [`ClockState::restart_plies`]: the game before a gap stands again.
+    pub fn restore_move_times(&mut self, times: Vec<MoveTime>) {
+        self.settling = None;
+        self.timed_at_stop.clear();
+        self.moves = times;
+    }
+
     /// The time of move `ply` (1-based), if the move is known.
     pub fn move_time(&self, ply: u32) -> Option<MoveTime> {
         let index = usize::try_from(ply.checked_sub(1)?).ok()?;

@@ -80,7 +80,9 @@ impl Machine {
         // estimates.
         let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
         if timed || !self.untimed {
-            out.push(Event::Alert(self.doubt_alert(&doubt, t)));
+            let mut alert = self.doubt_alert(&doubt, t);
+            self.gap_alert_raised(&doubt, &mut alert);
+            out.push(Event::Alert(alert));
         }
         self.doubt = Some(doubt);
     }

@@ -8,9 +8,9 @@ use shakmaty::{Chess, Color, EnPassantMode, FromSetup, Move, Position, Setup};
 
 use super::doubts::{Doubt, squares_of_all};
 use super::reading::Reading;
-use super::{Machine, Phase, ply_number};
+use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
-use crate::act::{Alert, Event, GapAccount, Severity};
+use crate::act::{Alert, AlertRef, Event, GapAccount, Severity};
 use crate::board::Millis;
 use crate::rules::Game;
 
@@ -18,6 +18,15 @@ use crate::rules::Game;
 /// before it is taken up as the game's position (when no clock press says sooner that the
 /// move on it is complete).
 pub const TAKE_UP_QUIET_MS: Millis = 1_000;
+
+/// An 8.5.3 alert that named the orders of `moves`, read across a gap from position `from`:
+/// it stands until those moves are read otherwise or the gap is read again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct GapAlert {
+    reference: AlertRef,
+    from: usize,
+    moves: Vec<Move>,
+}
 
 impl Machine {
     /// The link to the board was down and came back at `t` (a cable plugged in again, a
@@ -297,6 +306,89 @@ impl Machine {
         fen
     }
 
+    /// Before `moves` are adopted from position `from`: the gap alerts whose moves they
+    /// read otherwise stand no more, and are withdrawn by the next alert (the gap's new
+    /// order alert, or [`Machine::withdraw_wrong_gap_alerts`]).
+    pub(super) fn gap_read_again(&mut self, from: usize, moves: &[Move]) {
+        if self.gap_alerts.is_empty() {
+            return;
+        }
+        let recorded = self.game.moves();
+        let after: Vec<Move> = recorded[..from.min(recorded.len())]
+            .iter()
+            .map(|p| p.mv)
+            .chain(moves.iter().copied())
+            .collect();
+        let (wrong, standing): (Vec<GapAlert>, Vec<GapAlert>) =
+            std::mem::take(&mut self.gap_alerts)
+                .into_iter()
+                .partition(|a| {
+                    let end = a.from + a.moves.len();
+                    from < end && after.get(a.from..end) != Some(&a.moves[..])
+                });
+        self.gap_alerts = standing;
+        self.gap_alerts_wrong
+            .extend(wrong.into_iter().map(|a| a.reference));
+    }
+
+    /// `alert` was just raised for `doubt`: an order alert withdraws the gap alerts it
+    /// replaces (read otherwise, or of the same gap read again), and stands until its own
+    /// moves are.
+    pub(super) fn gap_alert_raised(&mut self, doubt: &Doubt, alert: &mut Alert) {
+        let Doubt::Order { from, moves, .. } = doubt else {
+            return;
+        };
+        let (replaced, standing): (Vec<GapAlert>, Vec<GapAlert>) =
+            std::mem::take(&mut self.gap_alerts)
+                .into_iter()
+                .partition(|a| a.from == *from);
+        self.gap_alerts = standing;
+        alert.withdraws = std::mem::take(&mut self.gap_alerts_wrong);
+        alert
+            .withdraws
+            .extend(replaced.into_iter().map(|a| a.reference));
+        // Moves made final long ago are read again no more.
+        let settled = self.settled;
+        self.gap_alerts
+            .retain(|a| a.from + a.moves.len() + REREAD_PLIES > settled);
+        self.gap_alerts.push(GapAlert {
+            reference: alert.reference(),
+            from: *from,
+            moves: moves.clone(),
+        });
+    }
+
+    /// Gap alerts a reading showed wrong and no new order alert replaced (the gap read
+    /// again has one order only, or its moves were withdrawn): withdrawn by an Info 8.5.3
+    /// alert that tells how the moves are read now.
+    pub(super) fn withdraw_wrong_gap_alerts(&mut self, t: Millis, out: &mut Vec<Event>) {
+        if self.gap_alerts_wrong.is_empty() {
+            return;
+        }
+        let withdraws = std::mem::take(&mut self.gap_alerts_wrong);
+        let first = withdraws.iter().map(|r| r.ply).min().unwrap_or(1);
+        let from = (first.saturating_sub(1) as usize).min(self.game.plies());
+        let mut a = self.alert("8.5.3", None, t, Severity::Info);
+        a.ply = ply_number(from + 1);
+        let moves = self.moves_since(from);
+        a.squares = square_names(squares_of_all(&moves));
+        let read = if moves.is_empty() {
+            "withdrawn".to_string()
+        } else {
+            format!(
+                "read again as {}",
+                numbered_san(&self.game.positions()[from], &moves)
+            )
+        };
+        a.message = format!(
+            "the moves made while the link was down, from ply {}, were {read}: the order \
+             alert raised for them no longer stands",
+            from + 1
+        );
+        a.withdraws = withdraws;
+        out.push(Event::Alert(a));
+    }
+
     /// The clock shows `running`'s clock running: while the game taken up from the board
     /// has no move yet, that is the side to move.
     pub(super) fn clock_runs(&mut self, running: Option<Color>, t: Millis, out: &mut Vec<Event>) {
@@ -393,4 +485,97 @@ pub(super) fn numbered_san(start: &Chess, seq: &[Move]) -> String {
 /// The names of `squares`, in the board's order (a1 first).
 fn square_names(squares: shakmaty::Bitboard) -> Vec<String> {
     squares.into_iter().map(|s| s.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::uci::UciMove;
+    use shakmaty::{Move, Position};
+
+    use super::super::Machine;
+    use crate::act::scenario::Scenario;
+    use crate::act::{Alert, Event, GapAccount, Severity};
+
+    /// 1.e4 e5 2.Nf3, then a gap in which 2...a6 3.Bb5 Nc6 were played: read in one order,
+    /// with an 8.5.3 alert naming the other.
+    fn after_transposed_gap() -> (Machine, Alert) {
+        let text = "\
+0 snapshot standard
+1000 lift e2
+1200 put e4 P
+3000 lift e7
+3200 put e5 p
+5000 lift g1
+5200 put f3 N
+20000 snapshot r1bqkbnr/1ppp1ppp/p1n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R relinked
+";
+        let scenario = Scenario::parse(text).unwrap();
+        let mut machine = Machine::new(scenario.config.clone());
+        let mut events = Vec::new();
+        for step in &scenario.steps {
+            if step.relinked {
+                machine.link_restored(step.observation.t_ms);
+            }
+            machine.observe(&step.observation, &mut events);
+        }
+        let orders: Vec<Alert> = gap_alerts(&events);
+        assert_eq!(orders.len(), 1, "{events:?}");
+        (machine, orders[0].clone())
+    }
+
+    fn gap_alerts(events: &[Event]) -> Vec<Alert> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) if a.article == "8.5.3" => Some(a.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn legal(machine: &Machine, from: usize, uci: &[String]) -> Vec<Move> {
+        let mut pos = machine.game().positions()[from].clone();
+        uci.iter()
+            .map(|u| {
+                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+
+    /// The gap read again in the other order, and only in that one: the order alert no
+    /// longer stands, and an Info 8.5.3 alert withdraws it.
+    #[test]
+    fn a_gap_read_again_in_one_order_withdraws_its_order_alert() {
+        let (mut machine, alert) = after_transposed_gap();
+        let Some(GapAccount::Orders { others, .. }) = &alert.gap else {
+            panic!("an order alert: {alert:?}");
+        };
+        let other = legal(&machine, 3, &others[0]);
+        let mut events = Vec::new();
+        machine.adopt(3, &other, 21_000, &mut events);
+        machine.advance(21_000, &mut events);
+        let alerts = gap_alerts(&events);
+        assert_eq!(alerts.len(), 1, "{events:?}");
+        assert_eq!(alerts[0].severity, Severity::Info);
+        assert_eq!(alerts[0].withdraws, [alert.reference()]);
+        assert!(alerts[0].message.contains("read again as"), "{alerts:?}");
+        // Withdrawn once: nothing more to withdraw later.
+        let mut later = Vec::new();
+        machine.advance(22_000, &mut later);
+        assert!(gap_alerts(&later).is_empty(), "{later:?}");
+    }
+
+    /// Moves recorded after the gap's span leave its alert standing.
+    #[test]
+    fn moves_after_the_gap_leave_its_order_alert_standing() {
+        let (mut machine, _) = after_transposed_gap();
+        let n = machine.game().plies();
+        let next = legal(&machine, n, &["b5a4".to_string()]);
+        let mut events = Vec::new();
+        machine.adopt(n, &next, 21_000, &mut events);
+        machine.advance(21_000, &mut events);
+        assert!(gap_alerts(&events).is_empty(), "{events:?}");
+    }
 }

@@ -177,6 +177,7 @@ impl Machine {
             }
         }
         self.settle_completion(now);
+        self.withdraw_wrong_gap_alerts(now, out);
         self.take_up_if_due(now, out);
         self.confirm_end(now, out);
         if self.phase == Phase::Playing {

@@ -29,7 +29,7 @@ use crate::act::physical::PhysicalBoard;
 use crate::act::search::Sensed;
 use crate::act::start::StartRules;
 use crate::act::touch::Lift;
-use crate::act::{Alert, Event, Severity};
+use crate::act::{Alert, AlertRef, Event, Severity};
 use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
 use doubts::Doubt;
@@ -198,6 +198,11 @@ pub struct Machine {
     hold_untimed: bool,
     /// The latest time the machine has seen.
     now: Millis,
+    /// The 8.5.3 alerts that named the orders of moves read across a gap, while those moves
+    /// may still be read again: a new reading of them withdraws the alert.
+    gap_alerts: Vec<gaps::GapAlert>,
+    /// Gap alerts the reading being adopted showed wrong: the next alert withdraws them.
+    gap_alerts_wrong: Vec<AlertRef>,
 }
 
 impl Machine {
@@ -270,6 +275,8 @@ impl Machine {
             last_recovered: false,
             hold_untimed: false,
             now: 0,
+            gap_alerts: Vec::new(),
+            gap_alerts_wrong: Vec::new(),
         }
     }
 

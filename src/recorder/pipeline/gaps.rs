@@ -7,8 +7,9 @@
 use shakmaty::{Color, Position};
 
 use super::BoardPipeline;
-use crate::act::{Alert, Event, GapAccount};
+use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::Millis;
+use crate::clock::MoveTime;
 use crate::record::RecordedMove;
 use crate::rules::Game;
 
@@ -46,6 +47,8 @@ pub(super) struct BeforeGap {
     pub(super) game: Game,
     /// The moves between later gaps, each in SAN from the position it was taken up from.
     pub(super) later: Vec<String>,
+    /// The clock's times of its moves.
+    pub(super) clock_times: Vec<MoveTime>,
 }
 
 impl BeforeGap {
@@ -88,6 +91,15 @@ impl BeforeGap {
     }
 }
 
+/// The PGN note of an order alert: its first clause, `order not observed: also possible …`.
+fn order_note(alert: &Alert) -> String {
+    alert
+        .message
+        .split_once("; ")
+        .map_or(alert.message.as_str(), |(mark, _)| mark)
+        .to_string()
+}
+
 impl BoardPipeline {
     /// Takes an alert about a gap into the record: the span whose order was not observed is
     /// marked, or the record goes on from the board's position.
@@ -99,18 +111,73 @@ impl BoardPipeline {
                     recorded: recorded.clone(),
                     others: others.clone(),
                 };
-                let text = alert
-                    .message
-                    .split_once("; ")
-                    .map_or(alert.message.as_str(), |(mark, _)| mark)
-                    .to_string();
-                self.order_spans.retain(|s| s.first_ply != span.first_ply);
-                self.notes.push((span.last_ply(), text));
+                // The same gap read again: its earlier reading and note go.
+                let replaced: Vec<OrderSpan> = self
+                    .order_spans
+                    .iter()
+                    .filter(|s| s.first_ply == span.first_ply)
+                    .cloned()
+                    .collect();
+                for old in replaced {
+                    self.drop_order_span(&old);
+                }
+                self.notes.push((span.last_ply(), order_note(alert)));
                 self.order_spans.push(span);
             }
             Some(GapAccount::Reanchored { fen }) => self.take_up(fen, alert),
             None => {}
         }
+    }
+
+    /// Takes the withdrawals `alert` makes: the notes, order spans and penalty proposals of
+    /// the alerts it withdraws go from the record. Remembers `alert` if it adds any.
+    pub(super) fn take_withdrawals(&mut self, alert: &Alert) {
+        for r in &alert.withdraws {
+            let Some(i) = self.noted_alerts.iter().rposition(|a| a.is(r)) else {
+                continue;
+            };
+            let old = self.noted_alerts.remove(i);
+            match &old.gap {
+                Some(GapAccount::Orders { .. }) => {
+                    let span = self
+                        .order_spans
+                        .iter()
+                        .find(|s| s.first_ply == old.ply)
+                        .cloned();
+                    if let Some(span) = span {
+                        self.drop_order_span(&span);
+                    }
+                }
+                // A game taken up from the board is undone only by the arbiter's correction.
+                Some(GapAccount::Reanchored { .. }) => {}
+                None => {
+                    let note = (old.ply, format!("{}: {}", old.article, old.message));
+                    if let Some(j) = self.notes.iter().position(|n| *n == note) {
+                        self.notes.remove(j);
+                    }
+                    if old.article.starts_with("7.5")
+                        && let Some(side) = old.side
+                        && let Some(j) = self
+                            .penalties
+                            .iter()
+                            .position(|&(ply, by)| ply == old.ply && by == Color::from(side))
+                    {
+                        self.penalties.remove(j);
+                    }
+                }
+            }
+        }
+        if alert.gap.is_some() || alert.severity != Severity::Info {
+            self.noted_alerts.push(alert.clone());
+        }
+    }
+
+    /// Removes the order span `span` and its note.
+    fn drop_order_span(&mut self, span: &OrderSpan) {
+        let last = span.last_ply();
+        self.notes
+            .retain(|(p, text)| !(*p == last && text.starts_with(ORDER_NOT_OBSERVED)));
+        self.order_spans.retain(|s| s != span);
     }
 
     /// The game goes on from `fen`, the board's position: the moves so far are kept for the
@@ -120,6 +187,8 @@ impl BoardPipeline {
             tracing::warn!("the board's position {fen} after a gap is no game position");
             return;
         };
+        // Plies are counted afresh: the clock's times of the moves so far are not theirs.
+        let clock_times = self.clock.restart_plies();
         if self.before_gap.is_none() || !self.moves.is_empty() {
             let moves = std::mem::take(&mut self.moves);
             let notes = std::mem::take(&mut self.notes);
@@ -129,6 +198,7 @@ impl BoardPipeline {
                 start_fen: self.start_fen.clone(),
                 game: self.game.clone(),
                 later: Vec::new(),
+                clock_times,
             };
             match &mut self.before_gap {
                 // A second gap: the moves between the two are kept in the comment too.
@@ -138,7 +208,7 @@ impl BoardPipeline {
         }
         // The position is told in the critical alert's note, before the first move; a side
         // to move corrected at once (an Info alert) keeps it.
-        if alert.severity != crate::act::Severity::Info {
+        if alert.severity != Severity::Info {
             self.notes.retain(|(ply, _)| *ply != 0);
             self.notes
                 .push((0, format!("{}: {}", alert.article, alert.message)));
@@ -171,6 +241,7 @@ impl BoardPipeline {
         // The machine's own game (taken up from the board) goes on until the correction
         // replaces it.
         self.moves = before.moves;
+        self.clock.restore_move_times(before.clock_times);
         self.notes = before.notes;
         self.start_fen = before.start_fen;
         self.game = before.game;

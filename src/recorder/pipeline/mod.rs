@@ -126,6 +126,8 @@ pub struct BoardPipeline {
     before_gap: Option<BeforeGap>,
     /// Play is held because the board does not match the game (as last told).
     held: bool,
+    /// The alerts of this game that added to the record, for a later alert to withdraw.
+    noted_alerts: Vec<crate::act::Alert>,
 }
 
 impl BoardPipeline {
@@ -158,6 +160,7 @@ impl BoardPipeline {
             order_spans: Vec::new(),
             before_gap: None,
             held: false,
+            noted_alerts: Vec::new(),
         }
     }
 
@@ -330,6 +333,9 @@ impl BoardPipeline {
         if let (Event::Alert(alert), Some(checkpoint)) = (event, &mut self.board_log.checkpoint) {
             checkpoint.alerts.push(alert.clone());
         }
+        if let Event::Alert(alert) = event {
+            self.take_withdrawals(alert);
+        }
         match event {
             Event::GameStart { fen, chess960, .. } => {
                 self.close_game();
@@ -394,6 +400,7 @@ impl BoardPipeline {
         self.offset = 0;
         self.order_spans.clear();
         self.before_gap = None;
+        self.noted_alerts.clear();
     }
 
     /// The game as PGN record: tags, moves with `[%clk]`/`[%emt]`, notes, result.
@@ -477,7 +484,12 @@ fn shift_plies(event: &mut Event, offset: u32) {
         | Event::Revision { ply, .. }
         | Event::MoveCompleted { ply, .. }
         | Event::Clock { ply, .. } => *ply += offset,
-        Event::Alert(alert) => alert.ply += offset,
+        Event::Alert(alert) => {
+            alert.ply += offset;
+            for r in &mut alert.withdraws {
+                r.ply += offset;
+            }
+        }
         Event::GameStart { .. } | Event::BoardState { .. } | Event::Result { .. } => {}
     }
 }

@@ -538,3 +538,266 @@ fn updates_buffered_before_the_handshake_come_before_the_gap() {
     assert_eq!(recorded.len(), played.len() + gap.len(), "{recorded:?}");
     assert_eq!(recorded[..played.len()], moves(&played)[..]);
 }
+
+/// A clock message: White (the left side) and Black with these minutes and seconds left,
+/// `white_runs` or Black's clock running.
+fn clock_at(white: (u8, u8), black: (u8, u8), white_runs: bool) -> Vec<u8> {
+    use crate::wire::dgt::{ClockMessage, ClockStatus, ClockTimes, SideTime};
+    let side = |(minutes, seconds): (u8, u8)| SideTime {
+        minutes,
+        seconds,
+        ..SideTime::default()
+    };
+    let times = ClockTimes {
+        left: side(white),
+        right: side(black),
+        status: ClockStatus {
+            running: true,
+            right_lever_high: !white_runs,
+            ..ClockStatus::default()
+        },
+    };
+    Message::Clock(ClockMessage::Times(times)).encode()
+}
+
+/// The gap alerts among `events` that no later alert withdrew.
+fn standing_gap_alerts(events: &[Event]) -> Vec<&crate::act::Alert> {
+    let alerts: Vec<&crate::act::Alert> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    alerts
+        .iter()
+        .filter(|a| a.gap.is_some())
+        .filter(|a| {
+            !alerts
+                .iter()
+                .any(|later| later.withdraws.iter().any(|r| a.is(r)))
+        })
+        .copied()
+        .collect()
+}
+
+/// After 1.e4 e6 the link dropped while 2.d4 Be7 3.Nf3 Bd6 were played: the dump is read
+/// as three moves, Black to move, with an order alert; the clock then shows White to move
+/// and the gap is read again with four. One gap, one standing alert, one note in the PGN.
+#[test]
+fn a_gap_read_again_from_the_clock_keeps_one_alert_and_one_note() {
+    let mut events = Vec::new();
+    let mut p = pipeline();
+    p.on_bytes(100, &clock_at((5, 0), (5, 0), true), &mut events);
+    let messages = lift_place_messages(&["e2e4", "e7e6"]);
+    p.on_bytes(1000, &messages[0], &mut events);
+    p.on_bytes(1200, &messages[1], &mut events);
+    p.on_bytes(1500, &clock_at((4, 59), (5, 0), false), &mut events);
+    p.on_bytes(3000, &messages[2], &mut events);
+    p.on_bytes(3200, &messages[3], &mut events);
+    p.on_bytes(3500, &clock_at((4, 59), (4, 58), true), &mut events);
+    let mut game = Game::standard();
+    for m in ["e2e4", "e7e6", "d2d4", "f8e7", "g1f3", "e7d6"] {
+        game.play_uci(m).unwrap();
+    }
+    let dump = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(
+        60_000,
+        &Message::Version { major: 1, minor: 2 }.encode(),
+        &mut events,
+    );
+    p.on_bytes(60_100, &dump.encode(), &mut events);
+    assert_eq!(recorded_uci(&p).len(), 5, "three moves read first");
+    assert_eq!(standing_gap_alerts(&events).len(), 1, "{events:?}");
+    p.on_bytes(60_500, &clock_at((4, 30), (4, 20), true), &mut events);
+    let recorded = recorded_uci(&p);
+    assert_eq!(
+        recorded.len(),
+        6,
+        "read again with four moves: {recorded:?}"
+    );
+    let gap_alerts = events
+        .iter()
+        .filter(|e| matches!(e, Event::Alert(a) if a.gap.is_some()))
+        .count();
+    assert_eq!(gap_alerts, 2, "the gap was read twice: {events:?}");
+    let standing = standing_gap_alerts(&events);
+    assert_eq!(standing.len(), 1, "one standing alert: {events:?}");
+    assert_eq!(standing[0].ply, 3);
+    let pgn = p.pgn();
+    assert_eq!(pgn.matches("order not observed").count(), 1, "{pgn}");
+    reread(&p);
+    // The arbiter confirms the order: no mark is left.
+    settle(&mut p, ArbiterAction::SettleOrder { ply: 3, pick: 0 }).unwrap();
+    let pgn = p.pgn();
+    assert!(!pgn.contains("order not observed"), "{pgn}");
+}
+
+/// An alert withdrawn by a later one takes its note and its penalty proposal with it.
+#[test]
+fn a_withdrawn_alert_leaves_no_note_or_penalty() {
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
+        p.on_bytes(1000 + 100 * i as u64, m, &mut events);
+    }
+    let alert = |article: &str, severity, t_ms| crate::act::Alert {
+        article: article.to_string(),
+        side: Some(crate::board::ColorName::White),
+        ply: 1,
+        t_ms,
+        evidence_ms: Vec::new(),
+        squares: Vec::new(),
+        severity,
+        message: format!("what {article} says"),
+        gap: None,
+        withdraws: Vec::new(),
+    };
+    let illegal = alert("7.5.1", Severity::Warning, 2000);
+    let knocked = alert("7.4", Severity::Warning, 2100);
+    p.take(&Event::Alert(illegal.clone()));
+    p.take(&Event::Alert(knocked.clone()));
+    assert_eq!(p.penalties.len(), 1);
+    assert!(p.pgn().contains("what 7.5.1 says"));
+    let mut withdrawing = alert("7.5.1", Severity::Info, 3000);
+    withdrawing.withdraws = vec![illegal.reference()];
+    p.take(&Event::Alert(withdrawing));
+    let pgn = p.pgn();
+    assert!(!pgn.contains("what 7.5.1 says"), "{pgn}");
+    assert!(pgn.contains("what 7.4 says"), "not withdrawn: {pgn}");
+    assert!(p.penalties.is_empty());
+}
+
+/// Moves, each lifted and placed at its own time from `t`, as the board reports them (plain
+/// moves, castling included: king, then rook), on the board `game` shows.
+fn play_reported(p: &mut BoardPipeline, game: &mut Game, uci: &str, t: u64, out: &mut Vec<Event>) {
+    let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+    let before = game.position().board().clone();
+    game.play_uci(uci).unwrap();
+    let after = game.position().board().clone();
+    let mut i = 0;
+    for sq in before.occupied() ^ after.occupied() {
+        if after.piece_at(sq).is_none() {
+            let lift = Message::FieldUpdate {
+                field: field(sq),
+                piece: 0,
+            };
+            p.on_bytes(t + 100 * i, &lift.encode(), out);
+            i += 1;
+        }
+    }
+    for sq in shakmaty::Bitboard::FULL {
+        if let Some(piece) = after.piece_at(sq)
+            && before.piece_at(sq) != Some(piece)
+        {
+            let put = Message::FieldUpdate {
+                field: field(sq),
+                piece: crate::board::dgt::code_from_piece(piece),
+            };
+            p.on_bytes(t + 100 * i, &put.encode(), out);
+            i += 1;
+        }
+    }
+}
+
+/// 1.e4 e5 played with the clock running, then a gap of `gap` no legal sequence explains;
+/// the game is taken up from the board's position, and `after` are played, each pressed
+/// for: the pipeline, and the clock times each press leaves (White's, Black's).
+fn take_up_with_clock(gap: &[&str], after: &[&str]) -> (BoardPipeline, Vec<(u64, u64)>) {
+    let mut events = Vec::new();
+    let mut p = pipeline();
+    let mut game = Game::standard();
+    p.on_bytes(100, &clock_at((5, 0), (5, 0), true), &mut events);
+    play_reported(&mut p, &mut game, "e2e4", 1000, &mut events);
+    p.on_bytes(1500, &clock_at((4, 59), (5, 0), false), &mut events);
+    play_reported(&mut p, &mut game, "e7e5", 3000, &mut events);
+    p.on_bytes(3500, &clock_at((4, 59), (4, 58), true), &mut events);
+    assert_eq!(clock_comments(&p), [Some(299_000), Some(298_000)]);
+    for m in gap {
+        game.play_uci(m).unwrap();
+    }
+    p.on_bytes(
+        60_000,
+        &Message::Version { major: 1, minor: 2 }.encode(),
+        &mut events,
+    );
+    let dump = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    p.on_bytes(60_100, &dump.encode(), &mut events);
+    let white_to_move = game.position().turn() == shakmaty::Color::White;
+    let (mut white, mut black) = (180u64, 170u64);
+    p.on_bytes(
+        60_200,
+        &clock_at((3, 0), (2, 50), white_to_move),
+        &mut events,
+    );
+    p.tick(60_200 + crate::act::TAKE_UP_QUIET_MS, &mut events);
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Alert(a)
+            if matches!(a.gap, Some(crate::act::GapAccount::Reanchored { .. })))),
+        "taken up: {events:?}"
+    );
+    assert!(clock_comments(&p).is_empty(), "no move yet: {}", p.pgn());
+    let mut pressed = Vec::new();
+    for (i, m) in after.iter().enumerate() {
+        let t = 62_000 + 2_000 * i as u64;
+        let mover_white = game.position().turn() == shakmaty::Color::White;
+        play_reported(&mut p, &mut game, m, t, &mut events);
+        if mover_white {
+            white -= 5;
+        } else {
+            black -= 5;
+        }
+        let mmss = |s: u64| ((s / 60) as u8, (s % 60) as u8);
+        p.on_bytes(
+            t + 1_500,
+            &clock_at(mmss(white), mmss(black), !mover_white),
+            &mut events,
+        );
+        pressed.push((white * 1000, black * 1000));
+    }
+    p.tick(62_000 + 2_000 * after.len() as u64 + 5_000, &mut events);
+    assert_eq!(recorded_uci(&p), after, "{events:?}");
+    (p, pressed)
+}
+
+/// The `[%clk]` of each move recorded.
+fn clock_comments(p: &BoardPipeline) -> Vec<Option<u64>> {
+    p.record().moves.iter().map(|m| m.clock_ms).collect()
+}
+
+/// After a gap no legal sequence explains, the game goes on from the board's position with
+/// plies counted afresh: the `[%clk]` of its moves are the clock's times at those moves,
+/// not those of the moves before the gap that had the same numbers; how long the first
+/// one took is not known (the turn began while the link was down).
+#[test]
+fn clock_times_after_a_take_up_are_those_of_the_moves_after_it() {
+    let white_to_move = [
+        "d2d4", "d7d6", "c2c4", "c7c6", "b1c3", "g8f6", "g1f3", "b8d7", "f1d3", "f8e7",
+    ];
+    let black_to_move = &white_to_move[..9];
+    for (gap, after) in [
+        (&white_to_move[..], &["e1g1", "e8g8"][..]),
+        (black_to_move, &["f8e7", "e1g1", "e8g8"][..]),
+    ] {
+        let (p, pressed) = take_up_with_clock(gap, after);
+        let expected: Vec<Option<u64>> = pressed
+            .iter()
+            .enumerate()
+            .map(|(i, &(white, black))| {
+                let white_moved = (i % 2 == 0) == (gap.len() % 2 == 0);
+                Some(if white_moved { white } else { black })
+            })
+            .collect();
+        assert_eq!(clock_comments(&p), expected, "{}", p.pgn());
+        let record = reread(&p);
+        assert_eq!(record.moves.len(), after.len());
+        assert_eq!(record.moves[0].elapsed_ms, None, "{}", p.pgn());
+        assert!(record.moves[1].elapsed_ms.is_some(), "{}", p.pgn());
+    }
+}
