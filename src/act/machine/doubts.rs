@@ -420,6 +420,6 @@ pub(super) fn squares_of_all<'a>(moves: impl IntoIterator<Item = &'a Move>) -> B
 }
 
 /// The names of `squares`, in the board's order (a1 first).
-fn square_names(squares: Bitboard) -> Vec<String> {
+pub(super) fn square_names(squares: Bitboard) -> Vec<String> {
     squares.into_iter().map(|s| s.to_string()).collect()
 }

@@ -4,9 +4,11 @@
 //! game is never held for a gap: it goes on, with one alert for the arbiter.
 
 use shakmaty::fen::Fen;
-use shakmaty::{Chess, Color, EnPassantMode, FromSetup, Move, Position, Setup};
+use shakmaty::{
+    Bitboard, Board, Chess, Color, EnPassantMode, FromSetup, Move, Position, Rank, Setup, Square,
+};
 
-use super::doubts::{Doubt, squares_of_all};
+use super::doubts::{Doubt, square_names, squares_of_all};
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
@@ -271,7 +273,6 @@ impl Machine {
             board: self.physical.board().clone(),
             turn,
             castling_rights: current.castles().castling_rights(),
-            ep_square: None,
             halfmoves: 0,
             fullmoves: current.fullmoves(),
             ..Setup::empty()
@@ -300,10 +301,43 @@ impl Machine {
             last_clock: self.last_clock,
             clock_running: self.clock_running,
             now: self.now,
+            taken_up: true,
             ..fresh
         };
         self.physical.clear_placed();
         fen
+    }
+
+    /// A press by `by` on a board the position just taken up from the board does not
+    /// explain, before any move of it was read: that position was the guess, not the
+    /// player's move. The game is taken up again from the board as it stands, `by`'s
+    /// opponent to move (an Info alert; the gap's critical alert stands). Returns false when
+    /// the board is no position a game can go on from.
+    pub(super) fn take_up_again_at_press(
+        &mut self,
+        by: Color,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        if !self.taken_up || self.game.plies() > 0 {
+            return false;
+        }
+        let Some(pos) = self.board_position(!by) else {
+            return false;
+        };
+        let fen = self.take_up(pos, t, out);
+        let mut a = self.alert("8.5.3", None, t, Severity::Info);
+        a.ply = 0;
+        a.message = format!(
+            "what was played after the game was taken up from the board does not fit the \
+             position taken up; {} pressed, and the game is taken up again from the board as \
+             it stands, {:?} to move ({fen})",
+            super::color_word(by),
+            !by
+        );
+        a.gap = Some(GapAccount::Reanchored { fen });
+        out.push(Event::Alert(a));
+        true
     }
 
     /// Before `moves` are adopted from position `from`: the gap alerts whose moves they
@@ -446,19 +480,62 @@ impl Machine {
     fn board_position_of(&self, pos: &Chess, turn: Color) -> Option<Chess> {
         let setup = Setup {
             turn,
-            ep_square: None,
             ..pos.to_setup(EnPassantMode::Legal)
         };
         position_of(setup, self.game.castling_mode())
     }
 }
 
-/// The position `setup` describes, without the castling rights its pieces no longer allow;
+/// The position `setup` describes with `turn` to move, without the castling rights its
+/// pieces no longer allow, and with an en passant capture where the board allows one;
 /// `None` when it is no position a game can go on from.
 fn position_of(setup: Setup, mode: shakmaty::CastlingMode) -> Option<Chess> {
-    match Chess::from_setup(setup, mode) {
+    let of = |setup: Setup| match Chess::from_setup(setup, mode) {
         Ok(pos) => Some(pos),
         Err(e) => e.ignore_invalid_castling_rights().ok(),
+    };
+    let ep_square = possible_en_passant(&setup.board, setup.turn);
+    of(Setup {
+        ep_square,
+        ..setup.clone()
+    })
+    .or_else(|| {
+        of(Setup {
+            ep_square: None,
+            ..setup
+        })
+    })
+}
+
+/// The square a pawn of the side not to move may just have skipped with a double step,
+/// when exactly one such pawn stands beside a pawn of `turn`'s: a board taken up after a gap
+/// does not tell whether it did, and a capture the rules may have allowed is not refused
+/// (a player is never blamed for what nobody saw).
+fn possible_en_passant(board: &Board, turn: Color) -> Option<Square> {
+    let stepper = !turn;
+    let (start, skipped, stop) = match stepper {
+        Color::White => (Rank::Second, Rank::Third, Rank::Fourth),
+        Color::Black => (Rank::Seventh, Rank::Sixth, Rank::Fifth),
+    };
+    let beside = |sq: Square, df: i32| {
+        sq.file()
+            .offset(df)
+            .is_some_and(|f| board.piece_at(Square::from_coords(f, stop)) == Some(turn.pawn()))
+    };
+    let mut squares = (board.by_piece(stepper.pawn()) & Bitboard::from_rank(stop))
+        .into_iter()
+        .filter(|&sq| {
+            let empty = |rank| {
+                board
+                    .piece_at(Square::from_coords(sq.file(), rank))
+                    .is_none()
+            };
+            empty(skipped) && empty(start) && (beside(sq, -1) || beside(sq, 1))
+        })
+        .map(|sq| Square::from_coords(sq.file(), skipped));
+    match (squares.next(), squares.next()) {
+        (Some(sq), None) => Some(sq),
+        _ => None,
     }
 }
 
@@ -480,11 +557,6 @@ pub(super) fn numbered_san(start: &Chess, seq: &[Move]) -> String {
         pos.play_unchecked(m);
     }
     words.join(" ")
-}
-
-/// The names of `squares`, in the board's order (a1 first).
-fn square_names(squares: shakmaty::Bitboard) -> Vec<String> {
-    squares.into_iter().map(|s| s.to_string()).collect()
 }
 
 #[cfg(test)]

@@ -179,6 +179,10 @@ pub struct Machine {
     /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
     /// move, and no move has been made since: the clock or the first move may correct it.
     anchor_unsure: bool,
+    /// The game was taken up from the board's position after a gap: until its first move
+    /// is read, the position is a guess (the side to move, an en passant right), and a press
+    /// on a board it does not explain is no illegal move of a player.
+    taken_up: bool,
     /// After a gap, the board no short sequence of moves explains is taken up as the game's
     /// position at this time, unless it changed or a reading explained it meanwhile: a
     /// board read mid-move (a capture's piece in the hand) is not a position.
@@ -268,6 +272,7 @@ impl Machine {
             link_gap: None,
             clock_running: None,
             anchor_unsure: false,
+            taken_up: false,
             take_up_due: None,
             gap_parity_tried: None,
             untimed: false,

@@ -95,7 +95,7 @@ impl Machine {
                     });
                 }
             }
-        } else {
+        } else if !self.take_up_again_at_press(by, t, out) {
             self.completed_illegal_move(by, t, d, out);
         }
     }

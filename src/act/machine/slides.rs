@@ -60,9 +60,17 @@ impl Machine {
             .filter_map(|sq| self.last_seen[sq as usize])
             .min()
             .unwrap_or(self.now);
+        // Times are when the bytes arrived: a board sending what it queued (behind its move
+        // log) delivers a move and its press in one chunk, at the same millisecond, so a press
+        // at the instant of an arrival counts as after it.
         let reply_pressed =
-            self.pressed_at[!mover as usize].is_some_and(|p| p > replied && p <= went_on);
-        if reply_pressed || stood > self.config.moved_on_ms {
+            self.pressed_at[!mover as usize].is_some_and(|p| p >= replied && p <= went_on);
+        // The player pressed after his piece arrived, then the opponent: the turn came round
+        // before the piece went on, whenever the scan reported the reply's arrival.
+        let turn_came_round = self.pressed_at[mover as usize]
+            .zip(self.pressed_at[!mover as usize])
+            .is_some_and(|(own, reply)| arrived <= own && own <= reply && reply <= went_on);
+        if reply_pressed || turn_came_round || stood > self.config.moved_on_ms {
             return None;
         }
         let mut pos = self.game.positions()[k - 2].clone();

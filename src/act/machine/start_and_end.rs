@@ -1,9 +1,13 @@
 //! The start and the end of a game: set-up, automatic ends, result signals.
 
-use shakmaty::{Move, Role};
+use shakmaty::{Bitboard, Move, Position, Role};
 
+use super::doubts::{Doubt, square_names};
+use super::gaps::numbered_san;
+use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::ending::{self, Ending};
+use crate::act::search::{Explanation, Sensed};
 use crate::act::start::{SetUp, Start};
 use crate::act::{Event, Severity};
 use crate::board::Millis;
@@ -142,7 +146,108 @@ impl Machine {
             out.push(Event::Alert(a));
             self.adopt(keep, &[], t, out);
         }
+        self.moves_behind_signal(t, out);
         self.signalled = Some(signal.result);
         self.finish(signal, t, out);
+    }
+
+    /// Under a result signal the board still shows other pieces moved since the last
+    /// recorded move. After a gap in the link, or with updates lost, moves were made that
+    /// nobody saw: read with the kings back where the game had them, they are recorded when
+    /// legal moves explain them, with an 8.5.3 alert; otherwise a critical alert names the
+    /// squares for the arbiter to add the moves. A result is never recorded silently short.
+    fn moves_behind_signal(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let n = self.game.plies();
+        let game_board = self.game.position().board().clone();
+        let sensed = self.physical.board().clone();
+        // Pieces taken off the centre squares to make room for the kings.
+        let made_room = ending::CENTRE & !sensed.occupied();
+        let behind =
+            self.sensed().diff(&game_board) & !(sensed.kings() | game_board.kings()) & !made_room;
+        if behind.is_empty() {
+            return;
+        }
+        let mut a = self.alert("8.5.3", None, t, Severity::Info);
+        a.ply = ply_number(n + 1);
+        a.squares = square_names(behind);
+        let across_gap = self.across_gap(n);
+        let since = self.reached_at.get(n).copied().unwrap_or(0);
+        if !across_gap && self.outage.is_none_or(|o| o < since) {
+            // Nothing says a move went unseen: a piece knocked while the kings were moved
+            // looks the same.
+            a.message = format!(
+                "the result signal stands, and the board also shows {} changed since the last \
+                 recorded move; if a move was made that the board did not report, the arbiter \
+                 adds it",
+                a.squares.join(" ")
+            );
+            out.push(Event::Alert(a));
+            return;
+        }
+        let mut unsignalled = sensed.clone();
+        for sq in sensed.kings() | made_room {
+            unsignalled.discard_piece_at(sq);
+        }
+        for sq in game_board.kings() | (made_room & game_board.occupied()) {
+            if let Some(piece) = game_board.piece_at(sq)
+                && unsignalled.piece_at(sq).is_none()
+            {
+                unsignalled.set_piece_at(sq, piece);
+            }
+        }
+        let reading = Sensed {
+            board: &unsignalled,
+            identifies: self.config.identifies_pieces,
+            placed: Bitboard::EMPTY,
+        };
+        let start = self.game.position().clone();
+        let explanation = match reading.single_moves(&start)[..] {
+            [(m, _)] => Explanation::Unique(vec![m]),
+            _ => reading.sequences(&start, self.reconstruction_depth(n), &self.reports(n)),
+        };
+        const KINGS_ASSUMED: &str = "read with each king where it stood before the result \
+                                     signal (had a king moved meanwhile, they differ)";
+        match explanation {
+            Explanation::Unique(moves) => {
+                a.severity = Severity::Warning;
+                a.message = format!(
+                    "the result signal came with moves the record lacked: {}, {KINGS_ASSUMED}; \
+                     the arbiter should check them",
+                    numbered_san(&start, &moves)
+                );
+                self.adopt(n, &moves, t, out);
+            }
+            Explanation::Ambiguous(seqs) if across_gap => {
+                let Reading::Adopt {
+                    moves,
+                    doubt: Some(Doubt::Order { others, .. }),
+                    ..
+                } = self.order_across_gap(n, seqs, &self.reports(n))
+                else {
+                    return;
+                };
+                let order = self.order_alert(n, &moves, &others, t);
+                a.severity = order.severity;
+                a.gap = order.gap;
+                a.message = format!("{}; {KINGS_ASSUMED}", order.message);
+                self.adopt(n, &moves, t, out);
+            }
+            _ => {
+                a.severity = Severity::Critical;
+                a.message = format!(
+                    "the result signal stands, but the board also shows {} changed since ply \
+                     {n}: moves were made that {} and no legal sequence of moves explains; the \
+                     arbiter should add them to the record (replace moves from ply {})",
+                    a.squares.join(" "),
+                    if across_gap {
+                        "nobody saw while the link was down"
+                    } else {
+                        "the board did not report"
+                    },
+                    n + 1,
+                );
+            }
+        }
+        out.push(Event::Alert(a));
     }
 }
