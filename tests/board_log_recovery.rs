@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use touchmove::board::log_recovery::{
-    FieldTrail, MIN_MATCH, RecoveredRecord, Refusal, recover, schedule,
+    FieldTrail, MIN_MATCH, RecoveredRecord, Refusal, picture, recover, schedule,
 };
 use touchmove::sim::virtual_board::memory::BoardMemory;
 use touchmove::wire::dgt::{ClockSide, EepromLog};
@@ -239,6 +239,21 @@ proptest! {
         }
     }
 
+    /// The log of a board nobody has seen yet pictures it exactly while the ring still reaches
+    /// back to its power-up, and not at all once it does not.
+    #[test]
+    fn a_log_pictures_the_board_exactly_or_not_at_all(
+        deeds in prop::collection::vec(deed(), 0..5000),
+    ) {
+        let mut played = play(&deeds, deeds.len(), None);
+        let log = EepromLog::decode(&played.memory.download());
+        match picture(&log) {
+            Some(fields) => prop_assert_eq!(fields, played.fields),
+            // Power-up, one record per piece and the changes: 2 bytes a record at most.
+            None => prop_assert!(deeds.len() > 0x1F00 / 4 - 40, "no picture"),
+        }
+    }
+
     /// Pure garbage is never taken for a log.
     #[test]
     fn a_dump_of_pure_garbage_is_refused(
@@ -273,6 +288,17 @@ proptest! {
             prop_assert!(times.last().is_none_or(|&t| t <= to), "{times:?} {to}");
         }
     }
+}
+
+#[test]
+fn a_log_cut_short_pictures_nothing() {
+    let mut memory = BoardMemory::blank();
+    memory.power_up(&start_fields());
+    memory.field_changed(12, 0, 1000);
+    let mut dump = memory.download();
+    let end = dump.iter().rposition(|&b| b == 0x6B).unwrap();
+    dump.truncate(end);
+    assert_eq!(picture(&EepromLog::decode(&dump)), None);
 }
 
 #[test]

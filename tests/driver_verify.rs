@@ -156,8 +156,8 @@ async fn lost_updates_are_corrected_by_the_dump_after_the_press() {
     assert_eq!(played.recorded, played.expected);
     assert_eq!(
         played.dumps_requested,
-        PLIES + 1,
-        "the handshake dump and one per press"
+        PLIES + 2,
+        "the handshake's two dumps (with the move log, and once it is in) and one per press"
     );
     assert_eq!(played.dumps_received, played.dumps_requested);
 }
@@ -180,7 +180,10 @@ async fn lost_updates_are_corrected_by_the_dump_after_a_quiet_period() {
 #[tokio::test]
 async fn without_verification_the_lost_updates_hold_the_game() {
     let played = play(VerifyConfig::off(), a_lift_and_a_placement).await;
-    assert_eq!(played.dumps_requested, 1, "the handshake dump only");
+    assert_eq!(
+        played.dumps_requested, 2,
+        "the handshake's dumps only (with the move log, and once it is in)"
+    );
     assert!(
         played.recorded.len() < played.expected.len(),
         "the losses stop the record: {:?}",

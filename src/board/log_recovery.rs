@@ -256,6 +256,29 @@ pub fn recover(
     Ok(recovery)
 }
 
+/// The board as the log last shows it, for a host that has not seen the board yet: at
+/// power-up the board logs one record per piece present, and every change after, so the log
+/// from its last power-up on is a whole picture. `None` when the log is incomplete or its
+/// ring no longer reaches back to a power-up.
+pub fn picture(log: &EepromLog) -> Option<[u8; 64]> {
+    if !log.end.complete() {
+        return None;
+    }
+    let mut fields = None;
+    for e in &log.entries {
+        match e.record {
+            EepromRecord::PowerUp => fields = Some([0u8; 64]),
+            EepromRecord::FieldChange { field, piece, .. } => {
+                if let Some(fields) = &mut fields {
+                    fields[usize::from(field & 63)] = piece;
+                }
+            }
+            _ => {}
+        }
+    }
+    fields
+}
+
 /// A run of the log's records of one field, folded into its last change.
 #[derive(Debug, Clone)]
 struct Folded {

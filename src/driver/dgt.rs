@@ -326,6 +326,8 @@ struct Session<'a> {
     held: Option<Vec<(u64, Vec<u8>)>>,
     last_rx: Instant,
     probed: bool,
+    /// Whether a board dump arrived since the session began (the handshake waits for one).
+    dumped: bool,
     /// Decides when to re-read the board; active once connected.
     verifier: Verifier,
 }
@@ -340,6 +342,7 @@ impl<'a> Session<'a> {
             held: Some(Vec::new()),
             last_rx: Instant::now(),
             probed: false,
+            dumped: false,
             verifier: Verifier::new(VerifyConfig::off(), 0),
         }
     }
@@ -391,20 +394,29 @@ impl<'a> Session<'a> {
             UpdateMode::Full => Command::SendUpdate,
             UpdateMode::BoardOnly => Command::SendUpdateBoard,
         };
-        if self.link.config.read_log
-            && self.link.logless_handshakes < LOGLESS_HANDSHAKES_BEFORE_GIVING_UP
-        {
-            self.read_log(&mode).await?;
-        } else {
-            self.write(&mode.encode()).await?;
+        let read_log = self.link.config.read_log
+            && self.link.logless_handshakes < LOGLESS_HANDSHAKES_BEFORE_GIVING_UP;
+        // One write, in this order: the board takes its log (if asked) and its dump at the same
+        // moment, and every change after it follows both as a field update; none falls
+        // between them or before the dump.
+        let mut ask = Vec::new();
+        if read_log {
+            ask.extend(Command::SendEepromMoves.encode());
         }
-        self.write(&Command::SendBoard.encode()).await?;
-        let dump = self
-            .wait_for(timeout, |m| {
-                matches!(m, Message::BoardDump(_)).then_some(())
-            })
-            .await?;
-        if dump.is_none() {
+        ask.extend(Command::SendBoard.encode());
+        ask.extend(mode.encode());
+        self.write(&ask).await?;
+        let logged = read_log && self.read_log().await?;
+        // The dump comes behind the log, which takes ≈ 8 s at 9600 baud: a board still
+        // talking is not a silent one.
+        let dumped = self.dumped
+            || self
+                .wait_for_while_talking(timeout, DUMP_BEHIND_BACKLOG, |m| {
+                    matches!(m, Message::BoardDump(_)).then_some(())
+                })
+                .await?
+                .is_some();
+        if !dumped {
             return Err(End::Lost(format!(
                 "{}: the board answered its version but sent no board dump within {:.1} s",
                 self.port_name(),
@@ -427,6 +439,11 @@ impl<'a> Session<'a> {
                 .await
                 .map_err(|()| End::Stop)?;
         }
+        if logged {
+            // Answered after whatever the board queued while the log downloaded: the
+            // recorder knows its line is live again when this dump comes.
+            self.write(&Command::SendBoard.encode()).await?;
+        }
         let now = self.link.now_ms();
         if let Some(action) = self.link.pacer.restart(now) {
             self.clock_action(action).await?;
@@ -434,16 +451,13 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Asks for the EEPROM move log before setting the update mode `mode`: the board takes
-    /// the log as it stands, and the changes made during the ≈ 8 s download follow it as
-    /// field updates, in order. A board that has not begun to answer within the reply timeout
-    /// has no log: the mode is set without it.
-    async fn read_log(&mut self, mode: &Command) -> Result<(), End> {
-        self.write(&Command::SendEepromMoves.encode()).await?;
+    /// Waits for the EEPROM move log asked for with the dump; true when it arrived. A board
+    /// that has not begun to send it within the reply timeout, or that answers the dump
+    /// first, has no log.
+    async fn read_log(&mut self) -> Result<bool, End> {
         let start = self
             .wait_for_log_start(self.link.config.reply_timeout)
             .await?;
-        self.write(&mode.encode()).await?;
         let arrived = match start {
             LogStart::Arrived => true,
             LogStart::Begun => {
@@ -468,7 +482,29 @@ impl<'a> Session<'a> {
                  can only be read from its position"
             );
         }
-        Ok(())
+        Ok(arrived)
+    }
+
+    /// Reads until a decoded message satisfies `pick`, the board has been silent for `quiet`
+    /// (counted from the call at the earliest), or `cap` passed.
+    async fn wait_for_while_talking<T>(
+        &mut self,
+        quiet: Duration,
+        cap: Duration,
+        pick: impl Fn(&Message) -> Option<T>,
+    ) -> Result<Option<T>, End> {
+        let asked = Instant::now();
+        let give_up = asked + cap;
+        loop {
+            let deadline = (self.last_rx.max(asked) + quiet).min(give_up);
+            let now = Instant::now();
+            if deadline <= now {
+                return Ok(None);
+            }
+            if let Some(found) = self.wait_for(deadline - now, &pick).await? {
+                return Ok(Some(found));
+            }
+        }
     }
 
     /// Waits until the log has arrived, has begun to arrive, or `timeout` passed.
@@ -481,15 +517,15 @@ impl<'a> Session<'a> {
                     // frame.
                     let begun = data.contains(&EE_MOVES_ID);
                     self.take_chunk(data).await?;
-                    if self
-                        .messages
-                        .iter()
-                        .any(|m| matches!(m, Message::EepromMoves(_)))
-                    {
-                        return Ok(LogStart::Arrived);
-                    }
-                    if begun {
-                        return Ok(LogStart::Begun);
+                    let log = |m: &Message| matches!(m, Message::EepromMoves(_));
+                    let dump = |m: &Message| matches!(m, Message::BoardDump(_));
+                    match self.messages.iter().position(|m| log(m) || dump(m)) {
+                        Some(i) if log(&self.messages[i]) => return Ok(LogStart::Arrived),
+                        // Asked for before the dump: a board that answers the dump first
+                        // ignored the request.
+                        Some(_) => return Ok(LogStart::Absent),
+                        None if begun => return Ok(LogStart::Begun),
+                        None => {}
                     }
                 }
                 Input::Request(request) => self.request(request).await?,
@@ -602,6 +638,10 @@ impl<'a> Session<'a> {
         self.probed = false;
         self.messages.clear();
         self.decoder.push(&data, &mut self.messages);
+        self.dumped |= self
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::BoardDump(_)));
         match self.held.as_mut() {
             Some(held) => held.push((t_ms, data)),
             None => self
@@ -708,6 +748,10 @@ enum LogStart {
     /// Nothing of it arrived in time: the board has no log.
     Absent,
 }
+
+/// The longest a handshake waits for the board dump while the board goes on sending what it
+/// queued before it.
+const DUMP_BEHIND_BACKLOG: Duration = Duration::from_secs(10);
 
 /// The message id of EE_MOVES on the wire.
 const EE_MOVES_ID: u8 = 0x8F;

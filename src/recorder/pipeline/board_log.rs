@@ -4,7 +4,7 @@
 //! received after the log.
 
 use crate::act::Event;
-use crate::board::log_recovery::{FieldTrail, RecoveredRecord, recover, schedule};
+use crate::board::log_recovery::{FieldTrail, RecoveredRecord, picture, recover, schedule};
 use crate::board::{ClockReading, Millis, Observation, ObservationKind};
 use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Message};
 
@@ -27,6 +27,11 @@ pub(super) struct BoardLog {
     pub(super) reports: Vec<LogReport>,
     /// Recovered observations are being passed on: their times are not observed.
     pub(super) untimed: bool,
+    /// Board dumps still to come before the line is live again. What the board queued
+    /// while its log downloaded (≈ 8 s at 9600 baud) arrives after it at line speed, so its
+    /// times are when it arrived, not when it happened; the dump taken with the log comes
+    /// first, and the one the link asks for once the log is in comes after that queue.
+    pub(super) behind_log: u8,
     /// The pipeline as it stood at the last board dump that matched the changes seen, and
     /// what came after it: the moves since are re-read from there when the log shows
     /// changes the link lost (see `log_rereading`).
@@ -40,6 +45,12 @@ pub(super) struct BoardLog {
     pub(super) wanted: bool,
     /// Board dumps that differed from the changes seen before them.
     pub(super) differing_dumps: u64,
+    /// A whole picture of the board has been seen (a board dump, or a log that reaches back
+    /// to a power-up): field updates have something to change.
+    pub(super) pictured: bool,
+    /// The board as its first log showed it, and when the log came, until a board dump
+    /// pictures it: field updates before that dump change this picture.
+    pub(super) logged_picture: Option<(Millis, [u8; 64])>,
 }
 
 /// The pipeline at a verified picture of the board, and what happened after it.
@@ -77,11 +88,14 @@ impl BoardLog {
             reading: None,
             reports: Vec::new(),
             untimed: false,
+            behind_log: 0,
             checkpoint: None,
             verified: false,
             suspected: None,
             wanted: false,
             differing_dumps: 0,
+            pictured: false,
+            logged_picture: None,
         }
     }
 }
@@ -106,6 +120,8 @@ impl BoardPipeline {
                 log.verified = false;
             }
             Message::BoardDump(fields) => {
+                log.pictured = true;
+                log.logged_picture = None;
                 let lost = *fields != log.trail.fields();
                 log.verified = !lost;
                 log.differing_dumps += u64::from(lost);
@@ -146,6 +162,7 @@ impl BoardPipeline {
         out: &mut Vec<Event>,
     ) {
         let log = EepromLog::from_records(records);
+        self.board_log.behind_log = 2;
         let (from, to) = self
             .board_log
             .gap
@@ -156,6 +173,12 @@ impl BoardPipeline {
             recovered: Vec::new(),
             refused: None,
         };
+        if !self.board_log.pictured {
+            // Nothing seen can have been missed; the log's picture is kept for field updates
+            // that may come before the first board dump (moves made during the download).
+            self.board_log.logged_picture = picture(&log).map(|fields| (t_ms, fields));
+            return;
+        }
         match recover(&self.board_log.trail, &log, None) {
             Err(refusal) => {
                 // A board's first handshake comes before anything was seen of it: nothing can
@@ -200,5 +223,19 @@ impl BoardPipeline {
             }
         }
         self.board_log.reports.push(report);
+    }
+
+    /// A field update before any board dump: the board as its first log showed it (≈ 8 s
+    /// of download before the dump the handshake asks for) is what it changes, passed on as
+    /// a board dump would be.
+    pub(super) fn picture_before_first_update(&mut self, t_ms: Millis) {
+        let Some((logged_ms, fields)) = self.board_log.logged_picture.take() else {
+            return;
+        };
+        let dump = Message::BoardDump(fields);
+        let seen = self.observations.len();
+        self.observer
+            .on_message(logged_ms.min(t_ms), &dump, &mut self.observations);
+        self.follow_trail(logged_ms.min(t_ms), &dump, seen);
     }
 }

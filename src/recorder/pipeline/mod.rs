@@ -241,6 +241,17 @@ impl BoardPipeline {
                 }
                 continue;
             }
+            if matches!(m, Message::FieldUpdate { .. }) {
+                self.picture_before_first_update(t_ms);
+            }
+            if matches!(m, Message::BoardDump(_)) && self.board_log.behind_log > 0 {
+                // What the board queued behind its log has all arrived once the second dump
+                // does: what came before it goes on with estimated times.
+                if self.board_log.behind_log == 1 {
+                    self.take_pending_observations(out);
+                }
+                self.board_log.behind_log -= 1;
+            }
             self.board_log.keep_since_checkpoint(t_ms, m);
             let seen = self.observations.len();
             self.observer.on_message(t_ms, m, &mut self.observations);
@@ -268,7 +279,7 @@ impl BoardPipeline {
 
     /// Passes one observation to the machine.
     fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
-        if self.board_log.untimed {
+        if self.board_log.untimed || self.board_log.behind_log > 0 {
             self.run_machine(out, |machine, events| {
                 machine.observe_recovered(obs, events)
             });

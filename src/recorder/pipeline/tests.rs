@@ -801,3 +801,119 @@ fn clock_times_after_a_take_up_are_those_of_the_moves_after_it() {
         assert!(record.moves[1].elapsed_ms.is_some(), "{}", p.pgn());
     }
 }
+
+/// A board's first move log takes ≈ 8 s to download at 9600 baud, and the field updates of
+/// moves made meanwhile come after it, before the board dump the handshake asks for: the log's
+/// picture of the board (it reaches back to the power-up) is what those updates change, so
+/// the game starts and its moves are recorded. Without that picture they would change a board
+/// nobody had seen, and the game, already under way at the dump, would never start.
+#[test]
+fn moves_made_while_the_first_log_downloads_are_recorded() {
+    let control = TimeControl::parse("300+2").unwrap();
+    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+    let mut memory = crate::sim::virtual_board::memory::BoardMemory::blank();
+    memory.power_up(&start);
+    let log = Message::EepromMoves(crate::wire::dgt::EepromRecord::parse_all(
+        &memory.download(),
+    ));
+    let played = ["e2e4", "e7e5", "g1f3"];
+    let mut game = Game::standard();
+    for m in played {
+        game.play_uci(m).unwrap();
+    }
+    let after = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ));
+    let run = |with_log: bool| {
+        let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control.clone())
+            .with_board_log();
+        let mut events = Vec::new();
+        p.on_bytes(
+            5,
+            &Message::Version { major: 1, minor: 2 }.encode(),
+            &mut events,
+        );
+        if with_log {
+            p.on_bytes(8_600, &log.encode(), &mut events);
+        }
+        for (i, m) in lift_place_messages(&played).iter().enumerate() {
+            p.on_bytes(8_700 + 600 * i as u64, m, &mut events);
+        }
+        p.on_bytes(12_500, &after.encode(), &mut events);
+        recorded_uci(&p)
+    };
+    assert_eq!(run(true), played);
+    assert!(
+        run(false).is_empty(),
+        "without the log's picture nothing starts"
+    );
+}
+
+/// What a board queued while its log downloaded arrives after the log at line speed: moves
+/// tens of milliseconds apart, times of the line and not of the players.
+/// They are recorded without a 7.4 or 7.5.4 judgment until the dump the link asks for once
+/// the log is in says the line is live again; the same burst read live is judged.
+#[test]
+fn moves_queued_behind_the_log_carry_no_timing_judgments() {
+    let control = TimeControl::parse("300+2").unwrap();
+    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+    let mut memory = crate::sim::virtual_board::memory::BoardMemory::blank();
+    memory.power_up(&start);
+    let log = Message::EepromMoves(crate::wire::dgt::EepromRecord::parse_all(
+        &memory.download(),
+    ))
+    .encode();
+    let played = [
+        "e2e4", "e7e5", "g1f3", "b8c6", "f3g1", "c6b8", "g1f3", "b8c6", "f3g1", "c6b8",
+    ];
+    let mut game = Game::standard();
+    for m in played {
+        game.play_uci(m).unwrap();
+    }
+    let after = Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ))
+    .encode();
+    let run = |behind_log: bool| {
+        let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control.clone())
+            .with_board_log();
+        let mut events = Vec::new();
+        p.on_bytes(
+            5,
+            &Message::Version { major: 1, minor: 2 }.encode(),
+            &mut events,
+        );
+        if behind_log {
+            p.on_bytes(8_600, &log, &mut events);
+        }
+        p.on_bytes(8_600, &Message::BoardDump(start).encode(), &mut events);
+        // As a queue drains at 960 bytes a second, a move every 34 ms (no clock on this
+        // board: nothing but the times says who made them).
+        let mut t = 8_700;
+        for squares in lift_place_messages(&played).chunks(2) {
+            p.on_bytes(t, &squares.concat(), &mut events);
+            t += 34;
+        }
+        p.on_bytes(t, &after, &mut events);
+        let judged: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) if a.article.starts_with("7.4") || a.article == "7.5.4" => {
+                    Some(a.message.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        (recorded_uci(&p), judged)
+    };
+    let (moves, judged) = run(true);
+    assert_eq!(moves, played);
+    assert!(judged.is_empty(), "judged on the line's times: {judged:?}");
+    let (_, judged_live) = run(false);
+    assert!(
+        !judged_live.is_empty(),
+        "the same burst read live is judged on its times"
+    );
+}
