@@ -1,10 +1,11 @@
 //! Eight boards unplugged together mid-game while the players go on, over real
 //! pseudo-terminals: the real driver, the real recorder. Each virtual board keeps its EEPROM
-//! move log, so when it is plugged in again the recorder reads the log and recovers the moves
-//! made meanwhile, in their true order: every game is recorded exactly.
+//! move log and talks at DGT's 9600 baud (a log takes ≈ 8 s to arrive), so when it is plugged
+//! in again the recorder reads the log and recovers the moves made meanwhile, in their true
+//! order, then those made during the download: every game is recorded exactly.
 //!
 //! Scaled down: the boards play 10 times faster than real time, so the 10 s of play missed
-//! are 1 s of wall time (about three moves per board).
+//! are 1 s of wall time (about three moves per board); the serial line is not scaled.
 
 mod recorder_support;
 
@@ -14,9 +15,9 @@ use shakmaty::Position;
 
 use recorder_support::{read_board, uci_moves};
 use touchmove::record::GameRecord;
-use touchmove::recorder::bench::{ScriptGame, spawn_boards_with_log};
+use touchmove::recorder::bench::{BoardMake, ScriptGame, spawn_boards_with_log};
 use touchmove::recorder::outage_bench::{
-    OutagePlan, OutageRun, measure, record_boards, unplug_together, wall,
+    Hands, OutagePlan, OutageRun, measure, record_boards, unplug_together, wall,
 };
 
 const SPEED: f64 = 10.0;
@@ -25,18 +26,36 @@ const BOARDS: usize = 8;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_boards_unplugged_together_are_recorded_exactly_from_their_logs() {
+    eight_boards_recorded_exactly(UNPLUGGED_GAME_MS).await;
+}
+
+/// A minute of play missed, most of a game's middle: still every move from the logs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_boards_unplugged_for_a_minute_are_recorded_exactly_from_their_logs() {
+    eight_boards_recorded_exactly(60_000).await;
+}
+
+/// Eight boards with DGT's serial line (9600 baud: each move log takes ≈ 8 s to arrive,
+/// while the players go on) unplugged together for `unplugged_game_ms` of play: every game
+/// recorded exactly.
+async fn eight_boards_recorded_exactly(unplugged_game_ms: u64) {
     let plan = OutagePlan::new(BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (boards, out, recorder) =
-        record_boards(dir.path(), plan.scripts.clone(), SPEED, true, "Outage test")
-            .await
-            .unwrap();
+    let (boards, out, recorder) = record_boards(
+        dir.path(),
+        plan.scripts.clone(),
+        SPEED,
+        BoardMake::dgt(),
+        "Outage test",
+    )
+    .await
+    .unwrap();
     let finished = unplug_together(
         &boards,
         recorder,
         &plan,
         SPEED,
-        wall(UNPLUGGED_GAME_MS, SPEED),
+        wall(unplugged_game_ms, SPEED),
     )
     .await
     .unwrap();
@@ -54,7 +73,7 @@ async fn eight_boards_unplugged_together_are_recorded_exactly_from_their_logs() 
         );
         assert_eq!(
             recorded,
-            game.moves_uci[..recorded.len()].to_vec(),
+            game.moves_uci[..recorded.len().min(game.moves_uci.len())].to_vec(),
             "board {}: every recorded move is the move played",
             k + 1
         );
@@ -63,6 +82,62 @@ async fn eight_boards_unplugged_together_are_recorded_exactly_from_their_logs() 
         }
     }
     assert_eq!(exact, BOARDS, "every game recorded exactly");
+}
+
+/// A move log takes ≈ 8 s to arrive at 9600 baud. Meanwhile the board that sends it is not
+/// recorded further (its moves made during the download queue behind the log and are read
+/// after the recovered ones), and the other board's moves reach its file as they are made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_downloading_for_8_s_holds_up_no_other_board() {
+    let plan = OutagePlan::new(2).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (boards, out, recorder) = record_boards(
+        dir.path(),
+        plan.scripts.clone(),
+        SPEED,
+        BoardMake::dgt(),
+        "Download test",
+    )
+    .await
+    .unwrap();
+    let plies = |k: usize| uci_moves(&read_board(&out, k)).len();
+    for board in &boards {
+        board.playing().await;
+    }
+    let t0 = tokio::time::Instant::now();
+    tokio::time::sleep_until(t0 + wall(plan.outage_at_ms, SPEED)).await;
+    boards[0].unplug().await.unwrap();
+    tokio::time::sleep(wall(UNPLUGGED_GAME_MS, SPEED)).await;
+    let (first_before, other_before) = (plies(1), plies(2));
+    boards[0].replug().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (first_during, other_during) = (plies(1), plies(2));
+    for board in &boards {
+        let limit = wall(plan.end_ms, SPEED) + Duration::from_secs(60);
+        tokio::time::timeout(limit, board.finished())
+            .await
+            .expect("the board finishes its game");
+        board.drained(Duration::from_secs(30)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    recorder.shutdown().await;
+
+    assert_eq!(
+        first_during, first_before,
+        "5 s into the download the unplugged board's record waits for its log"
+    );
+    assert!(
+        other_during >= other_before + 4,
+        "the other board is recorded meanwhile: {other_before} plies, then {other_during}"
+    );
+    for (k, game) in plan.games.iter().enumerate() {
+        assert_eq!(
+            uci_moves(&read_board(&out, k + 1)),
+            game.moves_uci,
+            "board {}: the game exactly",
+            k + 1
+        );
+    }
 }
 
 /// The same outage on boards without a move log: nothing tells the moves made meanwhile but
@@ -77,6 +152,10 @@ async fn eight_boards_without_a_log_are_never_held_and_recorded_to_their_end() {
         unplugged_s: UNPLUGGED_GAME_MS as f64 / 1000.0 / SPEED,
         speed: SPEED,
         eeprom_log: false,
+        line_bytes_per_s: None,
+        hands: Hands::Plain,
+        seed: 0,
+        keep: None,
     })
     .await
     .unwrap();
@@ -223,8 +302,15 @@ async fn kill_and_restart(eeprom_log: bool) -> (tempfile::TempDir, Vec<ScriptGam
         end_ms,
     } = OutagePlan::new(KILLED_BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let boards =
-        spawn_boards_with_log(dir.path(), scripts, SPEED, 30 * 60 * 1000, 0, eeprom_log).unwrap();
+    let boards = spawn_boards_with_log(
+        dir.path(),
+        scripts,
+        SPEED,
+        30 * 60 * 1000,
+        0,
+        BoardMake::default().with_log(eeprom_log),
+    )
+    .unwrap();
     let mut config = String::from("event = \"Kill test\"\nsite = \"here\"\nround = 1\n");
     for (i, b) in boards.iter().enumerate() {
         config.push_str(&format!(

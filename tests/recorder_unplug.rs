@@ -15,7 +15,7 @@ mod recorder_support;
 use std::time::Duration;
 
 use recorder_support::{read_board, uci_moves};
-use touchmove::recorder::bench::{fixture_games, plain_timeline};
+use touchmove::recorder::bench::{BoardMake, fixture_games, plain_timeline};
 use touchmove::recorder::outage_bench::{clock_presses, record_boards, wall};
 use touchmove::sim::virtual_board::timeline::Pace;
 
@@ -40,10 +40,15 @@ async fn unplugged_board_never_gives_a_wrong_move() {
     let end_ms = script.last().map_or(0, |o| o.t_ms);
 
     let dir = tempfile::tempdir().unwrap();
-    let (boards, out, recorder) =
-        record_boards(dir.path(), vec![script], SPEED, true, "Unplug test")
-            .await
-            .unwrap();
+    let (boards, out, recorder) = record_boards(
+        dir.path(),
+        vec![script],
+        SPEED,
+        BoardMake::default(),
+        "Unplug test",
+    )
+    .await
+    .unwrap();
     let wall = |game_ms: u64| wall(game_ms, SPEED);
     let t0 = tokio::time::Instant::now();
     tokio::time::sleep_until(t0 + wall(unplug_at_ms)).await;

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::act::{Event, Machine, MachineConfig};
 use crate::board::{Millis, Observation};
+use crate::recorder::outage_bench::Hands;
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Feed, Summary, game_seed};
 use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
@@ -59,6 +60,19 @@ pub struct OutageArgs {
     /// The boards keep no EEPROM move log (a board without one).
     #[arg(long)]
     pub no_log: bool,
+    /// The boards' serial line speed in baud (8N1); 0 for no limit. At DGT's 9600 the move
+    /// log takes ≈ 8 s to arrive, while play goes on.
+    #[arg(long, default_value_t = 9600)]
+    pub baud: u32,
+    /// Who plays the games: plain lifts and places, or a model of human hands.
+    #[arg(long, value_enum, default_value_t = Hands::Plain)]
+    pub hands: Hands,
+    /// Seed of the hand models.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Keep the run's folder (journal, PGN files) here.
+    #[arg(long)]
+    pub keep: Option<PathBuf>,
 }
 
 /// Arguments of `touchmove bench crosscheck`.
@@ -224,6 +238,10 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
                 unplugged_s: args.seconds,
                 speed: args.speed,
                 eeprom_log: !args.no_log,
+                line_bytes_per_s: (args.baud > 0).then_some(args.baud / 10),
+                hands: args.hands,
+                seed: args.seed,
+                keep: args.keep,
             }),
         ),
         BenchCommand::Boards(args) => exit_code(

@@ -45,6 +45,13 @@ pub struct SimArgs {
     /// Seed of the hand model.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The serial line's speed in baud (8N1), as a real board's 9600; 0 for no limit.
+    #[arg(long, default_value_t = 0)]
+    pub baud: u32,
+    /// Keep no EEPROM move log (a board without one: the recorder then reads what it missed
+    /// from the board's position alone).
+    #[arg(long)]
+    pub no_log: bool,
     /// Exit when the game has been played instead of waiting for Ctrl-C.
     #[arg(long)]
     pub exit_when_done: bool,
@@ -110,6 +117,8 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     config.base_time_ms = base_ms;
     config.increment_ms = increment_ms;
     config.initial = start.board().clone();
+    config.eeprom_log = !args.no_log;
+    config.line_bytes_per_s = (args.baud > 0).then_some(args.baud / 10);
     let result = play(config, moves.len(), args.exit_when_done).await;
     if let Some(dir) = own_dir {
         let _ = std::fs::remove_dir(dir);

@@ -17,7 +17,9 @@ use crate::board::Observation;
 use crate::record::pgn::read_games;
 use crate::server::feed::Feed;
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
-use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
+use crate::sim::virtual_board::{
+    DGT_LINE_BYTES_PER_S, StartWhen, VirtualBoard, VirtualBoardConfig,
+};
 
 /// The real games the benchmark (and the recorder's tests) play.
 pub const FIXTURE_GAMES: &str = include_str!("../../fixtures/recorder-games.pgn");
@@ -89,17 +91,59 @@ pub fn spawn_boards(
     base_ms: u64,
     increment_ms: u64,
 ) -> std::io::Result<Vec<VirtualBoard>> {
-    spawn_boards_with_log(dir, scripts, speed, base_ms, increment_ms, true)
+    spawn_boards_with_log(
+        dir,
+        scripts,
+        speed,
+        base_ms,
+        increment_ms,
+        BoardMake::default(),
+    )
 }
 
-/// [`spawn_boards`], with the boards' EEPROM move log on or off.
+/// What the virtual boards of a benchmark or test are like, beyond their scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardMake {
+    /// The boards keep (and answer with) their EEPROM move log.
+    pub eeprom_log: bool,
+    /// The speed of their serial line in bytes per second (`None`: as fast as the
+    /// pseudo-terminal takes them).
+    pub line_bytes_per_s: Option<u32>,
+}
+
+impl Default for BoardMake {
+    /// Boards with their move log, on a line with no speed limit.
+    fn default() -> Self {
+        BoardMake {
+            eeprom_log: true,
+            line_bytes_per_s: None,
+        }
+    }
+}
+
+impl BoardMake {
+    /// Boards like real DGT boards: the move log, and a 9600-baud line (the log takes ≈ 8 s).
+    pub fn dgt() -> Self {
+        BoardMake {
+            eeprom_log: true,
+            line_bytes_per_s: Some(DGT_LINE_BYTES_PER_S),
+        }
+    }
+
+    /// The same boards, with their move log on or off.
+    pub fn with_log(self, eeprom_log: bool) -> Self {
+        BoardMake { eeprom_log, ..self }
+    }
+}
+
+/// [`spawn_boards`], with boards made as `make` says.
 pub fn spawn_boards_with_log(
     dir: &Path,
     scripts: Vec<Vec<Observation>>,
     speed: f64,
     base_ms: u64,
     increment_ms: u64,
-    eeprom_log: bool,
+    make: BoardMake,
 ) -> std::io::Result<Vec<VirtualBoard>> {
     scripts
         .into_iter()
@@ -110,7 +154,10 @@ pub fn spawn_boards_with_log(
             config.base_time_ms = base_ms;
             config.increment_ms = increment_ms;
             config.serial = format!("{:05}", 10_000 + i);
-            config.eeprom_log = eeprom_log;
+            config.eeprom_log = make.eeprom_log;
+            config.line_bytes_per_s = make.line_bytes_per_s;
+            // Play begins once the recorder has the board, whatever its line's speed.
+            config.start = StartWhen::HostReady;
             VirtualBoard::spawn(config)
         })
         .collect()

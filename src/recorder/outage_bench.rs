@@ -1,8 +1,9 @@
 //! `touchmove bench outage`: boards unplugged together mid-game while the players go on.
 //!
 //! N virtual boards (pseudo-terminals, the real driver, an in-process recorder) play the
-//! fixture games; a third of the way into the first game every cable is pulled for a while
-//! and plugged in again. The figures: games recorded exactly, games with a wrong move, games
+//! fixture games, with plain lift/place moves or with one of the hand models (`--hands`); a
+//! third of the way into the first game every cable is pulled for a while and plugged in
+//! again. The figures: games recorded exactly, games with a wrong move, games
 //! that stopped short, with the boards' EEPROM move logs on or off; and how the games without
 //! a log came through: held, with an order alert, taken up from the board's position, wrong
 //! without an alert, recorded live to their end.
@@ -15,18 +16,22 @@ use serde::Serialize;
 use shakmaty::Position;
 
 use super::bench::{
-    BenchDir, ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards_with_log,
+    BenchDir, BoardMake, ScriptGame, event_for_ports, fixture_games, plain_timeline,
+    spawn_boards_with_log,
 };
 use super::{Recorder, RecorderHandle, RunOptions};
 use crate::act::{Event, GapAccount};
 use crate::board::{Observation, ObservationKind};
 use crate::record::pgn::read_games;
 use crate::server::feed::{Feed, Scope};
+use crate::sim::hands::score::game_seed;
+use crate::sim::hands::{Noise, simulate_game};
+use crate::sim::independent_hands::{self, Roughness};
 use crate::sim::virtual_board::VirtualBoard;
 use crate::sim::virtual_board::timeline::Pace;
 
 /// One outage run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OutageRun {
     /// Boards unplugged together.
     pub boards: usize,
@@ -36,6 +41,33 @@ pub struct OutageRun {
     pub speed: f64,
     /// The boards keep (and answer with) their EEPROM move log.
     pub eeprom_log: bool,
+    /// The speed of the boards' serial lines in bytes per second (`None`: no limit).
+    pub line_bytes_per_s: Option<u32>,
+    /// Who plays the games on the boards.
+    pub hands: Hands,
+    /// Seed of the hand models: board K plays with the seed `bench recognition` and `bench
+    /// crosscheck` give game K of the fixture games (`fixtures/recorder-games.pgn`).
+    pub seed: u64,
+    /// Where to keep the run's folder (journal, PGN files) for a look afterwards.
+    pub keep: Option<PathBuf>,
+}
+
+/// Who plays the outage's games on the boards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Hands {
+    /// One lift and one place per move, 3 s of thought, a press after each move.
+    Plain,
+    /// The project's hand model, careful players on an ideal board ([`Noise::Clean`]).
+    Clean,
+    /// The project's hand model on a real board: slides, adjustments, knocked pieces,
+    /// forgotten presses, scan effects ([`Noise::Realistic`]).
+    Realistic,
+    /// The independent hand model, careful players on a USB board ([`Roughness::Calm`]).
+    Calm,
+    /// The independent hand model, clumsy blitz players on a slowly scanning board
+    /// ([`Roughness::Rough`]).
+    Rough,
 }
 
 /// What an outage run shows.
@@ -49,6 +81,12 @@ pub struct OutageFigures {
     pub speed: f64,
     /// EEPROM logs on.
     pub eeprom_log: bool,
+    /// The boards' line speed in bytes per second (none: no limit).
+    pub line_bytes_per_s: Option<u32>,
+    /// Who played.
+    pub hands: Hands,
+    /// Their seed.
+    pub seed: u64,
     /// Plies played during the outage, summed over the boards.
     pub plies_in_gap: usize,
     /// Games whose PGN has every move played, in order.
@@ -74,6 +112,8 @@ pub struct OutageFigures {
     pub wrong_without_alert: usize,
     /// Games whose record reaches the position the game ended in (recorded live to its end).
     pub games_live_to_end: usize,
+    /// Each game's outcome.
+    pub games: Vec<GameOutcome>,
 }
 
 /// A hold longer than this (wall-clock milliseconds) counts as a held game.
@@ -92,9 +132,9 @@ pub fn run(run: OutageRun) -> Result<(), String> {
 
 /// The fixture games on a number of boards at the outage's pace, and when the cables are pulled.
 pub struct OutagePlan {
-    /// The game each board plays.
+    /// The game each board plays: the moves its hands made.
     pub games: Vec<ScriptGame>,
-    /// The observations each board makes (plain lift/place, 3 s thinking).
+    /// The observations each board makes.
     pub scripts: Vec<Vec<Observation>>,
     /// Game time of the outage: 1.2 s after a clock press a third of the way into the first game.
     pub outage_at_ms: u64,
@@ -103,17 +143,25 @@ pub struct OutagePlan {
 }
 
 impl OutagePlan {
-    /// The fixture games, cycled over `boards` boards.
+    /// The fixture games, cycled over `boards` boards, played with plain lifts and places.
     pub fn new(boards: usize) -> Result<Self, String> {
-        let games: Vec<ScriptGame> = fixture_games().into_iter().cycle().take(boards).collect();
-        if games.is_empty() {
+        Self::played_by(boards, Hands::Plain, 0)
+    }
+
+    /// The fixture games, cycled over `boards` boards, played by `hands` (board K's hands
+    /// seeded from `seed` and K, as the recognition benches seed game K).
+    pub fn played_by(boards: usize, hands: Hands, seed: u64) -> Result<Self, String> {
+        let fixtures: Vec<ScriptGame> = fixture_games().into_iter().cycle().take(boards).collect();
+        if fixtures.is_empty() {
             return Err("no fixture games".to_string());
         }
-        let pace = Pace {
-            think_ms: 3000,
-            step_ms: 150,
-        };
-        let scripts: Vec<_> = games.iter().map(|g| plain_timeline(g, pace)).collect();
+        let (games, scripts): (Vec<_>, Vec<_>) = fixtures
+            .iter()
+            .enumerate()
+            .map(|(k, game)| play(game, hands, game_seed(seed, k + 1)))
+            .collect::<Result<Vec<_>, String>>()?
+            .into_iter()
+            .unzip();
         let presses = clock_presses(&scripts[0]);
         let outage_at_ms = presses.get(presses.len() / 3).copied().unwrap_or(0) + 1200;
         let end_ms = scripts
@@ -130,6 +178,51 @@ impl OutagePlan {
     }
 }
 
+/// `game` played by `hands`: the moves they made, and what the board sees.
+fn play(
+    game: &ScriptGame,
+    hands: Hands,
+    seed: u64,
+) -> Result<(ScriptGame, Vec<Observation>), String> {
+    let own = |noise| {
+        let sim = simulate_game(
+            None,
+            false,
+            &game.moves_uci,
+            Some(&game.result),
+            noise,
+            seed,
+        );
+        match sim.error {
+            Some(e) => Err(format!("the hands cannot play a fixture game: {e}")),
+            None => Ok((sim.moves_uci, sim.observations)),
+        }
+    };
+    let independent = |roughness| {
+        independent_hands::simulate(None, false, &game.moves_uci, seed, roughness)
+            .map(|sim| (sim.moves_uci, sim.observations))
+            .map_err(|e| format!("the hands cannot play a fixture game: {e}"))
+    };
+    let (moves_uci, script) = match hands {
+        Hands::Plain => {
+            let pace = Pace {
+                think_ms: 3000,
+                step_ms: 150,
+            };
+            (game.moves_uci.clone(), plain_timeline(game, pace))
+        }
+        Hands::Clean => own(Noise::Clean)?,
+        Hands::Realistic => own(Noise::Realistic)?,
+        Hands::Calm => independent(Roughness::Calm)?,
+        Hands::Rough => independent(Roughness::Rough)?,
+    };
+    let played = ScriptGame {
+        moves_uci,
+        result: game.result.clone(),
+    };
+    Ok((played, script))
+}
+
 /// Game times of a script's clock presses.
 pub fn clock_presses(script: &[Observation]) -> Vec<u64> {
     script
@@ -144,17 +237,18 @@ pub fn wall(game_ms: u64, speed: f64) -> Duration {
     Duration::from_secs_f64(game_ms as f64 / 1000.0 / speed)
 }
 
-/// Virtual boards (30-minute games) playing `scripts` at `speed`, and an in-process recorder
+/// Virtual boards (30-minute games, made as `make` says) playing `scripts` at `speed`, and an
+/// in-process recorder
 /// of event `event` recording them into `dir/out` (returned with them).
 pub async fn record_boards(
     dir: &Path,
     scripts: Vec<Vec<Observation>>,
     speed: f64,
-    eeprom_log: bool,
+    make: BoardMake,
     event: &str,
 ) -> Result<(Vec<VirtualBoard>, PathBuf, RecorderHandle), String> {
     let (boards, out, recorder, _) =
-        record_boards_with_feed(dir, scripts, speed, eeprom_log, event).await?;
+        record_boards_with_feed(dir, scripts, speed, make, event).await?;
     Ok((boards, out, recorder))
 }
 
@@ -163,10 +257,10 @@ pub async fn record_boards_with_feed(
     dir: &Path,
     scripts: Vec<Vec<Observation>>,
     speed: f64,
-    eeprom_log: bool,
+    make: BoardMake,
     event: &str,
 ) -> Result<(Vec<VirtualBoard>, PathBuf, RecorderHandle, Arc<Feed>), String> {
-    let boards = spawn_boards_with_log(dir, scripts, speed, 30 * 60 * 1000, 0, eeprom_log)
+    let boards = spawn_boards_with_log(dir, scripts, speed, 30 * 60 * 1000, 0, make)
         .map_err(|e| format!("virtual boards: {e}"))?;
     let ports: Vec<_> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let config = event_for_ports(event, "1800", &ports);
@@ -178,10 +272,11 @@ pub async fn record_boards_with_feed(
     Ok((boards, out, recorder, feed))
 }
 
-/// Pulls every board's cable at the plan's outage (game time since now), plugs them in again
-/// `unplugged` later, waits for the boards to finish their scripts (up to a minute past the
-/// plan's end) and shuts the recorder down 2 s later, and no sooner than 6 s after the boards
-/// came back. Returns how many boards finished.
+/// Pulls every board's cable at the plan's outage (game time since the boards began to
+/// play), plugs them in again `unplugged` later, waits for the boards to finish their
+/// scripts (up to a minute past the plan's end) and for the recorder to read what they sent,
+/// and shuts the recorder down 2 s later, no sooner than 6 s after the boards came back.
+/// Returns how many boards finished.
 pub async fn unplug_together(
     boards: &[VirtualBoard],
     recorder: RecorderHandle,
@@ -189,6 +284,9 @@ pub async fn unplug_together(
     speed: f64,
     unplugged: Duration,
 ) -> Result<usize, String> {
+    for board in boards {
+        board.playing().await;
+    }
     let t0 = tokio::time::Instant::now();
     tokio::time::sleep_until(t0 + wall(plan.outage_at_ms, speed)).await;
     for board in boards {
@@ -206,6 +304,11 @@ pub async fn unplug_together(
             finished += 1;
         }
     }
+    // What the boards queued on their lines (a move log takes ≈ 8 s at 9600 baud) is read
+    // before the end.
+    for board in boards {
+        board.drained(Duration::from_secs(30)).await;
+    }
     // Games that ended while unplugged are read once the link is back: the handshake waits
     // for a move log (2 s), and a board nothing explains stands a second before it is taken
     // up.
@@ -218,7 +321,7 @@ pub async fn unplug_together(
 
 /// Plays the outage and measures it.
 pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
-    let plan = OutagePlan::new(run.boards)?;
+    let plan = OutagePlan::played_by(run.boards, run.hands, run.seed)?;
     let gap_ms = (run.unplugged_s * 1000.0 * run.speed) as u64;
     let plies_in_gap = plan
         .scripts
@@ -232,7 +335,10 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         dir.path(),
         plan.scripts.clone(),
         run.speed,
-        run.eeprom_log,
+        BoardMake {
+            eeprom_log: run.eeprom_log,
+            line_bytes_per_s: run.line_bytes_per_s,
+        },
         "Outage bench",
     )
     .await?;
@@ -245,62 +351,135 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
     )
     .await?;
 
-    let mut figures = OutageFigures {
+    let events = board_events(&feed);
+    let games: Vec<GameOutcome> = plan
+        .games
+        .iter()
+        .enumerate()
+        .map(|(k, game)| {
+            let none = Vec::new();
+            let told = events.get(&((k + 1) as u32)).unwrap_or(&none);
+            GameOutcome::of(k + 1, game, told, recorded_game(&out, k + 1))
+        })
+        .collect();
+    if let Some(keep) = &run.keep {
+        keep_folder(dir.path(), keep)?;
+    }
+    let count = |f: fn(&GameOutcome) -> bool| games.iter().filter(|g| f(g)).count();
+    Ok(OutageFigures {
         boards: run.boards,
         unplugged_s: run.unplugged_s,
         speed: run.speed,
         eeprom_log: run.eeprom_log,
+        line_bytes_per_s: run.line_bytes_per_s,
+        hands: run.hands,
+        seed: run.seed,
         plies_in_gap,
-        games_exact: 0,
-        games_with_wrong_move: 0,
-        games_short: 0,
-        plies_recorded: 0,
-        plies_played: 0,
-        games_held: 0,
-        games_with_order_alert: 0,
-        games_taken_up: 0,
-        wrong_without_alert: 0,
-        games_live_to_end: 0,
-    };
-    let events = board_events(&feed);
-    for (k, game) in plan.games.iter().enumerate() {
-        let board = (k + 1) as u32;
-        let none = Vec::new();
-        let told = events.get(&board).unwrap_or(&none);
+        games_exact: count(|g| g.exact),
+        games_with_wrong_move: count(|g| g.first_wrong_ply.is_some()),
+        games_short: count(|g| g.first_wrong_ply.is_none() && !g.exact && g.short),
+        plies_recorded: games.iter().map(|g| g.plies_recorded).sum(),
+        plies_played: games.iter().map(|g| g.plies_played).sum(),
+        games_held: count(|g| g.held_long),
+        games_with_order_alert: count(|g| g.order_alert),
+        games_taken_up: count(|g| g.taken_up),
+        wrong_without_alert: count(|g| {
+            g.first_wrong_ply.is_some() && !g.order_alert && !g.taken_up
+        }),
+        games_live_to_end: count(|g| g.live_to_end),
+        games,
+    })
+}
+
+/// How one board's game came through the outage.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameOutcome {
+    /// The board (from 1).
+    pub board: usize,
+    /// Plies played.
+    pub plies_played: usize,
+    /// Plies in the board's PGN file (for a game taken up from the board's position, those
+    /// after the take-up).
+    pub plies_recorded: usize,
+    /// The first recorded ply that is not the move played there (counted in the file).
+    pub first_wrong_ply: Option<usize>,
+    /// Every move played, in order.
+    pub exact: bool,
+    /// The record stops short of the game.
+    pub short: bool,
+    /// An "order not observed" alert was raised.
+    pub order_alert: bool,
+    /// The game was taken up from the board's position.
+    pub taken_up: bool,
+    /// Held after the outage until its end, or for longer than [`LONG_HOLD_MS`].
+    pub held_long: bool,
+    /// The record reaches the position the game ended in.
+    pub live_to_end: bool,
+}
+
+impl GameOutcome {
+    fn of(
+        board: usize,
+        game: &ScriptGame,
+        told: &[Event],
+        record: Option<crate::rules::Game>,
+    ) -> GameOutcome {
         let account = GameAccount::of(told);
-        let record = recorded_game(&out, k + 1);
         let recorded: Vec<String> = record
             .as_ref()
             .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
             .unwrap_or_default();
-        figures.plies_played += game.moves_uci.len();
-        figures.plies_recorded += recorded.len();
         // A game taken up from the board's position records the game's last moves.
         let played_tail = if account.taken_up {
             &game.moves_uci[game.moves_uci.len().saturating_sub(recorded.len())..]
         } else {
             &game.moves_uci[..]
         };
-        let agrees = recorded.iter().zip(played_tail).all(|(a, b)| a == b)
-            && recorded.len() <= played_tail.len();
-        if !agrees {
-            figures.games_with_wrong_move += 1;
-            if !account.order_alert && !account.taken_up {
-                figures.wrong_without_alert += 1;
-            }
-        } else if recorded.len() == game.moves_uci.len() && !account.taken_up {
-            figures.games_exact += 1;
-        } else if recorded.len() < played_tail.len() {
-            figures.games_short += 1;
-        }
-        figures.games_with_order_alert += usize::from(account.order_alert);
-        figures.games_taken_up += usize::from(account.taken_up);
-        figures.games_held += usize::from(account.held_long);
+        let first_wrong_ply = recorded
+            .iter()
+            .zip(played_tail)
+            .position(|(a, b)| a != b)
+            .or((recorded.len() > played_tail.len()).then_some(played_tail.len()))
+            .map(|i| i + 1);
         let ended = final_board(&game.moves_uci);
         let reached = record.map(|g| g.position().board().clone());
-        figures.games_live_to_end += usize::from(ended.is_some() && reached == ended);
+        GameOutcome {
+            board,
+            plies_played: game.moves_uci.len(),
+            plies_recorded: recorded.len(),
+            first_wrong_ply,
+            exact: first_wrong_ply.is_none()
+                && recorded.len() == game.moves_uci.len()
+                && !account.taken_up,
+            short: recorded.len() < played_tail.len(),
+            order_alert: account.order_alert,
+            taken_up: account.taken_up,
+            held_long: account.held_long,
+            live_to_end: ended.is_some() && reached == ended,
+        }
     }
-    Ok(figures)
+}
+
+/// Copies the run's folder (journal, PGN files) to `keep`, for a look after the run.
+fn keep_folder(from: &Path, keep: &Path) -> Result<(), String> {
+    let copy = |from: &Path, to: &Path| -> std::io::Result<()> {
+        let mut folders = vec![(from.to_path_buf(), to.to_path_buf())];
+        while let Some((from, to)) = folders.pop() {
+            std::fs::create_dir_all(&to)?;
+            for entry in std::fs::read_dir(&from)? {
+                let entry = entry?;
+                let kind = entry.file_type()?;
+                let target = to.join(entry.file_name());
+                if kind.is_dir() {
+                    folders.push((entry.path(), target));
+                } else if kind.is_file() {
+                    std::fs::copy(entry.path(), target)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    copy(from, keep).map_err(|e| format!("cannot keep the run's folder in {}: {e}", keep.display()))
 }
 
 /// What the recorder told of one game, from its events.

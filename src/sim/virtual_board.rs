@@ -40,6 +40,11 @@ pub enum StartWhen {
     /// As soon as a host puts the board into an update mode (so nothing is missed).
     #[default]
     FirstUpdateMode,
+    /// When a host has both asked for the board and put it into an update mode (in either
+    /// order) and everything the board sent before has left on the line: the end of a
+    /// handshake, which on a slow line comes after the move log's download (players begin
+    /// once the recorder shows their board).
+    HostReady,
     /// At once.
     Immediately,
 }
@@ -83,7 +88,14 @@ pub struct VirtualBoardConfig {
     /// The board keeps its EEPROM move log ([`memory::BoardMemory`]) and answers the log
     /// request (0x49). Off, it never answers that request, like a board without the log.
     pub eeprom_log: bool,
+    /// The serial line's speed in bytes per second (a DGT board's 9600 baud 8N1 carries 960):
+    /// what the board writes goes out in order at that rate, so the move log (≈ 8 KB) takes
+    /// ≈ 8 s and the field updates of moves made meanwhile follow it. `None` writes at once.
+    pub line_bytes_per_s: Option<u32>,
 }
+
+/// The bytes per second of a DGT board's serial line, 9600 baud 8N1.
+pub const DGT_LINE_BYTES_PER_S: u32 = 960;
 
 impl VirtualBoardConfig {
     /// A board at `path` in the start position playing `script` in real time with a
@@ -106,6 +118,7 @@ impl VirtualBoardConfig {
             log_traffic: false,
             lose_updates: Vec::new(),
             eeprom_log: true,
+            line_bytes_per_s: None,
         }
     }
 }
@@ -142,6 +155,7 @@ pub struct VirtualBoard {
     control: mpsc::UnboundedSender<Control>,
     shared: Arc<Mutex<Shared>>,
     finished: watch::Receiver<bool>,
+    playing: watch::Receiver<bool>,
     path: PathBuf,
 }
 
@@ -154,6 +168,7 @@ impl VirtualBoard {
         link.point_to(pty.slave_path())?;
         let (control, control_rx) = mpsc::unbounded_channel();
         let (finished_tx, finished) = watch::channel(config.script.is_empty());
+        let (playing_tx, playing) = watch::channel(false);
         let path = config.path.clone();
         let fields = fields_from_board(&config.initial, config.orientation);
         let shared = Arc::new(Mutex::new(Shared {
@@ -172,6 +187,7 @@ impl VirtualBoard {
             link,
             fields,
             mode: Mode::Idle,
+            dump_asked: false,
             silent: false,
             decoder: CommandDecoder::new(),
             started: None,
@@ -179,14 +195,19 @@ impl VirtualBoard {
             last_clock_sent: None,
             last_lifted: None,
             played: 0,
+            line: VecDeque::new(),
+            line_free_at: None,
+            line_busy_until: Instant::now(),
             shared: Arc::clone(&shared),
             finished: finished_tx,
+            playing: playing_tx,
         };
         tokio::spawn(task.run(control_rx));
         Ok(VirtualBoard {
             control,
             shared,
             finished,
+            playing,
             path,
         })
     }
@@ -242,6 +263,12 @@ impl VirtualBoard {
     pub async fn finished(&self) {
         let mut rx = self.finished.clone();
         let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Waits until the script has begun (see [`StartWhen`]).
+    pub async fn playing(&self) {
+        let mut rx = self.playing.clone();
+        let _ = rx.wait_for(|started| *started).await;
     }
 
     /// True once the whole script has been played.
@@ -446,6 +473,8 @@ struct BoardTask {
     link: StablePath,
     fields: [u8; 64],
     mode: Mode,
+    /// Whether the host asked for the board since its last reset.
+    dump_asked: bool,
     silent: bool,
     decoder: CommandDecoder,
     script: VecDeque<Observation>,
@@ -457,12 +486,22 @@ struct BoardTask {
     last_lifted: Option<u8>,
     /// How many script observations have been played.
     played: usize,
+    /// Bytes written but not yet on the line, when the line has a speed.
+    line: VecDeque<u8>,
+    /// When the line can take its next bytes, while `line` is not empty.
+    line_free_at: Option<Instant>,
+    /// Until when the line is busy with the bytes last put on it.
+    line_busy_until: Instant,
     shared: Arc<Mutex<Shared>>,
     finished: watch::Sender<bool>,
+    playing: watch::Sender<bool>,
 }
 
 /// How long the board waits for room in the pseudo-terminal's buffer.
 const WRITE_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// The most bytes put on a line with a speed at once.
+const LINE_CHUNK: usize = 32;
 
 /// Shortest wall-clock interval between two clock readings.
 const MIN_CLOCK_TICK: Duration = Duration::from_millis(20);
@@ -507,6 +546,7 @@ impl BoardTask {
                 },
                 () = sleep_until_opt(next_observation) => self.play_next().await,
                 () = sleep_until_opt(next_tick) => self.send_clock(false).await,
+                () = sleep_until_opt(self.line_free_at) => self.write_line().await,
             }
         }
     }
@@ -527,6 +567,7 @@ impl BoardTask {
             return;
         }
         self.started = Some(Instant::now());
+        let _ = self.playing.send(true);
         if self.config.clock_starts_running {
             self.clock.start(Color::White, 0);
         }
@@ -555,6 +596,8 @@ impl BoardTask {
             Control::Unplug(reply) => {
                 self.pty = None;
                 self.mode = Mode::Idle;
+                self.line.clear();
+                self.line_free_at = None;
                 let _ = reply.send(self.link.remove());
             }
             Control::Replug(reply) => {
@@ -564,7 +607,7 @@ impl BoardTask {
             Control::Silence(silent) => self.silent = silent,
             Control::Unread(reply) => {
                 let unread = self.pty.as_ref().map_or(Ok(0), Pty::unread);
-                let _ = reply.send(unread.unwrap_or(0));
+                let _ = reply.send(unread.unwrap_or(0) + self.line.len());
             }
         }
     }
@@ -596,8 +639,15 @@ impl BoardTask {
 
     async fn on_command(&mut self, command: Command) {
         match command {
-            Command::Reset => self.mode = Mode::Idle,
-            Command::SendBoard => self.send(Message::BoardDump(self.fields)).await,
+            Command::Reset => {
+                self.mode = Mode::Idle;
+                self.dump_asked = false;
+            }
+            Command::SendBoard => {
+                self.send(Message::BoardDump(self.fields)).await;
+                self.dump_asked = true;
+                self.start_if_host_ready();
+            }
             Command::SendUpdate => self.set_mode(Mode::Update).await,
             Command::SendUpdateNice => self.set_mode(Mode::UpdateNice).await,
             Command::SendUpdateBoard => self.set_mode(Mode::UpdateBoard).await,
@@ -641,6 +691,17 @@ impl BoardTask {
         self.mode = mode;
         self.last_clock_sent = None;
         if self.config.start == StartWhen::FirstUpdateMode {
+            self.start_script();
+        }
+        self.start_if_host_ready();
+    }
+
+    fn start_if_host_ready(&mut self) {
+        if self.config.start == StartWhen::HostReady
+            && self.dump_asked
+            && self.mode.sends_fields()
+            && self.line.is_empty()
+        {
             self.start_script();
         }
     }
@@ -771,21 +832,15 @@ impl BoardTask {
         if self.silent {
             return;
         }
-        let Some(pty) = self.pty.as_ref() else {
+        if self.pty.is_none() {
             return;
-        };
-        // Nobody may be reading the port (the host closed it): like a real serial line, the
-        // board does not wait for long and the bytes are lost.
-        match tokio::time::timeout(WRITE_TIMEOUT, pty.write_all(&message.encode())).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::warn!("virtual board: write failed: {e}");
-                return;
-            }
-            Err(_) => {
-                tracing::debug!("virtual board: nobody reads the port; message dropped");
-                return;
-            }
+        }
+        if self.config.line_bytes_per_s.is_some() {
+            self.line.extend(message.encode());
+            let free = self.line_busy_until.max(Instant::now());
+            self.line_free_at.get_or_insert(free);
+        } else if !self.write_now(&message.encode()).await {
+            return;
         }
         if !self.config.log_traffic {
             return;
@@ -794,6 +849,40 @@ impl BoardTask {
             session: self.session,
             message,
         });
+    }
+}
+
+impl BoardTask {
+    /// Writes `bytes` to the pseudo-terminal; false when they were lost.
+    async fn write_now(&self, bytes: &[u8]) -> bool {
+        let Some(pty) = self.pty.as_ref() else {
+            return false;
+        };
+        // Nobody may be reading the port (the host closed it): like a real serial line, the
+        // board does not wait for long and the bytes are lost.
+        match tokio::time::timeout(WRITE_TIMEOUT, pty.write_all(bytes)).await {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::warn!("virtual board: write failed: {e}");
+                false
+            }
+            Err(_) => {
+                tracing::debug!("virtual board: nobody reads the port; bytes dropped");
+                false
+            }
+        }
+    }
+
+    /// Puts the next bytes waiting for a line with a speed on it, and says when the line
+    /// takes more.
+    async fn write_line(&mut self) {
+        let rate = self.config.line_bytes_per_s.unwrap_or(u32::MAX).max(1);
+        let n = self.line.len().min(LINE_CHUNK);
+        let chunk: Vec<u8> = self.line.drain(..n).collect();
+        self.write_now(&chunk).await;
+        self.line_busy_until = Instant::now() + Duration::from_secs_f64(n as f64 / f64::from(rate));
+        self.line_free_at = (!self.line.is_empty()).then_some(self.line_busy_until);
+        self.start_if_host_ready();
     }
 }
 
