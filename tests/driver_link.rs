@@ -194,8 +194,8 @@ async fn unplug_replug_reconnects_resyncs_and_loses_nothing_after() {
     link.shutdown();
 }
 
-/// A board without the move log costs each handshake the reply timeout while the link waits
-/// for the log; after two handshakes without one, the link stops asking.
+/// A board without the move log answers the dump asked for after it first, which tells the
+/// link it has none; after two handshakes without one, the link stops asking.
 #[tokio::test]
 async fn a_board_without_a_move_log_is_not_asked_for_it_at_every_reconnection() {
     let (_dir, dir) = temp_dir();

@@ -296,7 +296,6 @@ pub async fn unplug_together(
     for board in boards {
         board.replug().await.map_err(|e| format!("replug: {e}"))?;
     }
-    let replugged = tokio::time::Instant::now();
     let mut finished = 0;
     for board in boards {
         let limit = wall(plan.end_ms, speed) + Duration::from_secs(60);
@@ -304,17 +303,13 @@ pub async fn unplug_together(
             finished += 1;
         }
     }
-    // What the boards queued on their lines (a move log takes ≈ 8 s at 9600 baud) is read
-    // before the end.
+    // Every board is reconnected (the link retries every 2 s at most) and what it queued on
+    // its line (a move log takes ≈ 8 s at 9600 baud) is read before the end.
     for board in boards {
-        board.drained(Duration::from_secs(30)).await;
+        board.host_caught_up(Duration::from_secs(60)).await;
     }
-    // Games that ended while unplugged are read once the link is back: the handshake waits
-    // for a move log (2 s), and a board nothing explains stands a second before it is taken
-    // up.
-    let settled = (tokio::time::Instant::now() + Duration::from_secs(2))
-        .max(replugged + Duration::from_secs(6));
-    tokio::time::sleep_until(settled).await;
+    // A board nothing explains stands a second before it is taken up.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     recorder.shutdown().await;
     Ok(finished)
 }

@@ -156,6 +156,7 @@ pub struct VirtualBoard {
     shared: Arc<Mutex<Shared>>,
     finished: watch::Receiver<bool>,
     playing: watch::Receiver<bool>,
+    host_ready: watch::Receiver<bool>,
     path: PathBuf,
 }
 
@@ -169,6 +170,7 @@ impl VirtualBoard {
         let (control, control_rx) = mpsc::unbounded_channel();
         let (finished_tx, finished) = watch::channel(config.script.is_empty());
         let (playing_tx, playing) = watch::channel(false);
+        let (host_ready_tx, host_ready) = watch::channel(false);
         let path = config.path.clone();
         let fields = fields_from_board(&config.initial, config.orientation);
         let shared = Arc::new(Mutex::new(Shared {
@@ -201,6 +203,7 @@ impl VirtualBoard {
             shared: Arc::clone(&shared),
             finished: finished_tx,
             playing: playing_tx,
+            host_ready: host_ready_tx,
         };
         tokio::spawn(task.run(control_rx));
         Ok(VirtualBoard {
@@ -208,6 +211,7 @@ impl VirtualBoard {
             shared,
             finished,
             playing,
+            host_ready,
             path,
         })
     }
@@ -263,6 +267,20 @@ impl VirtualBoard {
     pub async fn finished(&self) {
         let mut rx = self.finished.clone();
         let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Waits (at most `limit`) until a host has ended its handshake with the board since it
+    /// was last plugged in (asked for the board, set an update mode and read what the board
+    /// sent before, a move log included) and has read everything since; true when it has.
+    pub async fn host_caught_up(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut rx = self.host_ready.clone();
+        // The value's guard is dropped at once: held, it would block the board's sender.
+        let ready = matches!(
+            tokio::time::timeout_at(deadline, rx.wait_for(|ready| *ready)).await,
+            Ok(Ok(_))
+        );
+        ready && self.drained(deadline - Instant::now()).await
     }
 
     /// Waits until the script has begun (see [`StartWhen`]).
@@ -495,6 +513,9 @@ struct BoardTask {
     shared: Arc<Mutex<Shared>>,
     finished: watch::Sender<bool>,
     playing: watch::Sender<bool>,
+    /// The host has asked for the board, set an update mode and read all the board sent
+    /// before, since the board was last plugged in.
+    host_ready: watch::Sender<bool>,
 }
 
 /// How long the board waits for room in the pseudo-terminal's buffer.
@@ -596,6 +617,8 @@ impl BoardTask {
             Control::Unplug(reply) => {
                 self.pty = None;
                 self.mode = Mode::Idle;
+                self.dump_asked = false;
+                self.start_if_host_ready();
                 self.line.clear();
                 self.line_free_at = None;
                 let _ = reply.send(self.link.remove());
@@ -617,6 +640,8 @@ impl BoardTask {
         self.link.point_to(pty.slave_path())?;
         self.pty = Some(pty);
         self.mode = Mode::Idle;
+        self.dump_asked = false;
+        self.start_if_host_ready();
         self.decoder = CommandDecoder::new();
         self.last_clock_sent = None;
         self.session += 1;
@@ -642,6 +667,7 @@ impl BoardTask {
             Command::Reset => {
                 self.mode = Mode::Idle;
                 self.dump_asked = false;
+                self.start_if_host_ready();
             }
             Command::SendBoard => {
                 self.send(Message::BoardDump(self.fields)).await;
@@ -696,12 +722,15 @@ impl BoardTask {
         self.start_if_host_ready();
     }
 
+    /// Tells whether the host has ended its handshake, and starts a script waiting for it.
     fn start_if_host_ready(&mut self) {
-        if self.config.start == StartWhen::HostReady
+        let ready = self.pty.is_some()
             && self.dump_asked
             && self.mode.sends_fields()
-            && self.line.is_empty()
-        {
+            && self.line.is_empty();
+        self.host_ready
+            .send_if_modified(|was| std::mem::replace(was, ready) != ready);
+        if ready && self.config.start == StartWhen::HostReady {
             self.start_script();
         }
     }

@@ -809,38 +809,18 @@ fn clock_times_after_a_take_up_are_those_of_the_moves_after_it() {
 /// nobody had seen, and the game, already under way at the dump, would never start.
 #[test]
 fn moves_made_while_the_first_log_downloads_are_recorded() {
-    let control = TimeControl::parse("300+2").unwrap();
-    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
-    let mut memory = crate::sim::virtual_board::memory::BoardMemory::blank();
-    memory.power_up(&start);
-    let log = Message::EepromMoves(crate::wire::dgt::EepromRecord::parse_all(
-        &memory.download(),
-    ));
+    let (_, log) = start_with_its_log();
     let played = ["e2e4", "e7e5", "g1f3"];
-    let mut game = Game::standard();
-    for m in played {
-        game.play_uci(m).unwrap();
-    }
-    let after = Message::BoardDump(fields_from_board(
-        game.position().board(),
-        Orientation::Normal,
-    ));
     let run = |with_log: bool| {
-        let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control.clone())
-            .with_board_log();
         let mut events = Vec::new();
-        p.on_bytes(
-            5,
-            &Message::Version { major: 1, minor: 2 }.encode(),
-            &mut events,
-        );
+        let mut p = handshaking_pipeline(&mut events);
         if with_log {
-            p.on_bytes(8_600, &log.encode(), &mut events);
+            p.on_bytes(8_600, &log, &mut events);
         }
         for (i, m) in lift_place_messages(&played).iter().enumerate() {
             p.on_bytes(8_700 + 600 * i as u64, m, &mut events);
         }
-        p.on_bytes(12_500, &after.encode(), &mut events);
+        p.on_bytes(12_500, &dump_after(&played), &mut events);
         recorded_uci(&p)
     };
     assert_eq!(run(true), played);
@@ -856,35 +836,13 @@ fn moves_made_while_the_first_log_downloads_are_recorded() {
 /// the log is in says the line is live again; the same burst read live is judged.
 #[test]
 fn moves_queued_behind_the_log_carry_no_timing_judgments() {
-    let control = TimeControl::parse("300+2").unwrap();
-    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
-    let mut memory = crate::sim::virtual_board::memory::BoardMemory::blank();
-    memory.power_up(&start);
-    let log = Message::EepromMoves(crate::wire::dgt::EepromRecord::parse_all(
-        &memory.download(),
-    ))
-    .encode();
+    let (start, log) = start_with_its_log();
     let played = [
         "e2e4", "e7e5", "g1f3", "b8c6", "f3g1", "c6b8", "g1f3", "b8c6", "f3g1", "c6b8",
     ];
-    let mut game = Game::standard();
-    for m in played {
-        game.play_uci(m).unwrap();
-    }
-    let after = Message::BoardDump(fields_from_board(
-        game.position().board(),
-        Orientation::Normal,
-    ))
-    .encode();
     let run = |behind_log: bool| {
-        let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control.clone())
-            .with_board_log();
         let mut events = Vec::new();
-        p.on_bytes(
-            5,
-            &Message::Version { major: 1, minor: 2 }.encode(),
-            &mut events,
-        );
+        let mut p = handshaking_pipeline(&mut events);
         if behind_log {
             p.on_bytes(8_600, &log, &mut events);
         }
@@ -896,7 +854,7 @@ fn moves_queued_behind_the_log_carry_no_timing_judgments() {
             p.on_bytes(t, &squares.concat(), &mut events);
             t += 34;
         }
-        p.on_bytes(t, &after, &mut events);
+        p.on_bytes(t, &dump_after(&played), &mut events);
         let judged: Vec<String> = events
             .iter()
             .filter_map(|e| match e {
@@ -916,4 +874,36 @@ fn moves_queued_behind_the_log_carry_no_timing_judgments() {
         !judged_live.is_empty(),
         "the same burst read live is judged on its times"
     );
+}
+
+/// The board in the start position, and a move log that pictures it (a power-up, nothing
+/// since).
+fn start_with_its_log() -> ([u8; 64], Vec<u8>) {
+    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+    let mut memory = crate::sim::virtual_board::memory::BoardMemory::blank();
+    memory.power_up(&start);
+    let records = crate::wire::dgt::EepromRecord::parse_all(&memory.download());
+    (start, Message::EepromMoves(records).encode())
+}
+
+/// The board dump after `played` from the start position.
+fn dump_after(played: &[&str]) -> Vec<u8> {
+    let mut game = Game::standard();
+    for m in played {
+        game.play_uci(m).unwrap();
+    }
+    Message::BoardDump(fields_from_board(
+        game.position().board(),
+        Orientation::Normal,
+    ))
+    .encode()
+}
+
+/// A pipeline that reads move logs, its board's handshake begun at 5 ms.
+fn handshaking_pipeline(events: &mut Vec<Event>) -> BoardPipeline {
+    let control = TimeControl::parse("300+2").unwrap();
+    let mut p =
+        BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control).with_board_log();
+    p.on_bytes(5, &Message::Version { major: 1, minor: 2 }.encode(), events);
+    p
 }
