@@ -41,15 +41,7 @@ async fn eight_boards_unplugged_for_a_minute_are_recorded_exactly_from_their_log
 async fn eight_boards_recorded_exactly(unplugged_game_ms: u64) {
     let plan = OutagePlan::new(BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (boards, out, recorder) = record_boards(
-        dir.path(),
-        plan.scripts.clone(),
-        SPEED,
-        BoardMake::dgt(),
-        "Outage test",
-    )
-    .await
-    .unwrap();
+    let (boards, out, recorder) = record_dgt_boards(&dir, &plan).await;
     let finished = unplug_together(
         &boards,
         recorder,
@@ -84,6 +76,27 @@ async fn eight_boards_recorded_exactly(unplugged_game_ms: u64) {
     assert_eq!(exact, BOARDS, "every game recorded exactly");
 }
 
+/// `plan`'s games played on virtual boards with DGT's serial line (9600 baud) in `dir`, and
+/// the recorder reading them.
+async fn record_dgt_boards(
+    dir: &tempfile::TempDir,
+    plan: &OutagePlan,
+) -> (
+    Vec<touchmove::sim::virtual_board::VirtualBoard>,
+    std::path::PathBuf,
+    touchmove::recorder::RecorderHandle,
+) {
+    record_boards(
+        dir.path(),
+        plan.scripts.clone(),
+        SPEED,
+        BoardMake::dgt(),
+        "Outage test",
+    )
+    .await
+    .unwrap()
+}
+
 /// A move log takes ≈ 8 s to arrive at 9600 baud. Meanwhile the board that sends it is not
 /// recorded further (its moves made during the download queue behind the log and are read
 /// after the recovered ones), and the other board's moves reach its file as they are made.
@@ -91,15 +104,7 @@ async fn eight_boards_recorded_exactly(unplugged_game_ms: u64) {
 async fn a_log_downloading_for_8_s_holds_up_no_other_board() {
     let plan = OutagePlan::new(2).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (boards, out, recorder) = record_boards(
-        dir.path(),
-        plan.scripts.clone(),
-        SPEED,
-        BoardMake::dgt(),
-        "Download test",
-    )
-    .await
-    .unwrap();
+    let (boards, out, recorder) = record_dgt_boards(&dir, &plan).await;
     let plies = |k: usize| uci_moves(&read_board(&out, k)).len();
     for board in &boards {
         board.playing().await;
