@@ -1,7 +1,8 @@
 //! touchmove: an electronic chess board recorder.
 //!
 //! The crate is split into a deterministic core that performs no I/O and reads no clock
-//! (`wire`, `board`, `act`, `rules`, `clock`, `record`) and a thin asynchronous shell that owns
+//! (`wire`, `board`, `act`, `rules`, `clock`, `record`; `event` reads files but opens
+//! nothing else) and a thin asynchronous shell that owns
 //! ports, files, the database and sockets (`driver`, `store`, `server`, `sim`, `cli`).
 //! Observations flow forward only: driver → wire → board → act → record → store/server.
 
@@ -11,6 +12,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod driver;
+pub mod event;
 pub mod record;
 pub mod recorder;
 pub mod rules;

@@ -8,7 +8,7 @@ use touchmove::act::{Event, Severity};
 use touchmove::board::dgt::{code_from_piece, fields_from_board};
 use touchmove::board::orientation::Orientation;
 use touchmove::clock::TimeControl;
-use touchmove::recorder::config::EventConfig;
+use touchmove::event::EventConfig;
 use touchmove::recorder::{BoardPipeline, GameTags};
 use touchmove::sim::virtual_board::memory::BoardMemory;
 use touchmove::wire::dgt::{EepromRecord, Message};

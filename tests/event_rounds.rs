@@ -1,6 +1,8 @@
 //! Rounds that follow by `touchmove record --round N+1`: the next round's recorder keeps the
 //! earlier round's folder and files as they were, serves its games (pages, PGN), and says that
-//! the new round is the current one, so that the pages move to it.
+//! the new round is the current one, so that the pages move to it. The arbiter's token belongs
+//! to the event: the same in every round, whether the next round is started from the command
+//! line or from the desk.
 
 mod recorder_support;
 
@@ -58,6 +60,8 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
         .await
         .expect("the board plays its moves");
     tokio::time::sleep(Duration::from_millis(800)).await;
+    let token_file = recorder_support::state_dir(&out).join("arbiter.token");
+    let token = std::fs::read_to_string(&token_file).expect("round 1 has a token");
     stop(first);
     let round_1 = std::fs::read(out.join("round-1/game-1.pgn")).unwrap();
     assert_eq!(read_board(&out, 1).moves.len(), 4);
@@ -102,6 +106,34 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
         .unwrap()
         .status();
     assert_eq!(refused.as_u16(), 401, "next round needs the arbiter token");
+    assert_eq!(
+        std::fs::read_to_string(&token_file).unwrap(),
+        token,
+        "`record --round 2` keeps the event's token"
+    );
+    let started = client
+        .post(format!("{base}/api/arbiter/next-round"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert!(started.status().is_success(), "{:?}", started.text().await);
+    let mut current = serde_json::Value::Null;
+    for _ in 0..100 {
+        if let Some(c) = get_json(&client, &format!("{base}/api/current")).await {
+            current = c;
+            if current["round"] == 3 {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(current["round"], 3, "the desk started round 3: {current}");
+    assert_eq!(
+        std::fs::read_to_string(&token_file).unwrap(),
+        token,
+        "the desk's round 3 keeps the event's token"
+    );
 
     tokio::time::sleep(Duration::from_millis(500)).await;
     stop(second);

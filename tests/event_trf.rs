@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use recorder_support::{fixture_opening, read_board, real_time_board, stop, touchmove};
-use touchmove::recorder::trf::{Encoding, Trf, round_column};
+use touchmove::event::trf::{Encoding, Trf, round_column};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 fn fixture(name: &str) -> PathBuf {

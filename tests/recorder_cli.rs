@@ -59,8 +59,8 @@ fn a_config_typo_names_file_line_and_field() {
 /// the line that has it, in the event file and in pairings, before anything is recorded.
 #[test]
 fn board_and_round_numbers_are_bounded_with_the_line_named() {
+    use touchmove::event::pairings::{parse_csv, parse_pgn_headers};
     use touchmove::recorder::EventConfig;
-    use touchmove::recorder::pairings::{parse_csv, parse_pgn_headers};
     let file = Path::new("event.toml");
     let refusal = |text: &str| EventConfig::parse(text, file).unwrap_err().to_string();
     let e = refusal("[[board]]\nnumber = 4294967295\nport = \"/dev/a\"\n");

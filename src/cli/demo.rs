@@ -32,9 +32,11 @@ use tokio::sync::{Barrier, mpsc, watch};
 
 use crate::act::{Alert, Event, Severity};
 use crate::board::ColorName;
+use crate::event::rounds::EventSpec;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::bench::spawn_boards;
-use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use crate::recorder::event_run::EventRun;
+use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, RunOptions};
 use crate::rules::Game;
 use crate::server::{self, ArbiterSink, Feed, GameInfo};
 use crate::sim::hands::{
@@ -742,31 +744,44 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let config = demo_boards.config.clone();
+    let spec = EventSpec::of(demo_boards.config.clone());
     let feed = Arc::new(Feed::new());
     let mut options = RunOptions::new(&args.out, feed);
     options.listen = Some(args.listen);
-    let recorder = match Recorder::start(config, options).await {
-        Ok(recorder) => recorder,
+    let mut run = match EventRun::open(spec, options).await {
+        Ok(run) => run,
         Err(e) => {
             eprintln!("touchmove demo: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let token_file = recorder.token_path();
+    let token_file = run.handle().token_path();
     let token = server::token::load(&token_file).unwrap_or_default();
     println!(
         "touchmove demo: {} virtual DGT boards, real games, realistic hands",
         args.boards
     );
-    if let Some(addr) = recorder.server_addr() {
+    if let Some(addr) = run.handle().server_addr() {
         print!("{}", server::token::banner(addr, &token, Some(&token_file)));
     }
     println!("PGN files:    {}/round-1/", args.out.display());
     println!("Press Ctrl-C to stop.");
-    interrupted().await;
+    loop {
+        let reply = tokio::select! {
+            _ = interrupted() => break,
+            Some(reply) = run.next_round_asked() => reply,
+        };
+        run = match run.open_next_round(Some(reply)).await {
+            Ok(run) => run,
+            Err(e) => {
+                eprintln!("touchmove demo: {e}");
+                demo_boards.close();
+                return ExitCode::FAILURE;
+            }
+        };
+    }
     println!("\nStopping…");
-    recorder.shutdown().await;
+    run.close().await;
     demo_boards.close();
     println!("PGN files are complete under {}", args.out.display());
     ExitCode::SUCCESS

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use crate::cluster::ClusterSettings;
 use crate::cluster::event_layout::{self, EventLayout};
 use crate::cluster::settings::ClusterArgs;
-use crate::recorder::{EventConfig, pairings};
+use crate::event::EventConfig;
+use crate::event::rounds::EventSpec;
 
 /// The `event` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -146,41 +147,25 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
-/// The round as the event file and the pairings describe it.
+/// The round as the event file and the pairings describe it, read as `touchmove record`
+/// reads it.
 fn round_config(args: &PushArgs) -> Result<EventConfig, String> {
-    let mut config = match &args.config {
-        Some(path) => {
-            EventConfig::load_located(path)
-                .map_err(|e| e.to_string())?
-                .0
-        }
-        None => EventConfig::default(),
+    let spec = EventSpec {
+        file: args.config.clone(),
+        event: args.event.clone(),
+        round: args.round,
+        pairings: args.pairings.clone(),
+        ..EventSpec::default()
     };
-    if let Some(event) = &args.event {
-        config.event = event.clone();
+    let (boards, _) = spec.boards()?;
+    let plan = spec.round(&boards, boards.round)?;
+    for note in &plan.notes {
+        eprintln!("touchmove event: {note}");
     }
-    if let Some(round) = args.round {
-        config.round = crate::recorder::config::check_round(i64::from(round))
-            .map_err(|e| format!("--round: {e}"))?;
+    for problem in &plan.problems {
+        eprintln!("touchmove event: PAIRINGS: {problem}");
     }
-    if let Some(path) = &args.pairings {
-        let loaded = pairings::load_round(path, config.round).map_err(|e| e.to_string())?;
-        for note in &loaded.notes {
-            eprintln!("touchmove event: {note}");
-        }
-        for problem in &loaded.problems {
-            eprintln!("touchmove event: PAIRINGS: {problem}");
-        }
-        config.apply_pairings(&loaded.pairings);
-    }
-    if config.boards.is_empty() {
-        return Err(
-            "no boards: give an event file with [[board]] entries (--config) or pairings \
-             (--pairings)"
-                .to_string(),
-        );
-    }
-    Ok(config)
+    Ok(plan.config)
 }
 
 fn push(args: PushArgs) -> Result<(), String> {

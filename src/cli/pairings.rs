@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::recorder::Player;
-use crate::recorder::pairings::load_round;
+use crate::event::Player;
+use crate::event::pairings::load_round;
 
 /// How to print the boards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

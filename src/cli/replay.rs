@@ -375,7 +375,7 @@ mod tests {
     use crate::board::dgt::{code_from_piece, fields_from_board};
     use crate::board::orientation::Orientation;
     use crate::clock::TimeControl;
-    use crate::recorder::config::EventConfig;
+    use crate::event::EventConfig;
     use crate::recorder::{BoardPipeline, GameTags};
     use crate::rules::Game;
 

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::event::trf::{Trf, TrfGame, result_codes};
 use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
-use crate::recorder::trf::{Trf, TrfGame, result_codes};
 
 /// Arguments of `touchmove results`.
 #[derive(Debug, clap::Args)]

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::config::{BoardConfig, BoardSource};
 use super::discovery::{Found, Target};
 use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
@@ -17,6 +16,7 @@ use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
 use crate::clock::TimeControl;
 use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
+use crate::event::{BoardConfig, BoardSource};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};

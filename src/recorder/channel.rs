@@ -44,6 +44,21 @@ struct Reply {
     message: String,
 }
 
+/// The event's token: the one in `STATE/arbiter.token` when it holds one, so that the
+/// arbiter's desk keeps it from round to round and across restarts; else a fresh one, written
+/// there with mode 0600.
+pub fn event_token(state_dir: &Path) -> std::io::Result<String> {
+    match std::fs::read_to_string(state_dir.join(TOKEN_NAME)) {
+        Ok(token) if is_token(token.trim()) => Ok(token.trim().to_string()),
+        _ => create_token(state_dir),
+    }
+}
+
+/// True for what [`create_token`] makes: 48 hexadecimal digits.
+fn is_token(text: &str) -> bool {
+    text.len() == 48 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Creates a fresh token and writes it to `STATE/arbiter.token` with mode 0600.
 pub fn create_token(state_dir: &Path) -> std::io::Result<String> {
     use rand::RngCore;
@@ -54,8 +69,7 @@ pub fn create_token(state_dir: &Path) -> std::io::Result<String> {
     Ok(token)
 }
 
-/// Writes `token` to `STATE/arbiter.token` with mode 0600 (a recorder starting the next round
-/// keeps the token the arbiter's desk already holds).
+/// Writes `token` to `STATE/arbiter.token` with mode 0600.
 pub fn write_token(state_dir: &Path, token: &str) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = state_dir.join(TOKEN_NAME);

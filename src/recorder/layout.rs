@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use super::config::{EventConfig, Player};
+use crate::event::{EventConfig, Player};
 
 /// The event's state directory: `OUT.state` beside the output folder `OUT` (for `--out
 /// touchmove-out`, `touchmove-out.state`). It holds what must not be published with the PGN
@@ -461,7 +461,7 @@ fn to_json<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recorder::config::{BoardConfig, BoardSource};
+    use crate::event::{BoardConfig, BoardSource};
 
     #[test]
     fn writes_the_livechess_layout() {

@@ -72,16 +72,14 @@
 pub mod bench;
 mod board_task;
 pub mod channel;
-pub mod config;
 mod discovery;
+pub mod event_run;
 pub mod layout;
 pub mod outage_bench;
-pub mod pairings;
 pub mod pipeline;
 mod replay;
 pub mod rounds;
 mod session;
-pub mod trf;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -91,8 +89,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+pub use crate::event::{BoardConfig, BoardOrigins, BoardSource, EventConfig, Player};
 pub use channel::ArbiterSink;
-pub use config::{BoardConfig, BoardOrigins, BoardSource, EventConfig, Player};
 pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
 
@@ -144,10 +142,8 @@ pub struct RunOptions {
     /// Bytes read from ports by probes before the start (`record --port auto`), with their
     /// receive times: recorded for the board found there.
     pub probed_bytes: BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
-    /// Where the web server sends the arbiter's "next round" (see [`rounds`]).
+    /// Where the web server sends the arbiter's "next round" (see [`event_run`]).
     pub next_round: Option<crate::server::NextRoundSink>,
-    /// Keep this arbiter token instead of creating a new one (the next round of the same run).
-    pub arbiter_token: Option<String>,
 }
 
 impl RunOptions {
@@ -178,7 +174,6 @@ impl RunOptions {
             journal_backlog_limit: DEFAULT_BACKLOG_LIMIT,
             probed_bytes: BTreeMap::new(),
             next_round: None,
-            arbiter_token: None,
         }
     }
 }
@@ -533,9 +528,9 @@ impl Recorder {
         if config.boards.is_empty() {
             return Err(RecorderError::NoBoards);
         }
-        config::check_round(i64::from(config.round)).map_err(RecorderError::Numbers)?;
+        crate::event::bounds::check_round(i64::from(config.round)).map_err(RecorderError::Numbers)?;
         for board in &config.boards {
-            config::check_board(i64::from(board.number)).map_err(RecorderError::Numbers)?;
+            crate::event::bounds::check_board(i64::from(board.number)).map_err(RecorderError::Numbers)?;
         }
         let control = match &config.time_control {
             Some(tc) => crate::clock::TimeControl::parse(tc)
@@ -676,11 +671,7 @@ impl Recorder {
             prober,
             tokio::spawn(write_round_files(shared.clone())),
         ];
-        let token = match &options.arbiter_token {
-            Some(token) => channel::write_token(&options.state_dir, token).map(|()| token.clone()),
-            None => channel::create_token(&options.state_dir),
-        }
-        .map_err(state_error)?;
+        let token = channel::event_token(&options.state_dir).map_err(state_error)?;
         options.feed.set_current_round(config.round);
         background.push(
             channel::listen(&options.state_dir, token.clone(), sink.clone())
@@ -917,6 +908,11 @@ impl RecorderHandle {
     /// The arbiter's Unix socket.
     pub fn socket_path(&self) -> PathBuf {
         self.state_dir.join(channel::SOCKET_NAME)
+    }
+
+    /// The journal.
+    pub fn journal_path(&self) -> &Path {
+        &self.shared.journal_path
     }
 
     /// The state directory (journal by default, token, socket, lock).

@@ -24,7 +24,7 @@ use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
 use crate::wire::dgt::{Decoder, Message};
 
-use super::config::{EventConfig, Player};
+use crate::event::{EventConfig, Player};
 use board_log::BoardLog;
 pub use board_log::LogReport;
 use gaps::{BeforeGap, OrderSpan};

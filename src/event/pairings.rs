@@ -11,7 +11,10 @@
 
 use std::path::Path;
 
-use super::config::{ConfigError, Player};
+use super::bounds::check_board;
+use super::error::ConfigError;
+use super::player::Player;
+use super::trf::{Trf, TrfRound};
 
 /// One pairing: a board and its two players.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,13 +63,13 @@ pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError>
         ..RoundPairings::default()
     };
     if is_trf {
-        let trf = super::trf::Trf::parse(&bytes, path);
+        let trf = Trf::parse(&bytes, path);
         out.problems
             .extend(trf.problems.iter().map(|p| p.in_file(path)));
         let paired = trf.round(round).map_err(|p| p.in_file(path))?;
         out.problems
             .extend(paired.problems.iter().map(|p| p.in_file(path)));
-        out.pairings = trf.pairings(&paired);
+        out.pairings = of_trf_round(&trf, &paired);
         out.notes.push(format!(
             "{}: read as {}, {} players, round {round}: {} boards",
             path.display(),
@@ -110,6 +113,25 @@ pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError>
         out.problems.extend(problems);
     }
     Ok(out)
+}
+
+/// A TRF round's boards as pairings for the recorder.
+pub fn of_trf_round(trf: &Trf, round: &TrfRound) -> Vec<Pairing> {
+    let player = |rank: u32| {
+        trf.player(rank)
+            .map_or_else(|| Player::named("?"), |p| p.player.clone())
+    };
+    round
+        .boards
+        .iter()
+        .map(|g| Pairing {
+            round: Some(round.round),
+            board: g.board,
+            white: player(g.white),
+            black: player(g.black),
+            line: g.line,
+        })
+        .collect()
 }
 
 /// Leaves out pairings that put a player (by FIDE id, else by name) on a second board, or
@@ -205,10 +227,10 @@ fn number<T: std::str::FromStr>(value: &str, line: usize, field: &str) -> Result
     })
 }
 
-/// A board number, within [`super::config::MAX_BOARD`].
+/// A board number, within [`super::bounds::MAX_BOARD`].
 fn board_number(value: &str, line: usize, field: &str) -> Result<u32, LineError> {
     let n: i64 = number(value, line, field)?;
-    super::config::check_board(n).map_err(|message| (line, field.to_string(), message))
+    check_board(n).map_err(|message| (line, field.to_string(), message))
 }
 
 fn optional(value: &str) -> Option<String> {

@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::config::Player;
-use super::pairings::Pairing;
+use super::error::ConfigError;
+use super::player::Player;
 
 /// The encoding a file was read in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +98,8 @@ impl TrfProblem {
     }
 
     /// The problem as a configuration error of `path`.
-    pub fn in_file(&self, path: &Path) -> super::config::ConfigError {
-        super::config::ConfigError::Invalid {
+    pub fn in_file(&self, path: &Path) -> ConfigError {
+        ConfigError::Invalid {
             path: path.to_path_buf(),
             line: self.line,
             field: format!("{} (column {})", self.field, self.column),
@@ -216,8 +216,8 @@ fn half_points(code: char) -> u32 {
 
 impl Trf {
     /// Reads a file.
-    pub fn load(path: &Path) -> Result<Trf, super::config::ConfigError> {
-        let bytes = std::fs::read(path).map_err(|source| super::config::ConfigError::Read {
+    pub fn load(path: &Path) -> Result<Trf, ConfigError> {
+        let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
@@ -547,26 +547,6 @@ impl Trf {
         }
         out.boards = games;
         Ok(out)
-    }
-
-    /// Round `round`'s boards as pairings for the recorder.
-    pub fn pairings(&self, round: &TrfRound) -> Vec<Pairing> {
-        let player = |rank: u32| {
-            self.players
-                .get(&rank)
-                .map_or_else(|| Player::named("?"), |p| p.player.clone())
-        };
-        round
-            .boards
-            .iter()
-            .map(|g| Pairing {
-                round: Some(round.round),
-                board: g.board,
-                white: player(g.white),
-                black: player(g.black),
-                line: g.line,
-            })
-            .collect()
     }
 
     /// The file with round `round`'s result codes set from `codes` (starting rank → code):

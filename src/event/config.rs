@@ -21,6 +21,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::bounds::{check_board, check_round};
+use super::error::ConfigError;
+use super::player::Player;
+
 /// Where the recorder finds a board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BoardSource {
@@ -38,36 +42,6 @@ impl std::fmt::Display for BoardSource {
             BoardSource::Port(p) => write!(f, "port {}", p.display()),
             BoardSource::Serial(s) => write!(f, "board serial {s}"),
             BoardSource::Auto => write!(f, "auto-detected port"),
-        }
-    }
-}
-
-/// A player as the pairings name him.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Player {
-    /// Name as written in PGN, "Last, First".
-    pub name: String,
-    /// FIDE id, when known.
-    #[serde(default)]
-    pub fide_id: Option<u64>,
-    /// FIDE title (GM, IM, WGM, …).
-    #[serde(default)]
-    pub title: Option<String>,
-    /// Rating (written as WhiteElo/BlackElo).
-    #[serde(default)]
-    pub rating: Option<u32>,
-    /// Three-letter federation code.
-    #[serde(default)]
-    pub federation: Option<String>,
-}
-
-impl Player {
-    /// A player known by name only.
-    pub fn named(name: &str) -> Player {
-        Player {
-            name: name.to_string(),
-            ..Player::default()
         }
     }
 }
@@ -116,58 +90,9 @@ impl Default for EventConfig {
     }
 }
 
-/// The highest board number accepted: no event has more boards, and a typo (`4294967295`)
-/// must not make the recorder list billions of boards.
-pub const MAX_BOARD: u32 = 2_000;
-
-/// The highest round number accepted.
-pub const MAX_ROUND: u32 = 99;
-
-/// Checks a board number: 1 to [`MAX_BOARD`]. The error says what is wrong.
-pub fn check_board(number: i64) -> Result<u32, String> {
-    u32::try_from(number)
-        .ok()
-        .filter(|n| (1..=MAX_BOARD).contains(n))
-        .ok_or_else(|| format!("board number must be from 1 to {MAX_BOARD}, not {number}"))
-}
-
-/// Checks a round number: 1 to [`MAX_ROUND`]. The error says what is wrong.
-pub fn check_round(number: i64) -> Result<u32, String> {
-    u32::try_from(number)
-        .ok()
-        .filter(|n| (1..=MAX_ROUND).contains(n))
-        .ok_or_else(|| format!("round must be from 1 to {MAX_ROUND}, not {number}"))
-}
-
 /// Where each board was configured, by board number ("event.toml:12, serial = \"24587\""),
 /// for messages about it.
 pub type BoardOrigins = std::collections::BTreeMap<u32, String>;
-
-/// A configuration file that could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file has a syntax error, an unknown field or a bad value (also used for pairings
-    /// files, where the field is a tag or a column).
-    #[error("{path}:{line}: {field}: {message}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line of the offending text.
-        line: usize,
-        /// The field concerned.
-        field: String,
-        /// What is wrong and how to fix it.
-        message: String,
-    },
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

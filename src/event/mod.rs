@@ -1,0 +1,25 @@
+//! The event: its players, rounds, pairings and results, as the recorder and the cluster both
+//! use them.
+//!
+//! - [`player`]: a player as pairings name him;
+//! - [`trf`]: FIDE Tournament Report Files (players and pairings in, results out);
+//! - [`pairings`]: a round's boards from a TRF, a PGN of headers or a CSV;
+//! - [`config`]: the event file (TOML) and the event a recorder records;
+//! - [`rounds`]: one description of the event ([`rounds::EventSpec`]) and each round of it;
+//! - [`bounds`], [`error`]: the numbers accepted, and what a file that cannot be used says.
+//!
+//! The modules depend on each other in that order only (`rounds` uses `config`, which reads
+//! `pairings`, which reads `trf`), and on nothing of the shell: they read files, but open no port, socket or
+//! journal.
+
+pub mod bounds;
+pub mod config;
+pub mod error;
+pub mod pairings;
+pub mod player;
+pub mod rounds;
+pub mod trf;
+
+pub use config::{BoardConfig, BoardOrigins, BoardSource, EventConfig};
+pub use error::ConfigError;
+pub use player::Player;
