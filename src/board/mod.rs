@@ -8,6 +8,7 @@
 pub mod dgt;
 pub mod log_recovery;
 pub mod orientation;
+pub mod resumption;
 
 use serde::{Deserialize, Serialize};
 use shakmaty::{Board, Color, Piece, Square};

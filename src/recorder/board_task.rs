@@ -365,6 +365,7 @@ impl BoardTask {
             ));
             return false;
         }
+        self.pipeline.set_link(port, serial);
         say(&format!(
             "board {}: connected on {port} (DGT board serial {}, version {})",
             self.number,
