@@ -218,7 +218,7 @@ async fn per_recorder_permissions_keep_each_pc_to_its_own_boards() {
     std::fs::write(
         &config,
         format!(
-            "authorization {{\n  users = [\n    {{ user: pc-a, password: a-secret, permissions: {} }}\n    {{ user: serve, password: s-secret }}\n  ]\n}}\n",
+            "authorization {{\n  users = [\n    {{ user: \"pc-a\", password: \"a-secret\", permissions: {} }}\n    {{ user: \"serve\", password: \"s-secret\" }}\n  ]\n}}\n",
             recorder_permissions(event, "pc-a")
         ),
     )
@@ -282,7 +282,7 @@ async fn per_recorder_permissions_keep_each_pc_to_its_own_boards() {
         replicas: 1,
     };
     let client = touchmove::cluster::connect(&as_pc_a).await.unwrap();
-    let js = async_nats::jetstream::context::ContextBuilder::new()
+    let js = async_nats::jetstream::ContextBuilder::new()
         .timeout(Duration::from_secs(2))
         .build(client);
     let forged = touchmove::cluster::wire::WireEntry {

@@ -244,6 +244,7 @@ pub fn played_round(boards: usize, seed: u64, max_pause_ms: u64, script_ms: u64)
             .enumerate()
             .find(|&(_, at)| script.get(at).is_some_and(|o| o.t_ms > script_ms));
         let (plies, end) = cut.unwrap_or((game.moves_uci.len(), script.len()));
+        let plies = plies.min(game.moves_uci.len());
         round.moves.push(game.moves_uci[..plies].to_vec());
         round.scripts.push(script[..end].to_vec());
     }
