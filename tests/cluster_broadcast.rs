@@ -1,10 +1,11 @@
 //! An event on several PCs, end to end: a private nats-server, three `touchmove record
 //! --cluster` processes with eight virtual boards each, two `touchmove serve` nodes running
-//! throughout with an SSE client each, and a third node started after the round. Every
-//! `game-K.pgn` of every serve node must be byte-identical to the recording PC's, each SSE
-//! client must have seen every move of every board (the moves its events built equal the
-//! PGN's, none repeated or skipped), and the first node's `games.pgn` (file and URL) is the
-//! combination of all 24 games.
+//! throughout with an SSE client each (under one member name, as two hosts of one name), and
+//! a third node started after the round. Every board of every recorder and every serve node
+//! must hold exactly the moves its virtual board played, every `game-K.pgn` of every serve
+//! node must be byte-identical to the recording PC's, each SSE client must have seen every
+//! move played on every board (none repeated or skipped), and the first node's `games.pgn`
+//! (file and URL) is the combination of all 24 games.
 
 mod cluster_support;
 #[path = "recorder_support/mod.rs"]
@@ -14,10 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cluster_support::{
-    NatsServer, SseClient, event_file, game_file, logged_address, plies, record_args, sans,
-    serve_node, short_scripts, touchmove, wait_identical,
+    NatsServer, SseClient, assert_played, event_file, game_file, logged_address, played_round,
+    record_args, san_of, serve_node, stop, touchmove, wait_identical,
 };
-use recorder_support::stop;
 use touchmove::recorder::bench::spawn_boards;
 
 const RECORDERS: [&str; 3] = ["pc-a", "pc-b", "pc-c"];
@@ -35,9 +35,10 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
     let all_boards = RECORDERS.len() * BOARDS_PER_RECORDER;
+    let round = played_round(all_boards, SEED, MAX_PAUSE_MS, SCRIPT_MS);
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(all_boards, SEED, MAX_PAUSE_MS, SCRIPT_MS),
+        round.scripts.clone(),
         SPEED,
         90 * 60 * 1000,
         30_000,
@@ -49,10 +50,11 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
     let mut clients = Vec::new();
     for node in nodes {
         let log = dir.path().join(format!("{node}.log"));
+        // One member name for both: two hosts of one name.
         serves.push(serve_node(
             &url,
             "cluster-test",
-            node,
+            "twin",
             Some("127.0.0.1:0"),
             &dir.path().join(node),
             &log,
@@ -116,30 +118,54 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
             .collect::<Vec<_>>()
             .join("\n")
     };
+    let mut judged: Vec<(&str, PathBuf)> =
+        RECORDERS.iter().map(|r| (*r, dir.path().join(r))).collect();
+    judged.extend(
+        nodes
+            .iter()
+            .chain(&["node3"])
+            .map(|n| (*n, dir.path().join(n))),
+    );
+    for (name, out) in &judged {
+        // A recorder holds its own boards; a serve node holds every board.
+        let (first, moves) = match RECORDERS.iter().position(|r| r == name) {
+            Some(r) => (
+                r * BOARDS_PER_RECORDER + 1,
+                &round.moves[r * BOARDS_PER_RECORDER..(r + 1) * BOARDS_PER_RECORDER],
+            ),
+            None => (1, &round.moves[..]),
+        };
+        assert_played(
+            &[(name, out.as_path())],
+            first,
+            moves,
+            Duration::from_secs(30),
+            logs,
+        );
+    }
     for node in nodes.iter().chain(&["node3"]) {
-        let differing = wait_identical(&dir.path().join(node), &pairs, Duration::from_secs(30));
+        let differing = wait_identical(&dir.path().join(node), &pairs, Duration::from_secs(5));
         assert!(
             differing.is_empty(),
             "boards {differing:?} differ between {node} and their recorder\n{}",
             logs()
         );
     }
+    assert!(
+        round.moves.iter().all(|m| m.len() >= 6),
+        "every board played moves: {:?}",
+        round.moves.iter().map(Vec::len).collect::<Vec<_>>()
+    );
     let mut texts = Vec::new();
     for (out, numbers) in &outs {
         for &k in numbers {
-            let text = game_file(out, k).expect("the recorder wrote the game");
-            assert!(
-                plies(&text) >= 6,
-                "board {k} recorded moves ({} plies):\n{text}",
-                plies(&text)
-            );
-            texts.push(text);
+            texts.push(game_file(out, k).expect("the recorder wrote the game"));
         }
     }
     // Every node has applied the whole stream (its files are final); its SSE events were sent
     // before its files were written, so a short wait covers the last ones in flight.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let recorded_plies: usize = texts.iter().map(|t| plies(t)).sum();
+    let played_plies: usize = round.moves.iter().map(Vec::len).sum();
     for (node, client) in nodes.iter().zip(&clients) {
         let seen = client.seen();
         assert!(
@@ -148,24 +174,24 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
             seen.out_of_order,
             seen.ended
         );
-        for (k, text) in (1..).zip(&texts) {
+        for (k, played) in (1..).zip(&round.moves) {
             assert_eq!(
                 seen.moves.get(&(1, k)).cloned().unwrap_or_default(),
-                sans(text),
-                "the moves {node}'s SSE client saw on board {k} are the PGN's"
+                san_of(played),
+                "the moves {node}'s SSE client saw on board {k} are those played"
             );
         }
         assert_eq!(
             seen.move_events - seen.withdrawn,
-            recorded_plies,
+            played_plies,
             "{node}'s SSE client: {} move events, {} of them withdrawn by revisions, for \
-             {recorded_plies} plies in the PGN",
+             {played_plies} plies played",
             seen.move_events,
             seen.withdrawn
         );
         eprintln!(
             "{node}: SSE client saw {} move events ({} withdrawn by revisions) for \
-             {recorded_plies} recorded plies on {all_boards} boards",
+             {played_plies} plies played on {all_boards} boards",
             seen.move_events, seen.withdrawn
         );
     }
@@ -204,6 +230,7 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
         assert!(
             !log.contains("skipped:")
                 && !log.contains("claimed by")
+                && !log.contains("reconnecting")
                 && log.contains(" 0 undecodable"),
             "{node}:\n{log}"
         );

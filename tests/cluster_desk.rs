@@ -14,10 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cluster_support::{
-    NatsServer, event_file, game_file, logged_address, record_args, serve_node, short_scripts,
-    touchmove, wait_identical,
+    NatsServer, assert_played, event_file, game_file, logged_address, played_round, record_args,
+    serve_node, stop, touchmove, wait_identical,
 };
-use recorder_support::stop;
 use touchmove::cluster::desk::{self, DeskError, DeskRequest};
 use touchmove::cluster::event_layout;
 use touchmove::cluster::{ClusterSettings, Credentials};
@@ -121,6 +120,73 @@ async fn a_board_claimed_by_two_pcs_is_refused_naming_both() {
     assert!(event_layout::read(&store).await.unwrap().has_token);
 }
 
+/// `touchmove event push` of the event file `config` to the cluster at `url`, with `extra`
+/// arguments; returns the event's arbiter token it prints.
+fn push_event(url: &str, config: &Path, extra: &[&str]) -> String {
+    let pushed = std::process::Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["event", "push", "--cluster", url, "--cluster-event", EVENT])
+        .arg("--config")
+        .arg(config)
+        .args(extra)
+        .output()
+        .unwrap();
+    let pushed_out = String::from_utf8_lossy(&pushed.stdout).into_owned();
+    assert!(
+        pushed.status.success(),
+        "{pushed_out}{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+    pushed_out
+        .split("arbiter token of the event (the same on every serve node): ")
+        .nth(1)
+        .map(|t| t.trim().to_string())
+        .unwrap_or_else(|| panic!("push prints the token:\n{pushed_out}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serve_node_follows_the_events_token_without_a_restart() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let mut nats = NatsServer::reserve(dir.path(), &[]);
+    let url = nats.url();
+    let log = dir.path().join("node.log");
+    let logs = || std::fs::read_to_string(&log).unwrap_or_default();
+    // The node starts while no cluster answers: its desk has a token of its own.
+    let node = serve_node(
+        &url,
+        EVENT,
+        "node",
+        Some("127.0.0.1:0"),
+        &dir.path().join("node"),
+        &log,
+    );
+    let addr = logged_address(&log);
+    nats.restart();
+    let config = event_file(dir.path(), "event.toml", 1, &[PathBuf::from("/dev/null")]);
+    let first = push_event(&url, &config, &[]);
+    // Accepted: the board has no recorder, which only an accepted token learns.
+    let action = r#"{"round":1,"board":1,"who":"Token test","action":{"action":"new_game"}}"#;
+    let status = |token: &str| http(&addr, "POST", "/api/arbiter/action", Some(token), action).0;
+    wait_for(
+        "the node takes the event's token once the cluster answers",
+        Duration::from_secs(20),
+        || status(&first) == 422,
+        logs,
+    );
+    let second = push_event(&url, &config, &["--new-token"]);
+    assert_ne!(first, second);
+    wait_for(
+        "the node takes the new token and refuses the old one",
+        Duration::from_secs(20),
+        || status(&second) == 422 && status(&first) == 403,
+        logs,
+    );
+    let state = touchmove::recorder::layout::state_dir(&dir.path().join("node"));
+    let held = std::fs::read_to_string(state.join("arbiter.token")).unwrap_or_default();
+    assert_eq!(held.trim(), second, "the token file holds the new token");
+    stop(node);
+}
+
 /// Status and body of an HTTP request.
 fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
@@ -162,9 +228,10 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
+    let round = played_round(5, SEED, 400, 16_000);
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(5, SEED, 400, 16_000),
+        round.scripts.clone(),
         4.0,
         90 * 60 * 1000,
         30_000,
@@ -172,24 +239,7 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     .unwrap();
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let all = event_file(dir.path(), "all.toml", 1, &ports);
-    let pushed = std::process::Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["event", "push", "--cluster", &url, "--cluster-event", EVENT])
-        .arg("--config")
-        .arg(&all)
-        .args(["--pc", "pc-a=1-2", "--pc", "pc-b=3-4"])
-        .output()
-        .unwrap();
-    let pushed_out = String::from_utf8_lossy(&pushed.stdout).into_owned();
-    assert!(
-        pushed.status.success(),
-        "{pushed_out}{}",
-        String::from_utf8_lossy(&pushed.stderr)
-    );
-    let token = pushed_out
-        .split("arbiter token of the event (the same on every serve node): ")
-        .nth(1)
-        .map(|t| t.trim().to_string())
-        .unwrap_or_else(|| panic!("push prints the token:\n{pushed_out}"));
+    let token = push_event(&url, &all, &["--pc", "pc-a=1-2", "--pc", "pc-b=3-4"]);
 
     let log = |name: &str| dir.path().join(format!("{name}.log"));
     let logs = || {
@@ -281,6 +331,28 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
         (outs[0].as_path(), vec![1, 2]),
         (outs[1].as_path(), vec![3, 4]),
     ];
+    assert_played(
+        &[
+            ("pc-a", &outs[0]),
+            ("node1", &node_out("node1")),
+            ("node2", &node_out("node2")),
+        ],
+        1,
+        &round.moves[..2],
+        Duration::from_secs(20),
+        logs,
+    );
+    assert_played(
+        &[
+            ("pc-b", &outs[1]),
+            ("node1", &node_out("node1")),
+            ("node2", &node_out("node2")),
+        ],
+        3,
+        &round.moves[2..4],
+        Duration::from_secs(20),
+        logs,
+    );
     for n in ["node1", "node2"] {
         let differing = wait_identical(&node_out(n), &pairs, Duration::from_secs(20));
         assert!(differing.is_empty(), "{n}: {differing:?}\n{}", logs());
@@ -304,6 +376,25 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     }
     let pgn = game_file(&node_out("node2"), 3).unwrap();
     assert!(pgn.contains("forfeit"), "{pgn}");
+
+    // An action retried with its key (after a timeout, on another node) is applied once.
+    let note = r#"{"round":1,"board":3,"who":"Desk test","key":"note-1","action":{"action":"annotate","ply":1,"text":"noted once"}}"#;
+    let (status, body) = http(&addr1, "POST", "/api/arbiter/action", Some(&token), note);
+    assert_eq!(status, 200, "{body}\n{}", logs());
+    let (status, body) = http(&addr2, "POST", "/api/arbiter/action", Some(&token), note);
+    assert_eq!(status, 200, "{body}\n{}", logs());
+    assert!(body.contains("already applied"), "{body}");
+    let noted = |out: &Path| game_file(out, 3).map_or(0, |p| p.matches("noted once").count());
+    wait_for(
+        "the note reaches the recorder and both nodes",
+        Duration::from_secs(20),
+        || noted(&outs[1]) >= 1 && noted(&node_out("node1")) >= 1 && noted(&node_out("node2")) >= 1,
+        logs,
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for out in [&outs[1], &node_out("node1"), &node_out("node2")] {
+        assert_eq!(noted(out), 1, "{}: {:?}", out.display(), game_file(out, 3));
+    }
 
     // A wrong token is refused by the serve node, and nothing reaches the recorder.
     let (status, body) = http(
@@ -332,6 +423,7 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
                 result: "1-0".into(),
                 reason: "forged".into(),
             },
+            key: None,
         },
         node: "test".into(),
     };

@@ -1,5 +1,6 @@
-//! Faults of an event on several PCs, each ending with a serve node whose `game-K.pgn` files
-//! are byte-identical to the recorder's (no move lost, none duplicated):
+//! Faults of an event on several PCs, each ending with a recorder and a serve node that hold
+//! exactly the moves played on every board (no move lost, none duplicated), in `game-K.pgn`
+//! files byte-identical between the two:
 //! - the cluster is unreachable when the recorder starts (it records locally and forwards
 //!   once the server is up), the nats-server is killed mid-round and stays away 30 s
 //!   (recording goes on, the backlog is flushed in order), then the recorder is SIGKILLed
@@ -7,7 +8,9 @@
 //! - a recorder is SIGKILLed mid-round and restarted (it forwards from its journal);
 //! - a serve node is SIGKILLed mid-round and restarted (it rebuilds from its durable consumer);
 //! - on a 3-node nats cluster with a 3-replica stream, the node leading the stream is killed
-//!   for the rest of the round.
+//!   for the rest of the round;
+//! - the nats-server loses its state mid-round (its stream starts again from sequence 1,
+//!   below what the serve node has read).
 
 mod cluster_support;
 #[path = "recorder_support/mod.rs"]
@@ -17,10 +20,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cluster_support::{
-    NatsServer, event_file, game_file, plies, record_args, serve_node, short_scripts, touchmove,
-    wait_identical,
+    NatsServer, assert_played, event_file, game_file, played_round, plies, record_args, serve_node,
+    stop, touchmove, wait_identical,
 };
-use recorder_support::stop;
 use touchmove::recorder::bench::spawn_boards;
 use touchmove::sim::virtual_board::VirtualBoard;
 
@@ -41,9 +43,10 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
+    let round = played_round(BOARDS, SEED, MAX_PAUSE_MS, OUTAGE_SCRIPT_MS);
     let boards = spawn_boards(
         dir.path(),
-        short_scripts(BOARDS, SEED, MAX_PAUSE_MS, OUTAGE_SCRIPT_MS),
+        round.scripts,
         OUTAGE_SPEED,
         90 * 60 * 1000,
         30_000,
@@ -98,7 +101,13 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
         differing.is_empty(),
         "boards {differing:?} differ between the serve node and the recorder\n{logs}"
     );
-    eprintln!("{logs}");
+    assert_played(
+        &[("the recorder", &out), ("the serve node", &serve_out)],
+        1,
+        &round.moves,
+        Duration::from_secs(5),
+        || logs.clone(),
+    );
     let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
     assert!(
         before_outage < during_outage && during_outage < final_plies,
@@ -126,23 +135,20 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     drop(boards);
 }
 
-/// Three virtual boards playing the short round, and the event file of the PC recording
-/// them (with `extra` appended, e.g. a `[cluster]` table).
-fn short_round(dir: &std::path::Path, extra: &str) -> (Vec<VirtualBoard>, PathBuf) {
-    let boards = spawn_boards(
-        dir,
-        short_scripts(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS),
-        SPEED,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
+/// Three virtual boards playing the short round, the moves each plays, and the event file of
+/// the PC recording them (with `extra` appended, e.g. a `[cluster]` table).
+fn short_round(
+    dir: &std::path::Path,
+    extra: &str,
+) -> (Vec<VirtualBoard>, Vec<Vec<String>>, PathBuf) {
+    let round = played_round(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS);
+    let boards = spawn_boards(dir, round.scripts, SPEED, 90 * 60 * 1000, 30_000).unwrap();
     let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
     let config = event_file(dir, "pc.toml", 1, &ports);
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(extra);
     std::fs::write(&config, text).unwrap();
-    (boards, config)
+    (boards, round.moves, config)
 }
 
 /// Waits for the boards' scripts to end and the recorder to take the last bytes.
@@ -175,7 +181,7 @@ async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
-    let (boards, config) = short_round(dir.path(), "");
+    let (boards, played, config) = short_round(dir.path(), "");
     let out = dir.path().join("pc");
     let serve_out = dir.path().join("serve");
     let log = dir.path().join("pc.log");
@@ -206,7 +212,8 @@ async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
     stop(serve);
     let logs = recovered_exactly(
         dir.path(),
-        &out,
+        (&out, &serve_out),
+        &played,
         &differing,
         before_kill,
         "the recorder",
@@ -230,7 +237,7 @@ async fn a_serve_node_killed_and_restarted_catches_up_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
-    let (boards, config) = short_round(dir.path(), "");
+    let (boards, played, config) = short_round(dir.path(), "");
     let out = dir.path().join("pc");
     let serve_out = dir.path().join("serve");
     let log = dir.path().join("pc.log");
@@ -262,7 +269,8 @@ async fn a_serve_node_killed_and_restarted_catches_up_exactly() {
     stop(serve);
     let logs = recovered_exactly(
         dir.path(),
-        &out,
+        (&out, &serve_out),
+        &played,
         &differing,
         before_kill,
         "the node",
@@ -294,7 +302,7 @@ async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_ro
             logs(dir.path(), &["n1/nats.log", "n2/nats.log", "n3/nats.log"])
         );
     }
-    let (boards, config) = short_round(dir.path(), "\n[cluster]\nreplicas = 3\n");
+    let (boards, played, config) = short_round(dir.path(), "\n[cluster]\nreplicas = 3\n");
     let out = dir.path().join("pc");
     let serve_out = dir.path().join("serve");
     let log = dir.path().join("pc.log");
@@ -391,7 +399,8 @@ async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_ro
     stop(serve);
     recovered_exactly(
         dir.path(),
-        &out,
+        (&out, &serve_out),
+        &played,
         &differing,
         before_kill,
         &leader,
@@ -404,23 +413,126 @@ async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_ro
     drop(boards);
 }
 
-/// The end of a fault test: no board differs between the serve node and the recorder
-/// (`between` names them), and `killed` was killed mid-round, after `before_kill` plies of
-/// board 1. Returns the recorder's and serve node's logs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_lost_its_state_mid_round_loses_nothing() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let mut nats = NatsServer::start(dir.path());
+    let url = nats.url();
+    let (boards, played, config) = short_round(dir.path(), "");
+    // A second PC with a short game, done before the loss: the stream then held its entries
+    // too, more than the first PC's journal alone fills again.
+    let early = played_round(1, SEED + 1, MAX_PAUSE_MS, 6_000);
+    let early_dir = dir.path().join("early");
+    std::fs::create_dir_all(&early_dir).unwrap();
+    let early_boards = spawn_boards(
+        &early_dir,
+        early.scripts.clone(),
+        SPEED,
+        90 * 60 * 1000,
+        30_000,
+    )
+    .unwrap();
+    let early_ports: Vec<PathBuf> = early_boards
+        .iter()
+        .map(|b| b.path().to_path_buf())
+        .collect();
+    let early_config = event_file(dir.path(), "early.toml", BOARDS + 1, &early_ports);
+    let out = dir.path().join("pc");
+    let early_out = dir.path().join("early-pc");
+    let serve_out = dir.path().join("serve");
+    let text = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let (config_text, out_text, early_text, early_out_text) = (
+        text(&config),
+        text(&out),
+        text(&early_config),
+        text(&early_out),
+    );
+    let event = "lost-state";
+    let serve = serve_node(
+        &url,
+        event,
+        "web",
+        None,
+        &serve_out,
+        &dir.path().join("serve.log"),
+    );
+    let recorder = touchmove(
+        &record_args(&config_text, &out_text, &url, event, "pc-1"),
+        &[],
+        &dir.path().join("pc.log"),
+    );
+    let early_recorder = touchmove(
+        &record_args(&early_text, &early_out_text, &url, event, "pc-2"),
+        &[],
+        &dir.path().join("early.log"),
+    );
+    round_played(&early_boards).await;
+    stop(early_recorder);
+    let before_loss = game_file(&out, 1).map_or(0, |t| plies(&t));
+    nats.lose_state();
+
+    round_played(&boards).await;
+    stop(recorder);
+    let logs = || logs(dir.path(), &["pc.log", "early.log", "serve.log"]);
+    assert_played(
+        &[("the recorder", &out), ("the serve node", &serve_out)],
+        1,
+        &played,
+        Duration::from_secs(20),
+        logs,
+    );
+    assert_played(
+        &[
+            ("the early recorder", &early_out),
+            ("the serve node", &serve_out),
+        ],
+        BOARDS + 1,
+        &early.moves,
+        Duration::from_secs(5),
+        logs,
+    );
+    stop(serve);
+    let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
+    assert!(
+        0 < before_loss && before_loss < final_plies,
+        "the server lost its state mid-round (board 1: {before_loss} of {final_plies} plies)\n{}",
+        logs()
+    );
+    assert!(
+        logs().contains("reading it again from the first message"),
+        "the serve node said why it reads the stream again\n{}",
+        logs()
+    );
+    drop((boards, early_boards));
+}
+
+/// The end of a fault test: the recorder's folder and the serve node's (`outs`) hold exactly
+/// the moves `played` on every board, no board differs between them (`between` names them),
+/// and `killed` was killed mid-round, after `before_kill` plies of board 1. Returns the
+/// recorder's and serve node's logs.
 fn recovered_exactly(
     dir: &std::path::Path,
-    out: &std::path::Path,
+    outs: (&std::path::Path, &std::path::Path),
+    played: &[Vec<String>],
     differing: &[usize],
     before_kill: usize,
     killed: &str,
     between: &str,
 ) -> String {
     let logs = logs(dir, &["pc.log", "serve.log"]);
+    assert_played(
+        &[("the recorder", outs.0), ("the serve node", outs.1)],
+        1,
+        played,
+        Duration::from_secs(5),
+        || logs.clone(),
+    );
     assert!(
         differing.is_empty(),
         "boards {differing:?} differ between {between}\n{logs}"
     );
-    let final_plies = game_file(out, 1).map_or(0, |t| plies(&t));
+    let final_plies = game_file(outs.0, 1).map_or(0, |t| plies(&t));
     assert!(
         0 < before_kill && before_kill < final_plies,
         "{killed} was killed mid-round (board 1: {before_kill} of {final_plies} plies)\n{logs}"

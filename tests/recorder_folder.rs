@@ -140,6 +140,7 @@ async fn an_older_folder_keeps_its_journal_and_its_decisions_get_their_round() {
             result: "1-0".into(),
             reason: "forfeit".into(),
         },
+        key: None,
     };
     {
         let mut j = Journal::open(&legacy).unwrap();

@@ -201,3 +201,80 @@ async fn a_connection_where_nothing_moves_is_closed() {
     assert_eq!(web_counts(&feed).open, 0);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_arbiter_gets_through_while_spectators_streams_fill_the_cap() {
+    let feed = Arc::new(Feed::new());
+    feed.upsert_game(touchmove::server::feed::GameInfo {
+        round: 1,
+        board: 1,
+        white: "W".into(),
+        black: "B".into(),
+        tags: Vec::new(),
+    });
+    let (sink, mut actions) = tokio::sync::mpsc::channel::<(
+        touchmove::record::arbiter::ArbiterRequest,
+        tokio::sync::oneshot::Sender<Result<String, String>>,
+    )>(4);
+    tokio::spawn(async move {
+        while let Some((_, reply)) = actions.recv().await {
+            let _ = reply.send(Ok("applied".to_string()));
+        }
+    });
+    let limits = ConnectionLimits {
+        max_open: 40,
+        ..ConnectionLimits::default()
+    };
+    let server = server::serve_with_next_round(
+        "127.0.0.1:0".parse().unwrap(),
+        feed.clone(),
+        Some(sink),
+        None,
+        TOKEN.to_string(),
+        limits,
+    )
+    .await
+    .expect("server starts");
+    let addr = server.local_addr();
+    // Spectators open event streams until the server refuses one.
+    let mut streams = Vec::new();
+    let refused = loop {
+        let mut stream = connect(addr).await;
+        stream
+            .write_all(b"GET /api/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = vec![0u8; 12];
+        stream.read_exact(&mut head).await.unwrap();
+        let head = String::from_utf8_lossy(&head).into_owned();
+        if !head.contains(" 200") || streams.len() > limits.max_open {
+            break head;
+        }
+        streams.push(stream);
+    };
+    assert!(refused.contains(" 503"), "{refused}");
+    assert_eq!(
+        streams.len(),
+        limits.max_open - limits.kept_for_requests(),
+        "event streams leave slots for other requests"
+    );
+    let body = r#"{"round":1,"board":1,"who":"A","action":{"action":"new_game"}}"#;
+    let mut desk = connect(addr).await;
+    desk.write_all(
+        format!(
+            "POST /api/arbiter/action HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: \
+             Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let (answer, _) = until_closed(&mut desk, Duration::from_secs(10)).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.contains("applied"),
+        "{answer}"
+    );
+    drop(streams);
+    server.shutdown().await;
+}

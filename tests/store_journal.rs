@@ -34,6 +34,7 @@ fn sample_request() -> ArbiterRequest {
             side: ColorName::Black,
             delta_ms: -60_000,
         },
+        key: None,
     }
 }
 

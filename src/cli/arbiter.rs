@@ -138,6 +138,7 @@ pub fn run(args: ArbiterArgs) -> ExitCode {
         who,
         board: args.board,
         action: action(args.action),
+        key: None,
     };
     match crate::recorder::channel::send(&args.out, &request) {
         Ok(message) => {

@@ -68,6 +68,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     runtime.block_on(async move {
         let feed = Arc::new(Feed::new());
+        let mut token_follower = None;
         let server = if args.no_server {
             None
         } else {
@@ -94,6 +95,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
                     state.display()
                 ));
             }
+            // The token the node accepts now; the event's replaces it when it changes.
+            let held = std::sync::Mutex::new(token.clone());
             let (desk, actions) = tokio::sync::mpsc::channel(64);
             tokio::spawn(crate::cluster::desk::route_actions(
                 settings.clone(),
@@ -109,6 +112,29 @@ pub fn run(args: ServeArgs) -> ExitCode {
                         s.local_addr(),
                         state.join(crate::recorder::channel::TOKEN_NAME).display()
                     );
+                    let set_token = s.token_setter();
+                    token_follower = Some(tokio::spawn(crate::cluster::desk::follow_token(
+                        settings.clone(),
+                        move |event_token: &str| {
+                            let mut held = held.lock().unwrap_or_else(|e| e.into_inner());
+                            if *held == event_token {
+                                return;
+                            }
+                            *held = event_token.to_string();
+                            set_token(event_token.to_string());
+                            match crate::recorder::channel::write_token(&state, event_token) {
+                                Ok(()) => eprintln!(
+                                    "touchmove serve: the event's arbiter token changed; this \
+                                     node accepts the new one only"
+                                ),
+                                Err(e) => eprintln!(
+                                    "touchmove serve: the event's arbiter token changed, but \
+                                     cannot be written in {}: {e}",
+                                    state.display()
+                                ),
+                            }
+                        },
+                    )));
                     Some(s)
                 }
                 Err(e) => return fail(e.to_string()),
@@ -128,6 +154,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
         );
         super::stop_requested().await;
         status_line.abort();
+        if let Some(follower) = token_follower {
+            follower.abort();
+        }
         let stats = broadcast.stats();
         broadcast.stop();
         if let Some(server) = server {

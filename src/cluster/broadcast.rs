@@ -1,13 +1,23 @@
 //! A broadcast node: rebuilds every board of the event from the stream, with the recorders'
 //! own pipeline, and feeds the same pages, SSE, JSON and PGN files as `touchmove record`.
 //!
-//! The node reads the stream through a durable pull consumer named after it. At its start
+//! The node reads the stream through a durable pull consumer named after it and this run of
+//! it (`serve-MEMBER-RUN`), so two nodes with one member name (two hosts of one name) never
+//! take each other's consumer; one left behind by an ended run is removed by the server after
+//! [`CONSUMER_IDLE`]. At its start
 //! the consumer is made to begin at the stream's first message, so a node started late or
 //! restarted rebuilds everything; within a run, a consumer lost with a server restart is
-//! made again from the last message applied. Whatever the stream redelivers, each recorder's
-//! entries are applied exactly once and in journal order: an entry at or below the last
-//! applied sequence number is a duplicate and dropped, one beyond the next is held until the
-//! entries before it arrive.
+//! made again after the last message read, or from the first message when the stream is not
+//! the one read before (made anew, or holding fewer messages: a server that lost its state).
+//!
+//! Whatever the stream delivers, each recorder's entries are applied exactly once and in
+//! journal order, by their own key (recorder, journal epoch, journal sequence number), never
+//! by the stream's sequence numbers, which start again lower on a server that lost its state:
+//! an entry at or below the last applied sequence number is a duplicate and dropped, one
+//! beyond the next is held (at most [`MAX_HELD`] per journal) until the entries before it
+//! arrive. Entries missing for [`GAP_ASK`] are asked from the recorder itself
+//! ([`wire::ReplayRequest`]), which answers from its journal; until they arrive, that
+//! recorder's later entries wait, so the node never serves a board with a move missing.
 //!
 //! Entries are applied as the recorder made them: bytes and arbiter actions through the
 //! board's [`BoardPipeline`]; an event entry that the node's pipeline did not produce with the
@@ -34,7 +44,7 @@ use async_nats::jetstream;
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
 use futures_util::StreamExt;
 
-use super::wire::{Layout, WireEntry};
+use super::wire::{self, Layout, ReplayReply, ReplayRequest, WireEntry};
 use super::{ClusterSettings, connect, event_stream, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::clock::TimeControl;
@@ -52,8 +62,19 @@ pub const FILES_EVERY: Duration = Duration::from_millis(200);
 const FLUSH_AFTER: usize = 512;
 /// Wait between attempts to reach the cluster.
 const RETRY: Duration = Duration::from_secs(1);
-/// How long entries after a gap wait for the missing ones before the gap is skipped.
-const GAP_PATIENCE: Duration = Duration::from_secs(10);
+/// How long entries may be missing before the recorder is asked for them (a retried publish
+/// arrives out of order within that time).
+const GAP_ASK: Duration = Duration::from_millis(500);
+/// How often a recorder that did not answer is asked again.
+const ASK_AGAIN: Duration = Duration::from_secs(2);
+/// How long a recorder's answer may take.
+const REPLAY_TIMEOUT: Duration = Duration::from_secs(3);
+/// Entries held back per journal behind a gap at most; later ones are dropped and asked from
+/// the recorder once the gap is filled.
+pub const MAX_HELD: usize = 20_000;
+
+/// How long the server keeps a node's consumer that nobody reads.
+pub const CONSUMER_IDLE: Duration = Duration::from_secs(10 * 60);
 
 /// What a broadcast node has done so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,14 +85,19 @@ pub struct BroadcastStats {
     pub applied: u64,
     /// Entries delivered again and dropped.
     pub duplicates: u64,
-    /// Messages that did not decode (logged with their stream sequence and skipped).
+    /// Messages that did not decode, or that name another recorder than their subject
+    /// (logged with their stream sequence and skipped).
     pub undecodable: u64,
     /// Entries of boards no layout names, or owned by another recorder.
     pub unowned: u64,
     /// Event entries the node's pipeline did not reproduce.
     pub mismatches: u64,
-    /// The last stream sequence applied.
+    /// The last stream sequence read.
     pub stream_seq: u64,
+    /// Entries missing from the stream that their recorder sent when asked.
+    pub replayed: u64,
+    /// Entries held back behind a gap, now.
+    pub held: u64,
 }
 
 /// A running broadcast node.
@@ -140,12 +166,39 @@ async fn consume(
     rebuild: &mut Rebuild,
     first: bool,
 ) -> Result<(), String> {
-    let stream = event_stream(js, settings)
+    let mut stream = event_stream(js, settings)
         .await
         .map_err(|e| e.to_string())?;
-    let name = format!("serve-{}", settings.member);
+    let info = stream
+        .info()
+        .await
+        .map_err(|e| format!("stream info: {e}"))?;
+    let created = format!("{:?}", info.created);
+    let held_last = info.state.last_sequence;
+    let name = format!("serve-{}-{}", settings.member, rebuild.run);
     let _ = stream.delete_consumer(&name).await;
-    let last = lock(&rebuild.stats).stream_seq;
+    let mut last = lock(&rebuild.stats).stream_seq;
+    let same_stream = rebuild
+        .stream_created
+        .as_ref()
+        .is_none_or(|c| *c == created);
+    if last > 0 && (!same_stream || held_last < last) {
+        say(
+            "serve",
+            &format!(
+                "cluster: the stream holds {held_last} messages where this node had read {last} \
+                 ({}): reading it again from the first message; entries applied already are \
+                 recognised by their journal sequence numbers",
+                if same_stream {
+                    "the server lost messages"
+                } else {
+                    "it was made anew"
+                }
+            ),
+        );
+        last = 0;
+    }
+    rebuild.stream_created = Some(created);
     let deliver_policy = if last == 0 {
         DeliverPolicy::All
     } else {
@@ -159,6 +212,7 @@ async fn consume(
             deliver_policy,
             ack_policy: AckPolicy::All,
             max_ack_pending: 20_000,
+            inactive_threshold: CONSUMER_IDLE,
             ..Default::default()
         })
         .await
@@ -169,7 +223,7 @@ async fn consume(
             "cluster: reading event {:?} from {} (consumer {name}, {})",
             settings.event,
             settings.urls.join(","),
-            if first {
+            if first || last == 0 {
                 "from the first message".to_string()
             } else {
                 format!("after message {last}")
@@ -180,6 +234,7 @@ async fn consume(
         .messages()
         .await
         .map_err(|e| format!("reading the consumer {name}: {e}"))?;
+    let client = js.client();
     let mut unacked: Option<jetstream::Message> = None;
     let mut since_flush = 0usize;
     let mut flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
@@ -196,6 +251,7 @@ async fn consume(
                     since_flush = 0;
                     flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
                     rebuild.flush();
+                    repair_gaps(&client, &settings.event, rebuild).await;
                     ack(&mut unacked).await;
                 }
             }
@@ -213,10 +269,38 @@ async fn consume(
                 since_flush = 0;
                 flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
                 rebuild.flush();
-                rebuild.check_gaps();
+                repair_gaps(&client, &settings.event, rebuild).await;
                 ack(&mut unacked).await;
             }
         }
+    }
+}
+
+/// Asks the recorders for the entries missing for [`GAP_ASK`] or more, and applies what they
+/// send.
+async fn repair_gaps(client: &async_nats::Client, event: &str, rebuild: &mut Rebuild) {
+    for (recorder, request) in rebuild.gaps_to_ask() {
+        let Ok(payload) = serde_json::to_vec(&request) else {
+            continue;
+        };
+        let asked = tokio::time::timeout(
+            REPLAY_TIMEOUT,
+            client.request(wire::replay_subject(event, &recorder), payload.into()),
+        )
+        .await;
+        let reply = match asked {
+            Ok(Ok(message)) => serde_json::from_slice::<ReplayReply>(&message.payload)
+                .map_err(|e| format!("it answered unreadably ({e})")),
+            Ok(Err(e)) if e.kind() == async_nats::client::RequestErrorKind::NoResponders => {
+                Err("it is not connected to the cluster".to_string())
+            }
+            Ok(Err(e)) => Err(format!("it cannot be asked ({e})")),
+            Err(_) => Err(format!(
+                "it did not answer within {} s",
+                REPLAY_TIMEOUT.as_secs()
+            )),
+        };
+        rebuild.replayed(&recorder, &request, reply);
     }
 }
 
@@ -232,13 +316,39 @@ async fn ack(unacked: &mut Option<jetstream::Message>) {
 #[derive(Default)]
 struct JournalProgress {
     applied: u64,
+    /// The highest sequence number seen (above `applied` while entries are missing).
+    highest: u64,
+    /// Entries held back behind a gap (at most [`MAX_HELD`]).
     waiting: BTreeMap<u64, WireEntry>,
     gap_since: Option<tokio::time::Instant>,
+    /// When the recorder was last asked for the missing entries.
+    asked: Option<tokio::time::Instant>,
+}
+
+impl JournalProgress {
+    /// The entries missing now, if any: `(after, until)`.
+    fn missing(&self) -> Option<(u64, u64)> {
+        if self.highest <= self.applied {
+            return None;
+        }
+        let until = self
+            .waiting
+            .keys()
+            .next()
+            .map_or(self.highest, |next| next - 1);
+        Some((self.applied, until))
+    }
 }
 
 /// One board rebuilt on this node.
 struct NodeBoard {
+    /// The recorder whose entries make the board, and the epoch of its journal: the last
+    /// layout naming the board wins (a recorder names a board only once it holds the claim).
     owner: String,
+    owner_epoch: u64,
+    /// The epoch the pipeline's time counts from: entries of a later owner are moved onto its
+    /// timeline.
+    time_base: u64,
     pipeline: BoardPipeline,
     /// Events the pipeline produced with the last step that the journal has not shown yet.
     pending_events: usize,
@@ -292,6 +402,10 @@ struct Rebuild {
     stats: Arc<Mutex<BroadcastStats>>,
     /// Messages said once.
     said: BTreeSet<String>,
+    /// When the stream read was made (another time: a stream made anew).
+    stream_created: Option<String>,
+    /// This run's part of the consumer's name.
+    run: String,
 }
 
 impl Rebuild {
@@ -315,6 +429,8 @@ impl Rebuild {
             rounds_built: HashMap::new(),
             stats: Arc::new(Mutex::new(BroadcastStats::default())),
             said: BTreeSet::new(),
+            stream_created: None,
+            run: crate::server::token::generate()[..12].to_string(),
         }
     }
 
@@ -329,20 +445,36 @@ impl Rebuild {
         {
             let mut stats = lock(&self.stats);
             stats.messages += 1;
-            if stream_seq <= stats.stream_seq {
-                stats.duplicates += 1;
-                return;
-            }
             stats.stream_seq = stream_seq;
         }
-        let kind = subject.split('.').nth(2).unwrap_or("");
+        let mut parts = subject.split('.').skip(2);
+        let (kind, publisher) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        // A recorder may write only under its own subject (which the servers' permissions can
+        // enforce per PC): what it says about another recorder is refused.
+        let impostor = |named: &str| {
+            (named != publisher).then(|| {
+                format!(
+                    "recorder {publisher:?} published for recorder {named:?}: refused (a PC \
+                     writes only under its own recorder id)"
+                )
+            })
+        };
         let decoded = match kind {
             "layout" => serde_json::from_slice::<Layout>(payload)
-                .map(|l| self.apply_layout(l))
-                .map_err(|e| e.to_string()),
+                .map_err(|e| e.to_string())
+                .and_then(|l| match impostor(&l.recorder) {
+                    Some(why) => Err(why),
+                    None => {
+                        self.apply_layout(l);
+                        Ok(())
+                    }
+                }),
             "journal" => serde_json::from_slice::<WireEntry>(payload)
                 .map_err(|e| e.to_string())
-                .and_then(|entry| self.receive(entry)),
+                .and_then(|entry| match impostor(&entry.recorder) {
+                    Some(why) => Err(why),
+                    None => self.receive(entry),
+                }),
             other => Err(format!("unknown subject kind {other:?}")),
         };
         if let Err(why) = decoded {
@@ -355,6 +487,9 @@ impl Rebuild {
     }
 
     fn apply_layout(&mut self, layout: Layout) {
+        if self.layouts.get(&layout.recorder) == Some(&layout) {
+            return;
+        }
         if let Some(old) = self.layouts.get(&layout.recorder)
             && old.epoch != layout.epoch
         {
@@ -399,17 +534,30 @@ impl Rebuild {
         for board in &config.boards {
             let key = (config.round, board.number);
             match self.boards.get(&key) {
-                Some(existing) if existing.owner != layout.recorder => {
+                Some(existing)
+                    if (existing.owner.as_str(), existing.owner_epoch)
+                        != (layout.recorder.as_str(), layout.epoch) =>
+                {
                     let message = format!(
-                        "board {} of round {} is claimed by recorders {:?} and {:?}; the entries \
-                         of {:?} for it are ignored: give the board to one PC only",
+                        "board {} of round {} is recorded by PC {:?} (journal started at {}) from \
+                         now on, no longer by PC {:?} (journal started at {}): its game goes on \
+                         here with the entries of the new one",
                         board.number,
                         config.round,
-                        existing.owner,
                         layout.recorder,
-                        layout.recorder
+                        layout.epoch,
+                        existing.owner,
+                        existing.owner_epoch
                     );
-                    self.once(format!("claim {key:?} {}", layout.recorder), &message);
+                    self.once(
+                        format!("owner {key:?} {} {}", layout.recorder, layout.epoch),
+                        &message,
+                    );
+                    if let Some(existing) = self.boards.get_mut(&key) {
+                        existing.owner = layout.recorder.clone();
+                        existing.owner_epoch = layout.epoch;
+                        existing.pending_events = 0;
+                    }
                 }
                 Some(_) => {}
                 None => {
@@ -427,6 +575,8 @@ impl Rebuild {
                         key,
                         NodeBoard {
                             owner: layout.recorder.clone(),
+                            owner_epoch: layout.epoch,
+                            time_base: layout.epoch,
                             pipeline,
                             pending_events: 0,
                             summary: None,
@@ -451,15 +601,20 @@ impl Rebuild {
             lock(&self.stats).duplicates += 1;
             return Ok(());
         }
+        progress.highest = progress.highest.max(entry.seq);
         if entry.seq > progress.applied + 1 {
-            progress.waiting.insert(entry.seq, entry);
+            // Beyond the bound an entry is dropped: it is asked from the recorder later.
+            if progress.waiting.len() < MAX_HELD {
+                progress.waiting.insert(entry.seq, entry);
+                lock(&self.stats).held += 1;
+            }
             progress
                 .gap_since
                 .get_or_insert_with(tokio::time::Instant::now);
             return Ok(());
         }
         progress.applied = entry.seq;
-        self.apply_entry(&entry.recorder, entry.t_ms, key, record);
+        self.apply_entry(&entry.recorder, entry.epoch, entry.t_ms, key, record);
         self.release(&journal);
         Ok(())
     }
@@ -472,47 +627,137 @@ impl Rebuild {
             };
             let next = progress.applied + 1;
             let Some(entry) = progress.waiting.remove(&next) else {
-                if progress.waiting.is_empty() {
+                if progress.highest <= progress.applied {
                     progress.gap_since = None;
+                    progress.asked = None;
+                } else if progress.waiting.is_empty() {
+                    // Held entries dropped at the bound are missing now.
+                    progress
+                        .gap_since
+                        .get_or_insert_with(tokio::time::Instant::now);
                 }
                 return;
             };
+            lock(&self.stats).held -= 1;
             progress.applied = next;
             if let (Ok(record), Ok(key)) = (entry.record(), entry.board_key()) {
-                self.apply_entry(&entry.recorder, entry.t_ms, key, record);
+                self.apply_entry(&entry.recorder, entry.epoch, entry.t_ms, key, record);
             }
         }
     }
 
-    /// Entries that waited too long for missing ones: the gap is said and skipped.
-    fn check_gaps(&mut self) {
-        let stuck: Vec<((String, u64), u64, u64)> = self
+    /// The requests for entries missing for [`GAP_ASK`] or more, by recorder (each recorder
+    /// asked at most every [`ASK_AGAIN`] while it does not answer).
+    fn gaps_to_ask(&mut self) -> Vec<(String, ReplayRequest)> {
+        let now = tokio::time::Instant::now();
+        let mut asks = Vec::new();
+        for ((recorder, epoch), progress) in &mut self.journals {
+            let Some((after, until)) = progress.missing() else {
+                continue;
+            };
+            let due = progress
+                .gap_since
+                .is_some_and(|since| now.duration_since(since) >= GAP_ASK)
+                && progress
+                    .asked
+                    .is_none_or(|at| now.duration_since(at) >= ASK_AGAIN);
+            if due {
+                progress.asked = Some(now);
+                asks.push((
+                    recorder.clone(),
+                    ReplayRequest {
+                        epoch: *epoch,
+                        after,
+                        until,
+                    },
+                ));
+            }
+        }
+        asks
+    }
+
+    /// Takes a recorder's answer to `request` (or why there is none): applies the entries
+    /// sent, or says what is missing and what helps.
+    fn replayed(
+        &mut self,
+        recorder: &str,
+        request: &ReplayRequest,
+        reply: Result<ReplayReply, String>,
+    ) {
+        let journal = (recorder.to_string(), request.epoch);
+        let reply = reply.and_then(|r| match r.refused {
+            Some(why) => Err(format!("it refused: {why}")),
+            None => Ok(r.entries),
+        });
+        let entries = match reply {
+            Ok(entries) => entries,
+            Err(why) => {
+                let message = format!(
+                    "recorder {recorder:?}: journal entries {}..{} are missing from the stream; \
+                     its boards here wait for them and PC {recorder:?} is asked for them every \
+                     {} s, but {why}: start that PC's recorder with --cluster (it sends them from \
+                     its journal)",
+                    request.after + 1,
+                    request.until,
+                    ASK_AGAIN.as_secs()
+                );
+                self.once(
+                    format!("gap {recorder} {} {}", request.epoch, request.after),
+                    &message,
+                );
+                return;
+            }
+        };
+        let Some(progress) = self
             .journals
-            .iter()
-            .filter(|(_, p)| p.gap_since.is_some_and(|t| t.elapsed() >= GAP_PATIENCE))
-            .filter_map(|(j, p)| Some((j.clone(), p.applied, *p.waiting.keys().next()?)))
-            .collect();
-        for (journal, applied, next) in stuck {
-            loud(
+            .get_mut(&journal)
+            .filter(|_| !entries.is_empty())
+        else {
+            return;
+        };
+        // Asked again at once while entries come.
+        progress.asked = None;
+        let count = entries.len() as u64;
+        let mut before = request.after;
+        for entry in entries {
+            if entry.recorder != recorder || entry.epoch != request.epoch {
+                continue;
+            }
+            // The journal sends what it holds in order: a number it skipped has no entry.
+            if let Some(progress) = self.journals.get_mut(&journal)
+                && progress.applied == before
+                && entry.seq > before + 1
+            {
+                progress.applied = entry.seq - 1;
+            }
+            before = entry.seq;
+            let _ = self.receive(entry);
+        }
+        lock(&self.stats).replayed += count;
+        self.release(&journal);
+        if self
+            .journals
+            .get(&journal)
+            .is_some_and(|p| p.missing().is_none())
+        {
+            say(
                 "serve",
                 &format!(
-                    "recorder {:?}: journal entries {}..{} never reached the stream; the boards \
-                     of that recorder may miss moves here (restart that recorder to forward them \
-                     again)",
-                    journal.0,
-                    applied + 1,
-                    next - 1
+                    "recorder {recorder:?}: the journal entries missing from the stream were sent \
+                     by the recorder; its boards are complete here"
                 ),
             );
-            if let Some(progress) = self.journals.get_mut(&journal) {
-                progress.applied = next - 1;
-                progress.gap_since = None;
-            }
-            self.release(&journal);
         }
     }
 
-    fn apply_entry(&mut self, recorder: &str, t_ms: u64, key: Option<BoardKey>, record: Record) {
+    fn apply_entry(
+        &mut self,
+        recorder: &str,
+        epoch: u64,
+        t_ms: u64,
+        key: Option<BoardKey>,
+        record: Record,
+    ) {
         let target = match (&key, &record) {
             (Some(BoardKey::Pairing { round, board }), _) => Some((*round, *board)),
             (None, Record::Arbiter(request)) => {
@@ -523,12 +768,19 @@ impl Rebuild {
         let Some(target) = target else {
             return;
         };
-        let Some(board) = self.boards.get_mut(&target).filter(|b| b.owner == recorder) else {
+        let Some(board) = self
+            .boards
+            .get_mut(&target)
+            .filter(|b| b.owner == recorder && b.owner_epoch == epoch)
+        else {
             if matches!(record, Record::Bytes(_) | Record::Arbiter(_)) {
                 lock(&self.stats).unowned += 1;
             }
             return;
         };
+        // Session milliseconds count from the journal's epoch.
+        let t_ms =
+            (i128::from(t_ms) + i128::from(epoch) - i128::from(board.time_base)).max(0) as u64;
         let mut events: Vec<Event> = Vec::new();
         let (round, number) = target;
         match record {
@@ -729,11 +981,15 @@ mod tests {
     }
 
     fn entry(seq: u64) -> Vec<u8> {
-        entry_of(seq, seq * 10, Record::Bytes(vec![]))
+        serde_json::to_vec(&wire_entry(seq)).unwrap()
     }
 
-    fn entry_of(seq: u64, t_ms: u64, record: Record) -> Vec<u8> {
-        let wire = WireEntry::from_entry(
+    fn wire_entry(seq: u64) -> WireEntry {
+        wire_entry_of(seq, seq * 10, Record::Bytes(vec![]))
+    }
+
+    fn wire_entry_of(seq: u64, t_ms: u64, record: Record) -> WireEntry {
+        WireEntry::from_entry(
             "pc1",
             5,
             &Entry {
@@ -743,8 +999,26 @@ mod tests {
                 t_ms,
                 record,
             },
+        )
+    }
+
+    fn entry_of(seq: u64, t_ms: u64, record: Record) -> Vec<u8> {
+        serde_json::to_vec(&wire_entry_of(seq, t_ms, record)).unwrap()
+    }
+
+    /// A node that has read pc1's layout.
+    fn node(dir: &Path) -> Rebuild {
+        let mut r = Rebuild::new(dir, Arc::new(Feed::new()));
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&layout()).unwrap(),
+            1,
         );
-        serde_json::to_vec(&wire).unwrap()
+        r
+    }
+
+    fn applied(r: &Rebuild) -> u64 {
+        r.journals[&("pc1".to_string(), 5)].applied
     }
 
     /// The start position, then the lift and the placing of each piece of `moves`.
@@ -847,11 +1121,13 @@ mod tests {
         r.apply("touchmove.e.journal.pc1", &entry(1), 3);
         r.apply("touchmove.e.journal.pc1", &entry(1), 4);
         r.apply("touchmove.e.journal.pc1", b"{not json", 5);
+        // The same stream sequence again (a server restarted without its state) with a new
+        // entry: applied.
         r.apply("touchmove.e.journal.pc1", &entry(3), 5);
         let stats = lock(&r.stats).clone();
-        assert_eq!(r.journals[&("pc1".to_string(), 5)].applied, 2);
-        assert_eq!(stats.applied, 2);
-        assert_eq!(stats.duplicates, 2, "{stats:?}");
+        assert_eq!(r.journals[&("pc1".to_string(), 5)].applied, 3);
+        assert_eq!(stats.applied, 3);
+        assert_eq!(stats.duplicates, 1, "{stats:?}");
         assert_eq!(stats.undecodable, 1);
         r.flush();
         let path = dir.path().join("round-1/game-1.pgn");
@@ -863,5 +1139,190 @@ mod tests {
         }
         let pgn = std::fs::read_to_string(&path).unwrap();
         assert!(pgn.contains("[White \"W\"]"), "{pgn}");
+    }
+
+    #[test]
+    fn a_stream_that_starts_again_lower_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = node(dir.path());
+        for seq in 1..=3 {
+            r.apply("touchmove.e.journal.pc1", &entry(seq), 100 + seq);
+        }
+        // The server lost its state: the recorder publishes its layout and entries 3.. again,
+        // numbered from 1 by the stream.
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&layout()).unwrap(),
+            1,
+        );
+        for seq in 3..=5 {
+            r.apply("touchmove.e.journal.pc1", &entry(seq), seq - 1);
+        }
+        let stats = lock(&r.stats).clone();
+        assert_eq!(applied(&r), 5);
+        assert_eq!((stats.applied, stats.duplicates), (5, 1), "{stats:?}");
+        assert_eq!(stats.stream_seq, 4);
+    }
+
+    /// Has `r` ask for what it misses (as if the gaps were old enough) and answers from
+    /// pc1's `journal` as the recorder does, until nothing is asked; returns the requests.
+    fn repair_from(r: &mut Rebuild, journal: &[WireEntry]) -> Vec<ReplayRequest> {
+        let mut requests = Vec::new();
+        loop {
+            for progress in r.journals.values_mut() {
+                progress.gap_since = progress.gap_since.map(|t| t - GAP_ASK);
+            }
+            let asks = r.gaps_to_ask();
+            if asks.is_empty() {
+                return requests;
+            }
+            for (recorder, request) in asks {
+                let entries: Vec<WireEntry> = journal
+                    .iter()
+                    .filter(|e| e.seq > request.after)
+                    .take(wire::REPLAY_LIMIT as usize)
+                    .cloned()
+                    .collect();
+                r.replayed(
+                    &recorder,
+                    &request,
+                    Ok(ReplayReply {
+                        entries,
+                        refused: None,
+                    }),
+                );
+                requests.push(request);
+            }
+        }
+    }
+
+    #[test]
+    fn a_hole_in_the_stream_is_filled_from_the_recorders_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = node(dir.path());
+        // The journal numbers 1..=8, without 6 (a number the journal never used).
+        let journal: Vec<WireEntry> = (1..=8).filter(|&s| s != 6).map(wire_entry).collect();
+        for seq in [1, 4, 5] {
+            r.apply("touchmove.e.journal.pc1", &entry(seq), seq + 1);
+        }
+        assert_eq!(applied(&r), 1);
+        assert!(r.gaps_to_ask().is_empty(), "asked before GAP_ASK");
+        // The recorder did not answer: said, nothing skipped.
+        r.journals
+            .get_mut(&("pc1".to_string(), 5))
+            .unwrap()
+            .gap_since = Some(tokio::time::Instant::now() - GAP_ASK);
+        let (recorder, request) = r.gaps_to_ask().remove(0);
+        assert_eq!((request.after, request.until), (1, 3));
+        r.replayed(&recorder, &request, Err("it is not connected".into()));
+        assert_eq!(applied(&r), 1);
+        assert!(r.said.iter().any(|k| k.starts_with("gap pc1")));
+        // Asked again, it sends 2.. from its journal; 6 is known not to exist.
+        r.journals.get_mut(&("pc1".to_string(), 5)).unwrap().asked = None;
+        r.apply("touchmove.e.journal.pc1", &entry(8), 9);
+        let requests = repair_from(&mut r, &journal);
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        let stats = lock(&r.stats).clone();
+        assert_eq!(applied(&r), 8);
+        assert_eq!(stats.applied, 7, "{stats:?}");
+        assert_eq!(stats.held, 0);
+        assert!(r.journals.values().all(|p| p.missing().is_none()));
+        // A late copy of a repaired entry is a duplicate.
+        let duplicates = stats.duplicates;
+        r.apply("touchmove.e.journal.pc1", &entry(3), 10);
+        assert_eq!(lock(&r.stats).duplicates, duplicates + 1);
+    }
+
+    #[test]
+    fn entries_held_behind_a_gap_are_bounded_and_asked_for_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = node(dir.path());
+        let last = MAX_HELD as u64 + 300;
+        let journal: Vec<WireEntry> = (1..=last).map(wire_entry).collect();
+        r.receive(journal[0].clone()).unwrap();
+        for entry in &journal[2..] {
+            r.receive(entry.clone()).unwrap();
+        }
+        let progress = &r.journals[&("pc1".to_string(), 5)];
+        assert_eq!(progress.waiting.len(), MAX_HELD);
+        assert_eq!(progress.missing(), Some((1, 2)));
+        repair_from(&mut r, &journal);
+        assert_eq!(applied(&r), last);
+        assert_eq!(lock(&r.stats).held, 0);
+    }
+
+    #[test]
+    fn a_board_follows_the_last_layout_that_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = node(dir.path());
+        let chunks = board_chunks(&["e2e4", "e7e5", "g1f3"]);
+        let from = |recorder: &str, epoch: u64, seq: u64, t_ms: u64, chunk: &[u8]| {
+            let mut wire = wire_entry_of(seq, t_ms, Record::Bytes(chunk.to_vec()));
+            (wire.recorder, wire.epoch) = (recorder.to_string(), epoch);
+            serde_json::to_vec(&wire).unwrap()
+        };
+        let subject = |recorder: &str| format!("touchmove.e.journal.{recorder}");
+        // pc1 (journal epoch 5) records 1.e4 …
+        for (i, chunk) in chunks[..3].iter().enumerate() {
+            let seq = i as u64 + 1;
+            r.apply(
+                &subject("pc1"),
+                &from("pc1", 5, seq, 1_000 * seq, chunk),
+                seq + 1,
+            );
+        }
+        // … the board goes to pc2, whose journal began 60 s later, and is dumped again there.
+        let mut moved = layout();
+        (moved.recorder, moved.epoch) = ("pc2".to_string(), 60_005);
+        r.apply(
+            "touchmove.e.layout.pc2",
+            &serde_json::to_vec(&moved).unwrap(),
+            10,
+        );
+        // pc1's late entries for it no longer count.
+        r.apply(&subject("pc1"), &from("pc1", 5, 4, 4_000, &chunks[3]), 11);
+        assert_eq!(lock(&r.stats).unowned, 1);
+        let mut dump = shakmaty::Board::new();
+        let e4: shakmaty::Square = "e4".parse().unwrap();
+        let e2: shakmaty::Square = "e2".parse().unwrap();
+        let pawn = dump.remove_piece_at(e2).unwrap();
+        dump.set_piece_at(e4, pawn);
+        let dump = crate::wire::dgt::Message::BoardDump(crate::board::dgt::fields_from_board(
+            &dump,
+            crate::board::orientation::Orientation::Normal,
+        ))
+        .encode();
+        let rest = [&dump, &chunks[3], &chunks[4], &chunks[5], &chunks[6]];
+        for (i, chunk) in rest.into_iter().enumerate() {
+            let seq = i as u64 + 1;
+            r.apply(
+                &subject("pc2"),
+                &from("pc2", 60_005, seq, 100 * seq, chunk),
+                20 + seq,
+            );
+        }
+        let board = &r.boards[&(1, 1)];
+        assert_eq!(board.pipeline.plies(), 3, "{}", board.pipeline.pgn());
+        assert_eq!((board.owner.as_str(), board.owner_epoch), ("pc2", 60_005));
+    }
+
+    #[test]
+    fn a_recorder_cannot_write_for_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = node(dir.path());
+        // pc2 publishes under its own subject an entry and a layout naming pc1.
+        r.apply("touchmove.e.journal.pc2", &entry(1), 2);
+        let mut forged = layout();
+        forged.epoch = 6;
+        r.apply(
+            "touchmove.e.layout.pc2",
+            &serde_json::to_vec(&forged).unwrap(),
+            3,
+        );
+        let stats = lock(&r.stats).clone();
+        assert_eq!((stats.applied, stats.undecodable), (0, 2), "{stats:?}");
+        assert_eq!(r.layouts["pc1"].epoch, 5);
+        r.apply("touchmove.e.journal.pc1", &entry(1), 4);
+        assert_eq!(lock(&r.stats).applied, 1);
     }
 }

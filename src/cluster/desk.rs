@@ -11,6 +11,10 @@
 //! later, by surprise, when the PC comes back. Durability comes from the recorder's journal,
 //! which records the action before the recorder answers.
 //!
+//! An action carries the key its client gave it (`key` in the web API's body), the same on a
+//! retry after a timeout: the recorder journals the key with the action and applies an action
+//! whose key it has journalled once only, answering the retry as applied.
+//!
 //! ```text
 //! arbiter ─POST /api/arbiter/action─► serve (token checked) ─request─► recorder owning the board
 //!                                                                   (token checked, ownership
@@ -18,7 +22,7 @@
 //! every serve node ◄── stream ◄── forwarder ◄── journal ◄────────────────┘
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 use async_nats::jetstream::kv;
@@ -90,9 +94,10 @@ impl OwnedBoards {
     }
 }
 
-/// Answers the desk requests arriving on `subscriber` until it ends: checks the token against
-/// the event's (read from `store` at each request, so a new token counts at once) and the
-/// board against `owned`, then hands the action to the recorder through `sink`. Every refusal
+/// Answers the desk requests arriving on `subscriber` until it ends, one at a time: checks
+/// the token against the event's (read from `store` at each request, so a new token counts at
+/// once) and the board against `owned`, then hands the action to the recorder through `sink`,
+/// unless its key is among the keys `applied` (those of the journal's actions). Every refusal
 /// is logged.
 pub async fn answer_requests(
     client: async_nats::Client,
@@ -100,12 +105,13 @@ pub async fn answer_requests(
     store: kv::Store,
     owned: OwnedBoards,
     sink: ArbiterSink,
+    mut applied: HashSet<String>,
 ) {
     while let Some(message) = subscriber.next().await {
         let Some(reply_to) = message.reply.clone() else {
             continue;
         };
-        let reply = answer(&message.payload, &store, &owned, &sink).await;
+        let reply = answer(&message.payload, &store, &owned, &sink, &mut applied).await;
         let payload = serde_json::to_vec(&reply).unwrap_or_default();
         // A lost answer shows as a timeout on the serve node; the journal has the truth.
         let _ = client.publish(reply_to, payload.into()).await;
@@ -117,6 +123,7 @@ async fn answer(
     store: &kv::Store,
     owned: &OwnedBoards,
     sink: &ArbiterSink,
+    applied: &mut HashSet<String>,
 ) -> DeskReply {
     let refuse = |message: String| {
         loud("record", &format!("arbiter desk: {message}"));
@@ -149,12 +156,24 @@ async fn answer(
     if let Some(why) = owned.refusal(request.round, request.request.board) {
         return refuse(format!("{what}: {why}"));
     }
+    let key = request.request.key.clone();
+    if let Some(key) = key.as_deref()
+        && applied.contains(key)
+    {
+        return DeskReply {
+            ok: true,
+            message: format!("already applied (action {key:?} was journalled before)"),
+        };
+    }
     let (tx, rx) = oneshot::channel();
     if sink.send((request.request, tx)).await.is_err() {
         return refuse(format!("{what} was refused: the recorder is stopping"));
     }
     match rx.await {
-        Ok(Ok(message)) => DeskReply { ok: true, message },
+        Ok(Ok(message)) => {
+            applied.extend(key);
+            DeskReply { ok: true, message }
+        }
         Ok(Err(message)) => refuse(format!("{what} was refused by the board: {message}")),
         Err(_) => refuse(format!("{what}: the recorder dropped it")),
     }
@@ -293,6 +312,35 @@ pub async fn route_actions(
                 .map_err(|e| e.to_string());
             let _ = reply.send(answer);
         });
+    }
+}
+
+/// How often a serve node looks at the event's arbiter token.
+pub const TOKEN_EVERY: Duration = Duration::from_secs(1);
+
+/// Follows the event's arbiter token in the event layout for a serve node's desk: `adopt`
+/// is called with it when it is first read (made when the event has none yet) and whenever
+/// it changes (`touchmove event push --new-token`), looked at every [`TOKEN_EVERY`]; while
+/// the cluster is unreachable, it keeps trying.
+pub async fn follow_token(settings: super::ClusterSettings, adopt: impl Fn(&str)) {
+    let mut current: Option<String> = None;
+    let mut store: Option<kv::Store> = None;
+    loop {
+        if store.is_none()
+            && let Ok(client) = super::connect(&settings).await
+        {
+            let js = async_nats::jetstream::new(client);
+            store = event_layout::open(&js, &settings).await.ok();
+        }
+        // A failed read is tried again; the client reconnects by itself.
+        if let Some(store) = &store
+            && let Ok(token) = event_layout::token_or_new(store).await
+            && current.as_deref() != Some(token.as_str())
+        {
+            adopt(&token);
+            current = Some(token);
+        }
+        tokio::time::sleep(TOKEN_EVERY).await;
     }
 }
 

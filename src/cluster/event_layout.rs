@@ -272,6 +272,37 @@ pub async fn claim(
     recorder: &str,
     host: &str,
 ) -> Result<(), String> {
+    let refused = claim_boards(store, round, boards, recorder, host).await?;
+    match refusal(&refused, recorder) {
+        None => Ok(()),
+        Some(why) => Err(why),
+    }
+}
+
+/// What a PC is told about the boards `refused` to it by [`claim_boards`]; `None` when there
+/// are none.
+pub fn refusal(refused: &[(u32, String)], recorder: &str) -> Option<String> {
+    if refused.is_empty() {
+        return None;
+    }
+    let conflicts: Vec<&str> = refused.iter().map(|(_, why)| why.as_str()).collect();
+    Some(format!(
+        "{}: the board is refused to PC {recorder:?}. Give each board to one PC: correct the \
+         event files, then `touchmove event push` with the right --pc",
+        conflicts.join("; ")
+    ))
+}
+
+/// Claims `boards` of `round` for `recorder` on `host`, as [`claim`] does; returns the boards
+/// refused, each with the conflict that names both PCs. The error is a bucket that cannot be
+/// read or written.
+pub async fn claim_boards(
+    store: &kv::Store,
+    round: u32,
+    boards: &[u32],
+    recorder: &str,
+    host: &str,
+) -> Result<Vec<(u32, String)>, String> {
     let mine = Claim {
         recorder: recorder.to_string(),
         host: host.to_string(),
@@ -285,21 +316,13 @@ pub async fn claim(
             .buffered(CLAIMS_AT_ONCE)
             .collect()
             .await;
-    let mut conflicts = Vec::new();
-    for answer in answers {
+    let mut refused = Vec::new();
+    for (&board, answer) in boards.iter().zip(answers) {
         if let Some(conflict) = answer? {
-            conflicts.push(conflict);
+            refused.push((board, conflict));
         }
     }
-    if conflicts.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}: the board is refused to PC {recorder:?}. Give each board to one PC: correct the \
-             event files, then `touchmove event push` with the right --pc",
-            conflicts.join("; ")
-        ))
-    }
+    Ok(refused)
 }
 
 /// Claims made at once by [`claim`].

@@ -14,6 +14,11 @@
 //! Given the recorder's commit signal ([`crate::store::SharedJournal::committed`]), the
 //! forwarder reads the journal as soon as a commit has happened instead of looking every
 //! [`POLL`]: an entry waits for no poll interval, and an idle recorder costs no reads.
+//!
+//! While connected, the forwarder also answers the serve nodes' requests for entries they
+//! miss ([`wire::ReplayRequest`]): a hole in the middle of the stream (a server that lost
+//! messages there) is filled from the journal, which re-publishing after the last entry the
+//! stream holds would never do.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,10 +27,11 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use async_nats::jetstream::message::PublishMessage;
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use super::desk::{self, OwnedBoards};
-use super::wire::{self, Layout, WireEntry};
+use super::wire::{self, Layout, ReplayReply, ReplayRequest, WireEntry};
 use super::{ClusterSettings, connect, event_layout, event_stream, loud, say};
 use crate::recorder::ArbiterSink;
 use crate::store::{Entry, Journal};
@@ -129,6 +135,7 @@ impl Forwarder {
             status: status.clone(),
             desk,
             committed,
+            claimed: Mutex::default(),
         };
         let report = tokio::spawn(report(status.clone(), epoch));
         let task = tokio::spawn(run.run());
@@ -204,6 +211,82 @@ impl Forwarder {
         for task in self.tasks {
             task.abort();
         }
+    }
+}
+
+/// True when recorder `recorder` of `event` is connected to the cluster (something answers
+/// on its replay subject, or does not say that nobody listens).
+async fn recorder_connected(client: &async_nats::Client, event: &str, recorder: &str) -> bool {
+    let asked = tokio::time::timeout(
+        ACK_TIMEOUT,
+        client.request(wire::replay_subject(event, recorder), "{}".into()),
+    )
+    .await;
+    !matches!(
+        asked,
+        Ok(Err(e)) if e.kind() == async_nats::client::RequestErrorKind::NoResponders
+    )
+}
+
+/// Answers the replay requests arriving on `subscriber` from the journal `reader` (of
+/// `recorder`, epoch `epoch`) until it ends.
+async fn answer_replays(
+    client: async_nats::Client,
+    mut subscriber: async_nats::Subscriber,
+    reader: Arc<Mutex<Journal>>,
+    recorder: String,
+    epoch: u64,
+) {
+    while let Some(message) = subscriber.next().await {
+        let Some(reply_to) = message.reply.clone() else {
+            continue;
+        };
+        let reply = match serde_json::from_slice::<ReplayRequest>(&message.payload) {
+            Err(e) => ReplayReply {
+                entries: Vec::new(),
+                refused: Some(format!("a malformed replay request: {e}")),
+            },
+            Ok(request) if request.epoch != epoch => ReplayReply {
+                entries: Vec::new(),
+                refused: Some(format!(
+                    "recorder {recorder:?} holds the journal started at {epoch}, not the one \
+                     started at {}",
+                    request.epoch
+                )),
+            },
+            Ok(request) => {
+                let reader = reader.clone();
+                let limit = request
+                    .until
+                    .saturating_sub(request.after)
+                    .clamp(1, wire::REPLAY_LIMIT) as usize;
+                let read = tokio::task::spawn_blocking(move || {
+                    let journal = reader.lock().unwrap_or_else(|e| e.into_inner());
+                    journal.entries_after_limit(request.after, limit)
+                })
+                .await;
+                match read {
+                    Ok(Ok(entries)) => ReplayReply {
+                        entries: entries
+                            .iter()
+                            .map(|e| WireEntry::from_entry(&recorder, epoch, e))
+                            .collect(),
+                        refused: None,
+                    },
+                    Ok(Err(e)) => ReplayReply {
+                        entries: Vec::new(),
+                        refused: Some(format!("cannot read the journal: {e}")),
+                    },
+                    Err(e) => ReplayReply {
+                        entries: Vec::new(),
+                        refused: Some(e.to_string()),
+                    },
+                }
+            }
+        };
+        let payload = serde_json::to_vec(&reply).unwrap_or_default();
+        // A lost answer is asked for again.
+        let _ = client.publish(reply_to, payload.into()).await;
     }
 }
 
@@ -294,6 +377,8 @@ struct Run {
     status: Arc<Status>,
     desk: Option<ArbiterSink>,
     committed: Option<tokio::sync::watch::Receiver<u64>>,
+    /// The boards of the layout this recorder holds the claim of (at the last connection).
+    claimed: Mutex<std::collections::BTreeSet<u32>>,
 }
 
 impl Run {
@@ -334,6 +419,7 @@ impl Run {
                     self.status.acked.store(start, Ordering::Relaxed);
                     self.status.connected.store(true, Ordering::Relaxed);
                     let desk = self.start_desk(&client, &js).await;
+                    let replay = self.start_replay(&client).await;
                     say(
                         "record",
                         &format!(
@@ -345,8 +431,8 @@ impl Run {
                         ),
                     );
                     let why = self.pump(&js, &mut cursor, &mut committed).await;
-                    if let Some(desk) = desk {
-                        desk.abort();
+                    for task in [desk, replay].into_iter().flatten() {
+                        task.abort();
                     }
                     loud(
                         "record",
@@ -384,14 +470,25 @@ impl Run {
                 if let Ok(other) = serde_json::from_slice::<Layout>(&message.payload)
                     && other.epoch != self.layout.epoch
                 {
-                    return Err(format!(
-                        "recorder id {recorder:?} is already used in event {event:?} by host {} \
-                         with another journal (started at {} ms since 1970, this one at {}): two \
-                         PCs with the same id, or this PC's journal was replaced. Give each PC \
-                         its own id (--cluster-member or `recorder = \"…\"` in [cluster]); \
-                         nothing of this journal is forwarded until then",
-                        other.host, other.epoch, self.layout.epoch
-                    ));
+                    if recorder_connected(&js.client(), event, recorder).await {
+                        return Err(format!(
+                            "recorder id {recorder:?} is already used in event {event:?} by host \
+                             {} with another journal (started at {} ms since 1970, this one at \
+                             {}), which is connected now: two PCs with the same id. Give each PC \
+                             its own id (--cluster-member or `recorder = \"…\"` in [cluster]); \
+                             nothing of this journal is forwarded until then",
+                            other.host, other.epoch, self.layout.epoch
+                        ));
+                    }
+                    say(
+                        "record",
+                        &format!(
+                            "cluster: recorder id {recorder:?} forwards a new journal (started at \
+                             {} ms since 1970) in place of the one started at {} on host {}, \
+                             which is not connected: the serve nodes follow the new one",
+                            self.layout.epoch, other.epoch, other.host
+                        ),
+                    );
                 }
             }
             Err(e) if e.kind() == jetstream::stream::LastRawMessageErrorKind::NoMessageFound => {}
@@ -401,16 +498,31 @@ impl Run {
             .await
             .map_err(|e| e.to_string())?;
         let boards: Vec<u32> = self.layout.boards.iter().map(|b| b.number).collect();
-        event_layout::claim(
+        let refused = event_layout::claim_boards(
             &store,
             self.layout.round,
             &boards,
             recorder,
             &self.layout.host,
         )
-        .await
-        .map_err(|why| format!("{why}; nothing of this journal is forwarded until then"))?;
-        let layout = serde_json::to_vec(&self.layout).map_err(|e| e.to_string())?;
+        .await?;
+        if let Some(why) = event_layout::refusal(&refused, recorder) {
+            loud(
+                "record",
+                &format!(
+                    "cluster: {why}; the serve nodes show those boards from the PC that has \
+                     them, and this PC's other boards as usual"
+                ),
+            );
+        }
+        // Only the boards claimed are announced: a board named here is this recorder's.
+        let mut layout = self.layout.clone();
+        layout
+            .boards
+            .retain(|b| refused.iter().all(|(number, _)| *number != b.number));
+        *self.claimed.lock().unwrap_or_else(|e| e.into_inner()) =
+            layout.boards.iter().map(|b| b.number).collect();
+        let layout = serde_json::to_vec(&layout).map_err(|e| e.to_string())?;
         js.send_publish(
             wire::layout_subject(event, recorder),
             PublishMessage::build().payload(layout.into()),
@@ -464,7 +576,31 @@ impl Run {
         let owned = OwnedBoards {
             recorder: self.settings.member.clone(),
             round: self.layout.round,
-            boards: self.layout.boards.iter().map(|b| b.number).collect(),
+            boards: self
+                .claimed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        };
+        let reader = self.reader.clone();
+        let applied = tokio::task::spawn_blocking(move || {
+            let journal = reader.lock().unwrap_or_else(|e| e.into_inner());
+            journal.arbiter_actions()
+        })
+        .await;
+        let applied = match applied {
+            Ok(Ok(actions)) => actions.into_iter().filter_map(|a| a.value.key).collect(),
+            Ok(Err(e)) => {
+                loud(
+                    "record",
+                    &format!("arbiter desk off: cannot read the journal: {e}"),
+                );
+                return None;
+            }
+            Err(e) => {
+                loud("record", &format!("arbiter desk off: {e}"));
+                return None;
+            }
         };
         Some(tokio::spawn(desk::answer_requests(
             client.clone(),
@@ -472,6 +608,36 @@ impl Run {
             store,
             owned,
             sink,
+            applied,
+        )))
+    }
+
+    /// Starts answering the serve nodes' requests for entries of this journal; `None` (said)
+    /// when the subscription fails.
+    async fn start_replay(
+        &self,
+        client: &async_nats::Client,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let subject = wire::replay_subject(&self.settings.event, &self.settings.member);
+        let subscriber = match client.subscribe(subject.clone()).await {
+            Ok(s) => s,
+            Err(e) => {
+                loud(
+                    "record",
+                    &format!(
+                        "cannot subscribe to {subject}: {e}; serve nodes that miss entries of \
+                         this journal cannot get them"
+                    ),
+                );
+                return None;
+            }
+        };
+        Some(tokio::spawn(answer_replays(
+            client.clone(),
+            subscriber,
+            self.reader.clone(),
+            self.settings.member.clone(),
+            self.layout.epoch,
         )))
     }
 

@@ -90,9 +90,53 @@ pub enum ClusterError {
 /// How long a connection attempt may take before the cluster counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The servers of `settings` that would receive its credentials in plain text: `nats://`
+/// URLs to an address other than loopback, without TLS required (`tls_ca`).
+pub fn plain_text_credentials(settings: &ClusterSettings) -> Vec<String> {
+    if settings.credentials == Credentials::None || settings.tls_ca.is_some() {
+        return Vec::new();
+    }
+    settings
+        .urls
+        .iter()
+        .filter(|url| {
+            let rest = match url.split_once("://") {
+                Some(("nats", rest)) => rest,
+                Some(_) => return false,
+                None => url.as_str(),
+            };
+            let host_port = rest.rsplit('@').next().unwrap_or(rest);
+            let host = host_port
+                .strip_prefix('[')
+                .and_then(|h| h.split(']').next())
+                .unwrap_or_else(|| host_port.split(':').next().unwrap_or(host_port));
+            let loopback = host == "localhost"
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback());
+            !loopback
+        })
+        .cloned()
+        .collect()
+}
+
 /// Connects to the cluster with `settings`' credentials.
 pub async fn connect(settings: &ClusterSettings) -> Result<async_nats::Client, ClusterError> {
     let urls = settings.urls.join(",");
+    let plain = plain_text_credentials(settings);
+    if !plain.is_empty() {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            tracing::warn!("credentials in plain text to {}", plain.join(","));
+            eprintln!(
+                "touchmove: warning: {} go in plain text to {}: anyone on that network can read \
+                 them. Use tls://HOST:PORT with `tls_ca` in the [cluster] table (the server \
+                 started with --tls), or a server on this PC",
+                settings.credentials.describe(),
+                plain.join(",")
+            );
+        });
+    }
     let mut options = async_nats::ConnectOptions::new()
         .connection_timeout(CONNECT_TIMEOUT)
         .name(format!("touchmove {}", settings.member))
@@ -215,4 +259,41 @@ pub(crate) fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_plain_text_to_another_host_are_named() {
+        let settings = |urls: &[&str], credentials: Credentials, tls: bool| ClusterSettings {
+            urls: urls.iter().map(|u| u.to_string()).collect(),
+            credentials,
+            event: "e".into(),
+            member: "m".into(),
+            tls_ca: tls.then(|| "ca.pem".into()),
+            replicas: 1,
+        };
+        let token = || Credentials::Token("t".into());
+        let urls = [
+            "nats://127.0.0.1:4222",
+            "nats://localhost:4222",
+            "nats://[::1]:4222",
+            "tls://10.0.0.2:4222",
+            "nats://10.0.0.3:4222",
+            "10.0.0.4:4222",
+            "nats://u:p@hall.example:4222",
+        ];
+        assert_eq!(
+            plain_text_credentials(&settings(&urls, token(), false)),
+            [
+                "nats://10.0.0.3:4222",
+                "10.0.0.4:4222",
+                "nats://u:p@hall.example:4222"
+            ]
+        );
+        assert!(plain_text_credentials(&settings(&urls, token(), true)).is_empty());
+        assert!(plain_text_credentials(&settings(&urls, Credentials::None, false)).is_empty());
+    }
 }

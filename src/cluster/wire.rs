@@ -3,7 +3,10 @@
 //! - `touchmove.EVENT.journal.RECORDER`: one message per journal entry of that recorder
 //!   ([`WireEntry`], JSON), message id `RECORDER/EPOCH/SEQ`;
 //! - `touchmove.EVENT.layout.RECORDER`: the recorder's event, round, boards and players
-//!   ([`Layout`], JSON), published before its entries at every connection.
+//!   ([`Layout`], JSON), published before its entries at every connection;
+//! - `touchmove-replay.EVENT.RECORDER` (request/reply, not stored): a serve node that misses
+//!   entries of the recorder's journal asks the recorder for them ([`ReplayRequest`],
+//!   answered with a [`ReplayReply`] read from its journal).
 //!
 //! EPOCH is the wall-clock start of the recorder's journal (its first session): a journal
 //! started afresh under the same recorder id gets new message ids instead of being taken for
@@ -41,6 +44,35 @@ pub fn journal_subject(event: &str, recorder: &str) -> String {
 /// The subject of a recorder's layout.
 pub fn layout_subject(event: &str, recorder: &str) -> String {
     format!("touchmove.{event}.layout.{recorder}")
+}
+
+/// The subject on which a recorder answers requests for entries of its journal.
+pub fn replay_subject(event: &str, recorder: &str) -> String {
+    format!("touchmove-replay.{event}.{recorder}")
+}
+
+/// A serve node's request for journal entries it misses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayRequest {
+    /// The journal's epoch.
+    pub epoch: u64,
+    /// The entries wanted follow this sequence number…
+    pub after: u64,
+    /// … up to this one (at most [`REPLAY_LIMIT`] are sent).
+    pub until: u64,
+}
+
+/// Entries sent in one [`ReplayReply`] at most.
+pub const REPLAY_LIMIT: u64 = 256;
+
+/// A recorder's answer to a [`ReplayRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayReply {
+    /// The entries of the journal after `after`, in order, up to `until` (the journal's own
+    /// numbering: a number missing between `after` and the first entry has no entry).
+    pub entries: Vec<WireEntry>,
+    /// Why no entries were sent (another epoch, a journal that cannot be read).
+    pub refused: Option<String>,
 }
 
 /// The deterministic id of journal entry `seq`: the same entry always gets the same id, so a
@@ -301,6 +333,7 @@ mod tests {
                     who: "A".into(),
                     board: 4,
                     action: ArbiterAction::NewGame,
+                    key: None,
                 }),
             },
         ];

@@ -18,6 +18,10 @@ pub struct ArbiterRequest {
     pub board: u32,
     /// What to do.
     pub action: ArbiterAction,
+    /// The key the arbiter's client gave this action, the same on every retry of it: an
+    /// action whose key is journalled already is not applied again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// One thing an arbiter can do to a game.

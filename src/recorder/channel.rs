@@ -218,6 +218,7 @@ mod tests {
             who: "anna".into(),
             board: 3,
             action: ArbiterAction::NewGame,
+            key: None,
         };
         let path = out.clone();
         let r = request.clone();

@@ -162,7 +162,7 @@ fn presented_token(headers: &HeaderMap) -> Option<&str> {
 /// Checks the `Authorization: Bearer` header; `Some` is the refusal to send.
 pub(super) fn refusal(state: &Shared, headers: &HeaderMap) -> Option<Response> {
     match presented_token(headers) {
-        Some(token) if super::token::matches(token, &state.token) => None,
+        Some(token) if super::token::matches(token, &state.token()) => None,
         Some(_) => Some(error(StatusCode::FORBIDDEN, "wrong arbiter token")),
         None => Some(
             (
@@ -193,6 +193,8 @@ pub(super) struct ActionBody {
     action: ArbiterAction,
     /// Name of the arbiter, for the journal.
     who: Option<String>,
+    /// The client's key for this action, the same on a retry (at most 100 characters).
+    key: Option<String>,
 }
 
 fn check_action(action: &ArbiterAction) -> Result<(), String> {
@@ -245,6 +247,10 @@ pub(super) async fn arbiter_action(
         who,
         board: body.board,
         action: body.action.clone(),
+        key: body
+            .key
+            .filter(|k| !k.trim().is_empty())
+            .map(|k| k.chars().take(100).collect()),
     };
     let late = "the recorder did not answer within 10 s; the action may still be applied";
     let answer = match (state.arbiter.as_ref(), state.desk.as_ref()) {

@@ -11,6 +11,10 @@
 //! [`ConnectionLimits::header_timeout`] (also the wait for the next request on a kept-alive
 //! one), and one on which no byte moved either way for [`ConnectionLimits::idle_timeout`] (a
 //! client that stopped reading its event stream) is closed.
+//!
+//! Spectators' event streams stay open for hours; the arbiter's requests last a moment. So
+//! event streams may take all slots but [`ConnectionLimits::kept_for_requests`]: one more is
+//! answered 503, and the arbiter's desk still gets through when the spectators are many.
 
 use std::io;
 use std::pin::Pin;
@@ -35,6 +39,10 @@ pub const RESERVED_DESCRIPTORS: usize = 1024;
 
 /// Most connections open at once when the file limit would allow more (each costs memory).
 pub const DEFAULT_MAX_OPEN: usize = 50_000;
+
+/// Slots of the cap kept for requests other than event streams (the arbiter's), at most half
+/// the cap.
+pub const KEPT_FOR_REQUESTS: usize = 16;
 
 /// Default of [`ConnectionLimits::header_timeout`].
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -61,6 +69,14 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// A connection on which no byte moved either way for this long is closed.
     pub idle_timeout: Duration,
+}
+
+impl ConnectionLimits {
+    /// Slots that event streams leave for other requests: [`KEPT_FOR_REQUESTS`], at most half
+    /// the cap.
+    pub fn kept_for_requests(&self) -> usize {
+        KEPT_FOR_REQUESTS.min(self.max_open / 2)
+    }
 }
 
 impl Default for ConnectionLimits {
@@ -151,6 +167,7 @@ pub struct Connections {
     header_timeouts: AtomicU64,
     idle_timeouts: AtomicU64,
     out_of_descriptors: AtomicU64,
+    streams: AtomicUsize,
 }
 
 impl Connections {
@@ -164,7 +181,20 @@ impl Connections {
             header_timeouts: AtomicU64::new(0),
             idle_timeouts: AtomicU64::new(0),
             out_of_descriptors: AtomicU64::new(0),
+            streams: AtomicUsize::new(0),
         }
+    }
+
+    /// Takes a place for an event stream, or `None` when event streams hold every slot but
+    /// those kept for other requests.
+    pub(super) fn stream_permit(self: &Arc<Connections>) -> Option<StreamPermit> {
+        let most = self.limits.max_open - self.limits.kept_for_requests();
+        self.streams
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < most).then_some(open + 1)
+            })
+            .ok()
+            .map(|_| StreamPermit(Arc::clone(self)))
     }
 
     /// The counts now.
@@ -199,6 +229,16 @@ impl Connections {
                 None
             }
         }
+    }
+}
+
+/// An event stream's place, given back when the stream ends.
+#[derive(Debug)]
+pub(super) struct StreamPermit(Arc<Connections>);
+
+impl Drop for StreamPermit {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -112,8 +112,17 @@ struct AppState {
     arbiter: Option<ArbiterSink>,
     next_round: Option<NextRoundSink>,
     desk: Option<DeskSink>,
-    token: String,
+    /// Replaced while running when the event's token changes ([`ServerHandle::token_setter`]).
+    token: std::sync::RwLock<String>,
     shutdown: watch::Receiver<bool>,
+    connections: Arc<connections::Connections>,
+}
+
+impl AppState {
+    /// The arbiter's bearer token now.
+    fn token(&self) -> String {
+        self.token.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 type Shared = Arc<AppState>;
@@ -125,9 +134,21 @@ pub struct ServerHandle {
     local_addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: JoinHandle<io::Result<()>>,
+    state: Shared,
 }
 
 impl ServerHandle {
+    /// A function that makes the server accept its argument as the arbiter's bearer token
+    /// from then on, instead of the one before (an empty token is ignored).
+    pub fn token_setter(&self) -> impl Fn(String) + Send + Sync + 'static {
+        let state = Arc::clone(&self.state);
+        move |token: String| {
+            if !token.trim().is_empty() {
+                *state.token.write().unwrap_or_else(|e| e.into_inner()) = token;
+            }
+        }
+    }
+
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
@@ -221,15 +242,17 @@ async fn serve_routes(
         arbiter,
         next_round,
         desk,
-        token,
+        token: std::sync::RwLock::new(token),
         shutdown: shutdown.clone(),
+        connections: Arc::clone(&connections),
     });
-    let app = router(state);
+    let app = router(Arc::clone(&state));
     let task = tokio::spawn(connections::serve(listener, app, connections, shutdown));
     Ok(ServerHandle {
         local_addr,
         stop,
         task,
+        state,
     })
 }
 

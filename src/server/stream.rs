@@ -63,6 +63,8 @@ struct Subscriber {
     live: Receiver<Arc<FeedEvent>>,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
+    /// Held while the stream is open.
+    _permit: super::connections::StreamPermit,
 }
 
 impl Subscriber {
@@ -101,6 +103,16 @@ impl Subscriber {
 }
 
 fn respond(state: &Shared, scope: Scope, headers: &HeaderMap) -> Response {
+    let Some(permit) = state.connections.stream_permit() else {
+        let mut refused = super::api::error(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "too many spectators' event streams; try again in a moment",
+        );
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("10"));
+        return refused;
+    };
     let subscription = state.feed.subscribe(scope, last_event_id(headers));
     let mut pending = VecDeque::with_capacity(subscription.initial.len() + 1);
     pending.push_back(Bytes::from_static(RETRY_FRAME));
@@ -113,6 +125,7 @@ fn respond(state: &Shared, scope: Scope, headers: &HeaderMap) -> Response {
         live: subscription.live,
         shutdown: state.shutdown.clone(),
         keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE),
+        _permit: permit,
     };
     let frames = futures_util::stream::unfold(subscriber, |mut s| async move {
         let frame = s.next_frame().await?;

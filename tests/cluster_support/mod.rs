@@ -45,6 +45,11 @@ impl NatsServer {
         }
     }
 
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// `nats://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
@@ -74,6 +79,14 @@ impl NatsServer {
             assert!(Instant::now() < until, "nats-server did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Kills the server (SIGKILL), deletes its store (as a power cut may lose what was not
+    /// synced to disk) and starts it again: its streams start again from sequence 1.
+    pub fn lose_state(&mut self) {
+        self.kill();
+        std::fs::remove_dir_all(&self.store).expect("the server's store is deleted");
+        self.restart();
     }
 
     /// Kills the server (SIGKILL).
@@ -197,11 +210,135 @@ pub fn short_scripts(
     max_pause_ms: u64,
     script_ms: u64,
 ) -> Vec<Vec<touchmove::board::Observation>> {
+    played_round(boards, seed, max_pause_ms, script_ms).scripts
+}
+
+/// Board scripts and the moves they play: what a test judges every record against.
+pub struct PlayedRound {
+    /// One script per board.
+    pub scripts: Vec<Vec<touchmove::board::Observation>>,
+    /// The moves (UCI) each board's script plays, in order.
+    pub moves: Vec<Vec<String>>,
+}
+
+/// The realistic games of `boards` boards from `seed` as board scripts (pauses up to
+/// `max_pause_ms`), each cut before the first move whose hands start after `script_ms`:
+/// every move kept is played whole, so the moves each board plays are known.
+pub fn played_round(boards: usize, seed: u64, max_pause_ms: u64, script_ms: u64) -> PlayedRound {
     use crate::recorder_support::{realistic_games, scripts};
-    scripts(&realistic_games(boards, seed), max_pause_ms)
-        .into_iter()
-        .map(|s| s.into_iter().filter(|o| o.t_ms <= script_ms).collect())
-        .collect()
+    let games = realistic_games(boards, seed);
+    let compressed = scripts(&games, max_pause_ms);
+    let mut round = PlayedRound {
+        scripts: Vec::new(),
+        moves: Vec::new(),
+    };
+    for (game, script) in games.iter().zip(compressed) {
+        // The observation at which each ply's hands begin, in the compressed script.
+        let ply_starts = game.ply_start_ms.iter().map(|&start| {
+            game.observations
+                .iter()
+                .position(|o| o.t_ms >= start)
+                .unwrap_or(script.len())
+        });
+        let cut = ply_starts
+            .enumerate()
+            .find(|&(_, at)| script.get(at).is_some_and(|o| o.t_ms > script_ms));
+        let (plies, end) = cut.unwrap_or((game.moves_uci.len(), script.len()));
+        let plies = plies.min(game.moves_uci.len());
+        round.moves.push(game.moves_uci[..plies].to_vec());
+        round.scripts.push(script[..end].to_vec());
+    }
+    round
+}
+
+/// The moves (UCI) of the last game in `out/round-1/game-K.pgn`, if the file is there and
+/// reads.
+pub fn recorded_moves(out: &Path, board: usize) -> Option<Vec<String>> {
+    let text = game_file(out, board)?;
+    let games = touchmove::record::pgn::read_games(&text).ok()?;
+    let game = games.last()?.to_game().ok()?;
+    Some(game.moves().iter().map(|m| m.uci.clone()).collect())
+}
+
+/// Waits (up to `limit`) until the PGN folder `out` holds exactly the moves played on every
+/// board: `moves[i]` on board `first + i`. Returns the boards that still differ, each with
+/// what the folder holds.
+pub fn wait_played(
+    out: &Path,
+    first: usize,
+    moves: &[Vec<String>],
+    limit: Duration,
+) -> Vec<(usize, Option<Vec<String>>)> {
+    let until = Instant::now() + limit;
+    loop {
+        let differing: Vec<(usize, Option<Vec<String>>)> = (first..)
+            .zip(moves)
+            .filter_map(|(k, played)| {
+                let held = recorded_moves(out, k);
+                (held.as_ref() != Some(played)).then_some((k, held))
+            })
+            .collect();
+        if differing.is_empty() || Instant::now() >= until {
+            return differing;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Asserts that every folder of `outs` (named) holds exactly the moves played on every board
+/// (see [`wait_played`]); `logs` is added to the failure message.
+pub fn assert_played(
+    outs: &[(&str, &Path)],
+    first: usize,
+    moves: &[Vec<String>],
+    limit: Duration,
+    logs: impl Fn() -> String,
+) {
+    for (name, out) in outs {
+        let differing = wait_played(out, first, moves, limit);
+        if !differing.is_empty() {
+            let detail: Vec<String> = differing
+                .iter()
+                .map(|(k, held)| {
+                    format!(
+                        "board {k}: played {:?}, {name} holds {held:?}",
+                        moves[k - first]
+                    )
+                })
+                .collect();
+            panic!(
+                "{name} does not hold the moves played:\n{}\n{}",
+                detail.join("\n"),
+                logs()
+            );
+        }
+    }
+}
+
+/// Stops `child` with SIGTERM, as Ctrl-C does, and fails the test unless it exits cleanly
+/// (status 0) within 10 s: a process that panics or hangs on shutdown is a failure, never
+/// killed silently.
+pub fn stop(mut child: Child) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                assert!(
+                    status.success(),
+                    "process {pid} exited badly after SIGTERM: {status}"
+                );
+                return;
+            }
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("process {pid} did not stop within 10 s of SIGTERM");
+            }
+        }
+    }
 }
 
 /// An event file for boards `first..` on `ports`, round 1.
@@ -228,7 +365,8 @@ pub fn game_file(out: &Path, board: usize) -> Option<String> {
 }
 
 /// Waits (up to `limit`) until `serve_out` holds the same `game-K.pgn` as `recorder_out`
-/// for every board in `boards`; returns the boards that still differ.
+/// for every board in `boards`; returns the boards that still differ (a file missing on
+/// either side differs).
 pub fn wait_identical(
     serve_out: &Path,
     pairs: &[(&Path, Vec<usize>)],
@@ -241,7 +379,10 @@ pub fn wait_identical(
             .flat_map(|(out, boards)| {
                 boards
                     .iter()
-                    .filter(|&&k| game_file(serve_out, k) != game_file(out, k))
+                    .filter(|&&k| {
+                        let served = game_file(serve_out, k);
+                        served.is_none() || served != game_file(out, k)
+                    })
                     .copied()
                     .collect::<Vec<_>>()
             })
@@ -501,4 +642,22 @@ pub fn logged_address(log: &Path) -> String {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The SAN (with check marks, as the SSE `move` events carry it) of `moves` (UCI) from the
+/// start position.
+pub fn san_of(moves: &[String]) -> Vec<String> {
+    use shakmaty::san::SanPlus;
+    use shakmaty::uci::UciMove;
+    let mut position = shakmaty::Chess::default();
+    moves
+        .iter()
+        .map(|uci| {
+            let m = UciMove::from_ascii(uci.as_bytes())
+                .ok()
+                .and_then(|u| u.to_move(&position).ok())
+                .unwrap_or_else(|| panic!("{uci} is a legal move in {moves:?}"));
+            SanPlus::from_move_and_play_unchecked(&mut position, m).to_string()
+        })
+        .collect()
 }

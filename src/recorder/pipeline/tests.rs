@@ -138,6 +138,7 @@ fn arbiter(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, Strin
         who: "Anna".into(),
         board: 1,
         action,
+        key: None,
     };
     p.on_arbiter(1000, &request, &mut Vec::new())
 }
@@ -338,6 +339,7 @@ fn settle(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String
         who: "Anna".into(),
         board: 1,
         action,
+        key: None,
     };
     p.on_arbiter(70_000, &request, &mut Vec::new())
 }
