@@ -157,7 +157,7 @@ impl File {
     }
 }
 
-/// C.04.2.B on two sides given as (score, number) each: true when `x` comes before `y`.
+/// C.04.2.B on two pairs of sides given as (score, number): `Less` when `x` comes first.
 fn comes_first(x: [(u32, u32); 2], y: [(u32, u32); 2]) -> Ordering {
     let higher = |[a, b]: [(u32, u32); 2]| {
         if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
