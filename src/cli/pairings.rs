@@ -15,7 +15,8 @@ pub enum PairingsFormat {
     /// One line per board, for people.
     Text,
     /// One JSON object per line: `round`, `board`, `white`, `black`, and the players'
-    /// `…_fide_id`, `…_title`, `…_rating`, `…_federation` when known.
+    /// `…_fide_id`, `…_title`, `…_rating`, `…_federation` when known; `"forfeit": true` for
+    /// a forfeited game (not recorded) and `match` in a team tournament.
     Json,
 }
 
@@ -82,15 +83,29 @@ pub fn run(args: PairingsArgs) -> ExitCode {
     for p in &loaded.pairings {
         match args.format {
             PairingsFormat::Text => println!(
-                "board {:>3}: {} – {}",
+                "board {:>3}{}: {} – {}{}",
                 p.board,
+                p.team_match
+                    .map(|m| format!(" (match {m})"))
+                    .unwrap_or_default(),
                 described(&p.white),
-                described(&p.black)
+                described(&p.black),
+                if p.forfeit {
+                    " (forfeit, not recorded)"
+                } else {
+                    ""
+                }
             ),
             PairingsFormat::Json => {
                 let mut object = serde_json::Map::new();
                 object.insert("round".into(), json!(args.round));
                 object.insert("board".into(), json!(p.board));
+                if let Some(m) = p.team_match {
+                    object.insert("match".into(), json!(m));
+                }
+                if p.forfeit {
+                    object.insert("forfeit".into(), json!(true));
+                }
                 player_json("white", &p.white, &mut object);
                 player_json("black", &p.black, &mut object);
                 println!("{}", serde_json::Value::Object(object));

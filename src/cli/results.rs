@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::event::trf::{Trf, TrfGame, result_codes};
+use crate::event::trf::{Encoding, Trf, TrfGame, result_codes};
 use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
 
@@ -22,9 +22,18 @@ pub struct ResultsArgs {
     /// `game-K.pgn` files.
     #[arg(long)]
     pub games: PathBuf,
-    /// The TRF to write: the input with round N's results filled in, nothing else changed.
+    /// The TRF to write: the input with round N's results and the points of their players
+    /// (columns 81–84) filled in, nothing else changed.
     #[arg(long)]
     pub out: PathBuf,
+    /// Write the recorded result over one the file already has (entered by the arbiter in
+    /// the pairing program); without it such results are kept, and each difference is named.
+    #[arg(long)]
+    pub replace: bool,
+    /// The TRF's encoding when it is not UTF-8: windows-1252 (Western Europe) or windows-1250
+    /// (Central Europe). Default: guessed from the file, and said.
+    #[arg(long, value_name = "ENCODING")]
+    pub encoding: Option<Encoding>,
 }
 
 /// What the games of a round say: result codes by starting rank, and messages.
@@ -34,7 +43,7 @@ pub struct RoundResults {
     pub codes: BTreeMap<u32, char>,
     /// Games that could not be matched or read: nothing is written while there are any.
     pub problems: Vec<String>,
-    /// Boards without a result yet, results that change the file's: written, but said.
+    /// Boards without a result yet, results that differ from the file's: said.
     pub notes: Vec<String>,
 }
 
@@ -63,8 +72,9 @@ fn game_files(dir: &Path, round: u32) -> std::io::Result<BTreeMap<u32, PathBuf>>
     crate::recorder::layout::game_files(&dir)
 }
 
-/// Reads the games under `dir` for round `round` of `trf`.
-pub fn collect(trf: &Trf, round: u32, dir: &Path) -> Result<RoundResults, String> {
+/// Reads the games under `dir` for round `round` of `trf`. A result the file has already
+/// (the arbiter entered it) is kept unless `replace`; each difference is among the notes.
+pub fn collect(trf: &Trf, round: u32, dir: &Path, replace: bool) -> Result<RoundResults, String> {
     let paired = trf
         .round(round)
         .map_err(|p| p.in_file(&trf.path).to_string())?;
@@ -144,15 +154,27 @@ pub fn collect(trf: &Trf, round: u32, dir: &Path) -> Result<RoundResults, String
         };
         if g.codes.0 != ' ' && g.codes != (w, b) {
             out.notes.push(format!(
-                "board {}: the file said {} {}, the recorded game says {w} {b}",
-                g.board, g.codes.0, g.codes.1
+                "board {} ({} – {}): the file has {} {}, the recorded game says {w} {b}; {}",
+                g.board,
+                name(g.white),
+                name(g.black),
+                g.codes.0,
+                g.codes.1,
+                if replace {
+                    "the recorded result is written (--replace)"
+                } else {
+                    "the file's result is kept (give --replace to write the recorded one)"
+                }
             ));
+            if !replace {
+                continue;
+            }
         }
         out.codes.insert(g.white, w);
         out.codes.insert(g.black, b);
     }
     for g in &paired.boards {
-        if !done.contains_key(&g.board) {
+        if !done.contains_key(&g.board) && !g.is_forfeit() {
             out.notes.push(format!(
                 "board {} ({} – {}): no game recorded; its columns are left as they are",
                 g.board,
@@ -166,17 +188,25 @@ pub fn collect(trf: &Trf, round: u32, dir: &Path) -> Result<RoundResults, String
 
 /// Runs `touchmove results`.
 pub fn run(args: ResultsArgs) -> ExitCode {
-    let trf = match Trf::load(&args.trf) {
+    let trf = match Trf::load_as(&args.trf, args.encoding) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("touchmove results: {e}");
             return ExitCode::FAILURE;
         }
     };
+    if trf.encoding_guessed {
+        eprintln!(
+            "touchmove results: {} is not UTF-8; read as {} (guessed from its names and \
+             federations; give --encoding windows-1252 or windows-1250 if the names look wrong)",
+            args.trf.display(),
+            trf.encoding
+        );
+    }
     for problem in &trf.problems {
         eprintln!("touchmove results: {}", problem.in_file(&trf.path));
     }
-    let results = match collect(&trf, args.round, &args.games) {
+    let results = match collect(&trf, args.round, &args.games, args.replace) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("touchmove results: {e}");

@@ -296,12 +296,10 @@ impl EventConfig {
     }
 
     /// Puts the players of `pairings` on the boards with the same numbers (boards missing from
-    /// the configuration are added with an automatic port).
+    /// the configuration are added with an automatic port). Forfeited games are not recorded.
     pub fn apply_pairings(&mut self, pairings: &[super::pairings::Pairing]) {
         for p in pairings {
-            if let Some(round) = p.round
-                && round != self.round
-            {
+            if p.forfeit || p.round.is_some_and(|round| round != self.round) {
                 continue;
             }
             match self.boards.iter_mut().find(|b| b.number == p.board) {

@@ -29,6 +29,11 @@ pub struct Pairing {
     pub black: Player,
     /// The line of the pairings file stating it (for messages).
     pub line: usize,
+    /// The game was forfeited (a TRF's `+`/`-`): the board keeps its number, nothing is
+    /// recorded on it.
+    pub forfeit: bool,
+    /// In a team tournament, the match the board belongs to (1 for the top match).
+    pub team_match: Option<u32>,
 }
 
 /// One round's pairings as read from a file, with what could not be used.
@@ -41,8 +46,8 @@ pub struct RoundPairings {
     /// Lines that could not be used (each names the file, line and field); the pairings they
     /// concern are left out, the others stand.
     pub problems: Vec<ConfigError>,
-    /// Players without a board (byes, absences, forfeits) and how the file was read, for the
-    /// arbiter.
+    /// Forfeited boards, players without a board (byes, absences) and how the file was read,
+    /// for the arbiter.
     pub notes: Vec<String>,
 }
 
@@ -70,20 +75,37 @@ pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError>
         out.problems
             .extend(paired.problems.iter().map(|p| p.in_file(path)));
         out.pairings = of_trf_round(&trf, &paired);
+        let forfeits = paired.boards.iter().filter(|g| g.is_forfeit()).count();
         out.notes.push(format!(
-            "{}: read as {}, {} players, round {round}: {} boards",
+            "{}: read as {}{}, {} players{}, round {round}: {} boards{}",
             path.display(),
             trf.encoding,
+            if trf.encoding_guessed {
+                " (guessed from its names and federations)"
+            } else {
+                ""
+            },
             trf.players.len(),
-            paired.boards.len()
+            if trf.teams.is_empty() {
+                String::new()
+            } else {
+                format!(" in {} teams (boards numbered by match)", trf.teams.len())
+            },
+            paired.boards.len(),
+            if forfeits > 0 {
+                format!(", {forfeits} forfeited")
+            } else {
+                String::new()
+            }
         ));
         let name = |rank: u32| {
             trf.player(rank)
                 .map_or_else(|| format!("#{rank}"), |p| p.player.name.clone())
         };
-        for f in &paired.forfeits {
+        for f in paired.boards.iter().filter(|g| g.is_forfeit()) {
             out.notes.push(format!(
-                "forfeit, no board: {} {} – {} {}",
+                "board {}: forfeit, not recorded: {} {} – {} {}",
+                f.board,
                 name(f.white),
                 f.codes.0,
                 f.codes.1,
@@ -130,6 +152,8 @@ pub fn of_trf_round(trf: &Trf, round: &TrfRound) -> Vec<Pairing> {
             white: player(g.white),
             black: player(g.black),
             line: g.line,
+            forfeit: g.is_forfeit(),
+            team_match: g.team_match,
         })
         .collect()
 }
@@ -279,6 +303,8 @@ pub fn parse_pgn_headers(text: &str) -> Result<Vec<Pairing>, LineError> {
             white: Player::named("?"),
             black: Player::named("?"),
             line: first_line,
+            forfeit: false,
+            team_match: None,
         };
         for (line, name, value) in &tags {
             match name.as_str() {
@@ -431,6 +457,8 @@ pub fn parse_csv(text: &str) -> Result<Vec<Pairing>, LineError> {
             white: Player::named("?"),
             black: Player::named("?"),
             line,
+            forfeit: false,
+            team_match: None,
         };
         for (column, value) in columns.iter().zip(&fields) {
             match column.as_str() {
