@@ -470,7 +470,15 @@ fn fixture_start() -> [u8; 64] {
 /// What the host saw of 1.e4 d5 2.exd5 and White's press after it, as field updates.
 fn fixture_trail() -> FieldTrail {
     let mut trail = FieldTrail::new(fixture_start());
-    for (f, piece) in [(52, 0), (36, 1), (11, 0), (27, 7), (36, 0), (27, 0), (27, 1)] {
+    for (f, piece) in [
+        (52, 0),
+        (36, 1),
+        (11, 0),
+        (27, 7),
+        (36, 0),
+        (27, 0),
+        (27, 1),
+    ] {
         trail.push(f, piece);
         if (f, piece) == (36, 1) || (f, piece) == (27, 7) {
             trail.pressed();

@@ -42,12 +42,10 @@ struct Hand {
 }
 
 fn hand() -> impl Strategy<Value = Hand> {
-    (any::<bool>(), 30u64..900, 300u64..3000).prop_map(|(captured_first, step_ms, think_ms)| {
-        Hand {
-            captured_first,
-            step_ms,
-            think_ms,
-        }
+    (any::<bool>(), 30u64..900, 300u64..3000).prop_map(|(captured_first, step_ms, think_ms)| Hand {
+        captured_first,
+        step_ms,
+        think_ms,
     })
 }
 
@@ -75,7 +73,11 @@ fn outage() -> impl Strategy<Value = Outage> {
         0usize..3,
         0usize..2,
         1usize..5,
-        prop_oneof![Just(Resume::Keep), Just(Resume::Idle), Just(Resume::PowerCycle)],
+        prop_oneof![
+            Just(Resume::Keep),
+            Just(Resume::Idle),
+            Just(Resume::PowerCycle)
+        ],
         any::<bool>(),
     )
         .prop_map(
@@ -188,9 +190,8 @@ impl Table {
 
     /// Plays the legal move `pick` chooses, as `hand` makes it; false when there is none.
     fn play(&mut self, pick: prop::sample::Index, hand: Hand) -> bool {
-        let touched = |mv: &Move, squares: &[Square]| {
-            squares_of(mv).iter().any(|sq| squares.contains(sq))
-        };
+        let touched =
+            |mv: &Move, squares: &[Square]| squares_of(mv).iter().any(|sq| squares.contains(sq));
         let moves: Vec<Move> = self
             .position
             .legal_moves()
@@ -285,7 +286,12 @@ fn squares_of(mv: &Move) -> Vec<Square> {
         Move::EnPassant { from, to } => vec![from, to, Square::from_coords(to.file(), from.rank())],
         Move::Castle { king, rook } => {
             let back = king.rank();
-            let files = [shakmaty::File::C, shakmaty::File::D, shakmaty::File::F, shakmaty::File::G];
+            let files = [
+                shakmaty::File::C,
+                shakmaty::File::D,
+                shakmaty::File::F,
+                shakmaty::File::G,
+            ];
             let mut squares = vec![king, rook];
             squares.extend(files.iter().map(|&f| Square::from_coords(f, back)));
             squares
@@ -363,9 +369,9 @@ fn standing_orders(events: &[Event]) -> Vec<(u32, Vec<String>, Vec<Vec<String>>)
 }
 
 fn taken_up(events: &[Event]) -> bool {
-    events.iter().any(|e| {
-        matches!(e, Event::Alert(a) if matches!(a.gap, Some(GapAccount::Reanchored { .. })))
-    })
+    events.iter().any(
+        |e| matches!(e, Event::Alert(a) if matches!(a.gap, Some(GapAccount::Reanchored { .. }))),
+    )
 }
 
 proptest! {
