@@ -116,6 +116,8 @@ struct Table {
     events: Vec<Event>,
     /// The host reads the board's field updates.
     linked: bool,
+    /// Updates sent while the port is not yet open again: read with the handshake.
+    buffered: Option<Vec<Message>>,
     played: Vec<String>,
     /// While a gap is played without a log: the squares its moves touched. A move from or to
     /// one of them is not played, so that every move of the gap shows in the board's
@@ -145,6 +147,7 @@ impl Table {
             t_ms: 10,
             events: Vec::new(),
             linked: true,
+            buffered: None,
             played: Vec::new(),
             gap_squares: None,
         };
@@ -180,11 +183,14 @@ impl Table {
     fn change(&mut self, sq: Square, piece: u8, after_ms: u64) {
         self.t_ms += after_ms;
         self.memory.field_changed(field(sq), piece, self.t_ms);
-        if self.linked {
-            self.receive(Message::FieldUpdate {
-                field: field(sq),
-                piece,
-            });
+        let update = Message::FieldUpdate {
+            field: field(sq),
+            piece,
+        };
+        match &mut self.buffered {
+            Some(buffered) => buffered.push(update),
+            None if self.linked => self.receive(update),
+            None => {}
         }
     }
 
@@ -324,9 +330,16 @@ fn play_outage(o: &Outage) -> Table {
         let fields = table.fields();
         table.memory.power_up(&fields);
     }
-    // The link is back; a board that kept its update mode sends its updates at once.
-    table.linked = o.resume == Resume::Keep;
+    // The link is back; a board that kept its update mode sends its updates at once, and
+    // the host reads them from the port with the answer to its handshake.
+    if o.resume == Resume::Keep {
+        table.buffered = Some(Vec::new());
+    }
     play(&mut table, o.before_handshake);
+    for update in table.buffered.take().unwrap_or_default() {
+        table.receive(update);
+    }
+    table.linked = o.resume == Resume::Keep;
     table.receive(Message::Version { major: 1, minor: 2 });
     table.receive(Message::SerialNumber("01025".to_string()));
     if o.log {
@@ -432,8 +445,12 @@ fn a_move_sent_before_the_handshake_comes_after_the_gaps_moves() {
         play(&mut table, "a7a5");
         play(&mut table, "b2b3");
         table.t_ms += 10_000;
-        table.linked = true;
+        table.buffered = Some(Vec::new());
         play(&mut table, "d7c5");
+        for update in table.buffered.take().unwrap_or_default() {
+            table.receive(update);
+        }
+        table.linked = true;
         table.receive(Message::Version { major: 1, minor: 2 });
         if log {
             table.send_log();
