@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use touchmove::board::log_recovery::{
-    FieldTrail, MIN_MATCH, RecoveredRecord, Refusal, picture, recover, schedule,
+    FieldTrail, RecoveredRecord, Refusal, picture, recover, schedule,
 };
 use touchmove::sim::virtual_board::memory::BoardMemory;
 use touchmove::wire::dgt::{ClockSide, EepromLog, EepromRecord, LogEnd};
