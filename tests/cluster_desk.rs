@@ -164,13 +164,13 @@ async fn a_serve_node_follows_the_events_token_without_a_restart() {
     nats.restart();
     let config = event_file(dir.path(), "event.toml", 1, &[PathBuf::from("/dev/null")]);
     let first = push_event(&url, &config, &[]);
-    // Accepted: the board has no recorder, which only an accepted token learns.
+    // Accepted: this node has no game on board 1, which only an accepted token learns (404).
     let action = r#"{"round":1,"board":1,"who":"Token test","action":{"action":"new_game"}}"#;
     let status = |token: &str| http(&addr, "POST", "/api/arbiter/action", Some(token), action).0;
     wait_for(
         "the node takes the event's token once the cluster answers",
         Duration::from_secs(20),
-        || status(&first) == 422,
+        || status(&first) == 404,
         logs,
     );
     let second = push_event(&url, &config, &["--new-token"]);
@@ -178,7 +178,7 @@ async fn a_serve_node_follows_the_events_token_without_a_restart() {
     wait_for(
         "the node takes the new token and refuses the old one",
         Duration::from_secs(20),
-        || status(&second) == 422 && status(&first) == 403,
+        || status(&second) == 404 && status(&first) == 403,
         logs,
     );
     let state = touchmove::recorder::layout::state_dir(&dir.path().join("node"));
@@ -378,13 +378,13 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     assert!(pgn.contains("forfeit"), "{pgn}");
 
     // An action retried with its key (after a timeout, on another node) is applied once.
-    let note = r#"{"round":1,"board":3,"who":"Desk test","key":"note-1","action":{"action":"annotate","ply":1,"text":"noted once"}}"#;
+    let note = r#"{"round":1,"board":4,"who":"Desk test","key":"note-1","action":{"action":"annotate","ply":1,"text":"noted once"}}"#;
     let (status, body) = http(&addr1, "POST", "/api/arbiter/action", Some(&token), note);
     assert_eq!(status, 200, "{body}\n{}", logs());
     let (status, body) = http(&addr2, "POST", "/api/arbiter/action", Some(&token), note);
     assert_eq!(status, 200, "{body}\n{}", logs());
     assert!(body.contains("already applied"), "{body}");
-    let noted = |out: &Path| game_file(out, 3).map_or(0, |p| p.matches("noted once").count());
+    let noted = |out: &Path| game_file(out, 4).map_or(0, |p| p.matches("noted once").count());
     wait_for(
         "the note reaches the recorder and both nodes",
         Duration::from_secs(20),
@@ -393,7 +393,7 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
     for out in [&outs[1], &node_out("node1"), &node_out("node2")] {
-        assert_eq!(noted(out), 1, "{}: {:?}", out.display(), game_file(out, 3));
+        assert_eq!(noted(out), 1, "{}: {:?}", out.display(), game_file(out, 4));
     }
 
     // A wrong token is refused by the serve node, and nothing reaches the recorder.
