@@ -34,8 +34,7 @@ XXR 1\n";
 const FOOLS_MATE: [&str; 4] = ["f2f3", "e7e5", "g2g4", "d8h4"];
 /// A Ruy Lopez Black resigns after, without a result signal.
 const RESIGNED: [&str; 12] = [
-    "e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6", "e1g1", "f8e7", "f1e1",
-    "b7b5",
+    "e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6", "e1g1", "f8e7", "f1e1", "b7b5",
 ];
 
 /// `moves` played with presses, then the pieces set back piece by piece, a post-mortem,
@@ -48,14 +47,24 @@ fn game_then_after(moves: &[&str], seed: u64) -> Vec<Observation> {
     let mut script = plain_timeline(&game, PACE);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let start = shakmaty::Board::new();
-    let end = |s: &[Observation]| s.last().map_or(0, |o| o.t_ms) + 3_000;
-    let back = set_back(&board_after(&start, &script), SetBack::PieceByPiece, end(&script), &mut rng);
+    let end = |s: &[Observation]| s.last().map_or(0, |o| o.t_ms) + 6_000;
+    let back = set_back(
+        &board_after(&start, &script),
+        SetBack::PieceByPiece,
+        end(&script),
+        &mut rng,
+    );
     script.extend(back);
     let analysis: Vec<String> = ["e2e4", "c7c5", "g1f3", "d7d6", "d2d4"]
         .map(String::from)
         .to_vec();
     script.extend(post_mortem(&analysis, PACE, end(&script)));
-    let swept = set_back(&board_after(&start, &script), SetBack::Sweep, end(&script), &mut rng);
+    let swept = set_back(
+        &board_after(&start, &script),
+        SetBack::Sweep,
+        end(&script),
+        &mut rng,
+    );
     script.extend(swept);
     script
 }
@@ -93,7 +102,8 @@ fn start_recorder(dir: &Path, config: &Path, trf: &Path) -> std::process::Child 
 
 /// The round's published files: `game-1.pgn`, `games.pgn`, `index.json`.
 fn published(out: &Path) -> (String, String, String) {
-    let read = |name: &str| std::fs::read_to_string(out.join("round-1").join(name)).unwrap_or_default();
+    let read =
+        |name: &str| std::fs::read_to_string(out.join("round-1").join(name)).unwrap_or_default();
     (read("game-1.pgn"), read("games.pgn"), read("index.json"))
 }
 

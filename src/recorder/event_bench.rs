@@ -119,14 +119,10 @@ pub fn run(run: EventRun) -> Result<(), String> {
         "{}",
         serde_json::to_string(&figures).map_err(|e| e.to_string())?
     );
-    if figures.games_exact < figures.games_played || figures.results_in_trf < figures.games_played
-    {
+    if figures.games_exact < figures.games_played || figures.results_in_trf < figures.games_played {
         return Err(format!(
             "{} of {} games recorded exactly, {} of {} results in the TRF",
-            figures.games_exact,
-            figures.games_played,
-            figures.results_in_trf,
-            figures.games_played
+            figures.games_exact, figures.games_played, figures.results_in_trf, figures.games_played
         ));
     }
     Ok(())
@@ -179,9 +175,9 @@ pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
             };
             let result = result_of(g.codes).unwrap_or("*").to_string();
             let seed = game_seed(run.seed, round as usize * 1000 + i + 1);
-            let chosen = chooser
-                .next(&result)
-                .ok_or_else(|| format!("{} has no more games ending {result}", run.games.display()))?;
+            let chosen = chooser.next(&result).ok_or_else(|| {
+                format!("{} has no more games ending {result}", run.games.display())
+            })?;
             plans.push(plan_board(
                 g,
                 name(g.white),
@@ -196,7 +192,16 @@ pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
         }
         let round_dir = dir.path().join(format!("boards-{round}"));
         std::fs::create_dir_all(&round_dir).map_err(|e| e.to_string())?;
-        play_round(run, round, &round_dir, &out, &work_trf, &plans, &mut figures).await?;
+        play_round(
+            run,
+            round,
+            &round_dir,
+            &out,
+            &work_trf,
+            &plans,
+            &mut figures,
+        )
+        .await?;
         results(&work_trf, round, &out)?;
         check_round(&out, round, &plans, &original, &work_trf, &mut figures)?;
     }
@@ -351,12 +356,14 @@ async fn play_round(
         .filter_map(|p| p.script.last().map(|o| o.t_ms))
         .max()
         .unwrap_or(0);
-    let limit = Duration::from_secs_f64(longest as f64 / 1000.0 / run.speed) + Duration::from_secs(120);
+    let limit =
+        Duration::from_secs_f64(longest as f64 / 1000.0 / run.speed) + Duration::from_secs(120);
     for (board, plan) in boards.iter().zip(plans) {
         if tokio::time::timeout(limit, board.finished()).await.is_err() {
-            figures
-                .failures
-                .push(format!("round {round} board {}: the board never finished its script", plan.board));
+            figures.failures.push(format!(
+                "round {round} board {}: the board never finished its script",
+                plan.board
+            ));
         }
     }
     for board in &boards {
@@ -393,7 +400,9 @@ async fn switch_off(boards: &[VirtualBoard], plans: &[BoardPlan], figures: &mut 
 /// The round's event file: one board per plan, on its virtual board's port (the players
 /// come from the TRF).
 fn write_event(path: &Path, plans: &[BoardPlan], boards: &[VirtualBoard]) -> Result<(), String> {
-    let mut text = String::from("event = \"Event bench\"\nsite = \"touchmove bench\"\ntime_control = \"5400+30\"\n");
+    let mut text = String::from(
+        "event = \"Event bench\"\nsite = \"touchmove bench\"\ntime_control = \"5400+30\"\n",
+    );
     for (plan, board) in plans.iter().zip(boards) {
         text.push_str(&format!(
             "\n[[board]]\nnumber = {}\nport = \"{}\"\n",
@@ -466,7 +475,14 @@ async fn arbiter_result(out: &Path, board: u32, result: &str) -> Result<(), Stri
         let o = Command::new(touchmove_exe()?)
             .args(["arbiter", "--who", "Bench", "--out"])
             .arg(out)
-            .args(["--board", &board.to_string(), "result", result, "--reason", "resignation"])
+            .args([
+                "--board",
+                &board.to_string(),
+                "result",
+                result,
+                "--reason",
+                "resignation",
+            ])
             .output()
             .map_err(|e| format!("touchmove arbiter: {e}"))?;
         if o.status.success() {
@@ -475,7 +491,9 @@ async fn arbiter_result(out: &Path, board: u32, result: &str) -> Result<(), Stri
         last = String::from_utf8_lossy(&o.stderr).into_owned();
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    Err(format!("board {board}: the arbiter's result was refused: {last}"))
+    Err(format!(
+        "board {board}: the arbiter's result was refused: {last}"
+    ))
 }
 
 /// `touchmove results` for `round`, written back into the TRF.
@@ -549,7 +567,11 @@ fn check_round(
                             .take_while(|(a, b)| a == b)
                             .count(),
                         plan.moves_uci.len(),
-                        if moves.len() > plan.moves_uci.len() { " and more" } else { "" },
+                        if moves.len() > plan.moves_uci.len() {
+                            " and more"
+                        } else {
+                            ""
+                        },
                         game.result,
                         plan.result,
                         game.tag("White").unwrap_or("?"),

@@ -42,11 +42,19 @@ pub fn set_back(from: &Board, how: SetBack, t_ms: Millis, rng: &mut impl Rng) ->
     let differing = |sq| from.piece_at(sq) != start.piece_at(sq);
     let mut lifts: Vec<_> = match how {
         SetBack::Sweep => from.occupied().into_iter().collect(),
-        SetBack::PieceByPiece => from.occupied().into_iter().filter(|&sq| differing(sq)).collect(),
+        SetBack::PieceByPiece => from
+            .occupied()
+            .into_iter()
+            .filter(|&sq| differing(sq))
+            .collect(),
     };
     let mut places: Vec<_> = match how {
         SetBack::Sweep => start.occupied().into_iter().collect(),
-        SetBack::PieceByPiece => start.occupied().into_iter().filter(|&sq| differing(sq)).collect(),
+        SetBack::PieceByPiece => start
+            .occupied()
+            .into_iter()
+            .filter(|&sq| differing(sq))
+            .collect(),
     };
     lifts.shuffle(rng);
     places.shuffle(rng);
@@ -56,12 +64,11 @@ pub fn set_back(from: &Board, how: SetBack, t_ms: Millis, rng: &mut impl Rng) ->
     // A sweep clears the board before a piece goes back; by hand, a placement waits only
     // for its own square.
     while !lifts.is_empty() || !places.is_empty() {
-        let placeable = places
-            .iter()
-            .position(|&sq| !occupied.contains(sq) && (how == SetBack::PieceByPiece || lifts.is_empty()));
+        let placeable = places.iter().position(|&sq| {
+            !occupied.contains(sq) && (how == SetBack::PieceByPiece || lifts.is_empty())
+        });
         let lift_now = !lifts.is_empty() && (placeable.is_none() || rng.gen_bool(0.5));
-        if lift_now {
-            let sq = lifts.pop().unwrap_or_default();
+        if lift_now && let Some(sq) = lifts.pop() {
             occupied.discard(sq);
             t += rng.gen_range(80..=700);
             out.push(Observation {
@@ -145,8 +152,14 @@ mod tests {
         let mut board = Board::new();
         board.discard_piece_at(shakmaty::Square::E2);
         board.discard_piece_at(shakmaty::Square::E7);
-        board.set_piece_at(shakmaty::Square::E4, shakmaty::Piece::from_char('P').unwrap());
-        board.set_piece_at(shakmaty::Square::E5, shakmaty::Piece::from_char('p').unwrap());
+        board.set_piece_at(
+            shakmaty::Square::E4,
+            shakmaty::Piece::from_char('P').unwrap(),
+        );
+        board.set_piece_at(
+            shakmaty::Square::E5,
+            shakmaty::Piece::from_char('p').unwrap(),
+        );
         assert_eq!(board_after(&Board::new(), &script), board);
     }
 }

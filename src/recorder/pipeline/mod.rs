@@ -307,7 +307,7 @@ impl BoardPipeline {
         let mut events = std::mem::take(&mut self.scratch);
         events.clear();
         step(&mut self.machine, &mut events);
-        for mut event in events.drain(..) {
+        for event in events.drain(..) {
             if self.resuming && matches!(event, Event::GameStart { .. }) {
                 self.resuming = false;
                 continue;
@@ -336,8 +336,7 @@ impl BoardPipeline {
 
     /// Ends the game when a flag has fallen at `t_ms` (6.9), as the clock judges it.
     fn check_flag(&mut self, t_ms: Millis, out: &mut Vec<Event>) {
-        if !self.started || self.ending.is_some() || self.moves.is_empty() || self.after.is_some()
-        {
+        if !self.started || self.ending.is_some() || self.moves.is_empty() || self.after.is_some() {
             return;
         }
         if let Some(verdict) = self.clock.judge_flag(t_ms, &self.game) {
