@@ -73,6 +73,7 @@ pub mod bench;
 mod board_task;
 pub mod channel;
 mod discovery;
+pub mod event_bench;
 pub mod event_run;
 pub mod layout;
 pub mod outage_bench;
