@@ -172,7 +172,7 @@ try {
     `the board before ply ${ply} has the ${pieceCount} pieces of that position`);
   check(/ply/.test(await inspector.locator(".inspector-after-caption").textContent()), "the board after the ply is shown");
   const current = await inspector.locator(".inspector-moves .current").allTextContents();
-  check(await inspector.locator(".inspector-moves li").count() >= ply - 1 && current.length === 1,
+  check(await inspector.locator(".inspector-moves .mv:not(.empty)").count() >= ply - 1 && current.length === 1,
     `the moves are listed with ply ${ply} marked (${current[0]})`);
   const when = await inspector.locator(".inspector-when").textContent();
   check(/\d{1,2}:\d{2}:\d{2}/.test(when) && !/recorder started/.test(when), `the time of day is shown (${when})`);
