@@ -99,7 +99,10 @@ fn every_subcommand_ends_quietly_when_its_reader_has_gone() {
         ("sim", vec!["sim".into(), "--help".into()]),
         ("bench", vec!["bench".into(), "--help".into()]),
         ("record", vec!["record".into(), "--help".into()]),
-        ("export-capture", vec!["export-capture".into(), "--help".into()]),
+        (
+            "export-capture",
+            vec!["export-capture".into(), "--help".into()],
+        ),
         ("arbiter", vec!["arbiter".into(), "--help".into()]),
         ("results", vec!["results".into(), "--help".into()]),
         ("serve", vec!["serve".into(), "--help".into()]),

@@ -753,7 +753,14 @@ impl Feed {
         match event {
             Event::Alert(alert) => {
                 let notice = serde_json::json!({ "kind": "alert" });
-                self.emit(&mut state, round, board, "alert", Some(&notice), Some(alert))
+                self.emit(
+                    &mut state,
+                    round,
+                    board,
+                    "alert",
+                    Some(&notice),
+                    Some(alert),
+                )
             }
             event => self.emit(
                 &mut state,
@@ -1287,7 +1294,10 @@ mod tests {
         assert!(!logged[0].json.contains("7.5.1"), "{}", logged[0].json);
         assert_eq!(logged[0].alert.as_ref().map(|a| a.ply), Some(2));
         let detail = serde_json::to_string(&feed.game(1, 1).expect("game")).expect("json");
-        assert!(!detail.contains("7.5.1") && !detail.contains("alerts"), "{detail}");
+        assert!(
+            !detail.contains("7.5.1") && !detail.contains("alerts"),
+            "{detail}"
+        );
         let queue = feed.alerts(1);
         assert_eq!(queue[0].at_unix_ms, Some(1_700_000_002_500));
         assert_eq!(

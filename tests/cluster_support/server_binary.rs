@@ -27,7 +27,8 @@ fn on_path() -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join("nats-server"))
         .find(|file| {
-            std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            std::fs::metadata(file)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
 }
 

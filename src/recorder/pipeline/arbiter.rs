@@ -134,7 +134,11 @@ impl BoardPipeline {
                 "the irregularity of {offender} at ply {ply} on board {} was already decided \
                  ({}): one irregularity gets one decision",
                 request.board,
-                if applied { "penalty applied" } else { "no penalty" }
+                if applied {
+                    "penalty applied"
+                } else {
+                    "no penalty"
+                }
             ));
         }
         self.decided_penalties.push((ply, accept));

@@ -179,7 +179,11 @@ fn an_illegal_move_is_noted_under_its_article_once_and_decided_once() {
     let again = arbiter(&mut p, decide(true)).expect_err("a second penalty is refused");
     assert!(again.contains("already decided"), "{again}");
     assert!(arbiter(&mut p, decide(false)).is_err());
-    assert_eq!(p.record().result, "*", "one illegal move does not lose the game");
+    assert_eq!(
+        p.record().result,
+        "*",
+        "one illegal move does not lose the game"
+    );
 }
 
 fn arbiter(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String> {
