@@ -170,7 +170,7 @@ try {
   const pieceCount = beforeFen.split(" ")[0].replace(/[^a-zA-Z]/g, "").length;
   check(await inspector.locator(".inspector-before .pieces use").count() === pieceCount,
     `the board before ply ${ply} has the ${pieceCount} pieces of that position`);
-  check(/ply/.test(await inspector.locator(".inspector-after-caption").textContent()), "the board after the ply is shown");
+  check(/ply \d+/i.test(await inspector.locator(".inspector-after-caption").textContent()), `the board after the ply is shown (${await inspector.locator(".inspector-after-caption").textContent()})`);
   const current = await inspector.locator(".inspector-moves .current").allTextContents();
   check(await inspector.locator(".inspector-moves .mv:not(.empty)").count() >= ply - 1 && current.length === 1,
     `the moves are listed with ply ${ply} marked (${current[0]})`);
