@@ -102,18 +102,23 @@ fn clock_running(right: bool) -> Vec<u8> {
     Message::Clock(ClockMessage::Times(times)).encode()
 }
 
+/// White plays e4 and presses, then Black presses at 3000 ms without making a move.
+fn black_presses_without_a_move(p: &mut BoardPipeline, events: &mut Vec<Event>) {
+    p.on_bytes(100, &clock_running(false), events);
+    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
+        p.on_bytes(1000 + 100 * i as u64, m, events);
+    }
+    p.on_bytes(1500, &clock_running(true), events);
+    p.on_bytes(3000, &clock_running(false), events);
+}
+
 /// A press the board never follows (7.5.3) is judged by the tick once its grace period
 /// is over, though no byte arrives after it.
 #[test]
 fn a_press_without_a_move_is_judged_on_the_tick() {
     let mut p = pipeline();
     let mut events = Vec::new();
-    p.on_bytes(100, &clock_running(false), &mut events);
-    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
-        p.on_bytes(1000 + 100 * i as u64, m, &mut events);
-    }
-    p.on_bytes(1500, &clock_running(true), &mut events);
-    p.on_bytes(3000, &clock_running(false), &mut events);
+    black_presses_without_a_move(&mut p, &mut events);
     let judged = |events: &[Event]| {
         events
             .iter()
@@ -139,12 +144,7 @@ fn a_press_without_a_move_is_judged_on_the_tick() {
 fn an_illegal_move_is_noted_under_its_article_once_and_decided_once() {
     let mut p = pipeline();
     let mut events = Vec::new();
-    p.on_bytes(100, &clock_running(false), &mut events);
-    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
-        p.on_bytes(1000 + 100 * i as u64, m, &mut events);
-    }
-    p.on_bytes(1500, &clock_running(true), &mut events);
-    p.on_bytes(3000, &clock_running(false), &mut events);
+    black_presses_without_a_move(&mut p, &mut events);
     p.tick(3500, &mut events);
     let penalty_ply = events
         .iter()
