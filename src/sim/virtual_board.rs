@@ -11,6 +11,7 @@
 //! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
 
 pub mod memory;
+pub mod model;
 pub mod timeline;
 
 use std::collections::VecDeque;
@@ -94,6 +95,8 @@ pub struct VirtualBoardConfig {
     pub line_bytes_per_s: Option<u32>,
     /// What the board is like when it is plugged in again ([`VirtualBoard::replug`]).
     pub resume: ResumeMode,
+    /// The make of board: a Revelation II also takes the LED command.
+    pub model: model::BoardModel,
 }
 
 /// What the board is like when its link comes back after an outage.
@@ -139,6 +142,7 @@ impl VirtualBoardConfig {
             eeprom_log: true,
             line_bytes_per_s: None,
             resume: ResumeMode::Idle,
+            model: model::BoardModel::Dgt,
         }
     }
 }
@@ -158,6 +162,7 @@ struct Shared {
     fields: [u8; 64],
     emitted: Vec<Emitted>,
     commands: Vec<Command>,
+    leds: model::Leds,
 }
 
 #[derive(Debug)]
@@ -197,6 +202,7 @@ impl VirtualBoard {
             fields,
             emitted: Vec::new(),
             commands: Vec::new(),
+            leds: model::Leds::default(),
         }));
         let mut memory = BoardMemory::blank();
         memory.power_up(&fields);
@@ -319,6 +325,11 @@ impl VirtualBoard {
         lock(&self.shared).fields
     }
 
+    /// The LEDs a host lit (a Revelation II's; always dark on a DGT board).
+    pub fn leds(&self) -> model::Leds {
+        lock(&self.shared).leds
+    }
+
     /// Every message written to the pseudo-terminal so far, in order (empty unless
     /// [`VirtualBoardConfig::log_traffic`]).
     pub fn emitted(&self) -> Vec<Emitted> {
@@ -371,10 +382,10 @@ impl Mode {
 
 /// The clock the virtual board keeps, in game milliseconds.
 #[derive(Debug, Clone)]
-struct ClockState {
-    white_ms: u64,
-    black_ms: u64,
-    running: Option<Color>,
+pub(crate) struct ClockState {
+    pub(crate) white_ms: u64,
+    pub(crate) black_ms: u64,
+    pub(crate) running: Option<Color>,
     /// Game time when the running side's clock was last brought up to date.
     since_ms: u64,
     increment_ms: u64,
@@ -384,7 +395,7 @@ struct ClockState {
 }
 
 impl ClockState {
-    fn new(config: &VirtualBoardConfig) -> Self {
+    pub(crate) fn new(config: &VirtualBoardConfig) -> Self {
         ClockState {
             white_ms: config.base_time_ms,
             black_ms: config.base_time_ms,
@@ -396,7 +407,7 @@ impl ClockState {
         }
     }
 
-    fn settle(&mut self, game_ms: u64) {
+    pub(crate) fn settle(&mut self, game_ms: u64) {
         let spent = game_ms.saturating_sub(self.since_ms);
         self.since_ms = game_ms;
         match self.running {
@@ -406,12 +417,12 @@ impl ClockState {
         }
     }
 
-    fn start(&mut self, side: Color, game_ms: u64) {
+    pub(crate) fn start(&mut self, side: Color, game_ms: u64) {
         self.settle(game_ms);
         self.running = Some(side);
     }
 
-    fn press(&mut self, by: Color, game_ms: u64) {
+    pub(crate) fn press(&mut self, by: Color, game_ms: u64) {
         self.settle(game_ms);
         if self.running == Some(by) {
             match by {
@@ -423,12 +434,12 @@ impl ClockState {
         self.running = Some(!by);
     }
 
-    fn stop(&mut self, game_ms: u64) {
+    pub(crate) fn stop(&mut self, game_ms: u64) {
         self.settle(game_ms);
         self.running = None;
     }
 
-    fn times(&self, game_ms: u64, white_on_left: bool) -> ClockTimes {
+    pub(crate) fn times(&self, game_ms: u64, white_on_left: bool) -> ClockTimes {
         let mut now = self.clone();
         now.settle(game_ms);
         let side = |ms: u64| {
@@ -717,7 +728,7 @@ impl BoardTask {
                     .await;
             }
             Command::SendLongSerialNumber => {
-                let long = format!("{:0>10}", self.config.serial);
+                let long = self.config.model.long_serial(&self.config.serial);
                 self.send(Message::LongSerialNumber(long)).await;
             }
             Command::SendVersion => {
@@ -733,6 +744,12 @@ impl BoardTask {
                 self.send(Message::BusAddress(address)).await;
             }
             Command::Clock(clock) => self.on_clock_command(clock).await,
+            Command::Leds(payload) if self.config.model == model::BoardModel::RevelationII => {
+                match crate::wire::revelation::RevelationLeds::decode(&payload) {
+                    Ok(leds) => lock(&self.shared).leds.apply(leds),
+                    Err(e) => tracing::warn!("virtual Revelation II: {e}"),
+                }
+            }
             Command::SendEepromMoves if self.config.eeprom_log => {
                 let dump = self.memory.download();
                 self.send(Message::EepromMoves(EepromRecord::parse_all(&dump)))
