@@ -15,6 +15,7 @@
 //! `--scripted` publishes the same games straight to the server instead (no recorder): every
 //! round's games follow each other, and board 2 of round 1 raises a fixed 7.5.1 alert.
 
+mod board_mix;
 mod cluster;
 
 use std::collections::BTreeMap;
@@ -32,6 +33,7 @@ use tokio::sync::{Barrier, mpsc, watch};
 
 use crate::act::{Alert, Event, Severity};
 use crate::board::ColorName;
+use crate::board::kind::BoardKind;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::bench::spawn_boards;
 use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
@@ -40,7 +42,10 @@ use crate::server::{self, ArbiterSink, Feed, GameInfo};
 use crate::sim::hands::{
     ExpectedAlert, HandModel, IrregularityKind, Noise, SimulatedGame, simulate_with_model,
 };
+use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use crate::sim::virtual_board::VirtualBoard;
+use crate::sim::virtual_board::timeline::{Pace, lift_place};
+use board_mix::BoardMix;
 
 /// The games the demo boards play.
 const DEMO_PGN: &str = include_str!("../../fixtures/pgn/demo-uzchess-2025.pgn");
@@ -58,9 +63,11 @@ pub struct DemoArgs {
     /// Folder for the PGN files (round-N/game-K.pgn and round-N/games.pgn) and the token.
     #[arg(long, default_value = "touchmove-demo")]
     pub out: PathBuf,
-    /// Number of boards (1–10).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=10))]
-    pub boards: u32,
+    /// Number of DGT boards (1–10), or a mix of kinds, e.g.
+    /// `dgt:4,millennium:2,chessnut:2,certabo:2` (kinds: dgt, millennium, certabo, sentio,
+    /// chessnut).
+    #[arg(long, default_value = "4")]
+    pub boards: BoardMix,
     /// Playing speed: 1 is a brisk human pace (a move every 2–7 s per board), 5 is five
     /// times faster.
     #[arg(long, default_value_t = 1.0)]
@@ -653,6 +660,8 @@ struct DemoBoards {
     /// Folder of the boards' pseudo-terminal links (removed at the end).
     ports_dir: PathBuf,
     boards: Vec<VirtualBoard>,
+    /// The boards of other kinds than DGT.
+    others: Vec<SnapshotBoard>,
     config: EventConfig,
 }
 
@@ -660,22 +669,28 @@ impl DemoBoards {
     /// Stops the boards and removes their folder.
     fn close(self) {
         drop(self.boards);
+        drop(self.others);
         let _ = std::fs::remove_dir_all(&self.ports_dir);
     }
 }
 
-/// Starts `args.boards` virtual DGT boards on pseudo-terminals, each played by simulated
-/// hands through a game of `games`, and the event configuration naming them.
+/// Starts the virtual boards of `args.boards` on pseudo-terminals, each playing a game of
+/// `games` (the DGT boards with simulated hands), and the event configuration naming them.
 fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, String> {
     let ports_dir = std::env::temp_dir().join(format!("touchmove-demo-{}", std::process::id()));
     std::fs::create_dir_all(&ports_dir)
         .map_err(|e| format!("cannot create {}: {e}", ports_dir.display()))?;
-    let chosen: Vec<&SourceGame> = (0..args.boards as usize)
+    let chosen: Vec<&SourceGame> = (0..args.boards.count() as usize)
         .map(|i| &games[i % games.len()])
         .collect();
-    let scripts: Vec<_> = chosen
+    let kinds: Vec<BoardKind> = (0..args.boards.count())
+        .map(|i| args.boards.kind_of(i))
+        .collect();
+    let dgt_games = chosen
         .iter()
         .zip(1u32..)
+        .filter(|(_, b)| kinds[*b as usize - 1] == BoardKind::Dgt);
+    let scripts: Vec<_> = dgt_games
         .map(|(g, board)| {
             let sim = hands_for(g, board, args.seed ^ u64::from(board));
             if board == 2
@@ -700,6 +715,42 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, Stri
         INCREMENT_MS,
     )
     .map_err(|e| format!("cannot create the virtual boards' pseudo-terminals: {e}"))?;
+    // Boards of other kinds are played one careful lift and place per move.
+    let mut others = Vec::new();
+    for ((g, kind), number) in chosen.iter().zip(&kinds).zip(1u32..) {
+        if *kind == BoardKind::Dgt {
+            continue;
+        }
+        let mut game = Game::standard();
+        let moves: Vec<_> = g
+            .sans
+            .iter()
+            .map_while(|san| game.play_san(san).ok().map(|played| played.mv))
+            .collect();
+        let script = lift_place(&shakmaty::Chess::default(), &moves, Pace::default());
+        let path = ports_dir.join(format!("{kind}{number}"));
+        let mut config = SnapshotBoardConfig::new(*kind, &path, script);
+        config.speed = args.speed.max(0.01);
+        config.seed = args.seed ^ u64::from(number);
+        others.push(
+            SnapshotBoard::spawn(config).map_err(|e| {
+                format!("cannot create a virtual {kind} board's pseudo-terminal: {e}")
+            })?,
+        );
+    }
+    let mut dgt_ports = boards.iter().map(|b| b.path().to_path_buf());
+    let mut other_ports = others.iter().map(|b| b.path().to_path_buf());
+    let ports: Vec<PathBuf> = kinds
+        .iter()
+        .map(|k| {
+            if *k == BoardKind::Dgt {
+                dgt_ports.next()
+            } else {
+                other_ports.next()
+            }
+        })
+        .map(Option::unwrap_or_default)
+        .collect();
     let first_tags = &chosen[0].tags;
     let config = EventConfig {
         event: args.event.clone().unwrap_or_else(|| {
@@ -712,13 +763,16 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, Stri
         date: tag(first_tags, "Date").unwrap_or("????.??.??").to_string(),
         round: 1,
         time_control: Some(format!("{}+{}", BASE_MS / 1000, INCREMENT_MS / 1000)),
-        boards: boards
-            .iter()
+        leds: crate::recorder::leds::LedMode::Off,
+        boards: ports
+            .into_iter()
             .zip(&chosen)
-            .zip(1u32..)
-            .map(|((vb, g), number)| BoardConfig {
+            .zip(kinds.iter().zip(1u32..))
+            .map(|((port, g), (&kind, number))| BoardConfig {
                 number,
-                source: BoardSource::Port(vb.path().to_path_buf()),
+                source: BoardSource::Port(port),
+                kind,
+                leds: crate::recorder::leds::LedMode::Off,
                 white: player(&g.tags, "White"),
                 black: player(&g.tags, "Black"),
             })
@@ -727,6 +781,7 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, Stri
     Ok(DemoBoards {
         ports_dir,
         boards,
+        others,
         config,
     })
 }
@@ -756,7 +811,7 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
     let token_file = recorder.token_path();
     let token = server::token::load(&token_file).unwrap_or_default();
     println!(
-        "touchmove demo: {} virtual DGT boards, real games, realistic hands",
+        "touchmove demo: virtual boards ({}), real games, realistic hands on the DGT boards",
         args.boards
     );
     if let Some(addr) = recorder.server_addr() {
@@ -830,7 +885,7 @@ async fn demo(args: DemoArgs) -> ExitCode {
         }
     });
     let (stop_tx, stop) = watch::channel(false);
-    let boards = args.boards;
+    let boards = args.boards.count();
     let barrier = Arc::new(Barrier::new(boards as usize));
     let mut tasks = Vec::new();
     for board in 1..=boards {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::board::kind::BoardKind;
 use crate::driver::probe::{Candidates, probe};
 use crate::recorder::{
     BoardConfig, BoardOrigins, BoardSource, EventConfig, Player, Recorder, RecorderError,
@@ -22,7 +23,8 @@ pub struct RecordArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// A board's serial port (repeat for several boards, numbered in order), or `auto` for
-    /// every DGT board found.
+    /// every DGT board found. A board of another kind is `KIND:PATH`, e.g.
+    /// `millennium:/dev/ttyUSB0` (kinds: dgt, millennium, certabo, sentio, chessnut).
     #[arg(long)]
     pub port: Vec<String>,
     /// Where to look for boards given by serial number or `auto` (repeatable; a `*` in the
@@ -110,7 +112,7 @@ fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String
         config.time_control = Some(tc.clone());
     }
     for p in args.port.iter().filter(|p| *p != "auto") {
-        let path = PathBuf::from(p);
+        let (kind, path) = port_of_kind(p)?;
         if let Some(b) = config
             .boards
             .iter()
@@ -128,6 +130,7 @@ fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String
             .find(|b| b.source == BoardSource::Auto)
         {
             b.source = BoardSource::Port(path);
+            b.kind = kind;
             origins.insert(b.number, format!("--port {p}"));
             continue;
         }
@@ -135,6 +138,8 @@ fn event_config(args: &RecordArgs) -> Result<(EventConfig, BoardOrigins), String
         config.boards.push(BoardConfig {
             number,
             source: BoardSource::Port(path),
+            kind,
+            leds: config.leds,
             white: Player::named("?"),
             black: Player::named("?"),
         });
@@ -189,6 +194,17 @@ fn next_number(config: &EventConfig) -> Result<u32, String> {
     let highest = config.boards.iter().map(|b| b.number).max().unwrap_or(0);
     crate::recorder::config::check_board(i64::from(highest) + 1)
         .map_err(|e| format!("no board number left after board {highest} ({e})"))
+}
+
+/// A `--port` value: `PATH` (a DGT board) or `KIND:PATH`, e.g. `millennium:/dev/ttyUSB0`.
+fn port_of_kind(value: &str) -> Result<(BoardKind, PathBuf), String> {
+    match value.split_once(':') {
+        Some((kind, path)) if !kind.contains('/') && !kind.contains('\\') => {
+            let kind = kind.parse().map_err(|e| format!("--port {value}: {e}"))?;
+            Ok((kind, PathBuf::from(path)))
+        }
+        _ => Ok((BoardKind::Dgt, PathBuf::from(value))),
+    }
 }
 
 /// `--port auto`: one "auto" board for every detected board that no entry names by serial
@@ -251,6 +267,8 @@ async fn add_detected_boards(
         config.boards.push(BoardConfig {
             number,
             source: BoardSource::Auto,
+            kind: crate::board::kind::BoardKind::Dgt,
+            leds: crate::recorder::leds::LedMode::Off,
             white: Player::named("?"),
             black: Player::named("?"),
         });

@@ -14,6 +14,8 @@
 //!     boards: vec![BoardConfig {
 //!         number: 1,
 //!         source: BoardSource::Port(pty),
+//!         kind: touchmove::board::kind::BoardKind::Dgt,
+//!         leds: touchmove::recorder::leds::LedMode::Off,
 //!         white: Player::named("White, W"),
 //!         black: Player::named("Black, B"),
 //!     }],
@@ -75,6 +77,7 @@ pub mod channel;
 pub mod config;
 mod discovery;
 pub mod layout;
+pub mod leds;
 pub mod outage_bench;
 pub mod pairings;
 pub mod pipeline;

@@ -3,4 +3,5 @@
 pub mod hands;
 pub mod independent_hands;
 pub mod pty;
+pub mod snapshot_board;
 pub mod virtual_board;
