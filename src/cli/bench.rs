@@ -393,17 +393,20 @@ pub fn recognise_all_on(games: &[&PgnGame], noise: Noise, seed: u64, kind: Board
 }
 
 /// Simulates game `g` with seed `seed` on a board of `kind`: the hands of `noise`, the
-/// board's scan; a board that does not name pieces reports placements without them.
+/// board's scan; a board that does not name pieces reports placements without them, and its
+/// players do not signal the result with the kings (a DGT convention such a board cannot
+/// show: there the arbiter enters the result).
 pub fn simulate_on_board(g: &PgnGame, noise: Noise, seed: u64, kind: BoardKind) -> SimulatedGame {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut model = HandModel::for_noise(noise, &mut rng);
     model.sensor = model.sensor.clone().on_board(kind);
+    let signalled = g.result.as_deref().filter(|_| kind.identifies_pieces());
     let mut sim = simulate_with_model(
         g.fen.as_deref(),
         g.chess960,
         &g.moves_uci,
-        g.result.as_deref(),
+        signalled,
         &model,
         &mut rng,
     );

@@ -11,10 +11,9 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_serial::SerialStream;
 
 use super::backoff::Backoff;
 use super::dgt::{LinkEvent, LinkHandle, Request};
@@ -174,8 +173,10 @@ impl SnapshotLink {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// One open port, from the start of its stream to its loss.
-    async fn session(&mut self, mut port: SerialStream) -> End {
+    /// One open port, from the start of its stream to its loss. Any byte stream will do:
+    /// this is where other transports (a Chessnut's `/dev/hidraw*` file, a Bluetooth LE
+    /// characteristic pair) plug in.
+    async fn session<P: AsyncRead + AsyncWrite + Unpin>(&mut self, mut port: P) -> End {
         let kind = self.config.kind;
         let name = self.config.port.clone();
         if let Err(e) = port.write_all(&start_bytes(kind)).await {
