@@ -89,6 +89,8 @@ async fn a_board_claimed_by_two_pcs_is_refused_naming_both() {
         config.boards.push(touchmove::recorder::BoardConfig {
             number: n,
             source: touchmove::recorder::BoardSource::Auto,
+            kind: touchmove::board::kind::BoardKind::Dgt,
+            leds: touchmove::recorder::leds::LedMode::Off,
             white: touchmove::recorder::Player::named(&format!("W{n}")),
             black: touchmove::recorder::Player::named(&format!("B{n}")),
         });

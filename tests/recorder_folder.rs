@@ -25,6 +25,8 @@ fn event(dir: &Path) -> EventConfig {
         boards: vec![BoardConfig {
             number: 1,
             source: BoardSource::Port(dir.join("no-board")),
+            kind: touchmove::board::kind::BoardKind::Dgt,
+            leds: touchmove::recorder::leds::LedMode::Off,
             white: Player::named("W"),
             black: Player::named("B"),
         }],

@@ -6,9 +6,12 @@
 //! orientation mapping happens before observations reach the act-of-moving machine.
 
 pub mod dgt;
+pub mod kind;
+pub mod leds;
 pub mod log_recovery;
 pub mod orientation;
 pub mod resumption;
+pub mod snapshot;
 
 use serde::{Deserialize, Serialize};
 use shakmaty::{Board, Color, Piece, Square};

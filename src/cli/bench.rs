@@ -12,12 +12,14 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::act::{Event, Machine, MachineConfig};
+use crate::board::ObservationKind;
+use crate::board::kind::BoardKind;
 use crate::board::{Millis, Observation};
 use crate::recorder::outage_bench::Hands;
 use crate::sim::virtual_board::ResumeMode;
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Feed, Summary, game_seed};
-use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
+use crate::sim::hands::{HandModel, Noise, SimulatedGame, simulate_game, simulate_with_model};
 use crate::sim::independent_hands::{Roughness, crosscheck};
 
 /// `touchmove bench` subcommands.
@@ -134,6 +136,10 @@ pub struct CrosscheckArgs {
     /// stays lost)
     #[arg(long)]
     pub verified: bool,
+    /// The kind of board: dgt (the board `--roughness` chooses), or a board that sends
+    /// whole frames at its own scan period (millennium, certabo, sentio, chessnut).
+    #[arg(long, default_value = "dgt")]
+    pub board: BoardKind,
 }
 
 /// The games a recognition benchmark plays, its seed and what it prints.
@@ -257,6 +263,10 @@ pub struct RecognitionArgs {
     /// How much trouble the hands and the board make.
     #[arg(long, value_enum, default_value_t = Noise::Realistic)]
     pub noise: Noise,
+    /// The kind of board: its scan rate and whether it names pieces (dgt, millennium,
+    /// certabo, sentio, chessnut).
+    #[arg(long, default_value = "dgt")]
+    pub board: BoardKind,
 }
 
 /// Runs a benchmark.
@@ -335,13 +345,14 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
-    let mut summary = recognise_all(&selected, args.noise, args.games.seed);
+    let mut summary = recognise_all_on(&selected, args.noise, args.games.seed, args.board);
     let elapsed = started.elapsed();
     summary.keep_failures(args.games.show);
     let report = json!({
         "pgn": args.games.pgn.display().to_string(),
         "seed": args.games.seed,
         "noise": args.noise.name(),
+        "board": args.board.name(),
         "games": summary.games,
         "plies": summary.plies,
         "observations": summary.observations,
@@ -388,11 +399,22 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
 /// that game (start position, Chess960, blitz), with the dead-position analysis out of the
 /// observation path as the recorder runs it; everything else default.
 pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
+    recogniser_on(sim, BoardKind::Dgt)
+}
+
+/// [`recogniser`] for a board of `kind`: its scan period, and the occupancy-only path for
+/// boards that do not name pieces.
+pub fn recogniser_on(
+    sim: &SimulatedGame,
+    kind: BoardKind,
+) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
         blitz: sim.model.blitz,
         defer_dead_position_analysis: true,
+        identifies_pieces: kind.identifies_pieces(),
+        scan_period_ms: kind.scan_period_ms(),
         ..MachineConfig::default()
     };
     let mut machine = Machine::new(config);
@@ -417,22 +439,50 @@ fn answer_analyses(machine: &mut Machine, out: &mut Vec<Event>) {
 
 /// Simulates and recognises every game, adding each verdict to a summary.
 pub fn recognise_all(games: &[&PgnGame], noise: Noise, seed: u64) -> Summary {
+    recognise_all_on(games, noise, seed, BoardKind::Dgt)
+}
+
+/// [`recognise_all`] on boards of `kind`.
+pub fn recognise_all_on(games: &[&PgnGame], noise: Noise, seed: u64, kind: BoardKind) -> Summary {
     let mut summary = Summary::default();
     for g in games {
         let s = game_seed(seed, g.index);
-        let sim = simulate_game(
-            g.fen.as_deref(),
-            g.chess960,
-            &g.moves_uci,
-            g.result.as_deref(),
-            noise,
-            s,
-        );
-        let run = score::run(&sim, recogniser(&sim));
+        let sim = simulate_on_board(g, noise, s, kind);
+        let run = score::run(&sim, recogniser_on(&sim, kind));
         let verdict = score::judge(&sim, &run);
         summary.add(g.index, s, &sim, &run, &verdict);
     }
     summary
+}
+
+/// Simulates game `g` with seed `seed` on a board of `kind`: the hands of `noise`, the
+/// board's scan; a board that does not name pieces reports placements without them, and its
+/// players do not signal the result with the kings (a DGT convention such a board cannot
+/// show: there the arbiter enters the result).
+pub fn simulate_on_board(g: &PgnGame, noise: Noise, seed: u64, kind: BoardKind) -> SimulatedGame {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut model = HandModel::for_noise(noise, &mut rng);
+    model.sensor = model.sensor.clone().on_board(kind);
+    let signalled = g.result.as_deref().filter(|_| kind.identifies_pieces());
+    let mut sim = simulate_with_model(
+        g.fen.as_deref(),
+        g.chess960,
+        &g.moves_uci,
+        signalled,
+        &model,
+        &mut rng,
+    );
+    if !kind.identifies_pieces() {
+        for obs in &mut sim.observations {
+            match &mut obs.kind {
+                ObservationKind::Placed(_, piece) => *piece = None,
+                ObservationKind::Snapshot(snapshot) => snapshot.identifies_pieces = false,
+                _ => {}
+            }
+        }
+    }
+    sim
 }
 
 /// Prints lines until the reader goes away (`| head`): a closed pipe ends the output, it is
@@ -505,9 +555,11 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let selected: Vec<&PgnGame> = games.iter().collect();
+    let board = args.board.sends_snapshots().then_some(args.board);
     if args.games.trace {
         print_lines(selected.iter().flat_map(|g| {
-            match crosscheck::play_one(g, args.games.seed, args.roughness, args.verified) {
+            match crosscheck::play_one_on(g, args.games.seed, args.roughness, args.verified, board)
+            {
                 Ok(j) => crosscheck::trace(&j),
                 Err(e) => vec![format!("game {}: {e}", g.index)],
             }
@@ -515,12 +567,13 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
-    let summary = crosscheck::run(
+    let summary = crosscheck::run_on(
         &selected,
         args.games.seed,
         args.roughness,
         args.verified,
         args.games.show,
+        board,
     );
     let mut report = summary.to_json();
     if let Some(obj) = report.as_object_mut() {
@@ -528,6 +581,7 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
         obj.insert("seed".into(), json!(args.games.seed));
         obj.insert("roughness".into(), json!(args.roughness.name()));
         obj.insert("verified".into(), json!(args.verified));
+        obj.insert("board".into(), json!(args.board.name()));
         obj.insert(
             "wall_seconds".into(),
             json!((started.elapsed().as_secs_f64() * 100.0).round() / 100.0),

@@ -17,6 +17,7 @@
 //! `--scripted` publishes the same games straight to the server instead (no recorder): every
 //! round's games follow each other, and board 2 of round 1 raises a fixed 7.5.1 alert.
 
+mod board_mix;
 mod cluster;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,8 @@ use tokio::sync::{Barrier, mpsc, watch};
 
 use crate::act::{Alert, Event, Severity};
 use crate::board::ColorName;
+use crate::board::kind::BoardKind;
+use crate::board::leds::LedMode;
 use crate::event::rounds::EventSpec;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::bench::spawn_boards;
@@ -44,7 +47,10 @@ use crate::server::{self, ArbiterSink, Feed, GameInfo};
 use crate::sim::hands::{
     ExpectedAlert, HandModel, IrregularityKind, Noise, SimulatedGame, simulate_with_model,
 };
+use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use crate::sim::virtual_board::VirtualBoard;
+use crate::sim::virtual_board::timeline::{Pace, lift_place};
+use board_mix::BoardMix;
 
 /// The games the demo boards play.
 const DEMO_PGN: &str = include_str!("../../fixtures/pgn/demo-uzchess-2025.pgn");
@@ -63,9 +69,11 @@ pub struct DemoArgs {
     /// the arbiter's token are kept next to it, in OUT.state.
     #[arg(long, default_value = "touchmove-demo")]
     pub out: PathBuf,
-    /// Number of boards (1–10).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=10))]
-    pub boards: u32,
+    /// Number of DGT boards (1–10), or a mix of kinds, e.g.
+    /// `dgt:4,millennium:2,chessnut:2,certabo:2` (kinds: dgt, millennium, certabo, sentio,
+    /// chessnut).
+    #[arg(long, default_value = "4")]
+    pub boards: BoardMix,
     /// Playing speed: 1 is a brisk human pace (a move every 2–7 s per board), 5 is five
     /// times faster.
     #[arg(long, default_value_t = 1.0)]
@@ -658,6 +666,8 @@ struct DemoBoards {
     /// Folder of the boards' pseudo-terminal links (removed at the end).
     ports_dir: PathBuf,
     boards: Vec<VirtualBoard>,
+    /// The boards of other kinds than DGT.
+    others: Vec<SnapshotBoard>,
     config: EventConfig,
 }
 
@@ -665,11 +675,12 @@ impl DemoBoards {
     /// Stops the boards and removes their folder.
     fn close(self) {
         drop(self.boards);
+        drop(self.others);
         let _ = std::fs::remove_dir_all(&self.ports_dir);
     }
 }
 
-/// Starts `args.boards` virtual DGT boards on pseudo-terminals for round `round`, each played
+/// Starts the virtual boards of `args.boards` on pseudo-terminals for round `round`, each played
 /// by simulated hands through the next game of `games` (round 1 plays the first games), and
 /// the event configuration naming them.
 fn demo_boards(args: &DemoArgs, games: &[SourceGame], round: u32) -> Result<DemoBoards, String> {
@@ -679,13 +690,18 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame], round: u32) -> Result<Demo
     ));
     std::fs::create_dir_all(&ports_dir)
         .map_err(|e| format!("cannot create {}: {e}", ports_dir.display()))?;
-    let first = (round as usize - 1) * args.boards as usize;
-    let chosen: Vec<&SourceGame> = (0..args.boards as usize)
+    let count = args.boards.count() as usize;
+    let first = (round as usize - 1) * count;
+    let chosen: Vec<&SourceGame> = (0..count)
         .map(|i| &games[(first + i) % games.len()])
+        .collect();
+    let kinds: Vec<BoardKind> = (0..args.boards.count())
+        .map(|i| args.boards.kind_of(i))
         .collect();
     let scripts: Vec<_> = chosen
         .iter()
         .zip(1u32..)
+        .filter(|(_, b)| kinds[*b as usize - 1] == BoardKind::Dgt)
         .map(|(g, board)| {
             let seed = args.seed ^ u64::from(board) ^ (u64::from(round - 1) << 8);
             let sim = hands_for(g, board, seed);
@@ -711,6 +727,42 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame], round: u32) -> Result<Demo
         INCREMENT_MS,
     )
     .map_err(|e| format!("cannot create the virtual boards' pseudo-terminals: {e}"))?;
+    // Boards of other kinds are played one careful lift and place per move.
+    let mut others = Vec::new();
+    for ((g, kind), number) in chosen.iter().zip(&kinds).zip(1u32..) {
+        if *kind == BoardKind::Dgt {
+            continue;
+        }
+        let mut game = Game::standard();
+        let moves: Vec<_> = g
+            .sans
+            .iter()
+            .map_while(|san| game.play_san(san).ok().map(|played| played.mv))
+            .collect();
+        let script = lift_place(&shakmaty::Chess::default(), &moves, Pace::default());
+        let path = ports_dir.join(format!("{kind}{number}"));
+        let mut config = SnapshotBoardConfig::new(*kind, &path, script);
+        config.speed = args.speed.max(0.01);
+        config.seed = args.seed ^ u64::from(number) ^ (u64::from(round - 1) << 8);
+        others.push(
+            SnapshotBoard::spawn(config).map_err(|e| {
+                format!("cannot create a virtual {kind} board's pseudo-terminal: {e}")
+            })?,
+        );
+    }
+    let mut dgt_ports = boards.iter().map(|b| b.path().to_path_buf());
+    let mut other_ports = others.iter().map(|b| b.path().to_path_buf());
+    let ports: Vec<PathBuf> = kinds
+        .iter()
+        .map(|k| {
+            if *k == BoardKind::Dgt {
+                dgt_ports.next()
+            } else {
+                other_ports.next()
+            }
+        })
+        .map(Option::unwrap_or_default)
+        .collect();
     let first_tags = &chosen[0].tags;
     let config = EventConfig {
         event: args.event.clone().unwrap_or_else(|| {
@@ -723,13 +775,16 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame], round: u32) -> Result<Demo
         date: tag(first_tags, "Date").unwrap_or("????.??.??").to_string(),
         round,
         time_control: Some(format!("{}+{}", BASE_MS / 1000, INCREMENT_MS / 1000)),
-        boards: boards
-            .iter()
+        leds: LedMode::Off,
+        boards: ports
+            .into_iter()
             .zip(&chosen)
-            .zip(1u32..)
-            .map(|((vb, g), number)| BoardConfig {
+            .zip(kinds.iter().zip(1u32..))
+            .map(|((port, g), (&kind, number))| BoardConfig {
                 number,
-                source: BoardSource::Port(vb.path().to_path_buf()),
+                source: BoardSource::Port(port),
+                kind,
+                leds: LedMode::Off,
                 white: player(&g.tags, "White"),
                 black: player(&g.tags, "Black"),
             })
@@ -738,6 +793,7 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame], round: u32) -> Result<Demo
     Ok(DemoBoards {
         ports_dir,
         boards,
+        others,
         config,
     })
 }
@@ -773,7 +829,7 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
             let token_file = run.handle().token_path();
             let token = server::token::load(&token_file).unwrap_or_default();
             println!(
-                "touchmove demo: {} virtual DGT boards, real games, realistic hands",
+                "touchmove demo: virtual boards ({}), real games, realistic hands on the DGT boards",
                 args.boards
             );
             if let Some(addr) = run.handle().server_addr() {
@@ -921,7 +977,7 @@ async fn demo(args: DemoArgs) -> ExitCode {
         }
     });
     let (stop_tx, stop) = watch::channel(false);
-    let boards = args.boards;
+    let boards = args.boards.count();
     let barrier = Arc::new(Barrier::new(boards as usize));
     let mut tasks = Vec::new();
     for board in 1..=boards {

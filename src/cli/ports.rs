@@ -1,8 +1,10 @@
-//! `touchmove ports`: the serial ports present, with USB ids, likely DGT boards marked.
+//! `touchmove ports`: the serial ports present, with USB ids and the kind of board they tell;
+//! `--probe` asks each port.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::driver::kind_probe::{kind_by_usb, kinds_possible_by_usb, probe_kind};
 use crate::driver::ports::{DgtLikelihood, PortInfo, Transport, list_ports};
 
 /// Arguments of `touchmove ports`.
@@ -11,6 +13,10 @@ pub struct PortsArgs {
     /// Where sysfs is mounted (for testing; normally /sys).
     #[arg(long, default_value = "/sys", hide = true)]
     pub sysfs: PathBuf,
+    /// Ask every port what board is on it (Millennium, Certabo and many other devices share
+    /// their USB chips' ids): a port is opened for about a second each.
+    #[arg(long)]
+    pub probe: bool,
 }
 
 /// Runs `touchmove ports`.
@@ -23,18 +29,50 @@ pub fn run(args: PortsArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    let runtime = if args.probe {
+        match tokio::runtime::Runtime::new() {
+            Ok(rt) => Some(rt),
+            Err(e) => {
+                eprintln!("touchmove ports: cannot start the runtime: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
     for port in &ports {
-        println!("{}", describe(port));
+        let mut line = describe(port);
+        if let Some(rt) = &runtime {
+            let path = std::path::Path::new(&port.path);
+            match rt.block_on(probe_kind(path, std::time::Duration::from_millis(800))) {
+                Ok(kind) => line.push_str(&format!(
+                    "  => {kind} board (use --port {kind}:{})",
+                    port.path
+                )),
+                Err(why) => line.push_str(&format!("  => {why}")),
+            }
+        }
+        println!("{line}");
     }
     ExitCode::SUCCESS
 }
 
-/// One line per port: path, transport, USB ids and names, DGT mark.
+/// One line per port: path, transport, USB ids and names, the kind of board the ids tell.
 pub fn describe(port: &PortInfo) -> String {
-    let mark = match port.dgt {
-        DgtLikelihood::Likely => "  <- DGT board",
-        DgtLikelihood::Possible => "  <- possibly a DGT Bluetooth board",
-        DgtLikelihood::Unlikely => "",
+    let by_usb = port.usb.as_ref().and_then(kind_by_usb);
+    let possible = port.usb.as_ref().map_or(&[][..], kinds_possible_by_usb);
+    let mark = match (port.dgt, by_usb) {
+        (DgtLikelihood::Likely, _) => "  <- DGT board".to_string(),
+        (_, Some(kind)) => format!("  <- {kind} board"),
+        (DgtLikelihood::Possible, _) => "  <- possibly a DGT Bluetooth board".to_string(),
+        _ if !possible.is_empty() => {
+            let names: Vec<&str> = possible.iter().map(|k| k.name()).collect();
+            format!(
+                "  <- possibly a {} board (--probe tells)",
+                names.join(" or ")
+            )
+        }
+        _ => String::new(),
     };
     let transport = match port.transport {
         Transport::Usb => "usb",

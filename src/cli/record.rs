@@ -19,7 +19,8 @@ pub struct RecordArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// A board's serial port (repeat for several boards, numbered in order), or `auto` for
-    /// every DGT board found.
+    /// every DGT board found. A board of another kind is `KIND:PATH`, e.g.
+    /// `millennium:/dev/ttyUSB0` (kinds: dgt, millennium, certabo, sentio, chessnut).
     #[arg(long)]
     pub port: Vec<String>,
     /// Where to look for boards given by serial number or `auto` (repeatable; a `*` in the

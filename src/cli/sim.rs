@@ -1,4 +1,5 @@
-//! `touchmove sim`: a virtual DGT board on a pseudo-terminal playing a game from a PGN file.
+//! `touchmove sim`: a virtual board (DGT, or with `--kind` another kind) on a pseudo-terminal
+//! playing a game from a PGN file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,10 +9,12 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
+use crate::board::kind::BoardKind;
 use crate::board::orientation::Orientation;
 use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
 use crate::sim::hands::{Noise, simulate_game};
+use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
@@ -55,6 +58,9 @@ pub struct SimArgs {
     /// Exit when the game has been played instead of waiting for Ctrl-C.
     #[arg(long)]
     pub exit_when_done: bool,
+    /// The kind of board: dgt, millennium, certabo, sentio or chessnut.
+    #[arg(long, default_value = "dgt")]
+    pub kind: BoardKind,
 }
 
 /// Runs `touchmove sim`.
@@ -109,6 +115,17 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
             (dir.join("dgt0"), Some(dir))
         }
     };
+    if args.kind != BoardKind::Dgt {
+        let mut config = SnapshotBoardConfig::new(args.kind, &port, script);
+        config.speed = args.speed;
+        config.initial = start.board().clone();
+        config.seed = args.seed;
+        let result = play_snapshot(config, moves.len(), args.exit_when_done).await;
+        if let Some(dir) = own_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return result;
+    }
     let mut config = VirtualBoardConfig::new(&port, script);
     config.speed = args.speed;
     if args.rotated {
@@ -152,6 +169,37 @@ async fn play(
     board.drained(Duration::from_secs(2)).await;
     if !exit_when_done {
         super::stop_requested().await;
+    }
+    Ok(())
+}
+
+/// Runs a virtual board of another kind until the game is played (and then until Ctrl-C
+/// unless `exit_when_done`).
+async fn play_snapshot(
+    config: SnapshotBoardConfig,
+    plies: usize,
+    exit_when_done: bool,
+) -> Result<(), String> {
+    let port = config.path.clone();
+    let kind = config.kind;
+    let board = SnapshotBoard::spawn(config)
+        .map_err(|e| format!("cannot open a pseudo-terminal at {}: {e}", port.display()))?;
+    println!("{}", port.display());
+    eprintln!(
+        "virtual {kind} board on {}: {plies} moves, starting once a host reads it (record it \
+         with --port {kind}:{}); Ctrl-C stops",
+        port.display(),
+        port.display()
+    );
+    tokio::select! {
+        () = board.finished() => eprintln!("game played"),
+        () = super::stop_requested() => return Ok(()),
+    }
+    if !exit_when_done {
+        super::stop_requested().await;
+    } else {
+        // Let a connected host read a few more pictures of the final position.
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
     Ok(())
 }

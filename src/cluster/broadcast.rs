@@ -970,6 +970,8 @@ mod tests {
         config.boards.push(crate::recorder::BoardConfig {
             number: 1,
             source: crate::recorder::BoardSource::Auto,
+            kind: crate::board::kind::BoardKind::Dgt,
+            leds: crate::recorder::leds::LedMode::Off,
             white: crate::recorder::Player::named("W"),
             black: crate::recorder::Player::named("B"),
         });

@@ -295,12 +295,15 @@ impl Layout {
             date: self.date.clone(),
             round: self.round,
             time_control: self.time_control.clone(),
+            leds: crate::recorder::leds::LedMode::Off,
             boards: self
                 .boards
                 .iter()
                 .map(|b| BoardConfig {
                     number: b.number,
                     source: BoardSource::Auto,
+                    kind: crate::board::kind::BoardKind::Dgt,
+                    leds: crate::recorder::leds::LedMode::Off,
                     white: (&b.white).into(),
                     black: (&b.black).into(),
                 })

@@ -136,9 +136,12 @@ pub enum LinkEvent {
     },
 }
 
+/// What a link task receives from its handles.
 #[derive(Debug)]
-enum Request {
+pub(crate) enum Request {
+    /// Send a command to the board.
     Send(Command),
+    /// Close the port and stop.
     Shutdown,
 }
 
@@ -149,6 +152,13 @@ pub struct LinkHandle {
 }
 
 impl LinkHandle {
+    /// A handle and the receiving end of its requests, for a link task of another board
+    /// kind.
+    pub(crate) fn channel() -> (LinkHandle, mpsc::UnboundedReceiver<Request>) {
+        let (requests, received) = mpsc::unbounded_channel();
+        (LinkHandle { requests }, received)
+    }
+
     /// Sends a command to the board. Clock commands are queued and sent one at a time, each
     /// after the previous one was acknowledged (or given up). Commands given while the link
     /// is down are sent after reconnection (clock commands) or dropped (others).

@@ -2,9 +2,10 @@
 //!
 //! [`dgt`] is the link to one DGT board (handshake, watchdog, reconnection, clock command
 //! pacing); [`bus`] polls a chain of tournament boards on one port, and [`bus_boards`] hands
-//! each board of the chain its own events; [`ports`] finds serial
-//! ports; [`probe`] asks a port which board is behind it; [`serial`] opens them with errors
-//! that name the fix; [`verify`] decides when a link re-reads the whole board to correct lost
+//! each board of the chain its own events; [`ports`] finds serial ports; [`probe`] asks a port
+//! which board is behind it; [`kind_probe`] which kind; [`serial`] opens them with errors
+//! that name the fix; [`snapshot_link`] is the link to a board of another kind, which sends
+//! whole-board frames; [`verify`] decides when a link re-reads the whole board to correct lost
 //! field updates.
 
 pub mod backoff;
@@ -12,7 +13,9 @@ pub mod bus;
 pub mod bus_boards;
 pub mod clock_pacing;
 pub mod dgt;
+pub mod kind_probe;
 pub mod ports;
 pub mod probe;
 pub mod serial;
+pub mod snapshot_link;
 pub mod verify;

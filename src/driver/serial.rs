@@ -77,6 +77,12 @@ impl std::error::Error for OpenError {}
 
 /// Opens `port` at 9600 8N1 without flow control, for use from tokio.
 pub fn open(port: &str) -> Result<SerialStream, OpenError> {
+    open_at(port, DGT_BAUD_RATE)
+}
+
+/// Opens `port` at `baud` 8N1 without flow control, for use from tokio. (A Millennium
+/// board's 7O1 is the same bits: its codec sets the parity bit itself.)
+pub fn open_at(port: &str, baud: u32) -> Result<SerialStream, OpenError> {
     let error = |kind, detail: String| OpenError {
         port: port.to_string(),
         kind,
@@ -104,7 +110,7 @@ pub fn open(port: &str) -> Result<SerialStream, OpenError> {
         }
         Ok(_) => {}
     }
-    tokio_serial::new(port, DGT_BAUD_RATE)
+    tokio_serial::new(port, baud)
         .data_bits(DataBits::Eight)
         .parity(Parity::None)
         .stop_bits(StopBits::One)

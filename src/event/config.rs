@@ -10,6 +10,8 @@
 //! [[board]]
 //! number = 1
 //! port = "/dev/ttyACM0"             # or port = "auto", or serial = "24587"
+//! kind = "dgt"                      # or "millennium", "certabo", "sentio", "chessnut"
+//! leds = "off"                      # boards with LEDs: or "last-move", "errors" (at home)
 //! white = { name = "Carlsen, Magnus", fide_id = 1503014, title = "GM", rating = 2830 }
 //! black = { name = "Nepomniachtchi, Ian", fide_id = 4168119 }
 //!
@@ -29,6 +31,8 @@ use toml::Spanned;
 use super::bounds::{check_board, check_round};
 use super::error::ConfigError;
 use super::player::Player;
+use crate::board::kind::BoardKind;
+use crate::board::leds::LedMode;
 
 /// Where the recorder finds a board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +73,11 @@ pub struct BoardConfig {
     pub number: u32,
     /// Where the board is connected.
     pub source: BoardSource,
+    /// The kind of board (DGT unless the event file or `--port KIND:PATH` says otherwise).
+    pub kind: BoardKind,
+    /// What the board's LEDs show (boards with LEDs only): the event's `leds` unless the
+    /// board's entry says otherwise.
+    pub leds: LedMode,
     /// The player of the white pieces.
     pub white: Player,
     /// The player of the black pieces.
@@ -89,6 +98,9 @@ pub struct EventConfig {
     /// Time control in PGN TimeControl syntax, e.g. `40/5400+30:1800+30`, `300+2`, `d5400+30`
     /// (a `d` before the increment marks a delay). `None` when not known: no software clock.
     pub time_control: Option<String>,
+    /// What the LEDs of boards that have them show, unless a board's entry says otherwise:
+    /// off at an event (lights that guide a player are assistance).
+    pub leds: LedMode,
     /// The boards, in the order given.
     pub boards: Vec<BoardConfig>,
 }
@@ -101,6 +113,7 @@ impl Default for EventConfig {
             date: "????.??.??".to_string(),
             round: 1,
             time_control: None,
+            leds: LedMode::Off,
             boards: Vec::new(),
         }
     }
@@ -113,6 +126,7 @@ pub type BoardOrigins = std::collections::BTreeMap<u32, String>;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawEvent {
+    leds: Option<Spanned<String>>,
     event: Option<String>,
     site: Option<String>,
     date: Option<String>,
@@ -133,6 +147,8 @@ struct RawBoard {
     port: Option<Spanned<String>>,
     serial: Option<Spanned<String>>,
     bus: Option<Spanned<String>>,
+    kind: Option<Spanned<String>>,
+    leds: Option<Spanned<String>>,
     white: Option<Player>,
     black: Option<Player>,
 }
@@ -213,6 +229,12 @@ impl EventConfig {
                 return Err(invalid(tc.span().start, "time_control", message));
             }
             config.time_control = Some(tc.into_inner());
+        }
+        if let Some(mode) = raw.leds {
+            config.leds = mode
+                .get_ref()
+                .parse()
+                .map_err(|message| invalid(mode.span().start, "leds", message))?;
         }
         let mut origins = BoardOrigins::new();
         let mut lines: std::collections::BTreeMap<u32, usize> = Default::default();
@@ -319,9 +341,36 @@ impl EventConfig {
                 }
             };
             origins.insert(number, origin);
+            let kind = match &board.kind {
+                None => BoardKind::Dgt,
+                Some(k) => k
+                    .get_ref()
+                    .parse()
+                    .map_err(|message| invalid(k.span().start, "kind", message))?,
+            };
+            let leds = match &board.leds {
+                None => config.leds,
+                Some(m) => m
+                    .get_ref()
+                    .parse()
+                    .map_err(|message| invalid(m.span().start, "leds", message))?,
+            };
+            if kind != BoardKind::Dgt && !matches!(source, BoardSource::Port(_)) {
+                let at = board.kind.as_ref().map_or(offset, |k| k.span().start);
+                return Err(invalid(
+                    at,
+                    "kind",
+                    format!(
+                        "a {kind} board is found by its port only: give port = \"/dev/…\" \
+                         (`touchmove ports` lists them)"
+                    ),
+                ));
+            }
             config.boards.push(BoardConfig {
                 number,
                 source,
+                kind,
+                leds,
                 white: board.white.unwrap_or_else(|| Player::named("?")),
                 black: board.black.unwrap_or_else(|| Player::named("?")),
             });
@@ -365,6 +414,8 @@ impl EventConfig {
                 None => self.boards.push(BoardConfig {
                     number: p.board,
                     source: BoardSource::Auto,
+                    kind: BoardKind::Dgt,
+                    leds: self.leds,
                     white: p.white.clone(),
                     black: p.black.clone(),
                 }),

@@ -6,12 +6,14 @@
 //! any pairings; [`EventSpec::round`] puts round N's players on them, reading the pairings file
 //! again (the pairing program has written the new round into it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::bounds::{check_board, check_round};
 use super::config::{BoardConfig, BoardOrigins, BoardSource, EventConfig, check_time_control};
 use super::pairings::{self, RoundPairings};
 use super::player::Player;
+use crate::board::kind::BoardKind;
+use crate::board::leds::LedMode;
 
 /// An event as its organiser describes it: everything a recorder needs to open any round.
 #[derive(Debug, Clone, Default)]
@@ -74,8 +76,9 @@ impl EventSpec {
             check_time_control(tc).map_err(|e| format!("--time-control: {e}"))?;
             config.time_control = Some(tc.clone());
         }
-        for path in &self.ports {
-            let port = format!("--port {}", path.display());
+        for given in &self.ports {
+            let port = format!("--port {}", given.display());
+            let (kind, path) = port_of_kind(given)?;
             let source = BoardSource::Port(path.clone());
             if let Some(b) = config.boards.iter().find(|b| b.source == source) {
                 return Err(format!(
@@ -91,11 +94,15 @@ impl EventSpec {
                 .find(|b| b.source == BoardSource::Auto)
             {
                 b.source = source;
+                b.kind = kind;
                 origins.insert(b.number, port);
                 continue;
             }
             let number = next_board_number(&config).map_err(|e| format!("{port}: {e}"))?;
-            config.boards.push(unpaired_board(number, source));
+            let mut board = unpaired_board(number, source);
+            board.kind = kind;
+            board.leds = config.leds;
+            config.boards.push(board);
             origins.insert(number, port);
         }
         Ok((config, origins))
@@ -139,8 +146,22 @@ pub fn unpaired_board(number: u32, source: BoardSource) -> BoardConfig {
     BoardConfig {
         number,
         source,
+        kind: BoardKind::Dgt,
+        leds: LedMode::Off,
         white: Player::named("?"),
         black: Player::named("?"),
+    }
+}
+
+/// A `--port` value: `PATH` (a DGT board) or `KIND:PATH`, e.g. `millennium:/dev/ttyUSB0`.
+fn port_of_kind(given: &Path) -> Result<(BoardKind, PathBuf), String> {
+    let value = given.to_string_lossy();
+    match value.split_once(':') {
+        Some((kind, path)) if !kind.contains('/') && !kind.contains('\\') => {
+            let kind = kind.parse().map_err(|e| format!("--port {value}: {e}"))?;
+            Ok((kind, PathBuf::from(path)))
+        }
+        _ => Ok((BoardKind::Dgt, given.to_path_buf())),
     }
 }
 

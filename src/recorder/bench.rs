@@ -185,6 +185,8 @@ pub fn event_for_ports(event: &str, time_control: &str, ports: &[PathBuf]) -> Ev
             .map(|(i, p)| BoardConfig {
                 number: i as u32 + 1,
                 source: BoardSource::Port(p.clone()),
+                kind: crate::board::kind::BoardKind::Dgt,
+                leds: crate::recorder::leds::LedMode::Off,
                 white: Player::named(&format!("White, Board {}", i + 1)),
                 black: Player::named(&format!("Black, Board {}", i + 1)),
             })

@@ -14,10 +14,13 @@ use super::replay::{BOUND_SERIAL, History, Step, board_key};
 use super::{Shared, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
+use crate::board::kind::BoardKind;
 use crate::clock::TimeControl;
 use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
 use crate::event::{BoardConfig, BoardSource};
+use crate::driver::snapshot_link::{SnapshotLinkConfig, spawn_snapshot_link};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
+use crate::recorder::leds::{LedPlan, led_command};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
 use crate::wire::dgt::Command;
@@ -62,6 +65,10 @@ pub(crate) struct BoardTask {
     /// The analysis running on a blocking thread: one at a time, so that the answers come
     /// in the order of the requests.
     analysing: Option<tokio::task::JoinHandle<(AnalysisRequest, Option<bool>)>>,
+    /// What the board's LEDs show, from the events.
+    led_plan: LedPlan,
+    /// Where LED commands go: the link of a board with LEDs.
+    lights: Option<mpsc::UnboundedSender<Vec<u8>>>,
 }
 
 impl BoardTask {
@@ -74,7 +81,9 @@ impl BoardTask {
         history: History,
     ) -> BoardTask {
         let tags = GameTags::new(&shared.config, board.number);
-        let mut pipeline = BoardPipeline::new(tags, control).with_board_log();
+        let mut pipeline = BoardPipeline::new(tags, control)
+            .with_board_log()
+            .with_kind(board.kind);
         // The feed gets the events and the accepted arbiter actions in the order they
         // happened, as it did live: an action settles only the alerts raised before it.
         let mut replayed = Vec::new();
@@ -135,6 +144,8 @@ impl BoardTask {
             holding_new_game: false,
             analyses: VecDeque::new(),
             analysing: None,
+            led_plan: LedPlan::new(board.leds),
+            lights: None,
         };
         // Live, no chunk of bytes waits on an analysis; the replay above analysed at once.
         task.pipeline.defer_dead_position_analysis();
@@ -216,7 +227,7 @@ impl BoardTask {
         let mut commands = commands.lock_owned().await;
         let mut link: Option<Link> = None;
         let mut finding: Option<oneshot::Receiver<Found>> = None;
-        match &self.source {
+        match self.source.clone() {
             BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
             BoardSource::Bus { port, serial } => link = self.open_bus_link(port, serial),
             _ => finding = Some(self.find()),
@@ -316,9 +327,17 @@ impl BoardTask {
         self.shared.discovery.want(self.number, self.target())
     }
 
-    fn open_link(&self, port: String) -> Link {
-        let (handle, events) =
-            spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
+    fn open_link(&mut self, port: String) -> Link {
+        let epoch = self.shared.session.epoch();
+        let (handle, events) = match self.pipeline.kind() {
+            BoardKind::Dgt => spawn_link(LinkConfig::new(port.clone()), epoch),
+            kind => {
+                let (handle, events, lights) =
+                    spawn_snapshot_link(SnapshotLinkConfig::new(kind, port.clone()), epoch);
+                self.lights = Some(lights);
+                (handle, events)
+            }
+        };
         Link {
             handle: LinkControl::Own(handle),
             events,
@@ -388,12 +407,19 @@ impl BoardTask {
             return false;
         }
         self.pipeline.set_link(port, serial);
-        say(&format!(
-            "board {}: connected on {port} (DGT board serial {}, version {})",
-            self.number,
-            serial.unwrap_or("unknown"),
-            version.unwrap_or("unknown")
-        ));
+        match self.pipeline.kind() {
+            BoardKind::Dgt => say(&format!(
+                "board {}: connected on {port} (DGT board serial {}, version {})",
+                self.number,
+                serial.unwrap_or("unknown"),
+                version.unwrap_or("unknown")
+            )),
+            kind => say(&format!(
+                "board {}: connected on {port} ({kind} board, version {})",
+                self.number,
+                version.unwrap_or("unknown")
+            )),
+        }
         true
     }
 
@@ -519,6 +545,7 @@ impl BoardTask {
             ));
         }
         if !events.is_empty() && !self.holding_new_game {
+            self.light(&events);
             self.publish(&mut events);
             self.write_files();
             if let Some(probe) = &self.shared.latency_probe {
@@ -674,6 +701,25 @@ impl BoardTask {
     }
 
     /// Publishes events to the live feed.
+    /// Lights the squares the events call for, on a board with LEDs.
+    fn light(&mut self, events: &[Event]) {
+        let Some(lights) = &self.lights else {
+            return;
+        };
+        for event in events {
+            if let Some(squares) = self.led_plan.on_event(event) {
+                let orientation = self.pipeline.orientation();
+                let fields: Vec<u8> = squares
+                    .iter()
+                    .map(|&sq| orientation.square_to_field(sq))
+                    .collect();
+                if let Some(bytes) = led_command(self.pipeline.kind(), &fields) {
+                    let _ = lights.send(bytes);
+                }
+            }
+        }
+    }
+
     fn publish(&self, events: &mut Vec<Event>) {
         for event in events.drain(..) {
             self.shared

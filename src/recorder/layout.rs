@@ -348,6 +348,8 @@ mod tests {
             boards: vec![BoardConfig {
                 number: 2,
                 source: BoardSource::Auto,
+                kind: crate::board::kind::BoardKind::Dgt,
+                leds: crate::recorder::leds::LedMode::Off,
                 white: Player {
                     name: "Moss, M".into(),
                     fide_id: Some(7),

@@ -14,6 +14,8 @@
 //!     boards: vec![BoardConfig {
 //!         number: 1,
 //!         source: BoardSource::Port(pty),
+//!         kind: touchmove::board::kind::BoardKind::Dgt,
+//!         leds: touchmove::recorder::leds::LedMode::Off,
 //!         white: Player::named("White, W"),
 //!         black: Player::named("Black, B"),
 //!     }],
@@ -76,6 +78,7 @@ mod discovery;
 pub mod event_bench;
 pub mod event_run;
 pub mod layout;
+pub mod leds;
 pub mod outage_bench;
 pub mod pipeline;
 mod replay;

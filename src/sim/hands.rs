@@ -97,6 +97,27 @@ pub struct SensorModel {
     pub latency_ms: f64,
     /// Probability that one field update is lost on its way to the host.
     pub drop_probability: f64,
+    /// The board samples all 64 squares at the same moment of each scan and sends the
+    /// whole picture (Millennium, Certabo, Chessnut): the host sees every change of a scan
+    /// at once, an emptied square before a placement, and a frame damaged on the line is
+    /// replaced by the next (no change is lost, and no dump is needed).
+    pub whole_frame: bool,
+}
+
+impl SensorModel {
+    /// The sensors of a board of `kind` (unchanged for DGT): its scan period, and the time
+    /// from a scan to the host having read it, which for Certabo includes the frames its
+    /// vote waits for.
+    pub fn on_board(mut self, kind: crate::board::kind::BoardKind) -> SensorModel {
+        if kind.sends_snapshots() {
+            self.scan_period_ms = kind.scan_period_ms() as f64;
+            self.latency_ms += kind.report_delay_ms().saturating_sub(kind.scan_period_ms()) as f64
+                + kind.frame_transfer_ms() as f64;
+            self.drop_probability = 0.0;
+            self.whole_frame = true;
+        }
+        self
+    }
 }
 
 /// Relative weights of the ways to perform one kind of move.
@@ -252,6 +273,7 @@ impl HandModel {
                 scan_period_ms: 0.0,
                 latency_ms: 3.0,
                 drop_probability: 0.0,
+                whole_frame: false,
             },
         }
     }
@@ -280,6 +302,7 @@ impl HandModel {
             scan_period_ms: rng.gen_range(200.0..250.0),
             latency_ms: rng.gen_range(2.0..8.0),
             drop_probability: 0.000_05,
+            whole_frame: false,
         };
         m
     }
@@ -313,6 +336,7 @@ impl HandModel {
             },
             latency_ms: rng.gen_range(2.0..20.0),
             drop_probability: 0.002,
+            whole_frame: false,
         };
         m
     }

@@ -120,6 +120,13 @@ pub enum SensorKind {
         /// True when the scan runs a1..h8, false for a8..h1.
         from_a1: bool,
     },
+    /// A board that samples every square at once each scan and sends whole frames
+    /// (Millennium, Certabo, Sentio, Chessnut), at its kind's scan period; its host reads
+    /// an emptied square before a placement of the same frame.
+    Frames {
+        /// The kind of board.
+        board: crate::board::kind::BoardKind,
+    },
 }
 
 /// A game played by the independent hands on a simulated sensor board.
@@ -239,6 +246,19 @@ pub fn simulate(
     seed: u64,
     roughness: Roughness,
 ) -> Result<IndependentGame, SimError> {
+    simulate_on(start_fen, chess960, moves_uci, seed, roughness, None)
+}
+
+/// [`simulate`] on a board of another kind than DGT (`board`), which sends whole frames at
+/// its own scan period; `None` plays on the DGT board `roughness` chooses.
+pub fn simulate_on(
+    start_fen: Option<&str>,
+    chess960: bool,
+    moves_uci: &[String],
+    seed: u64,
+    roughness: Roughness,
+    board: Option<crate::board::kind::BoardKind>,
+) -> Result<IndependentGame, SimError> {
     let start = start_position(start_fen, chess960)?;
     let mode = castling_mode(chess960);
     let mut pos = start.clone();
@@ -267,14 +287,21 @@ pub fn simulate(
     happenings.sort_by_key(|h| (h.t, h.seq));
     check_physics(&happenings, start.board(), pos.board())?;
 
-    let sensor = sensor::choose(&mut rng, roughness);
-    let reported = sensor::report(
-        &mut rng,
-        sensor,
-        &happenings,
-        start.board(),
-        sensor::drop_probability(roughness),
-    );
+    let (sensor, drop_p) = match board {
+        Some(board) => (SensorKind::Frames { board }, 0.0),
+        None => (
+            sensor::choose(&mut rng, roughness),
+            sensor::drop_probability(roughness),
+        ),
+    };
+    let mut reported = sensor::report(&mut rng, sensor, &happenings, start.board(), drop_p);
+    if board.is_some_and(|b| !b.identifies_pieces()) {
+        for obs in &mut reported.observations {
+            if let ObservationKind::Placed(_, piece) = &mut obs.kind {
+                *piece = None;
+            }
+        }
+    }
 
     let snapshot = Observation {
         t_ms: 0,

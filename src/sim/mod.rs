@@ -4,6 +4,7 @@ pub mod after_game;
 pub mod hands;
 pub mod independent_hands;
 pub mod pty;
+pub mod snapshot_board;
 pub mod virtual_board;
 pub mod virtual_bus;
 pub mod virtual_pegasus;

@@ -1,6 +1,10 @@
 //! Board wire protocols: byte decoders and encoders, no I/O.
 
 pub mod capture;
+pub mod certabo;
+pub mod chessnut;
 pub mod dgt;
+pub mod frame_error;
+pub mod millennium;
 pub mod pegasus;
 pub mod revelation;

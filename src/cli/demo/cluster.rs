@@ -125,7 +125,7 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
         .find(|(n, _)| n == SERVE_MEMBER)
         .map(|(_, a)| *a);
     println!(
-        "touchmove demo: {} virtual DGT boards, real games, realistic hands, as an event on \
+        "touchmove demo: virtual boards ({}), real games, realistic hands, as an event on \
          several PCs: event {event_id:?} on {url}",
         args.boards
     );
@@ -316,6 +316,9 @@ fn event_file(config: &EventConfig, boards: &[BoardConfig]) -> String {
             if let BoardSource::Port(port) = &b.source {
                 board.insert("port".into(), port.to_string_lossy().into_owned().into());
             }
+            if b.kind != crate::board::kind::BoardKind::Dgt {
+                board.insert("kind".into(), b.kind.name().into());
+            }
             board.insert("white".into(), Value::Table(player_table(&b.white)));
             board.insert("black".into(), Value::Table(player_table(&b.black)));
             Value::Table(board)
@@ -353,6 +356,8 @@ mod tests {
         let board = |number: u32| BoardConfig {
             number,
             source: BoardSource::Port(PathBuf::from(format!("/tmp/demo/board-{number}"))),
+            kind: crate::board::kind::BoardKind::Dgt,
+            leds: crate::recorder::leds::LedMode::Off,
             white: Player {
                 name: "Abdusattorov, \"Nodirbek\"".into(),
                 fide_id: Some(14204118),
@@ -368,6 +373,7 @@ mod tests {
             date: "2025.06.20".into(),
             round: 1,
             time_control: Some("900+10".into()),
+            leds: crate::recorder::leds::LedMode::Off,
             boards: (1..=4).map(board).collect(),
         };
         let text = event_file(&config, &config.boards[2..]);

@@ -15,9 +15,10 @@ use shakmaty::{EnPassantMode, Position};
 use super::BoardPipeline;
 use super::board_log::{BoardLog, Checkpoint, LogReport};
 use crate::act::{Alert, AlertRef, Event, Severity};
+use crate::board::kind::KindDecoder;
 use crate::board::log_recovery::{FieldChange, RecoveredRecord, recover};
 use crate::board::{ColorName, Millis};
-use crate::wire::dgt::{Decoder, EepromLog, EepromRecord, Message};
+use crate::wire::dgt::{EepromLog, EepromRecord, Message};
 
 /// The most messages kept after a checkpoint: a board whose dumps never match again (a
 /// board without a verifier, a sensor fault) does not grow the copy without end.
@@ -181,7 +182,7 @@ impl BoardPipeline {
         }
         let mut replay = checkpoint.pipeline;
         // The copy may have been taken between the bytes of one frame.
-        replay.decoder = Decoder::new();
+        replay.decoder = KindDecoder::new(replay.kind);
         let mut events = Vec::new();
         let differing = replay.board_log.differing_dumps;
         for s in &stream {

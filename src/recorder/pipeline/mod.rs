@@ -20,11 +20,12 @@ use shakmaty::Color;
 use crate::act::{AnalysisRequest, Event, Machine, MachineConfig, Severity};
 use crate::board::dgt::DgtObserver;
 use crate::board::resumption::{Resumed, Resumption};
+use crate::board::kind::{BoardKind, KindDecoder};
 use crate::board::{Millis, Observation, ObservationKind};
 use crate::clock::{ClockState, TimeControl};
 use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
-use crate::wire::dgt::{Decoder, Message};
+use crate::wire::dgt::Message;
 
 use crate::event::{EventConfig, Player};
 use after_game::AfterGame;
@@ -95,7 +96,8 @@ struct Ending {
 pub struct BoardPipeline {
     tags: GameTags,
     control: TimeControl,
-    decoder: Decoder,
+    kind: BoardKind,
+    decoder: KindDecoder,
     observer: DgtObserver,
     machine: Machine,
     /// The game as recorded: the machine's moves after `offset` plies fixed by the arbiter.
@@ -159,7 +161,8 @@ impl BoardPipeline {
             clock: ClockState::new(control.clone()),
             machine: Machine::new(machine_config_for(&control)),
             control,
-            decoder: Decoder::new(),
+            kind: BoardKind::Dgt,
+            decoder: KindDecoder::new(BoardKind::Dgt),
             observer: DgtObserver::new(),
             game: Game::standard(),
             offset: 0,
@@ -193,8 +196,38 @@ impl BoardPipeline {
     fn machine_config(&self) -> MachineConfig {
         MachineConfig {
             defer_dead_position_analysis: self.defer_analysis,
+            identifies_pieces: self.kind.identifies_pieces(),
+            scan_period_ms: self.kind.scan_period_ms(),
             ..machine_config_for(&self.control)
         }
+    }
+
+    /// Reads a board of `kind` (DGT by default): its bytes are decoded as that kind's, and
+    /// a board that senses only occupancy takes the occupancy-only path. Boards that send
+    /// whole frames have no move log: every frame shows the whole board.
+    pub fn with_kind(mut self, kind: BoardKind) -> BoardPipeline {
+        self.kind = kind;
+        if kind.sends_snapshots() {
+            self.board_log.enabled = false;
+        }
+        self.decoder = KindDecoder::new(kind);
+        self.observer = if kind.identifies_pieces() {
+            DgtObserver::new()
+        } else {
+            DgtObserver::occupancy_only()
+        };
+        self.machine = Machine::new(self.machine_config());
+        self
+    }
+
+    /// The kind of board read.
+    pub fn kind(&self) -> BoardKind {
+        self.kind
+    }
+
+    /// How the board lies (found from the start position).
+    pub fn orientation(&self) -> crate::board::orientation::Orientation {
+        self.observer.orientation()
     }
 
     /// From now on, leaves the dead-position analysis (5.2.2) to the caller, so that no

@@ -81,7 +81,11 @@ pub(super) fn report(
     for (index, changes) in per_square.iter().enumerate() {
         let sq = Square::new(index as u32);
         let mut reported = start.piece_at(sq);
-        let offset = phase + scan_index(sq) as f64 * sensor.scan_period_ms / 64.0;
+        let offset = if sensor.whole_frame {
+            phase
+        } else {
+            phase + scan_index(sq) as f64 * sensor.scan_period_ms / 64.0
+        };
         let mut i = 0;
         while i < changes.len() {
             let sample = if sensor.scan_period_ms > 0.0 {
@@ -98,11 +102,18 @@ pub(super) fn report(
             }
             if state != reported {
                 reported = state;
-                let kind = match state {
-                    Some(p) => ObservationKind::Placed(sq, Some(p)),
-                    None => ObservationKind::Emptied(sq),
+                let (kind, order) = match state {
+                    Some(p) => (ObservationKind::Placed(sq, Some(p)), 100 + scan_index(sq)),
+                    None => (ObservationKind::Emptied(sq), scan_index(sq)),
                 };
-                reports.push((sample, scan_index(sq), kind));
+                // A DGT board reports in sampling order; a whole frame is read empty
+                // squares first, as the host's adapter does.
+                let order = if sensor.whole_frame {
+                    order
+                } else {
+                    scan_index(sq)
+                };
+                reports.push((sample, order, kind));
             }
         }
     }
@@ -132,12 +143,17 @@ pub(super) fn report(
             } else {
                 *sample
             },
-            serial_ms: field.then_some(FIELD_UPDATE_MS),
+            serial_ms: (field && !sensor.whole_frame).then_some(FIELD_UPDATE_MS),
             kind: kind.clone(),
         });
     }
     let without_dumps = arrivals(&sent);
-    for answered in dump_times(&sent, &without_dumps, sensor.latency_ms) {
+    let dumps = if sensor.whole_frame {
+        Vec::new()
+    } else {
+        dump_times(&sent, &without_dumps, sensor.latency_ms)
+    };
+    for answered in dumps {
         sent.push(Sent {
             sampled: answered,
             ready: answered + BOARD_DUMP_MS,
@@ -286,6 +302,7 @@ mod tests {
             scan_period_ms,
             latency_ms,
             drop_probability,
+            whole_frame: false,
         }
     }
 

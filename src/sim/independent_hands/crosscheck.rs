@@ -26,8 +26,11 @@ use serde_json::{Value, json};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use super::{IndependentGame, Roughness, SimError, game_seed, simulate, start_position};
+use super::{
+    IndependentGame, Roughness, SensorKind, SimError, game_seed, simulate_on, start_position,
+};
 use crate::act::{Event, Machine, MachineConfig, Severity};
+use crate::board::kind::BoardKind;
 use crate::board::{Millis, Observation, ObservationKind};
 use crate::sim::hands::pgn_games::PgnGame;
 
@@ -69,11 +72,15 @@ pub struct Judged {
 
 /// Runs a simulated game through a fresh machine and judges the record.
 pub fn judge(game: IndependentGame) -> Judged {
-    let config = MachineConfig {
+    let mut config = MachineConfig {
         start_fen: game.start_fen.clone(),
         chess960: game.chess960,
         ..MachineConfig::default()
     };
+    if let SensorKind::Frames { board } = game.sensor {
+        config.identifies_pieces = board.identifies_pieces();
+        config.scan_period_ms = board.scan_period_ms();
+    }
     let mut machine = Machine::new(config);
     let mut events: Vec<(Option<usize>, Event)> = Vec::new();
     let mut out = Vec::new();
@@ -359,8 +366,26 @@ pub fn play_one(
     roughness: Roughness,
     verified: bool,
 ) -> Result<Judged, SimError> {
+    play_one_on(g, seed, roughness, verified, None)
+}
+
+/// [`play_one`] on a board of another kind (`None`: DGT).
+pub fn play_one_on(
+    g: &PgnGame,
+    seed: u64,
+    roughness: Roughness,
+    verified: bool,
+    board: Option<BoardKind>,
+) -> Result<Judged, SimError> {
     let s = game_seed(seed, g.index);
-    let game = simulate(g.fen.as_deref(), g.chess960, &g.moves_uci, s, roughness)?;
+    let game = simulate_on(
+        g.fen.as_deref(),
+        g.chess960,
+        &g.moves_uci,
+        s,
+        roughness,
+        board,
+    )?;
     Ok(judge(if verified { game.verified() } else { game }))
 }
 
@@ -372,9 +397,21 @@ pub fn run(
     verified: bool,
     show: usize,
 ) -> Summary {
+    run_on(games, seed, roughness, verified, show, None)
+}
+
+/// [`run`] on boards of another kind (`None`: DGT).
+pub fn run_on(
+    games: &[&PgnGame],
+    seed: u64,
+    roughness: Roughness,
+    verified: bool,
+    show: usize,
+    board: Option<BoardKind>,
+) -> Summary {
     let mut summary = Summary::default();
     for g in games {
-        match play_one(g, seed, roughness, verified) {
+        match play_one_on(g, seed, roughness, verified, board) {
             Ok(j) => summary.add(g.index, game_seed(seed, g.index), &j, show),
             Err(e) => summary.simulation_errors.push((g.index, e.to_string())),
         }

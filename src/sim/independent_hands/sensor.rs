@@ -88,7 +88,19 @@ pub(super) fn report(
                 }
             }
         }
-        SensorKind::Scanning { period_ms, from_a1 } => {
+        SensorKind::Scanning { .. } | SensorKind::Frames { .. } => {
+            // A whole-frame board samples every square at the start of its scan, and its
+            // frame reaches the host after the line carried it (and, for Certabo, after
+            // the frames its vote waits for).
+            let (period_ms, order, delay) = match sensor {
+                SensorKind::Frames { board } => (
+                    board.scan_period_ms(),
+                    None,
+                    board.report_delay_ms() - board.scan_period_ms() + board.frame_transfer_ms(),
+                ),
+                SensorKind::Scanning { period_ms, from_a1 } => (period_ms, Some(from_a1), 0),
+                SensorKind::Usb => (1, None, 0),
+            };
             let end = happenings.last().map_or(0, |h| h.t) + 4 * period_ms;
             let mut starts: Vec<Millis> = Vec::new();
             let mut s = rng.gen_range(0..period_ms);
@@ -99,11 +111,11 @@ pub(super) fn report(
             }
             starts.push(s);
             let sample = |k: usize, sq: Square| -> Millis {
-                let idx = if from_a1 {
-                    sq.to_u32()
-                } else {
+                let idx = match order {
+                    None => 0,
+                    Some(true) => sq.to_u32(),
                     // DGT order: a8..h8, a7..h7, ..., a1..h1.
-                    (7 - sq.rank().to_u32()) * 8 + sq.file().to_u32()
+                    Some(false) => (7 - sq.rank().to_u32()) * 8 + sq.file().to_u32(),
                 };
                 let len = starts[k + 1] - starts[k];
                 starts[k] + u64::from(idx) * len / 64
@@ -138,19 +150,24 @@ pub(super) fn report(
                         reported = now;
                         if drop_p > 0.0 && rng.gen_bool(drop_p) {
                             lost.push(Observation {
-                                t_ms: at + 2,
+                                t_ms: at + 2 + delay,
                                 kind: What::Square(sq, now).kind(),
                             });
                             continue;
                         }
                         // The link sends the scan's reports in scan order.
-                        push(&mut timed, at + 2, What::Square(sq, now));
+                        push(&mut timed, at + 2 + delay, What::Square(sq, now));
                     }
                 }
             }
         }
     }
-    timed.sort_by_key(|(t, order, _)| (*t, *order));
+    // A frame's host reads its emptied squares first; otherwise the order of reporting.
+    let frames = matches!(sensor, SensorKind::Frames { .. });
+    timed.sort_by_key(|(t, order, o)| {
+        let placed = frames && matches!(o.kind, ObservationKind::Placed(..));
+        (*t, placed, *order)
+    });
     Reported {
         observations: timed.into_iter().map(|(_, _, o)| o).collect(),
         lost,

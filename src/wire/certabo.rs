@@ -1,0 +1,427 @@
+//! The Certabo protocol (RFID per square) and its occupancy-only sibling Sentio
+//! (Tabutronic), byte-exact and without I/O.
+//!
+//! Over USB the board sends, continuously, ASCII frames from `:` to `\r\n` of
+//! space-separated decimal numbers. A Certabo frame has 320: 64 squares × a 5-byte RFID tag
+//! id, squares a8, b8 … h8, a7 … h1 (the DGT field numbering); a square whose id has more
+//! than two zero bytes is empty. A Sentio frame has 8: one bitmask per rank from rank 8,
+//! most significant bit the a-file. The board wraps a frame's text with bare `\n` anywhere,
+//! even inside a number, and may follow it with an `L` or `D` (its LED hardware): both are
+//! read through. The host lights squares with 8 bytes, byte 0 rank 8, bit 0 the a-file.
+//!
+//! Tag ids say nothing by themselves: [`Calibration`] learns which id is which piece from
+//! the start position (with spare queens on d3 and d6), and [`TagVoter`] takes each square's
+//! majority over the last frames, since the readers return noise on empty squares and now
+//! and then a wrong id.
+
+use std::collections::{HashMap, VecDeque};
+
+use shakmaty::{Board, File, Piece, Rank, Role, Square};
+
+use super::frame_error::FrameError;
+
+const PROTOCOL: &str = "certabo";
+
+/// The longest frame text read: 320 numbers of up to 3 digits, their spaces and wraps.
+const MAX_FRAME_BYTES: usize = 2048;
+
+/// One square's RFID tag id.
+pub type TagId = [u8; 5];
+
+/// The id read on an empty square.
+pub const NO_TAG: TagId = [0; 5];
+
+/// One frame from the board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A Certabo frame: the tag id read on each square (DGT field order, a8 first).
+    Tags(Box<[TagId; 64]>),
+    /// A Sentio frame: one occupancy bitmask per rank, rank 8 first, bit 7 the a-file.
+    Occupancy([u8; 8]),
+}
+
+impl Frame {
+    /// The wire bytes of this frame, wrapped every 64 characters as the board does.
+    pub fn encode(&self) -> Vec<u8> {
+        let numbers: Vec<u8> = match self {
+            Frame::Tags(tags) => tags.iter().flatten().copied().collect(),
+            Frame::Occupancy(ranks) => ranks.to_vec(),
+        };
+        let text = numbers
+            .iter()
+            .map(u8::to_string)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut out = vec![b':'];
+        for (i, chunk) in text.as_bytes().chunks(64).enumerate() {
+            if i > 0 {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(chunk);
+        }
+        out.extend_from_slice(b" \r\n");
+        out
+    }
+
+    /// The occupied DGT fields as a bit set (bit `f` = field `f`).
+    pub fn occupied(&self) -> u64 {
+        (0..64)
+            .filter(|&f| match self {
+                Frame::Tags(tags) => !is_empty(&tags[f]),
+                Frame::Occupancy(ranks) => ranks[f / 8] & (0x80 >> (f % 8)) != 0,
+            })
+            .fold(0, |set, f| set | 1 << f)
+    }
+}
+
+/// An id with more than two zero bytes reads as an empty square.
+pub fn is_empty(id: &TagId) -> bool {
+    id.iter().filter(|&&b| b == 0).count() > 2
+}
+
+/// The LED bytes that light the DGT fields `fields` (0 = a8).
+pub fn led_bytes(fields: impl IntoIterator<Item = u8>) -> [u8; 8] {
+    let mut bytes = [0; 8];
+    for f in fields {
+        bytes[usize::from(f & 63) / 8] |= 1 << (f % 8);
+    }
+    bytes
+}
+
+/// The DGT fields lit by LED bytes (the inverse of [`led_bytes`]).
+pub fn lit_fields(bytes: &[u8; 8]) -> Vec<u8> {
+    (0..64u8)
+        .filter(|&f| bytes[usize::from(f / 8)] & (1 << (f % 8)) != 0)
+        .collect()
+}
+
+/// Decodes the frames a Certabo or Sentio board sends, fed in chunks of any size. Bytes
+/// before the first `:` are skipped; a frame cut by the next `:`, too long, or holding
+/// anything but numbers is dropped with an error naming the byte. Memory is bounded by
+/// [`MAX_FRAME_BYTES`].
+#[derive(Debug, Clone, Default)]
+pub struct Decoder {
+    /// The current frame's bytes from its `:`; empty between frames.
+    frame: Vec<u8>,
+    frames: u64,
+    skipped: u64,
+    /// The frame in progress is already known to be bad: read through to its end.
+    dropping: bool,
+}
+
+impl Decoder {
+    /// A decoder waiting for the first `:`.
+    pub fn new() -> Self {
+        Decoder::default()
+    }
+
+    /// Feeds `bytes`, appending each frame (or the reason one was dropped) to `out`.
+    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Result<Frame, FrameError>>) {
+        for &b in bytes {
+            match b {
+                b':' => {
+                    if !self.frame.is_empty() && !self.dropping {
+                        let at = self.frame.len();
+                        self.frame.push(b);
+                        self.fail(at, "a new frame began before this one ended", out);
+                    }
+                    self.skipped += self.frame.len() as u64;
+                    self.frame.clear();
+                    self.frame.push(b':');
+                    self.dropping = false;
+                }
+                _ if self.frame.is_empty() => self.skipped += 1,
+                b'\r' => {
+                    if !self.dropping {
+                        self.frames += 1;
+                        match parse(&self.frame) {
+                            Ok(Some(frame)) => out.push(Ok(frame)),
+                            Ok(None) => self.frames -= 1,
+                            Err((offset, what)) => out.push(Err(FrameError::new(
+                                PROTOCOL,
+                                self.frames,
+                                &self.frame,
+                                offset,
+                                what,
+                            ))),
+                        }
+                    }
+                    self.frame.clear();
+                }
+                _ if self.dropping => self.skipped += 1,
+                _ if self.frame.len() >= MAX_FRAME_BYTES => {
+                    self.frame.push(b);
+                    self.fail(MAX_FRAME_BYTES, "the frame is longer than 320 numbers", out);
+                }
+                _ => self.frame.push(b),
+            }
+        }
+    }
+
+    fn fail(
+        &mut self,
+        offset: usize,
+        what: &'static str,
+        out: &mut Vec<Result<Frame, FrameError>>,
+    ) {
+        self.frames += 1;
+        out.push(Err(FrameError::new(
+            PROTOCOL,
+            self.frames,
+            &self.frame,
+            offset,
+            what,
+        )));
+        self.dropping = true;
+    }
+
+    /// Bytes dropped so far (before a `:`, and of bad frames).
+    pub fn skipped_bytes(&self) -> u64 {
+        self.skipped
+    }
+}
+
+/// Reads a frame's text (from its `:`): `None` when it holds no numbers (an LED marker).
+fn parse(frame: &[u8]) -> Result<Option<Frame>, (usize, &'static str)> {
+    let mut numbers: Vec<u8> = Vec::with_capacity(320);
+    let mut current: Option<(u16, usize)> = None;
+    let mut end_number = |current: &mut Option<(u16, usize)>| -> Result<(), (usize, &'static str)> {
+        if let Some((value, start)) = current.take() {
+            if numbers.len() == 320 {
+                return Err((start, "a frame has at most 320 numbers"));
+            }
+            numbers.push(u8::try_from(value).map_err(|_| (start, "a number above 255"))?);
+        }
+        Ok(())
+    };
+    for (i, &b) in frame.iter().enumerate().skip(1) {
+        match b {
+            b'0'..=b'9' => {
+                let (value, start) = current.unwrap_or((0, i));
+                current = Some(((value * 10 + u16::from(b - b'0')).min(1000), start));
+            }
+            b'\n' => {}
+            b' ' | b'L' | b'D' => end_number(&mut current)?,
+            _ => return Err((i, "not a digit, space, or LED marker")),
+        }
+    }
+    end_number(&mut current)?;
+    match numbers.len() {
+        0 => Ok(None),
+        8 => Ok(Some(Frame::Occupancy(numbers.try_into().unwrap_or([0; 8])))),
+        320 => {
+            let mut tags = Box::new([NO_TAG; 64]);
+            for (tag, chunk) in tags.iter_mut().zip(numbers.chunks(5)) {
+                tag.copy_from_slice(chunk);
+            }
+            Ok(Some(Frame::Tags(tags)))
+        }
+        _ => Err((
+            frame.len() - 1,
+            "a frame has 320 numbers (Certabo) or 8 (Sentio)",
+        )),
+    }
+}
+
+/// Each square's majority id over the last frames: a square takes a new id once it is read
+/// in more than half of them, and keeps its last agreed id otherwise.
+#[derive(Debug, Clone)]
+pub struct TagVoter {
+    depth: usize,
+    history: VecDeque<Box<[TagId; 64]>>,
+    agreed: [TagId; 64],
+}
+
+impl TagVoter {
+    /// A voter over the last `depth` frames (at least 1); all squares empty until agreed.
+    pub fn new(depth: usize) -> TagVoter {
+        TagVoter {
+            depth: depth.max(1),
+            history: VecDeque::new(),
+            agreed: [NO_TAG; 64],
+        }
+    }
+
+    /// Takes one frame and returns the ids agreed on now. Every empty reading counts as
+    /// [`NO_TAG`], so that noise on an empty square does not outvote it.
+    pub fn push(&mut self, tags: &[TagId; 64]) -> &[TagId; 64] {
+        if self.history.len() == self.depth {
+            self.history.pop_front();
+        }
+        let mut frame = Box::new(*tags);
+        for id in frame.iter_mut() {
+            if is_empty(id) {
+                *id = NO_TAG;
+            }
+        }
+        self.history.push_back(frame);
+        for square in 0..64 {
+            let mut best: Option<(TagId, usize)> = None;
+            for frame in &self.history {
+                let id = frame[square];
+                let count = self.history.iter().filter(|f| f[square] == id).count();
+                if best.is_none_or(|(_, c)| count > c) {
+                    best = Some((id, count));
+                }
+            }
+            if let Some((id, count)) = best
+                && count * 2 > self.depth
+            {
+                self.agreed[square] = id;
+            }
+        }
+        &self.agreed
+    }
+}
+
+/// Which tag id is which piece, learnt from the start position.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Calibration {
+    pieces: HashMap<TagId, Piece>,
+}
+
+/// The DGT fields of the spare queens read at calibration: d6 for Black, d3 for White.
+pub const SPARE_QUEEN_FIELDS: [(u8, shakmaty::Color); 2] =
+    [(19, shakmaty::Color::Black), (43, shakmaty::Color::White)];
+
+impl Calibration {
+    /// No id known.
+    pub fn new() -> Calibration {
+        Calibration::default()
+    }
+
+    /// The number of ids known.
+    pub fn len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// True before anything was learnt.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    /// The piece of `id`, if known.
+    pub fn piece(&self, id: &TagId) -> Option<Piece> {
+        self.pieces.get(id).copied()
+    }
+
+    /// Learns from `tags` (agreed ids) if they stand in the standard start position: all 32
+    /// start squares read distinct ids and every id already known stands on a square of its
+    /// piece. Spare queens on d6 (Black) and d3 (White) are learnt with them. Returns the
+    /// number of ids learnt (0 when `tags` is no start position).
+    pub fn learn_start(&mut self, tags: &[TagId; 64]) -> usize {
+        let start = Board::new();
+        let mut learnt: Vec<(TagId, Piece)> = Vec::new();
+        for (field, id) in (0u8..).zip(tags) {
+            let square = Square::from_coords(
+                File::new(u32::from(field % 8)),
+                Rank::new(u32::from(7 - field / 8)),
+            );
+            let expected = start.piece_at(square);
+            let spare = SPARE_QUEEN_FIELDS
+                .iter()
+                .find(|(f, _)| *f == field)
+                .map(|(_, color)| Role::Queen.of(*color));
+            let Some(piece) = expected.or(spare.filter(|_| !is_empty(id))) else {
+                continue;
+            };
+            if is_empty(id) || learnt.iter().any(|(seen, _)| seen == id) {
+                return 0;
+            }
+            if self.pieces.get(id).is_some_and(|known| *known != piece) {
+                return 0;
+            }
+            learnt.push((*id, piece));
+        }
+        let before = self.pieces.len();
+        self.pieces.extend(learnt);
+        self.pieces.len() - before
+    }
+
+    /// The pieces the ids stand for, in DGT field order; an unknown id reads as empty (the
+    /// readers return noise on empty squares).
+    pub fn pieces(&self, tags: &[TagId; 64]) -> [Option<Piece>; 64] {
+        let mut pieces = [None; 64];
+        for (slot, id) in pieces.iter_mut().zip(tags) {
+            *slot = self.piece(id);
+        }
+        pieces
+    }
+}
+
+/// A Certabo board's frames read as pieces: voted, calibrated from the first start position
+/// and again whenever a start position shows ids not known yet (new pieces).
+#[derive(Debug, Clone)]
+pub struct TagReader {
+    voter: TagVoter,
+    calibration: Calibration,
+}
+
+/// Frames a square's reading is voted over.
+pub const VOTE_DEPTH: usize = 3;
+
+impl Default for TagReader {
+    fn default() -> Self {
+        TagReader {
+            voter: TagVoter::new(VOTE_DEPTH),
+            calibration: Calibration::new(),
+        }
+    }
+}
+
+impl TagReader {
+    /// A reader that knows no piece yet.
+    pub fn new() -> TagReader {
+        TagReader::default()
+    }
+
+    /// The pieces of one frame, or `None` while no start position was seen to calibrate.
+    pub fn read(&mut self, tags: &[TagId; 64]) -> Option<[Option<Piece>; 64]> {
+        let agreed = *self.voter.push(tags);
+        self.calibration.learn_start(&agreed);
+        (!self.calibration.is_empty()).then(|| self.calibration.pieces(&agreed))
+    }
+
+    /// What is known of the ids.
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapped_frame_with_a_split_number_and_led_marker_reads() {
+        let mut out = Vec::new();
+        Decoder::new().push(b"xx:255 255 0 0 0 0 25\n5 254\nL\r\n", &mut out);
+        assert_eq!(
+            out,
+            [Ok(Frame::Occupancy([255, 255, 0, 0, 0, 0, 255, 254]))]
+        );
+    }
+
+    #[test]
+    fn a_bad_character_names_its_byte_and_frame() {
+        let mut out = Vec::new();
+        Decoder::new().push(b":1 2 3 4 5 6 7 8\r\n:1 2 X 4\r\n", &mut out);
+        let err = out[1].as_ref().unwrap_err();
+        assert_eq!((err.frame, err.offset, err.byte), (2, 5, b'X'));
+    }
+
+    #[test]
+    fn voting_ignores_one_noisy_frame() {
+        let mut voter = TagVoter::new(3);
+        let piece = [3, 0, 84, 252, 153];
+        let mut frame = [NO_TAG; 64];
+        frame[10] = piece;
+        voter.push(&frame);
+        assert_eq!(voter.push(&frame)[10], piece);
+        let mut noisy = frame;
+        noisy[10] = [9, 9, 9, 9, 9];
+        noisy[20] = [7, 7, 7, 7, 7];
+        let agreed = voter.push(&noisy);
+        assert_eq!((agreed[10], agreed[20]), (piece, NO_TAG));
+    }
+}
