@@ -229,7 +229,7 @@ impl BoardTask {
         let mut finding: Option<oneshot::Receiver<Found>> = None;
         match self.source.clone() {
             BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
-            BoardSource::Bus { port, serial } => link = self.open_bus_link(port, serial),
+            BoardSource::Bus { port, serial } => link = self.open_bus_link(&port, &serial),
             _ => finding = Some(self.find()),
         }
         let mut tick = tokio::time::interval(Duration::from_millis(250));
