@@ -14,11 +14,11 @@ use serde_json::json;
 use crate::act::{Event, Machine, MachineConfig};
 use crate::board::{Millis, Observation};
 use crate::recorder::outage_bench::Hands;
-use crate::sim::virtual_board::ResumeMode;
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Feed, Summary, game_seed};
 use crate::sim::hands::{Noise, SimulatedGame, simulate_game};
 use crate::sim::independent_hands::{Roughness, crosscheck};
+use crate::sim::virtual_board::ResumeMode;
 
 /// `touchmove bench` subcommands.
 #[derive(Debug, clap::Subcommand)]
