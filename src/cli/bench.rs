@@ -16,11 +16,11 @@ use crate::board::ObservationKind;
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, Observation};
 use crate::recorder::outage_bench::Hands;
-use crate::sim::virtual_board::ResumeMode;
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Feed, Summary, game_seed};
 use crate::sim::hands::{HandModel, Noise, SimulatedGame, simulate_game, simulate_with_model};
 use crate::sim::independent_hands::{Roughness, crosscheck};
+use crate::sim::virtual_board::ResumeMode;
 
 /// `touchmove bench` subcommands.
 #[derive(Debug, clap::Subcommand)]

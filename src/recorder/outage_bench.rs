@@ -28,8 +28,8 @@ use crate::server::feed::{Feed, Scope};
 use crate::sim::hands::score::game_seed;
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::independent_hands::{self, Roughness};
-use crate::sim::virtual_board::{ResumeMode, VirtualBoard};
 use crate::sim::virtual_board::timeline::Pace;
+use crate::sim::virtual_board::{ResumeMode, VirtualBoard};
 
 /// One outage run.
 #[derive(Debug, Clone)]
