@@ -23,8 +23,8 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::bench::{BenchDir, spawn_boards};
-use crate::event::trf::{Trf, TrfGame};
 use crate::board::Observation;
+use crate::event::trf::{Trf, TrfGame};
 use crate::record::pgn::read_games;
 use crate::sim::after_game::{SetBack, board_after, post_mortem, set_back};
 use crate::sim::hands::pgn_games::{PgnGame, read_games as read_pgn_games};

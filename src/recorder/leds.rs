@@ -6,7 +6,6 @@
 //! [`LedMode::Errors`] the squares to put right while play is held after an illegal or
 //! displaced move (the squares whose contents differ from the game).
 
-
 use shakmaty::Square;
 
 use crate::act::Event;

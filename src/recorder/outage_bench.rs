@@ -509,14 +509,14 @@ impl GameOutcome {
     }
 }
 
+/// A standing order alert: the ply its span starts at, the order recorded there and the other
+/// orders it names (each as UCI moves).
+pub type OrderAlert = (u32, Vec<String>, Vec<Vec<String>>);
+
 /// True when every recorded move of `file` that is not the move `played` at its ply lies in
 /// a span some standing order alert names, the PGN marks that span "order not observed", and
 /// the order played there is the one recorded or one of the others the alert names.
-pub fn covered_by_order_marks(
-    file: &GameRecord,
-    orders: &[(u32, Vec<String>, Vec<Vec<String>>)],
-    played: &[String],
-) -> bool {
+pub fn covered_by_order_marks(file: &GameRecord, orders: &[OrderAlert], played: &[String]) -> bool {
     let mut fixed: Vec<String> = file.moves.iter().map(|m| m.uci.clone()).collect();
     for (first_ply, recorded, others) in orders {
         let from = (*first_ply as usize).saturating_sub(1);

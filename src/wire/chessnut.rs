@@ -14,7 +14,7 @@
 
 use shakmaty::{Color, Piece, Role};
 
-use super::frame_error::FrameError;
+use super::frame_error::{FrameError, FrameParser};
 
 const PROTOCOL: &str = "chessnut";
 
@@ -254,7 +254,7 @@ impl Framer {
         &mut self,
         bytes: &[u8],
         length: fn(u8) -> Option<u8>,
-        parse: fn(&[u8]) -> Result<M, (usize, &'static str)>,
+        parse: FrameParser<M>,
         out: &mut Vec<Result<M, FrameError>>,
     ) {
         for &b in bytes {

@@ -41,3 +41,6 @@ impl FrameError {
         }
     }
 }
+
+/// Parses one whole frame, or names the offset of the byte it cannot read and why.
+pub type FrameParser<M> = fn(&[u8]) -> Result<M, (usize, &'static str)>;

@@ -16,7 +16,7 @@
 
 use shakmaty::Piece;
 
-use super::frame_error::FrameError;
+use super::frame_error::{FrameError, FrameParser};
 
 /// The protocol's name in errors.
 const PROTOCOL: &str = "millennium";
@@ -108,7 +108,7 @@ pub enum Command {
 /// `byte` with bit 7 set or cleared so that the eight bits hold an odd number of ones.
 pub fn with_odd_parity(byte: u8) -> u8 {
     let low = byte & 0x7F;
-    if low.count_ones() % 2 == 0 {
+    if low.count_ones().is_multiple_of(2) {
         low | 0x80
     } else {
         low
@@ -320,7 +320,7 @@ impl Framer {
         &mut self,
         bytes: &[u8],
         length: fn(u8) -> Option<usize>,
-        parse: fn(&[u8]) -> Result<M, (usize, &'static str)>,
+        parse: FrameParser<M>,
         out: &mut Vec<Result<M, FrameError>>,
     ) {
         for &b in bytes {
@@ -332,7 +332,7 @@ impl Framer {
     fn drain<M>(
         &mut self,
         length: fn(u8) -> Option<usize>,
-        parse: fn(&[u8]) -> Result<M, (usize, &'static str)>,
+        parse: FrameParser<M>,
         out: &mut Vec<Result<M, FrameError>>,
     ) {
         while let Some(&first) = self.buf.first() {
@@ -369,11 +369,8 @@ impl Framer {
 }
 
 /// Checks parity and block check of a whole frame and parses its characters.
-fn check<M>(
-    frame: &[u8],
-    parse: fn(&[u8]) -> Result<M, (usize, &'static str)>,
-) -> Result<M, (usize, &'static str)> {
-    if let Some(i) = frame.iter().position(|b| b.count_ones() % 2 == 0) {
+fn check<M>(frame: &[u8], parse: FrameParser<M>) -> Result<M, (usize, &'static str)> {
+    if let Some(i) = frame.iter().position(|b| b.count_ones().is_multiple_of(2)) {
         return Err((
             i,
             "even parity (the line is 7O1: every byte has odd parity)",

@@ -134,9 +134,9 @@ mod tests {
     use crate::board::dgt::{code_from_piece, fields_from_board};
     use crate::board::orientation::Orientation;
     use crate::clock::TimeControl;
+    use crate::event::EventConfig;
     use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
     use crate::record::pgn::read_games;
-    use crate::event::EventConfig;
     use crate::recorder::pipeline::GameTags;
     use crate::wire::dgt::Message;
     use shakmaty::{Board, Position, Square};
@@ -221,6 +221,7 @@ mod tests {
                 board: 1,
                 who: "Anna".into(),
                 action,
+                key: None,
             };
             self.pipeline
                 .on_arbiter(self.t_ms, &request, &mut self.events)

@@ -19,8 +19,8 @@ use shakmaty::Color;
 
 use crate::act::{AnalysisRequest, Event, Machine, MachineConfig, Severity};
 use crate::board::dgt::DgtObserver;
-use crate::board::resumption::{Resumed, Resumption};
 use crate::board::kind::{BoardKind, KindDecoder};
+use crate::board::resumption::{Resumed, Resumption};
 use crate::board::{Millis, Observation, ObservationKind};
 use crate::clock::{ClockState, TimeControl};
 use crate::record::{GameRecord, RecordedMove};
