@@ -8,12 +8,12 @@ use touchmove::wire::certabo::{Calibration, Decoder, Frame, TagReader, is_empty}
 
 const FRAMES: &[u8] = include_bytes!("../fixtures/certabo/start-frames.txt");
 
-fn frames() -> Vec<Box<[[u8; 5]; 64]>> {
+fn frames() -> Vec<[[u8; 5]; 64]> {
     let mut out = Vec::new();
     Decoder::new().push(FRAMES, &mut out);
     out.into_iter()
         .map(|f| match f {
-            Ok(Frame::Tags(tags)) => tags,
+            Ok(Frame::Tags(tags)) => *tags,
             other => panic!("a Certabo frame: {other:?}"),
         })
         .collect()
