@@ -10,7 +10,6 @@ pub mod kind;
 pub mod leds;
 pub mod log_recovery;
 pub mod orientation;
-pub mod resumption;
 pub mod snapshot;
 
 use serde::{Deserialize, Serialize};
