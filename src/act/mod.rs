@@ -226,6 +226,21 @@ pub enum Event {
         /// When.
         t_ms: Millis,
     },
+    /// The board's game was closed: after it ended (or stopped without a result), the
+    /// pieces were set up again. The game stays as recorded; what the board shows from now
+    /// on is after the game (a post-mortem, the next set-up) and is not recorded in it, until
+    /// the arbiter starts a new game on the board.
+    GameClosed {
+        /// When the new set-up was recognised.
+        t_ms: Millis,
+        /// Plies the closed game has.
+        plies: u32,
+        /// Its result, `*` while the arbiter's is awaited.
+        result: String,
+        /// Set up again after only a few moves and no result: perhaps a restart (wrong
+        /// colours, a wrong set-up), which the arbiter decides by starting a new game.
+        restart: bool,
+    },
     /// The game ended.
     Result {
         /// PGN result token: `1-0`, `0-1`, `1/2-1/2`.

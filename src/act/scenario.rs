@@ -180,7 +180,8 @@ impl Scenario {
             Event::GameStart { .. }
             | Event::Move { .. }
             | Event::Revision { .. }
-            | Event::Result { .. } => true,
+            | Event::Result { .. }
+            | Event::GameClosed { .. } => true,
         }
     }
 }

@@ -43,6 +43,44 @@ pub enum BenchCommand {
     /// pseudo-terminals and the real recorder; prints JSON figures (games recorded exactly,
     /// with a wrong move, stopped short) with the boards' EEPROM move logs on or off.
     Outage(OutageArgs),
+    /// An event day: rounds of a real TRF played on virtual boards by realistic hands with
+    /// real games of the TRF's results, games ended by a result signal or by the arbiter,
+    /// pieces set back, post-mortems, boards switched off, the recorder restarted and
+    /// `results` run after each round; prints JSON figures (games in their `game-K.pgn`
+    /// exactly, results in the right TRF lines) and fails when one is lost.
+    Event(EventArgs),
+}
+
+/// Arguments of `touchmove bench event`.
+#[derive(Debug, clap::Args)]
+pub struct EventArgs {
+    /// The TRF whose rounds are played.
+    #[arg(long, default_value = "fixtures/trf/grandmommyscup.trf")]
+    pub trf: PathBuf,
+    /// Real games (PGN); each board plays one whose result is the TRF's.
+    #[arg(long, default_value = "fixtures/pgn/twic1599_1000k.pgn")]
+    pub games: PathBuf,
+    /// Boards played per round.
+    #[arg(long, default_value_t = 16)]
+    pub boards: usize,
+    /// Rounds played, from round 1.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// How many times faster than real time the boards play.
+    #[arg(long, default_value_t = 4.0)]
+    pub speed: f64,
+    /// Longest pause of the players kept, in ms of game time.
+    #[arg(long, default_value_t = 1500)]
+    pub max_pause_ms: u64,
+    /// Longest game chosen, in plies.
+    #[arg(long, default_value_t = 100)]
+    pub max_plies: usize,
+    /// Seed of the hands and of what the players do after the game.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Keep the run's folder (journal, PGN files, TRF) here.
+    #[arg(long)]
+    pub keep: Option<PathBuf>,
 }
 
 /// Arguments of `touchmove bench outage`.
@@ -240,6 +278,20 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
                 eeprom_log: !args.no_log,
                 line_bytes_per_s: (args.baud > 0).then_some(args.baud / 10),
                 hands: args.hands,
+                seed: args.seed,
+                keep: args.keep,
+            }),
+        ),
+        BenchCommand::Event(args) => exit_code(
+            "event",
+            crate::recorder::event_bench::run(crate::recorder::event_bench::EventRun {
+                trf: args.trf,
+                games: args.games,
+                boards: args.boards,
+                rounds: args.rounds,
+                speed: args.speed,
+                max_pause_ms: args.max_pause_ms,
+                max_plies: args.max_plies,
                 seed: args.seed,
                 keep: args.keep,
             }),

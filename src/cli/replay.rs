@@ -249,7 +249,7 @@ pub fn games_of(events: &[Event], event_name: &str) -> Vec<GameRecord> {
                 }
                 open = false;
             }
-            Event::Alert(_) | Event::BoardState { .. } => {}
+            Event::Alert(_) | Event::BoardState { .. } | Event::GameClosed { .. } => {}
         }
     }
     games.retain(|g| !g.moves.is_empty() || g.result != "*");

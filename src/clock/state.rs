@@ -145,7 +145,7 @@ impl ClockState {
                 self.board_reading(*t_ms, *white_ms, *black_ms, running);
             }
             Event::Result { t_ms, .. } => self.software.pause(*t_ms),
-            Event::Alert(_) | Event::BoardState { .. } => {}
+            Event::Alert(_) | Event::BoardState { .. } | Event::GameClosed { .. } => {}
         }
     }
 

@@ -834,7 +834,7 @@ impl Rebuild {
             let Some(board) = self.boards.get_mut(&(round, number)) else {
                 continue;
             };
-            let pgn = board.pipeline.pgn();
+            let pgn = board.pipeline.board_pgn();
             let summary = BoardSummary {
                 board: number,
                 result: board.pipeline.result().to_string(),

@@ -662,7 +662,7 @@ impl BoardTask {
             result: self.pipeline.result().to_string(),
             live: self.pipeline.live(),
         };
-        let pgn = self.pipeline.pgn();
+        let pgn = self.pipeline.board_pgn();
         off_the_runtime(|| self.shared.publish_board(self.number, pgn, summary));
     }
 }

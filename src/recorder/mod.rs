@@ -74,6 +74,7 @@ mod board_task;
 pub mod channel;
 pub mod config;
 mod discovery;
+pub mod event_bench;
 pub mod layout;
 pub mod outage_bench;
 pub mod pairings;

@@ -456,7 +456,7 @@ impl GameOutcome {
 }
 
 /// Copies the run's folder (journal, PGN files) to `keep`, for a look after the run.
-fn keep_folder(from: &Path, keep: &Path) -> Result<(), String> {
+pub(super) fn keep_folder(from: &Path, keep: &Path) -> Result<(), String> {
     let copy = |from: &Path, to: &Path| -> std::io::Result<()> {
         let mut folders = vec![(from.to_path_buf(), to.to_path_buf())];
         while let Some((from, to)) = folders.pop() {

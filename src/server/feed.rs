@@ -226,6 +226,14 @@ pub struct GameSummary {
     pub differing: Vec<String>,
     /// Warning and critical alerts not yet dealt with.
     pub open_alerts: usize,
+    /// Once the board was set up again after the game: "after the game", or "board reset,
+    /// result awaited" while the game has no result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_game: Option<String>,
+    /// The board was set up again after only a few moves and no result: the desk asks the
+    /// arbiter whether it is a restart.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restart_asked: bool,
 }
 
 /// Everything known about one game.
@@ -270,6 +278,8 @@ struct GameState {
     differing: Vec<String>,
     alerts: Vec<AlertView>,
     pgn: Option<PgnDoc>,
+    /// The game was closed by a new set-up: its plies, and whether it may be a restart.
+    closed: Option<(u32, bool)>,
 }
 
 impl GameState {
@@ -290,6 +300,7 @@ impl GameState {
             differing: Vec::new(),
             alerts: Vec::new(),
             pgn: None,
+            closed: None,
         }
     }
 
@@ -306,7 +317,7 @@ impl GameState {
     }
 
     fn running(&self) -> Option<ColorName> {
-        if self.result.is_some() {
+        if self.result.is_some() || self.closed.is_some() {
             return None;
         }
         Some(match self.completed_by {
@@ -328,6 +339,12 @@ impl GameState {
                 self.held = false;
                 self.differing.clear();
                 self.alerts.clear();
+                self.closed = None;
+            }
+            Event::GameClosed { plies, restart, .. } => {
+                self.closed = Some((*plies, *restart));
+                self.held = false;
+                self.differing.clear();
             }
             Event::Move {
                 ply,
@@ -441,7 +458,22 @@ impl GameState {
                 .iter()
                 .filter(|a| !a.resolved && a.alert.severity != crate::act::Severity::Info)
                 .count(),
+            after_game: self.after_game(),
+            restart_asked: self.result.is_none() && self.closed.is_some_and(|(_, r)| r),
         }
+    }
+
+    /// What the desk says of a board set up again after its game.
+    fn after_game(&self) -> Option<String> {
+        let (plies, restart) = self.closed?;
+        Some(match (&self.result, restart) {
+            (Some(_), _) => "after the game".to_string(),
+            (None, false) => "board reset, result awaited".to_string(),
+            (None, true) => format!(
+                "board reset, result awaited; set up again after {plies} plies: if this is a \
+                 restart, start a new game"
+            ),
+        })
     }
 
     fn detail(&self, now: Instant) -> GameDetail {
@@ -906,6 +938,7 @@ pub fn event_kind(event: &Event) -> &'static str {
         Event::Alert(_) => "alert",
         Event::BoardState { .. } => "board_state",
         Event::Result { .. } => "result",
+        Event::GameClosed { .. } => "game_closed",
     }
 }
 
@@ -929,6 +962,46 @@ mod tests {
     }
 
     const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+
+    /// A board set up again after its game: the desk says the result is awaited (and asks
+    /// about a restart after few moves) until the arbiter gives it, then "after the game";
+    /// the game's moves stay.
+    #[test]
+    fn a_closed_game_is_after_the_game_or_awaits_its_result() {
+        let feed = Feed::new();
+        feed.publish(1, 3, mv(1, "e2e4", "e4", AFTER_E4));
+        let closed = Event::GameClosed {
+            t_ms: 5_000,
+            plies: 1,
+            result: "*".into(),
+            restart: true,
+        };
+        feed.publish(1, 3, closed);
+        let summary = feed.game(1, 3).unwrap().summary;
+        assert_eq!(summary.ply, 1);
+        assert!(summary.restart_asked);
+        assert!(
+            summary
+                .after_game
+                .as_deref()
+                .is_some_and(|s| s.starts_with("board reset, result awaited")),
+            "{summary:?}"
+        );
+        feed.publish(
+            1,
+            3,
+            Event::Result {
+                result: "1-0".into(),
+                reason: "arbiter".into(),
+                t_ms: 9_000,
+            },
+        );
+        let summary = feed.game(1, 3).unwrap().summary;
+        assert_eq!(summary.after_game.as_deref(), Some("after the game"));
+        assert!(!summary.restart_asked);
+        assert_eq!(summary.ply, 1);
+        assert_eq!(summary.result.as_deref(), Some("1-0"));
+    }
 
     #[test]
     fn ids_increase_and_state_follows_events() {

@@ -1,5 +1,6 @@
 //! Simulation: virtual boards and models of human hands.
 
+pub mod after_game;
 pub mod hands;
 pub mod independent_hands;
 pub mod pty;

@@ -240,7 +240,11 @@ impl Machine {
     pub(super) fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
         match self.phase {
             Phase::Ended => {
-                // The arbiter may still be moving the kings: the signal that stands counts.
+                // The arbiter may still be moving the kings: the signal that stands counts,
+                // until the pieces leave the final position (the board is being cleared).
+                if self.signalled.is_some() && self.left_final_position() {
+                    self.signalled = None;
+                }
                 if let Some(before) = self.signalled
                     && let Some(signal) = ending::result_signal(self.physical.board())
                     && signal.result != before

@@ -110,6 +110,16 @@ impl Machine {
         self.told_held = None;
     }
 
+    /// After a result signal, a piece other than a king stands off the game's final
+    /// position (pieces taken off the centre squares to make room for the kings aside): the
+    /// board is being cleared, and the signal can no longer be corrected.
+    pub(super) fn left_final_position(&self) -> bool {
+        let final_board = self.game.position().board();
+        let sensed = self.physical.board();
+        let kings_and_room = final_board.kings() | sensed.kings() | ending::CENTRE;
+        !(self.sensed().diff(final_board) & !kings_and_room).is_empty()
+    }
+
     pub(super) fn result_signal(&mut self, signal: Ending, t: Millis, out: &mut Vec<Event>) {
         let n = self.game.plies();
         let mut keep = n;

@@ -58,6 +58,9 @@ impl BoardPipeline {
                 claim,
                 intended_move,
             } => self.check_claim(t_ms, who, *claim, intended_move.as_deref(), out),
+            ArbiterAction::NewGame if self.after.is_some() => {
+                Ok(self.new_game_after(who, request.board, out))
+            }
             ArbiterAction::NewGame => {
                 self.close_game();
                 self.machine = Machine::new(self.machine_config());
@@ -266,14 +269,18 @@ impl BoardPipeline {
             .iter()
             .map(|m| m.san.clone())
             .collect();
+        // After the game, the board shows what follows it: only the record is corrected.
+        let resume = self.after.is_none();
         let physical = self.machine.physical_board().clone();
-        self.machine = Machine::new(MachineConfig {
-            start_fen: Some(game.fen()),
-            chess960: self.chess960,
-            ..self.machine_config()
-        });
-        self.offset = game.plies() as u32;
-        self.resuming = true;
+        if resume {
+            self.machine = Machine::new(MachineConfig {
+                start_fen: Some(game.fen()),
+                chess960: self.chess960,
+                ..self.machine_config()
+            });
+            self.offset = game.plies() as u32;
+            self.resuming = true;
+        }
         let revision = Event::Revision {
             ply: from_ply,
             withdrawn,
@@ -282,16 +289,18 @@ impl BoardPipeline {
         self.take(&revision);
         out.push(revision);
         self.record_corrected_moves(&game, kept, t_ms, out);
-        // The new machine starts from the corrected position as soon as the board shows it;
-        // it may already.
-        let snapshot = Observation {
-            t_ms,
-            kind: ObservationKind::Snapshot(Snapshot {
-                board: physical,
-                identifies_pieces: true,
-            }),
-        };
-        self.observe(&snapshot, out);
+        if resume {
+            // The new machine starts from the corrected position as soon as the board shows
+            // it; it may already.
+            let snapshot = Observation {
+                t_ms,
+                kind: ObservationKind::Snapshot(Snapshot {
+                    board: physical,
+                    identifies_pieces: true,
+                }),
+            };
+            self.observe(&snapshot, out);
+        }
         let now: Vec<&str> = game.moves()[kept..]
             .iter()
             .map(|m| m.san.as_str())

@@ -7,6 +7,7 @@
 //! Here, the byte pipeline and the record it keeps; the arbiter's actions (results,
 //! penalties, claims, corrections of the moves) are in `arbiter`.
 
+mod after_game;
 mod arbiter;
 mod board_log;
 mod gaps;
@@ -25,6 +26,8 @@ use crate::rules::Game;
 use crate::wire::dgt::{Decoder, Message};
 
 use super::config::{EventConfig, Player};
+use after_game::AfterGame;
+pub use after_game::RESTART_PLIES;
 use board_log::BoardLog;
 pub use board_log::LogReport;
 use gaps::{BeforeGap, OrderSpan};
@@ -128,6 +131,8 @@ pub struct BoardPipeline {
     held: bool,
     /// The alerts of this game that added to the record, for a later alert to withdraw.
     noted_alerts: Vec<crate::act::Alert>,
+    /// The game was closed by a new set-up: the board is after the game.
+    after: Option<AfterGame>,
 }
 
 impl BoardPipeline {
@@ -161,6 +166,7 @@ impl BoardPipeline {
             before_gap: None,
             held: false,
             noted_alerts: Vec::new(),
+            after: None,
         }
     }
 
@@ -268,8 +274,11 @@ impl BoardPipeline {
         let mut observations = std::mem::take(&mut self.observations);
         for obs in &observations {
             self.observe(obs, out);
-            // After the machine: a reading that completes a move settles that move's time.
-            if let ObservationKind::ClockTimes(reading) = &obs.kind {
+            // After the machine: a reading that completes a move settles that move's time
+            // (after the game, the clock is the next game's).
+            if let ObservationKind::ClockTimes(reading) = &obs.kind
+                && self.after.is_none()
+            {
                 self.clock.observe_reading(obs.t_ms, reading);
             }
         }
@@ -298,11 +307,14 @@ impl BoardPipeline {
         let mut events = std::mem::take(&mut self.scratch);
         events.clear();
         step(&mut self.machine, &mut events);
-        for mut event in events.drain(..) {
+        for event in events.drain(..) {
             if self.resuming && matches!(event, Event::GameStart { .. }) {
                 self.resuming = false;
                 continue;
             }
+            let Some(mut event) = self.unless_after_game(event, out) else {
+                continue;
+            };
             shift_plies(&mut event, self.offset);
             self.take(&event);
             out.push(event);
@@ -324,7 +336,7 @@ impl BoardPipeline {
 
     /// Ends the game when a flag has fallen at `t_ms` (6.9), as the clock judges it.
     fn check_flag(&mut self, t_ms: Millis, out: &mut Vec<Event>) {
-        if !self.started || self.ending.is_some() || self.moves.is_empty() {
+        if !self.started || self.ending.is_some() || self.moves.is_empty() || self.after.is_some() {
             return;
         }
         if let Some(verdict) = self.clock.judge_flag(t_ms, &self.game) {
@@ -374,7 +386,8 @@ impl BoardPipeline {
             }
             Event::BoardState { held, .. } => self.held = *held,
             Event::Alert(alert) if alert.gap.is_some() => self.take_gap(alert),
-            Event::Alert(alert) if alert.severity != Severity::Info => {
+            // A wrong set-up (7.2.1) is about the next game, not this one.
+            Event::Alert(alert) if alert.severity != Severity::Info && alert.article != "7.2.1" => {
                 if alert.article.starts_with("7.5")
                     && let Some(side) = alert.side
                 {
@@ -479,9 +492,9 @@ impl BoardPipeline {
         self.ending.as_ref().map_or("*", |e| e.result.as_str())
     }
 
-    /// True while the game runs: started, no result.
+    /// True while the game runs: started, no result, not closed.
     pub fn live(&self) -> bool {
-        self.started && self.ending.is_none()
+        self.started && self.ending.is_none() && self.after.is_none()
     }
 }
 
@@ -501,7 +514,10 @@ fn shift_plies(event: &mut Event, offset: u32) {
                 r.ply += offset;
             }
         }
-        Event::GameStart { .. } | Event::BoardState { .. } | Event::Result { .. } => {}
+        Event::GameStart { .. }
+        | Event::BoardState { .. }
+        | Event::Result { .. }
+        | Event::GameClosed { .. } => {}
     }
 }
 

@@ -64,6 +64,15 @@ function renderQueue() {
         el("p", {}, `The board does not match the game${g.differing.length ? ` (${g.differing.join(", ")})` : ""}. Play is held until the position is restored.`),
         el("div", { class: "button-row" }, el("button", { class: "button", onclick: () => select(g.board) }, "Open board"))));
     }
+    if (g.after_game && !g.result) {
+      const result = (r) => el("button", { class: "button", onclick: () => act(g.board, { action: "set_result", result: r, reason: "arbiter decision" }, `result ${r}`) }, r);
+      items.push(el("li", { class: "decision warning" },
+        el("div", { class: "decision-head" }, el("span", { class: "article" }, "Result"), ` Board ${g.board}`),
+        el("p", {}, `${g.after_game}. The game keeps its ${g.ply} plies until its result is entered.`),
+        el("div", { class: "button-row" }, result("1-0"), result("1/2-1/2"), result("0-1"),
+          g.restart_asked ? el("button", { class: "button danger", onclick: () => confirm(`Restart board ${g.board}? The ${g.ply} plies stay in its file, before the new game.`) && act(g.board, { action: "new_game" }, "new game") }, "Restart: new game") : null,
+          el("button", { class: "button ghost", onclick: () => select(g.board) }, "Open board"))));
+    }
   }
   for (const a of alerts) {
     if (a.resolved || a.severity === "info") continue;
@@ -156,13 +165,13 @@ async function startDesk() {
   const onGame = (data) => {
     if (data.game) grid.update(data.game);
     if (selected === data.board) select(selected);
-    if (data.event && ["board_state", "result", "game_start"].includes(data.event.kind)) renderQueue();
+    if (data.event && ["board_state", "result", "game_start", "game_closed"].includes(data.event.kind)) renderQueue();
   };
   const onAlert = (data) => { onGame(data); refreshAlerts(); };
   connect(`/api/round/${round}/stream`, {
     snapshot: (data) => { grid.reset(data.games || []); if (selected) select(selected); refreshAlerts(); },
     game: onGame, game_start: onAlert, move: onGame, revision: onGame, move_completed: onGame,
-    clock: onGame, board_state: onGame, result: onGame, alert: onAlert, arbiter: onAlert,
+    clock: onGame, board_state: onGame, result: onGame, game_closed: onAlert, alert: onAlert, arbiter: onAlert,
   }, $("status"));
   tick(() => grid.paintClocks());
   refreshLinks();

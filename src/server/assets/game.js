@@ -71,7 +71,7 @@ function renderSummary(g) {
   $("game-title").textContent = `${g.white || "White"} – ${g.black || "Black"}`;
   document.title = `${g.white || "White"} – ${g.black || "Black"} · touchmove`;
   $("result").textContent = g.result ? resultText(g.result) : (g.held ? "Play held by the arbiter" : "Game in progress");
-  $("reason").textContent = g.reason || "";
+  $("reason").textContent = [g.reason, g.after_game].filter(Boolean).join(" · ");
   clocks.set(g.clock, g.result);
 }
 
@@ -105,7 +105,7 @@ connect(`/api/round/${round}/game/${board}/stream`, {
   revision: (data) => { moves = moves.slice(0, data.event.ply - 1); if (viewing !== null && viewing > moves.length) viewing = null; renderMoves(); onSummary(data); },
   game_start: async () => loadDetail(await (await fetch(`/api/round/${round}/game/${board}`)).json()),
   game: async () => renderTags((await (await fetch(`/api/round/${round}/game/${board}`)).json()).tags),
-  move_completed: onSummary, clock: onSummary, alert: onSummary, board_state: onSummary, result: onSummary, arbiter: onSummary,
+  move_completed: onSummary, clock: onSummary, alert: onSummary, board_state: onSummary, result: onSummary, game_closed: onSummary, arbiter: onSummary,
 }, $("status"));
 
 $("nav-first").onclick = () => { viewing = 0; showPosition(); };

@@ -48,6 +48,6 @@ const onGame = (data) => {
 connect(`/api/round/${round}/stream`, {
   snapshot: (data) => { grid.reset(data.games || []); empty.hidden = grid.tiles.size > 0; },
   game: onGame, game_start: onGame, move: onGame, revision: onGame, move_completed: onGame,
-  clock: onGame, alert: onGame, board_state: onGame, result: onGame, arbiter: onGame,
+  clock: onGame, alert: onGame, board_state: onGame, result: onGame, game_closed: onGame, arbiter: onGame,
 }, document.getElementById("status"));
 tick(() => grid.paintClocks());

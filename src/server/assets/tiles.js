@@ -45,11 +45,12 @@ export function updateTile(tile, g) {
   tile.white.name.textContent = g.white || "White";
   tile.black.elo.textContent = g.black_elo || "";
   tile.white.elo.textContent = g.white_elo || "";
-  tile.last.textContent = g.ply ? moveLabel(g.ply, g.last_san) : "Not started";
+  tile.last.textContent = g.after_game || (g.ply ? moveLabel(g.ply, g.last_san) : "Not started");
   tile.result.textContent = resultText(g.result);
   tile.result.title = g.reason || "";
   tile.root.classList.toggle("finished", Boolean(g.result));
   tile.root.classList.toggle("held", Boolean(g.held));
+  tile.root.classList.toggle("after-game", Boolean(g.after_game));
   tile.badge.hidden = !(g.open_alerts > 0 || g.held);
   tile.badge.textContent = g.held ? "Held" : `${g.open_alerts} alert${g.open_alerts === 1 ? "" : "s"}`;
   tile.board.dataset.lastSan = g.last_san || "";
