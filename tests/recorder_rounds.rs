@@ -229,7 +229,7 @@ async fn collect_sse(
 }
 
 /// A board's tile as a client shows it.
-type Tile = (u64, String, Option<String>, u64);
+type Tile = (u64, String, Option<String>);
 
 fn tile(summary: &Value) -> Option<(u64, Tile)> {
     Some((
@@ -238,7 +238,6 @@ fn tile(summary: &Value) -> Option<(u64, Tile)> {
             summary["ply"].as_u64()?,
             summary["fen"].as_str()?.to_string(),
             summary["result"].as_str().map(String::from),
-            summary["open_alerts"].as_u64()?,
         ),
     ))
 }
@@ -280,13 +279,20 @@ fn client_view(events: &[SseEvent]) -> BTreeMap<u64, Tile> {
     view
 }
 
-/// Round 2's alert queue: (board, article, ply, severity, resolved).
-async fn alert_queue(addr: SocketAddr) -> Vec<(u64, String, u64, String, bool)> {
+/// Round 2's alert queue, as the arbiter's desk reads it with the token in `out`'s state
+/// folder: (board, article, ply, severity, no longer open).
+async fn alert_queue(addr: SocketAddr, out: &Path) -> Vec<(u64, String, u64, String, bool)> {
+    let token = [state_dir(out), out.to_path_buf()]
+        .iter()
+        .find_map(|d| std::fs::read_to_string(d.join("arbiter.token")).ok())
+        .expect("the recorder's token file");
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /api/round/2/alerts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
+    let request = format!(
+        "GET /api/round/2/alerts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Connection: close\r\n\r\n",
+        token.trim()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
     let mut bytes = Vec::new();
     stream.read_to_end(&mut bytes).await.unwrap();
     let text = String::from_utf8_lossy(&bytes);
@@ -302,7 +308,7 @@ async fn alert_queue(addr: SocketAddr) -> Vec<(u64, String, u64, String, bool)> 
                 a["article"].as_str().unwrap_or("").to_string(),
                 a["ply"].as_u64().unwrap_or(0),
                 a["severity"].to_string(),
-                a["resolved"].as_bool().unwrap_or(false),
+                a["state"] != "open" && a["state"] != "open_after_end",
             )
         })
         .collect()
@@ -370,7 +376,7 @@ async fn play(dir: &Path, kill: bool) -> Outcome {
         .expect("round 2 board 1 is played");
     // The arbiter decides once the illegal move is on the desk.
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !alert_queue(listen)
+    while !alert_queue(listen, &out)
         .await
         .iter()
         .any(|a| a.0 == 1 && a.1 == "7.5.1")
@@ -413,7 +419,7 @@ async fn play(dir: &Path, kill: bool) -> Outcome {
             .expect("round 2 is played");
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let alerts = alert_queue(listen).await;
+    let alerts = alert_queue(listen, &out).await;
     let view = client_view(&events.lock().unwrap());
     watcher.abort();
     stop(child);

@@ -269,6 +269,51 @@ async fn arbiter_actions_reach_the_recorder_and_settle_alerts() {
     server.shutdown().await;
 }
 
+/// Spectators see decisions, not suspicions: the alert queue answers only the arbiter's
+/// token, and the public JSON, events and streams carry no alert's details.
+#[tokio::test]
+async fn alerts_reach_the_arbiter_only() {
+    let feed = feed_with_games();
+    let server = start(Arc::clone(&feed), None).await;
+    let addr = server.local_addr();
+    let mut sse = Sse::open(addr, "/api/round/1/stream", None).await;
+    assert_eq!(sse.next().await.event, "snapshot");
+    feed.publish(
+        1,
+        2,
+        Event::Alert(touchmove::act::Alert {
+            article: "7.5.4".into(),
+            side: Some(ColorName::White),
+            ply: 3,
+            t_ms: 2000,
+            evidence_ms: vec![1900, 2000],
+            squares: vec!["e4".into(), "d5".into()],
+            severity: touchmove::act::Severity::Warning,
+            message: "Suspected two hands".into(),
+            gap: None,
+            withdraws: Vec::new(),
+        }),
+    );
+    let streamed = sse.next().await;
+    assert_eq!(streamed.event, "alert");
+    assert!(!streamed.data.contains("7.5.4"), "{}", streamed.data);
+    for path in ["/api/round/1", "/api/round/1/game/2", "/api/events?after=0"] {
+        let body = get(addr, path, &[]).await.body;
+        assert!(
+            !body.contains("7.5.4") && !body.contains("two hands") && !body.contains("alerts"),
+            "{path}: {body}"
+        );
+    }
+    assert_eq!(get(addr, "/api/round/1/alerts", &[]).await.status, 401);
+    let auth = format!("Bearer {TOKEN}");
+    let queue = get(addr, "/api/round/1/alerts", &[("Authorization", &auth)]).await;
+    assert_eq!(queue.status, 200);
+    let queue: serde_json::Value = serde_json::from_str(&queue.body).expect("json");
+    assert_eq!(queue[0]["article"], "7.5.4");
+    assert_eq!(queue[0]["state"], "open");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn shutdown_ends_open_streams() {
     let feed = feed_with_games();

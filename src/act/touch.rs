@@ -62,7 +62,7 @@ pub fn judge(before: &Chess, m: Move, lifts: &[Lift]) -> Option<Finding> {
                 evidence_ms: vec![rook_lift.t_ms, king_lift.t_ms],
                 severity: Severity::Warning,
                 message: format!(
-                    "4.4.2: the rook on {rook} was lifted before the king on {king}; castling \
+                    "The rook on {rook} was lifted before the king on {king}; castling \
                      is not allowed on this move (the rook must be moved), but castling was \
                      completed"
                 ),
@@ -94,7 +94,7 @@ pub fn judge(before: &Chess, m: Move, lifts: &[Lift]) -> Option<Finding> {
                     evidence_ms: vec![a.t_ms, b.t_ms],
                     severity: Severity::Info,
                     message: format!(
-                        "4.3.3: touched own {} on {} and the opponent's {} on {}; the capture \
+                        "Touched own {} on {} and the opponent's {} on {}; the capture \
                          was possible but {} was played",
                         name(a.piece.role),
                         a.sq,
@@ -133,7 +133,7 @@ fn own_piece(before: &Chess, legal: &[Move], m: Move, a: &Lift, own: &[&Lift]) -
                 evidence_ms: vec![a.t_ms, rook.t_ms],
                 severity: Severity::Info,
                 message: format!(
-                    "4.4.3: king on {} then rook on {} touched, castling {} was illegal; another \
+                    "King on {} then rook on {} touched, castling {} was illegal; another \
                      king move was due but {} was played",
                     a.sq,
                     rook.sq,
@@ -149,7 +149,7 @@ fn own_piece(before: &Chess, legal: &[Move], m: Move, a: &Lift, own: &[&Lift]) -
                 evidence_ms: vec![a.t_ms, rook.t_ms],
                 severity: Severity::Info,
                 message: format!(
-                    "4.4.1: king on {} then rook on {} touched; castling {} was legal and due but \
+                    "King on {} then rook on {} touched; castling {} was legal and due but \
                      {} was played",
                     a.sq,
                     rook.sq,
@@ -168,7 +168,7 @@ fn own_piece(before: &Chess, legal: &[Move], m: Move, a: &Lift, own: &[&Lift]) -
         evidence_ms: vec![a.t_ms],
         severity: Severity::Info,
         message: format!(
-            "4.3.1: touched own {} on {} first (it could move), then {} was played",
+            "Touched own {} on {} first (it could move), then {} was played",
             name(a.piece.role),
             a.sq,
             describe(m)
@@ -186,7 +186,7 @@ fn opponent_piece(legal: &[Move], m: Move, b: &Lift) -> Option<Finding> {
         evidence_ms: vec![b.t_ms],
         severity: Severity::Info,
         message: format!(
-            "4.3.2: touched the opponent's {} on {} first (it could be captured), then {} was \
+            "Touched the opponent's {} on {} first (it could be captured), then {} was \
              played",
             name(b.piece.role),
             b.sq,

@@ -7,7 +7,9 @@
 //! (embedded in the binary) with a 15+10 clock, read by the recorder (driver, decoder,
 //! act-of-moving machine, journal, PGN folder) and served by its web server. Board 2 is
 //! given hands that complete an illegal move (Article 7.5.1) early, so the arbiter page has
-//! a decision to make.
+//! a decision to make. The demo stays live: once every board has played its game (or the
+//! arbiter starts the next round on the desk) the next round begins with the next games of
+//! the fixture, and the pages follow it; each game's end is printed.
 //!
 //! `--cluster nats://HOST:PORT` runs the same boards as an event on several PCs: two recorder
 //! processes and one serve node joined by that NATS server ([`cluster`]).
@@ -55,7 +57,8 @@ pub struct DemoArgs {
     /// Address for the web pages and the API.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Folder for the PGN files (round-N/game-K.pgn and round-N/games.pgn) and the token.
+    /// Folder for the PGN files (round-N/game-K.pgn and round-N/games.pgn). The journal and
+    /// the arbiter's token are kept next to it, in OUT.state.
     #[arg(long, default_value = "touchmove-demo")]
     pub out: PathBuf,
     /// Number of boards (1–10).
@@ -664,20 +667,26 @@ impl DemoBoards {
     }
 }
 
-/// Starts `args.boards` virtual DGT boards on pseudo-terminals, each played by simulated
-/// hands through a game of `games`, and the event configuration naming them.
-fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, String> {
-    let ports_dir = std::env::temp_dir().join(format!("touchmove-demo-{}", std::process::id()));
+/// Starts `args.boards` virtual DGT boards on pseudo-terminals for round `round`, each played
+/// by simulated hands through the next game of `games` (round 1 plays the first games), and
+/// the event configuration naming them.
+fn demo_boards(args: &DemoArgs, games: &[SourceGame], round: u32) -> Result<DemoBoards, String> {
+    let ports_dir = std::env::temp_dir().join(format!(
+        "touchmove-demo-{}-round-{round}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&ports_dir)
         .map_err(|e| format!("cannot create {}: {e}", ports_dir.display()))?;
+    let first = (round as usize - 1) * args.boards as usize;
     let chosen: Vec<&SourceGame> = (0..args.boards as usize)
-        .map(|i| &games[i % games.len()])
+        .map(|i| &games[(first + i) % games.len()])
         .collect();
     let scripts: Vec<_> = chosen
         .iter()
         .zip(1u32..)
         .map(|(g, board)| {
-            let sim = hands_for(g, board, args.seed ^ u64::from(board));
+            let seed = args.seed ^ u64::from(board) ^ (u64::from(round - 1) << 8);
+            let sim = hands_for(g, board, seed);
             if board == 2
                 && let Some(i) = sim
                     .injected
@@ -710,7 +719,7 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, Stri
         }),
         site: tag(first_tags, "Site").unwrap_or("?").to_string(),
         date: tag(first_tags, "Date").unwrap_or("????.??.??").to_string(),
-        round: 1,
+        round,
         time_control: Some(format!("{}+{}", BASE_MS / 1000, INCREMENT_MS / 1000)),
         boards: boards
             .iter()
@@ -733,43 +742,121 @@ fn demo_boards(args: &DemoArgs, games: &[SourceGame]) -> Result<DemoBoards, Stri
 
 /// The demo through the real pipeline: virtual DGT boards on pseudo-terminals played by
 /// simulated hands, read by the recorder (driver, decoder, act-of-moving machine, journal,
-/// PGN folder), served by its web server.
+/// PGN folder), served by its web server. Round after round until Ctrl-C: a round ends when
+/// every board has played its game (or the arbiter starts the next one on the desk).
 async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
-    let demo_boards = match demo_boards(args, games) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("touchmove demo: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let config = demo_boards.config.clone();
     let feed = Arc::new(Feed::new());
-    let mut options = RunOptions::new(&args.out, feed);
+    let announcer = tokio::spawn(announce_results(Arc::clone(&feed)));
+    let mut options = RunOptions::new(&args.out, Arc::clone(&feed));
     options.listen = Some(args.listen);
-    let recorder = match Recorder::start(config, options).await {
-        Ok(recorder) => recorder,
-        Err(e) => {
-            eprintln!("touchmove demo: {e}");
-            return ExitCode::FAILURE;
+    let (next_tx, mut next_rx) = mpsc::channel(4);
+    options.next_round = Some(next_tx);
+    let mut round = 1;
+    let code = loop {
+        let demo_boards = match demo_boards(args, games, round) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("touchmove demo: {e}");
+                break ExitCode::FAILURE;
+            }
+        };
+        let recorder = match Recorder::start(demo_boards.config.clone(), options.clone()).await {
+            Ok(recorder) => recorder,
+            Err(e) => {
+                eprintln!("touchmove demo: {e}");
+                demo_boards.close();
+                break ExitCode::FAILURE;
+            }
+        };
+        if round == 1 {
+            let token_file = recorder.token_path();
+            let token = server::token::load(&token_file).unwrap_or_default();
+            println!(
+                "touchmove demo: {} virtual DGT boards, real games, realistic hands",
+                args.boards
+            );
+            if let Some(addr) = recorder.server_addr() {
+                print!("{}", server::token::banner(addr, &token, Some(&token_file)));
+            }
+            println!("PGN files:    {}/round-N/", args.out.display());
+            println!(
+                "A new round starts when every board has played its game. Press Ctrl-C to stop."
+            );
+        } else {
+            println!(
+                "Round {round} starts on {} boards; the pages follow it.",
+                args.boards
+            );
         }
+        let go_on = tokio::select! {
+            () = interrupted() => false,
+            () = boards_played(&demo_boards.boards) => {
+                let pause = Duration::from_secs_f64((20.0 / args.speed.max(0.01)).clamp(3.0, 60.0));
+                println!(
+                    "Round {round}: every board has played its game; round {} starts in {} s.",
+                    round + 1,
+                    pause.as_secs()
+                );
+                tokio::select! {
+                    () = interrupted() => false,
+                    () = tokio::time::sleep(pause) => true,
+                }
+            }
+            Some(reply) = next_rx.recv() => {
+                let _ = reply.send(Ok(format!("round {} starts", round + 1)));
+                true
+            }
+        };
+        options.arbiter_token = std::fs::read_to_string(recorder.token_path()).ok();
+        if !go_on {
+            println!("\nStopping…");
+        }
+        recorder.shutdown().await;
+        demo_boards.close();
+        if !go_on {
+            println!("PGN files are complete under {}", args.out.display());
+            break ExitCode::SUCCESS;
+        }
+        round += 1;
     };
-    let token_file = recorder.token_path();
-    let token = server::token::load(&token_file).unwrap_or_default();
-    println!(
-        "touchmove demo: {} virtual DGT boards, real games, realistic hands",
-        args.boards
-    );
-    if let Some(addr) = recorder.server_addr() {
-        print!("{}", server::token::banner(addr, &token, Some(&token_file)));
+    announcer.abort();
+    code
+}
+
+/// Resolves once every virtual board has played its script to the end.
+async fn boards_played(boards: &[VirtualBoard]) {
+    for board in boards {
+        board.finished().await;
     }
-    println!("PGN files:    {}/round-1/", args.out.display());
-    println!("Press Ctrl-C to stop.");
-    interrupted().await;
-    println!("\nStopping…");
-    recorder.shutdown().await;
-    demo_boards.close();
-    println!("PGN files are complete under {}", args.out.display());
-    ExitCode::SUCCESS
+}
+
+/// Prints every game's end as the feed publishes it: "Round 1, board 2: A – B 1-0 (checkmate)".
+async fn announce_results(feed: Arc<Feed>) {
+    let mut live = feed.subscribe(server::feed::Scope::All, None).live;
+    loop {
+        let event = match live.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        if event.kind != "result" {
+            continue;
+        }
+        let Some(game) = feed.game(event.round, event.board) else {
+            continue;
+        };
+        let summary = game.summary;
+        if let Some(result) = summary.result {
+            println!(
+                "Round {}, board {}: {} – {} {result} ({})",
+                summary.round,
+                summary.board,
+                summary.white,
+                summary.black,
+                summary.reason.unwrap_or_default()
+            );
+        }
+    }
 }
 
 async fn demo(args: DemoArgs) -> ExitCode {
@@ -792,8 +879,11 @@ async fn demo(args: DemoArgs) -> ExitCode {
         return recorded_demo(&args, &games).await;
     }
     let token = server::token::generate();
-    let token_file = args.out.join("arbiter-token");
-    if let Err(e) = server::token::store(&token_file, &token) {
+    let state = crate::recorder::layout::state_dir(&args.out);
+    let token_file = state.join("arbiter.token");
+    if let Err(e) =
+        std::fs::create_dir_all(&state).and_then(|()| server::token::store(&token_file, &token))
+    {
         eprintln!("touchmove demo: cannot write {}: {e}", token_file.display());
         return ExitCode::FAILURE;
     }
@@ -807,6 +897,7 @@ async fn demo(args: DemoArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+    let announcer = tokio::spawn(announce_results(Arc::clone(&feed)));
     let demo = Arc::new(Demo {
         feed,
         out: args.out.clone(),
@@ -877,6 +968,7 @@ async fn demo(args: DemoArgs) -> ExitCode {
         let _ = task.await;
     }
     arbiter.abort();
+    announcer.abort();
     server.shutdown().await;
     let keys: Vec<(u32, u32)> = demo.records().keys().copied().collect();
     for (round, board) in keys {

@@ -85,6 +85,7 @@ pub fn install_log() {
 
 /// Parses the command line and runs the subcommand.
 pub fn main() -> ExitCode {
+    end_quietly_on_closed_pipe();
     let cli = Cli::parse();
     install_log();
     match cli.command {
@@ -103,6 +104,29 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Event(c) => event::run(c),
     }
+}
+
+/// A reader that closed its end of the pipe (`touchmove pairings … | head -1`) has read all
+/// it wants: the write to stdout or stderr that finds the pipe closed ends the program with
+/// status 0 and no message, whichever subcommand wrote. Every other panic is reported as
+/// before.
+fn end_quietly_on_closed_pipe() {
+    let closed = std::io::Error::from_raw_os_error(libc::EPIPE).to_string();
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        let printing = message.starts_with("failed printing to stdout")
+            || message.starts_with("failed printing to stderr");
+        if printing && message.ends_with(&closed) {
+            std::process::exit(0);
+        }
+        default_hook(info);
+    }));
 }
 
 /// Resolves on Ctrl-C, SIGTERM or SIGHUP: how the long-running subcommands are asked to stop

@@ -594,6 +594,7 @@ impl Recorder {
             .begin_session(first_start)
             .map_err(|e| journal_error(e.to_string()))?;
         options.feed.begin_run(run);
+        options.feed.set_time_origin(first_start);
         let session = session::Session::since(first_start);
         let mut replay = replay::split(
             &journal

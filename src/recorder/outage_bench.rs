@@ -521,6 +521,13 @@ impl GameAccount {
 fn board_events(feed: &Feed) -> std::collections::BTreeMap<u32, Vec<Event>> {
     let mut events: std::collections::BTreeMap<u32, Vec<Event>> = Default::default();
     for e in feed.events_after(0, Scope::All).unwrap_or_default() {
+        if let Some(alert) = &e.alert {
+            events
+                .entry(e.board)
+                .or_default()
+                .push(Event::Alert(alert.clone()));
+            continue;
+        }
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&e.json) else {
             continue;
         };

@@ -106,8 +106,21 @@ pub(super) async fn status_text(State(state): State<Shared>) -> Response {
         .into_response()
 }
 
-pub(super) async fn alerts(State(state): State<Shared>, Path(round): Path<u32>) -> Response {
-    Json(state.feed.alerts(round)).into_response()
+/// `/api/round/N/alerts`: the arbiter's queue, behind the token (spectators see decisions,
+/// never the suspicions before them).
+pub(super) async fn alerts(
+    State(state): State<Shared>,
+    Path(round): Path<u32>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(refused) = refusal(&state, &headers) {
+        return refused;
+    }
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        Json(state.feed.alerts(round)),
+    )
+        .into_response()
 }
 
 /// Query of `/api/events`.

@@ -45,6 +45,11 @@ const ASSETS: &[Asset] = &[
         body: include_str!("assets/game.js"),
     },
     Asset {
+        name: "alerts.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("assets/alerts.js"),
+    },
+    Asset {
         name: "arbiter.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_str!("assets/arbiter.js"),

@@ -86,6 +86,10 @@ pub struct FeedEvent {
     pub frame: Bytes,
     /// When it was published (for latency measurements).
     pub published: Instant,
+    /// The alert of an `alert` event, for readers in this process. The JSON and the frame
+    /// name only the kind: alerts are the arbiter's business until decided, and the desk
+    /// reads them from `/api/round/N/alerts` with its token.
+    pub alert: Option<Alert>,
 }
 
 /// A PGN text served over HTTP with its validators.
@@ -155,17 +159,53 @@ pub struct MoveView {
     pub fen: String,
 }
 
+/// Where an alert stands in the arbiter's queue.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertState {
+    /// Waits for the arbiter while the game goes on.
+    Open,
+    /// The game ended before the arbiter decided, and the decision still counts: a penalty
+    /// for an illegal move (Article 7.5) can change the record or the result.
+    OpenAfterEnd,
+    /// The game ended before the arbiter decided, and its end made the alert moot (a board
+    /// to restore, a touched piece, a set-up to correct).
+    Overtaken,
+    /// An arbiter action dealt with it ([`AlertView::decision`] says how).
+    Decided,
+    /// A later alert withdrew it: later evidence showed it wrong.
+    Withdrawn,
+}
+
+impl AlertState {
+    /// True while the arbiter still has to decide.
+    pub fn is_open(self) -> bool {
+        matches!(self, AlertState::Open | AlertState::OpenAfterEnd)
+    }
+}
+
+/// Both clocks when an alert was raised.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct ClockReading {
+    /// White's remaining time.
+    pub white_ms: u64,
+    /// Black's remaining time.
+    pub black_ms: u64,
+}
+
 /// An alert with its state in the arbiter's queue.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct AlertView {
     /// The alert as the machine raised it.
     #[serde(flatten)]
     pub alert: Alert,
-    /// True once an arbiter action on this board dealt with it, or a later alert withdrew it.
-    pub resolved: bool,
-    /// True when a later alert withdrew it: later evidence showed it wrong.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub withdrawn: bool,
+    /// Where it stands.
+    pub state: AlertState,
+    /// What the arbiter decided, once [`AlertState::Decided`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// Both clocks at the alert's time, once the game had a clock reading.
+    pub clocks: Option<ClockReading>,
 }
 
 /// An alert with the board it belongs to.
@@ -173,6 +213,9 @@ pub struct AlertView {
 pub struct BoardAlert {
     /// Board number.
     pub board: u32,
+    /// When it was raised, in milliseconds since 1970, when the recorder gave its time origin
+    /// ([`Feed::set_time_origin`]).
+    pub at_unix_ms: Option<u64>,
     /// The alert and its state.
     #[serde(flatten)]
     pub alert: AlertView,
@@ -224,7 +267,9 @@ pub struct GameSummary {
     pub held: bool,
     /// Squares that differ while held.
     pub differing: Vec<String>,
-    /// Warning and critical alerts not yet dealt with.
+    /// Warning and critical alerts not yet dealt with. Not served: alerts are the arbiter's
+    /// business until decided, and the desk counts them from `/api/round/N/alerts`.
+    #[serde(skip_serializing)]
     pub open_alerts: usize,
     /// Once the board was set up again after the game: "after the game", or "board reset,
     /// result awaited" while the game has no result.
@@ -250,7 +295,8 @@ pub struct GameDetail {
     pub chess960: bool,
     /// The moves.
     pub moves: Vec<MoveView>,
-    /// Every alert of the game.
+    /// Every alert of the game. Not served (see [`GameSummary::open_alerts`]).
+    #[serde(skip_serializing)]
     pub alerts: Vec<AlertView>,
 }
 
@@ -272,6 +318,8 @@ struct GameState {
     chess960: bool,
     moves: Vec<MoveView>,
     clock: Option<(u64, u64, Instant)>,
+    /// The session time of the latest clock reading.
+    clock_t_ms: Millis,
     completed_by: Option<ColorName>,
     result: Option<(String, String)>,
     held: bool,
@@ -294,6 +342,7 @@ impl GameState {
             chess960: false,
             moves: Vec::new(),
             clock: None,
+            clock_t_ms: 0,
             completed_by: None,
             result: None,
             held: false,
@@ -369,19 +418,29 @@ impl GameState {
             }
             Event::MoveCompleted { side, .. } => self.completed_by = Some(*side),
             Event::Clock {
-                white_ms, black_ms, ..
-            } => self.clock = Some((*white_ms, *black_ms, Instant::now())),
+                white_ms,
+                black_ms,
+                t_ms,
+                ..
+            } => {
+                self.clock = Some((*white_ms, *black_ms, Instant::now()));
+                self.clock_t_ms = *t_ms;
+            }
             Event::Alert(alert) => {
                 for view in &mut self.alerts {
                     if alert.withdraws.iter().any(|r| view.alert.is(r)) {
-                        view.resolved = true;
-                        view.withdrawn = true;
+                        view.state = AlertState::Withdrawn;
                     }
                 }
+                let state = match self.result {
+                    Some(_) => after_end(alert),
+                    None => AlertState::Open,
+                };
                 self.alerts.push(AlertView {
                     alert: alert.clone(),
-                    resolved: false,
-                    withdrawn: false,
+                    state,
+                    decision: None,
+                    clocks: self.clocks_at(alert.t_ms),
                 });
             }
             Event::BoardState {
@@ -396,13 +455,56 @@ impl GameState {
                 } else {
                     Some((result.clone(), reason.clone()))
                 };
+                for view in &mut self.alerts {
+                    view.state = match (view.state, &self.result) {
+                        (AlertState::Open, Some(_)) => after_end(&view.alert),
+                        (AlertState::OpenAfterEnd | AlertState::Overtaken, None) => {
+                            AlertState::Open
+                        }
+                        (state, _) => state,
+                    };
+                }
             }
         }
     }
 
-    /// Marks the alerts an arbiter action deals with as resolved.
+    /// Both clocks at session time `t_ms`: the latest reading, less the time the running
+    /// clock has run since.
+    fn clocks_at(&self, t_ms: Millis) -> Option<ClockReading> {
+        let (white_ms, black_ms, _) = self.clock?;
+        let ran = t_ms.saturating_sub(self.clock_t_ms);
+        Some(match self.running() {
+            Some(ColorName::White) => ClockReading {
+                white_ms: white_ms.saturating_sub(ran),
+                black_ms,
+            },
+            Some(ColorName::Black) => ClockReading {
+                white_ms,
+                black_ms: black_ms.saturating_sub(ran),
+            },
+            None => ClockReading { white_ms, black_ms },
+        })
+    }
+
+    /// Marks the alerts an arbiter action deals with as decided, saying how.
     fn resolve(&mut self, action: &ArbiterAction) {
+        let decision = match action {
+            ArbiterAction::DecidePenalty { accept: true, .. } => "penalty applied".to_string(),
+            ArbiterAction::DecidePenalty { accept: false, .. } => "no penalty".to_string(),
+            ArbiterAction::Annotate { .. } => "acknowledged".to_string(),
+            ArbiterAction::SettleOrder { .. } => "order of the moves settled".to_string(),
+            ArbiterAction::SetResult { result, reason } => format!("result {result} ({reason})"),
+            ArbiterAction::ReplaceMoves { .. } | ArbiterAction::TakeBack { .. } => {
+                "moves corrected".to_string()
+            }
+            ArbiterAction::NewGame => "new game".to_string(),
+            // Neither deals with an alert.
+            ArbiterAction::AdjustTime { .. } | ArbiterAction::CheckClaim { .. } => return,
+        };
         for view in &mut self.alerts {
+            if matches!(view.state, AlertState::Decided | AlertState::Withdrawn) {
+                continue;
+            }
             let settles = match action {
                 ArbiterAction::DecidePenalty { ply, .. } | ArbiterAction::Annotate { ply, .. } => {
                     view.alert.ply == *ply
@@ -412,13 +514,17 @@ impl GameState {
                     view.alert.ply == *ply
                         && matches!(view.alert.gap, Some(crate::act::GapAccount::Orders { .. }))
                 }
-                ArbiterAction::SetResult { .. }
-                | ArbiterAction::ReplaceMoves { .. }
+                // Reopening a game decides nothing.
+                ArbiterAction::SetResult { result, .. } => result != "*",
+                ArbiterAction::ReplaceMoves { .. }
                 | ArbiterAction::TakeBack { .. }
                 | ArbiterAction::NewGame => true,
                 ArbiterAction::AdjustTime { .. } | ArbiterAction::CheckClaim { .. } => false,
             };
-            view.resolved |= settles;
+            if settles {
+                view.state = AlertState::Decided;
+                view.decision = Some(decision.clone());
+            }
         }
     }
 
@@ -456,7 +562,7 @@ impl GameState {
             open_alerts: self
                 .alerts
                 .iter()
-                .filter(|a| !a.resolved && a.alert.severity != crate::act::Severity::Info)
+                .filter(|a| a.state.is_open() && a.alert.severity != crate::act::Severity::Info)
                 .count(),
             after_game: self.after_game(),
             restart_asked: self.result.is_none() && self.closed.is_some_and(|(_, r)| r),
@@ -499,6 +605,8 @@ struct FeedState {
     log_capacity: usize,
     /// The round being recorded, when the recorder said so.
     current_round: Option<u32>,
+    /// The wall-clock time (ms since 1970) of session time 0, when the recorder said so.
+    time_origin_unix_ms: Option<u64>,
 }
 
 impl FeedState {
@@ -628,6 +736,7 @@ impl Feed {
                 log: VecDeque::new(),
                 log_capacity: capacity.max(1),
                 current_round: None,
+                time_origin_unix_ms: None,
             }),
             fanout,
             status: super::status::Status::default(),
@@ -665,14 +774,40 @@ impl Feed {
         let (round, board) = (info.round, info.board);
         let mut state = self.lock();
         state.game(round, board).info = info;
-        self.emit::<Event>(&mut state, round, board, "game", None)
+        self.emit::<Event>(&mut state, round, board, "game", None, None)
     }
 
-    /// Publishes an event of the game on `board` of `round` and returns its id.
+    /// Publishes an event of the game on `board` of `round` and returns its id. An alert is
+    /// published by its kind only ([`FeedEvent::alert`]).
     pub fn publish(&self, round: u32, board: u32, event: Event) -> u64 {
         let mut state = self.lock();
         state.game(round, board).apply(&event);
-        self.emit(&mut state, round, board, event_kind(&event), Some(&event))
+        match event {
+            Event::Alert(alert) => {
+                let notice = serde_json::json!({ "kind": "alert" });
+                self.emit(
+                    &mut state,
+                    round,
+                    board,
+                    "alert",
+                    Some(&notice),
+                    Some(alert),
+                )
+            }
+            event => self.emit(
+                &mut state,
+                round,
+                board,
+                event_kind(&event),
+                Some(&event),
+                None,
+            ),
+        }
+    }
+
+    /// Says when session time 0 was (ms since 1970), so that alerts show the time of day.
+    pub fn set_time_origin(&self, unix_ms: u64) {
+        self.lock().time_origin_unix_ms = Some(unix_ms);
     }
 
     /// Records an arbiter action that the recorder accepted: settles the alerts it deals with
@@ -680,7 +815,7 @@ impl Feed {
     pub fn note_arbiter_action(&self, round: u32, board: u32, action: &ArbiterAction) -> u64 {
         let mut state = self.lock();
         state.game(round, board).resolve(action);
-        self.emit(&mut state, round, board, "arbiter", Some(action))
+        self.emit(&mut state, round, board, "arbiter", Some(action), None)
     }
 
     fn emit<E: Serialize>(
@@ -690,6 +825,7 @@ impl Feed {
         board: u32,
         kind: &'static str,
         event: Option<&E>,
+        alert: Option<Alert>,
     ) -> u64 {
         let id = state.next_id;
         state.next_id += 1;
@@ -712,6 +848,7 @@ impl Feed {
             json,
             frame,
             published: now,
+            alert,
         });
         if state.log.len() >= state.log_capacity {
             state.log.pop_front();
@@ -836,7 +973,7 @@ impl Feed {
         shown.moves = moves;
         shown.result = (record.result != "*").then(|| (record.result.clone(), tag("Termination")));
         shown.pgn = Some(PgnDoc::new(crate::record::pgn::write_game(record)));
-        self.emit::<Event>(&mut state, round, board, "game", None);
+        self.emit::<Event>(&mut state, round, board, "game", None, None);
         Ok(())
     }
 
@@ -871,12 +1008,14 @@ impl Feed {
     /// Every alert of a round's games, by board then time.
     pub fn alerts(&self, round: u32) -> Vec<BoardAlert> {
         let state = self.lock();
+        let origin = state.time_origin_unix_ms;
         state
             .games
             .range((round, 0)..=(round, u32::MAX))
             .flat_map(|((_, board), g)| {
-                g.alerts.iter().map(|a| BoardAlert {
+                g.alerts.iter().map(move |a| BoardAlert {
                     board: *board,
+                    at_unix_ms: origin.map(|o| o.saturating_add(a.alert.t_ms)),
                     alert: a.clone(),
                 })
             })
@@ -924,6 +1063,17 @@ impl Feed {
     /// Number of live subscribers.
     pub fn subscribers(&self) -> usize {
         self.fanout.receiver_count()
+    }
+}
+
+/// The state an alert still open takes when its game ends: a penalty for an illegal move
+/// (Article 7.5) is still to decide, as it can change the record or the result; the rest is
+/// overtaken by the end.
+fn after_end(alert: &Alert) -> AlertState {
+    if alert.article.starts_with("7.5") && alert.severity != crate::act::Severity::Info {
+        AlertState::OpenAfterEnd
+    } else {
+        AlertState::Overtaken
     }
 }
 
@@ -1116,6 +1266,121 @@ mod tests {
             },
         );
         assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(0));
+    }
+
+    fn alert(article: &str, severity: crate::act::Severity, ply: u32, t_ms: u64) -> Alert {
+        Alert {
+            article: article.into(),
+            side: Some(ColorName::Black),
+            ply,
+            t_ms,
+            evidence_ms: vec![t_ms],
+            squares: vec!["e5".into()],
+            severity,
+            message: format!("what {article} says"),
+            gap: None,
+            withdraws: Vec::new(),
+        }
+    }
+
+    fn states(feed: &Feed) -> Vec<(String, AlertState, Option<String>)> {
+        feed.alerts(1)
+            .into_iter()
+            .map(|a| (a.alert.alert.article, a.alert.state, a.alert.decision))
+            .collect()
+    }
+
+    /// When a game ends before the arbiter decided, a penalty for an illegal move stays to
+    /// decide and the rest is overtaken; a decision after the end says what it was, and a
+    /// game reopened opens the overtaken alerts again.
+    #[test]
+    fn a_game_end_leaves_penalties_to_decide_and_overtakes_the_rest() {
+        use crate::act::Severity::{Critical, Warning};
+        let feed = Feed::new();
+        feed.publish(1, 1, Event::Alert(alert("7.5.1", Critical, 6, 4000)));
+        feed.publish(1, 1, Event::Alert(alert("7.5.5", Critical, 6, 4000)));
+        feed.publish(1, 1, Event::Alert(alert("4.3.1", Warning, 9, 7000)));
+        let result = |result: &str| Event::Result {
+            result: result.into(),
+            reason: "draw agreed".into(),
+            t_ms: 9000,
+        };
+        feed.publish(1, 1, result("1/2-1/2"));
+        let after_end: Vec<AlertState> = states(&feed).into_iter().map(|s| s.1).collect();
+        assert_eq!(
+            after_end,
+            [
+                AlertState::OpenAfterEnd,
+                AlertState::OpenAfterEnd,
+                AlertState::Overtaken
+            ]
+        );
+        assert_eq!(feed.game(1, 1).map(|g| g.summary.open_alerts), Some(2));
+        feed.note_arbiter_action(
+            1,
+            1,
+            &ArbiterAction::DecidePenalty {
+                ply: 6,
+                accept: false,
+            },
+        );
+        let decided = states(&feed);
+        assert_eq!(decided[0].1, AlertState::Decided);
+        assert_eq!(decided[1].2.as_deref(), Some("no penalty"));
+        assert_eq!(decided[2].1, AlertState::Overtaken);
+        feed.publish(1, 1, result("*"));
+        assert_eq!(states(&feed)[2].1, AlertState::Open, "the game goes on");
+        // An alert raised after the end is judged the same way at once.
+        feed.publish(1, 1, result("0-1"));
+        feed.publish(1, 1, Event::Alert(alert("7.2.1", Warning, 10, 9500)));
+        assert_eq!(states(&feed)[3].1, AlertState::Overtaken);
+    }
+
+    /// Spectators read the feed's JSON and frames: an alert there names its kind only, and
+    /// the game's JSON carries neither alerts nor their count. The arbiter's queue has it
+    /// all, with the clocks and the time of day of the alert.
+    #[test]
+    fn spectators_see_no_alert_and_the_queue_has_clocks_and_time_of_day() {
+        let feed = Feed::new();
+        feed.set_time_origin(1_700_000_000_000);
+        feed.publish(1, 1, mv(1, "e2e4", "e4", AFTER_E4));
+        feed.publish(
+            1,
+            1,
+            Event::Clock {
+                white_ms: 890_000,
+                black_ms: 900_000,
+                ply: 1,
+                t_ms: 1500,
+            },
+        );
+        let id = feed.publish(
+            1,
+            1,
+            Event::Alert(alert("7.5.1", crate::act::Severity::Critical, 2, 2500)),
+        );
+        let logged = feed.events_after(id - 1, Scope::All).expect("logged");
+        let public = String::from_utf8_lossy(&logged[0].frame).to_string();
+        assert!(public.contains("\"kind\":\"alert\""), "{public}");
+        assert!(!public.contains("what 7.5.1 says"), "{public}");
+        assert!(!public.contains("open_alerts"), "{public}");
+        assert!(!logged[0].json.contains("7.5.1"), "{}", logged[0].json);
+        assert_eq!(logged[0].alert.as_ref().map(|a| a.ply), Some(2));
+        let detail = serde_json::to_string(&feed.game(1, 1).expect("game")).expect("json");
+        assert!(
+            !detail.contains("7.5.1") && !detail.contains("alerts"),
+            "{detail}"
+        );
+        let queue = feed.alerts(1);
+        assert_eq!(queue[0].at_unix_ms, Some(1_700_000_002_500));
+        assert_eq!(
+            queue[0].alert.clocks,
+            Some(ClockReading {
+                white_ms: 890_000,
+                black_ms: 899_000,
+            }),
+            "Black's clock ran for the second between the reading and the alert"
+        );
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //!
 //! Routes:
 //! - `GET /`, `/round/N`: spectator grid; `/round/N/game/K`: game view; `/arbiter`.
-//! - `GET /api/rounds`, `/api/round/N`, `/api/round/N/game/K`, `/api/round/N/alerts`:
-//!   JSON state.
+//! - `GET /api/rounds`, `/api/round/N`, `/api/round/N/game/K`: JSON state, without alerts
+//!   (an `alert` event names only its kind): spectators see decisions, not suspicions.
+//! - `GET /api/round/N/alerts`: the arbiter's queue, each alert with its state, the clocks
+//!   and the time of day when it was raised (bearer token).
 //! - `GET /api/events?after=ID[&round=N[&board=K]]`: the logged events after an id.
 //! - `GET /api/stream`, `/api/round/N/stream`, `/api/round/N/game/K/stream`: SSE; a new
 //!   client gets a `snapshot` event and then deltas, a client sending `Last-Event-ID` gets

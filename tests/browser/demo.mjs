@@ -1,8 +1,11 @@
 // Browser test of `touchmove demo`: Debian's chromium, driven by playwright-core, watches a
-// move arrive on the spectator grid, sees the clocks tick, opens a game, downloads its PGN,
-// then on the arbiter page sees the recorder's links (web connections), finds the scripted
-// Article 7.5.1 alert and sets a result with the token. Screenshots go to target/browser/.
-// Exits non-zero on the first failed check.
+// move arrive on the spectator grid, sees the clocks tick, opens a game (coordinates readable
+// on their squares), downloads its PGN, then on the arbiter page (a one-line token field) sees
+// the recorder's links (web connections), finds board 2's illegal move as one irregularity
+// with one penalty decision, opens it (the board before and after its ply, the moves, the time
+// of day, both clocks), checks that spectators see no undecided alert, decides it and sets a
+// result with the token. Screenshots go to target/browser/. Exits non-zero on the first
+// failed check.
 //
 // Usage: node tests/browser/demo.mjs   (TOUCHMOVE_BIN overrides target/release/touchmove)
 
@@ -65,6 +68,31 @@ try {
   await until("the event tag in the header", async () => (await page.locator("#game-sub").textContent()).includes("<script>"));
   check(await page.evaluate(() => window.__pwned === undefined && !document.querySelector("main img, header img[src=x]")),
     "a <script> tag value is shown as text and never runs");
+  // Every coordinate label reads on its square: its colour is the other square colour.
+  const labels = await page.evaluate(() => {
+    const luminance = (css) => {
+      const [r, g, b] = css.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number).map((v) => {
+        const c = v / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const svg = document.querySelector("#board svg");
+    const rects = [...svg.querySelectorAll(".squares rect")];
+    return [...svg.querySelectorAll(".coords text")].map((t) => {
+      const box = t.getBBox();
+      const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+      const square = rects.find((r) => {
+        const [x, y, w] = ["x", "y", "width"].map((k) => Number(r.getAttribute(k)));
+        return cx >= x && cx < x + w && cy >= y && cy < y + w;
+      });
+      const [a, b] = [luminance(getComputedStyle(t).fill), luminance(getComputedStyle(square).fill)];
+      return { label: t.textContent, contrast: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+    });
+  });
+  check(labels.length === 16, `the game board has 16 coordinate labels (${labels.map((l) => l.label).join("")})`);
+  const faint = labels.filter((l) => l.contrast < 2);
+  check(faint.length === 0, `every coordinate label contrasts with its square (lowest ${Math.min(...labels.map((l) => l.contrast)).toFixed(2)}:1${faint.length ? `; faint: ${faint.map((l) => l.label).join(" ")}` : ""})`);
   await page.screenshot({ path: join(shots, "game.png"), fullPage: true });
   const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#pgn-link").click()]);
   const pgnPath = join(work, "download.pgn");
@@ -81,6 +109,11 @@ try {
 
   // Arbiter page: unlock, see the scripted alert, set a result.
   await page.goto(`${base}/arbiter`);
+  await page.locator("#token").waitFor();
+  const field = await page.locator("#token").boundingBox();
+  const fontPx = await page.locator("#token").evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+  check(field.height < fontPx * 3, `the token field is one line high (${field.height} px for ${fontPx} px text)`);
+  await page.screenshot({ path: join(shots, "arbiter-login.png"), fullPage: true });
   await page.locator("#token").fill("not-the-token");
   await page.locator("#login-form button[type=submit]").click();
   await until("the wrong token to be refused", async () => (await page.locator("#login-error").textContent()).length > 0);
@@ -93,13 +126,65 @@ try {
     return /web: \d+ of \d+ connections open, \d+ refused/.test(text) ? text : null;
   }, 15_000);
   check(true, `the arbiter desk shows the recorder's links (${links})`);
-  const alert = page.locator(".decision", { hasText: "7.5.1" }).first();
+  const alert = page.locator("#queue .decision", { hasText: "7.5.1" }).first();
   await alert.waitFor({ timeout: 120_000 });
   check(/Board 2/.test(await alert.textContent()), "the arbiter page shows the scripted 7.5.1 alert on board 2");
+  await until("the 7.5.5 proposal to join its irregularity", async () => /7\.5\.5/.test(await alert.textContent()));
+  const ply = Number(await alert.getAttribute("data-ply"));
+  const sameIrregularity = page.locator(`#queue .decision[data-board="2"][data-ply="${ply}"]`);
+  check(await sameIrregularity.count() === 1, `the illegal move at ply ${ply} is one card, 7.5.1 and its 7.5.5 proposal together`);
+  check(await sameIrregularity.locator("button", { hasText: "Apply penalty" }).count() === 1,
+    "one irregularity offers one penalty");
+  const follows = await alert.locator(".follows").textContent();
+  check(/adds \d+ minutes? to (White|Black)'s clock/.test(follows) && /second one would lose/.test(follows),
+    `the card says what follows: "${follows}"`);
   await page.screenshot({ path: join(shots, "arbiter.png"), fullPage: true });
-  await alert.getByRole("button", { name: "Apply penalty" }).click();
-  await until("the alert to leave the queue", async () => (await page.locator(".decision", { hasText: "7.5.1" }).count()) === 0);
-  check(true, "deciding the penalty clears the alert from the queue");
+
+  // Spectators see no undecided alert: not on the grid, not in the game page, not in the JSON.
+  const spectator = await browser.newPage();
+  await spectator.goto(`${base}/`);
+  await spectator.waitForSelector(".tile[data-board='2']", { timeout: 20_000 });
+  await spectator.waitForTimeout(1000);
+  const badges = await spectator.locator(".tile .badge:visible").allTextContents();
+  check(!badges.some((b) => /alert/i.test(b)), `the spectator grid shows no alert badge (${JSON.stringify(badges)})`);
+  const leaks = await spectator.evaluate(async () => {
+    const alerts = (await fetch("/api/round/1/alerts")).status;
+    const game = await (await fetch("/api/round/1/game/2")).text();
+    const round = await (await fetch("/api/round/1")).text();
+    return { alerts, game: /7\.5\.1|alerts/.test(game), round: /open_alerts|7\.5\.1/.test(round) };
+  });
+  check(leaks.alerts === 401 && !leaks.game && !leaks.round,
+    `the public API has no undecided alert (alerts endpoint ${leaks.alerts}, game JSON ${leaks.game ? "leaks" : "clean"}, round JSON ${leaks.round ? "leaks" : "clean"})`);
+  await spectator.goto(`${base}/round/1/game/2`);
+  await until("board 2's moves", () => spectator.locator("#moves .mv").count());
+  check(!/7\.5\.1|alert/i.test(await spectator.locator("body").textContent()), "board 2's game page shows no undecided alert");
+  await spectator.close();
+
+  // Looking at the alert: the board before and after its ply, the moves, time of day, clocks.
+  await alert.getByRole("button", { name: "Look" }).click();
+  const inspector = page.locator("#inspector[open]");
+  await inspector.waitFor({ timeout: 5000 });
+  await until("the inspector's boards", () => inspector.locator(".inspector-after .pieces use").count());
+  const game2 = await page.evaluate(async () => (await fetch("/api/round/1/game/2")).json());
+  const beforeFen = ply > 1 ? game2.moves[ply - 2].fen : game2.start_fen;
+  const pieceCount = beforeFen.split(" ")[0].replace(/[^a-zA-Z]/g, "").length;
+  check(await inspector.locator(".inspector-before .pieces use").count() === pieceCount,
+    `the board before ply ${ply} has the ${pieceCount} pieces of that position`);
+  check(/ply \d+/i.test(await inspector.locator(".inspector-after-caption").textContent()), `the board after the ply is shown (${await inspector.locator(".inspector-after-caption").textContent()})`);
+  const current = await inspector.locator(".inspector-moves .current").allTextContents();
+  check(await inspector.locator(".inspector-moves .mv:not(.empty)").count() >= ply - 1 && current.length === 1,
+    `the moves are listed with ply ${ply} marked (${current[0]})`);
+  const when = await inspector.locator(".inspector-when").textContent();
+  check(/\d{1,2}:\d{2}:\d{2}/.test(when) && !/recorder started/.test(when), `the time of day is shown (${when})`);
+  const clocksThen = await inspector.locator(".inspector-clocks").textContent();
+  check(/White \d+:\d{2}/.test(clocksThen) && /Black \d+:\d{2}/.test(clocksThen), `both clocks are shown (${clocksThen})`);
+  await page.screenshot({ path: join(shots, "arbiter-alert.png"), fullPage: true });
+  await inspector.getByRole("button", { name: "Apply penalty" }).click();
+  await until("the alert to leave the queue", async () => (await page.locator("#queue .decision", { hasText: "7.5.1" }).count()) === 0);
+  check(true, "deciding the penalty clears the irregularity from the queue");
+  const served2 = await (await fetch(`${base}/round/1/game/2.pgn`)).text();
+  check(/\{7\.5\.1: Black|\{7\.5\.1: White/.test(served2) && !/(\d\.\d(?:\.\d)*): \1:/.test(served2),
+    "board 2's PGN notes the illegal move under its article once");
 
   await page.locator(".tile[data-board='1']").click();
   await page.locator("#result-reason").fill("White won on time (arbiter test)");

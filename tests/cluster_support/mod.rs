@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+mod server_binary;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -63,7 +65,7 @@ impl NatsServer {
             .append(true)
             .open(&self.log)
             .unwrap();
-        let child = Command::new("nats-server")
+        let child = Command::new(server_binary::nats_server())
             .args(["-js", "-a", "127.0.0.1", "-p"])
             .arg(self.port.to_string())
             .arg("-sd")
@@ -72,7 +74,10 @@ impl NatsServer {
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .expect("nats-server runs (apt-get install -y nats-server; .ci/run installs it)");
+            .unwrap_or_else(|e| {
+                let server = server_binary::nats_server().display();
+                panic!("{server} does not start: {e}")
+            });
         self.child = Some(child);
         let until = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {

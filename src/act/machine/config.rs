@@ -29,7 +29,7 @@ pub struct MachineConfig {
     /// Milliseconds; default 150: one hand cannot serve two far-apart squares faster, nor
     /// can a player see a move and answer it.
     pub two_hands_threshold_ms: Millis,
-    /// Blitz (Appendix B): 7.5.5 time penalties are 1 minute instead of 2.
+    /// Rapid or blitz (A.4.2, Appendix B): 7.5.5 time penalties are 1 minute instead of 2.
     ///
     /// Default `false`: standard play.
     pub blitz: bool,

@@ -37,7 +37,7 @@ impl Machine {
             a.evidence_ms = vec![t];
             a.squares = vec![sq.to_string()];
             a.message = format!(
-                "4.8: {} touched a piece on {sq}; the right to claim about ply {ply} lapsed",
+                "{} touched a piece on {sq}; the right to claim about ply {ply} lapsed",
                 color_word(!mover)
             );
             out.push(Event::Alert(a));
@@ -132,7 +132,7 @@ impl Machine {
         alert.squares = vec![a.to_string(), b.to_string()];
         alert.message = if shown {
             format!(
-                "suspected 7.5.4: pieces {verb} on {a} and {b} within {gap} ms (threshold {} \
+                "Suspected two hands: pieces {verb} on {a} and {b} within {gap} ms (threshold {} \
                  ms); one hand can hardly do that. The arbiter decides.",
                 self.config.two_hands_threshold_ms
             )

@@ -13,7 +13,7 @@ impl Machine {
         let mut a = self.alert("7.5.3", Some(by), t, Severity::Critical);
         a.evidence_ms = vec![t];
         a.message = format!(
-            "7.5.3: {} pressed the clock without making a move; this counts as an illegal move",
+            "{} pressed the clock without making a move; this counts as an illegal move",
             color_word(by)
         );
         out.push(Event::Alert(a));
@@ -38,7 +38,7 @@ impl Machine {
         a.evidence_ms = vec![t];
         a.squares = vec![m.to().to_string()];
         a.message = format!(
-            "7.5.2: the pawn reached {} but was not exchanged before the clock press; a queen \
+            "The pawn reached {} but was not exchanged before the clock press; a queen \
              is recorded and the move counts as illegal",
             m.to()
         );
@@ -128,7 +128,7 @@ impl Machine {
             .map(|w| format!(" (3.10.3: {w})"))
             .unwrap_or_default();
         a.message = format!(
-            "7.5.1: {} completed an illegal move with the clock press; the board differs from \
+            "{} completed an illegal move with the clock press; the board differs from \
              the game on {}{why}. The position before the irregularity must be restored.",
             color_word(by),
             a.squares.join(" ")
@@ -168,7 +168,7 @@ impl Machine {
             _ => "at the start".to_string(),
         };
         a.message = format!(
-            "7.5.1: play goes on without the position before the illegal move being \
+            "Play goes on without the position before the illegal move being \
              restored; {} pressed the clock on a board that differs from the game on {}. \
              The record stays {last}, and presses on this board are not counted as further \
              illegal moves. The arbiter should restore that position (or enter the moves \
@@ -197,7 +197,7 @@ impl Machine {
         let opponent = !by;
         let proposal = if count == 1 {
             format!(
-                "first completed illegal move of {}: proposed penalty {minutes} minute{} added to \
+                "First completed illegal move of {}: proposed penalty {minutes} minute{} added to \
                  {}'s clock",
                 color_word(by),
                 if minutes == 1 { "" } else { "s" },
@@ -205,14 +205,14 @@ impl Machine {
             )
         } else if self.game.position().has_insufficient_material(opponent) {
             format!(
-                "completed illegal move number {count} of {}: proposed result draw, {} cannot \
+                "Completed illegal move number {count} of {}: proposed result draw, {} cannot \
                  checkmate",
                 color_word(by),
                 color_word(opponent)
             )
         } else {
             format!(
-                "completed illegal move number {count} of {}: proposed result, the game is lost \
+                "Completed illegal move number {count} of {}: proposed result, the game is lost \
                  by {}",
                 color_word(by),
                 color_word(by)
@@ -221,7 +221,7 @@ impl Machine {
         let mut a = self.alert("7.5.5", Some(by), t, Severity::Critical);
         a.ply = ply_number(basis + 1);
         a.evidence_ms = vec![t];
-        a.message = format!("7.5.5: {proposal}. The arbiter decides.");
+        a.message = format!("{proposal}. The arbiter decides.");
         out.push(Event::Alert(a));
     }
 
@@ -238,7 +238,7 @@ impl Machine {
             a.ply = ply_number(basis + 1);
             a.evidence_ms = vec![t];
             a.message = format!(
-                "7.5.5 proposal withdrawn: the completed illegal move of {} judged at ply {} \
+                "Proposal withdrawn: the completed illegal move of {} judged at ply {} \
                  rested on moves from ply {} on, which the board has since shown were other \
                  moves; it is not counted",
                 color_word(by),

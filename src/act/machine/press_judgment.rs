@@ -149,7 +149,7 @@ impl Machine {
         a.evidence_ms = vec![t];
         a.squares = displaced.into_iter().map(|s| s.to_string()).collect();
         a.message = format!(
-            "7.4: {} pressed the clock after {} with pieces knocked off their squares \
+            "{} pressed the clock after {} with pieces knocked off their squares \
              ({}): the player restores displaced pieces in his own time; the move is \
              recorded once they are back",
             color_word(by),

@@ -58,7 +58,7 @@ impl Machine {
                     a.ply = 0;
                     a.squares = squares.iter().map(ToString::to_string).collect();
                     a.message = format!(
-                        "7.2.1: the set-up is wrong on {}; no game starts until it is corrected",
+                        "The set-up is wrong on {}; no game starts until it is corrected",
                         a.squares.join(" ")
                     );
                     out.push(Event::Alert(a));

@@ -43,7 +43,7 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
         Ok(exe) => exe,
         Err(e) => return fail(format!("cannot find the touchmove program to start: {e}")),
     };
-    let boards = match demo_boards(args, games) {
+    let boards = match demo_boards(args, games, 1) {
         Ok(b) => b,
         Err(e) => return fail(e),
     };

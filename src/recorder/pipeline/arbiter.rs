@@ -132,6 +132,19 @@ impl BoardPipeline {
             )
         })?;
         let (offender, opponent) = (side_name(side), side_name(!side));
+        if let Some(&(_, applied)) = self.decided_penalties.iter().find(|(p, _)| *p == ply) {
+            return Err(format!(
+                "the irregularity of {offender} at ply {ply} on board {} was already decided \
+                 ({}): one irregularity gets one decision",
+                request.board,
+                if applied {
+                    "penalty applied"
+                } else {
+                    "no penalty"
+                }
+            ));
+        }
+        self.decided_penalties.push((ply, accept));
         if !accept {
             self.note(
                 ply,

@@ -113,6 +113,9 @@ pub struct BoardPipeline {
     accepted_penalties: [u32; 2],
     /// Penalties proposed by Article 7.5 alerts: (ply, offender).
     penalties: Vec<(u32, Color)>,
+    /// The plies whose irregularity the arbiter decided, and whether a penalty was applied:
+    /// one irregularity gets one decision, however many of its alerts the desk shows.
+    decided_penalties: Vec<(u32, bool)>,
     earlier_games: Vec<GameRecord>,
     messages: Vec<Message>,
     observations: Vec<Observation>,
@@ -135,16 +138,25 @@ pub struct BoardPipeline {
     after: Option<AfterGame>,
 }
 
+/// The machine's configuration for games under `control`: its 7.5.5 proposals name the
+/// time the arbiter's decision adds, one minute in rapid and blitz.
+fn machine_config_for(control: &TimeControl) -> MachineConfig {
+    MachineConfig {
+        blitz: control.is_blitz() || control.is_rapid(),
+        ..MachineConfig::default()
+    }
+}
+
 impl BoardPipeline {
     /// A board waiting for its start position.
     pub fn new(tags: GameTags, control: TimeControl) -> BoardPipeline {
         BoardPipeline {
             tags,
             clock: ClockState::new(control.clone()),
+            machine: Machine::new(machine_config_for(&control)),
             control,
             decoder: Decoder::new(),
             observer: DgtObserver::new(),
-            machine: Machine::new(MachineConfig::default()),
             game: Game::standard(),
             offset: 0,
             resuming: false,
@@ -156,6 +168,7 @@ impl BoardPipeline {
             ending: None,
             accepted_penalties: [0, 0],
             penalties: Vec::new(),
+            decided_penalties: Vec::new(),
             earlier_games: Vec::new(),
             messages: Vec::new(),
             observations: Vec::new(),
@@ -175,7 +188,7 @@ impl BoardPipeline {
     fn machine_config(&self) -> MachineConfig {
         MachineConfig {
             defer_dead_position_analysis: self.defer_analysis,
-            ..MachineConfig::default()
+            ..machine_config_for(&self.control)
         }
     }
 
@@ -421,6 +434,7 @@ impl BoardPipeline {
         self.ending = None;
         self.accepted_penalties = [0, 0];
         self.penalties.clear();
+        self.decided_penalties.clear();
         self.offset = 0;
         self.order_spans.clear();
         self.before_gap = None;

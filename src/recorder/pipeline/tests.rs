@@ -102,18 +102,23 @@ fn clock_running(right: bool) -> Vec<u8> {
     Message::Clock(ClockMessage::Times(times)).encode()
 }
 
+/// White plays e4 and presses, then Black presses at 3000 ms without making a move.
+fn black_presses_without_a_move(p: &mut BoardPipeline, events: &mut Vec<Event>) {
+    p.on_bytes(100, &clock_running(false), events);
+    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
+        p.on_bytes(1000 + 100 * i as u64, m, events);
+    }
+    p.on_bytes(1500, &clock_running(true), events);
+    p.on_bytes(3000, &clock_running(false), events);
+}
+
 /// A press the board never follows (7.5.3) is judged by the tick once its grace period
 /// is over, though no byte arrives after it.
 #[test]
 fn a_press_without_a_move_is_judged_on_the_tick() {
     let mut p = pipeline();
     let mut events = Vec::new();
-    p.on_bytes(100, &clock_running(false), &mut events);
-    for (i, m) in lift_place_messages(&["e2e4"]).iter().enumerate() {
-        p.on_bytes(1000 + 100 * i as u64, m, &mut events);
-    }
-    p.on_bytes(1500, &clock_running(true), &mut events);
-    p.on_bytes(3000, &clock_running(false), &mut events);
+    black_presses_without_a_move(&mut p, &mut events);
     let judged = |events: &[Event]| {
         events
             .iter()
@@ -131,6 +136,55 @@ fn a_press_without_a_move_is_judged_on_the_tick() {
         "no 7.5.3 after the grace period: {events:?}"
     );
     assert_eq!(recorded_uci(&p), ["e2e4"]);
+}
+
+/// A press without a move (7.5.3) is one irregularity: its two notes in the PGN name their
+/// article once each, and the arbiter decides its penalty once.
+#[test]
+fn an_illegal_move_is_noted_under_its_article_once_and_decided_once() {
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    black_presses_without_a_move(&mut p, &mut events);
+    p.tick(3500, &mut events);
+    let penalty_ply = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Alert(a) if a.article == "7.5.5" => Some(a.ply),
+            _ => None,
+        })
+        .expect("a 7.5.5 proposal for Black's press without a move");
+    // The PGN wraps its lines: compare the text with single spaces.
+    let pgn = p.pgn().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        pgn.contains("{7.5.3: Black pressed the clock without making a move"),
+        "{pgn}"
+    );
+    assert!(
+        pgn.contains("{7.5.5: First completed illegal move of Black"),
+        "{pgn}"
+    );
+    for comment in pgn.split('{').skip(1).filter_map(|c| c.split_once('}')) {
+        if let Some((article, text)) = comment.0.split_once(": ") {
+            assert!(
+                !text.starts_with(article),
+                "the comment {{{}}} names its article twice",
+                comment.0
+            );
+        }
+    }
+    let decide = |accept| ArbiterAction::DecidePenalty {
+        ply: penalty_ply,
+        accept,
+    };
+    assert!(arbiter(&mut p, decide(true)).is_ok());
+    let again = arbiter(&mut p, decide(true)).expect_err("a second penalty is refused");
+    assert!(again.contains("already decided"), "{again}");
+    assert!(arbiter(&mut p, decide(false)).is_err());
+    assert_eq!(
+        p.record().result,
+        "*",
+        "one illegal move does not lose the game"
+    );
 }
 
 fn arbiter(p: &mut BoardPipeline, action: ArbiterAction) -> Result<String, String> {

@@ -5,6 +5,7 @@
 import { installSprite } from "/assets/board.js";
 import { el, connect, pathNumbers, tick, currentRound, followRounds } from "/assets/live.js";
 import { TileGrid } from "/assets/tiles.js";
+import { irregularities, decisionCard, inspect } from "/assets/alerts.js";
 
 installSprite();
 const $ = (id) => document.getElementById(id);
@@ -13,7 +14,12 @@ let round = pathNumbers().round;
 let selected = null;
 let alerts = [];
 
-const grid = new TileGrid($("grid"), () => ({ onSelect: select }));
+const grid = new TileGrid($("grid"), () => ({ onSelect: select, openAlerts }));
+
+/// The irregularities of `board` still to decide (the tile's badge).
+function openAlerts(board) {
+  return irregularities(alerts).filter((g) => g.board === board && g.state !== "overtaken").length;
+}
 
 async function api(path, options = {}) {
   const response = await fetch(path, {
@@ -49,10 +55,14 @@ function select(board) {
   $("controls-body").hidden = false;
 }
 
-function clockText(ms) {
-  const s = Math.floor(ms / 1000);
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}.${Math.floor((ms % 1000) / 100)}`;
-}
+/// What the alert cards need from the desk.
+const cardContext = () => ({
+  round,
+  act,
+  select,
+  game: (board) => grid.tiles.get(board)?.summary,
+  look: (group) => inspect($("inspector"), group, alerts, cardContext()),
+});
 
 function renderQueue() {
   const items = [];
@@ -74,44 +84,29 @@ function renderQueue() {
           el("button", { class: "button ghost", onclick: () => select(g.board) }, "Open board"))));
     }
   }
-  for (const a of alerts) {
-    if (a.resolved || a.severity === "info") continue;
-    const penalty = a.article.startsWith("7.5");
-    // Moves made while the link was down, in an order nobody saw: one click confirms the
-    // recorded order or picks another (the moves after them stay).
-    const orders = a.gap && a.gap.kind === "orders" ? a.gap : null;
-    const orderButtons = orders ? [
-      el("button", { class: "button", onclick: () => act(a.board, { action: "settle_order", ply: a.ply, pick: 0 }, `order from ply ${a.ply} confirmed`) }, `Confirm ${orders.recorded.join(" ")}`),
-      ...orders.others.map((line, i) => el("button", { class: "button", onclick: () => act(a.board, { action: "settle_order", ply: a.ply, pick: i + 1 }, `order from ply ${a.ply}: ${line.join(" ")}`) }, `Pick ${line.join(" ")}`)),
-    ] : [];
-    const side = a.side ? a.side[0].toUpperCase() + a.side.slice(1) : "";
-    const evidence = [
-      a.squares.length ? `squares ${a.squares.join(", ")}` : "",
-      a.evidence_ms.length ? `sensor times ${a.evidence_ms.map(clockText).join(", ")}` : "",
-    ].filter(Boolean).join(" · ");
-    items.push(el("li", { class: `decision ${a.severity}` },
-      el("div", { class: "decision-head" },
-        el("span", { class: "article" }, `Art. ${a.article}`),
-        ` Board ${a.board}`, side ? ` · ${side}` : "", ` · ply ${a.ply}`),
-      el("p", {}, a.message),
-      evidence ? el("p", { class: "evidence" }, `Evidence: ${evidence}`) : null,
-      el("div", { class: "button-row" },
-        penalty ? el("button", { class: "button danger", onclick: () => act(a.board, { action: "decide_penalty", ply: a.ply, accept: true }, `penalty applied (Art. ${a.article})`) }, "Apply penalty") : null,
-        penalty ? el("button", { class: "button", onclick: () => act(a.board, { action: "decide_penalty", ply: a.ply, accept: false }, `no penalty (Art. ${a.article})`) }, "No penalty") : null,
-        ...orderButtons,
-        el("button", { class: "button", onclick: () => act(a.board, { action: "annotate", ply: a.ply, text: `Arbiter saw alert ${a.article}: ${a.message}` }, `alert ${a.article} acknowledged`) }, "Acknowledge"),
-        el("button", { class: "button ghost", onclick: () => select(a.board) }, "Open board"))));
+  const groups = irregularities(alerts);
+  const overtaken = [];
+  for (const group of groups) {
+    const card = decisionCard(group, alerts, cardContext());
+    if (group.state === "overtaken") overtaken.push(card);
+    else items.push(card);
   }
   $("queue").replaceChildren(...items);
   $("queue-count").textContent = String(items.length);
   $("queue-empty").hidden = items.length > 0;
+  $("overtaken").hidden = overtaken.length === 0;
+  $("overtaken-count").textContent = String(overtaken.length);
+  $("overtaken-list").replaceChildren(...overtaken);
+  grid.repaint();
 }
 
 let alertTimer = null;
 function refreshAlerts() {
   clearTimeout(alertTimer);
   alertTimer = setTimeout(async () => {
-    try { alerts = await (await fetch(`/api/round/${round}/alerts`)).json(); } catch { return; }
+    const { ok, body } = await api(`/api/round/${round}/alerts`);
+    if (!ok || !Array.isArray(body)) return;
+    alerts = body;
     renderQueue();
   }, 150);
 }
@@ -171,7 +166,7 @@ async function startDesk() {
   connect(`/api/round/${round}/stream`, {
     snapshot: (data) => { grid.reset(data.games || []); if (selected) select(selected); refreshAlerts(); },
     game: onGame, game_start: onAlert, move: onGame, revision: onGame, move_completed: onGame,
-    clock: onGame, board_state: onGame, result: onGame, game_closed: onAlert, alert: onAlert, arbiter: onAlert,
+    clock: onGame, board_state: onGame, result: onAlert, game_closed: onAlert, alert: onAlert, arbiter: onAlert,
   }, $("status"));
   tick(() => grid.paintClocks());
   refreshLinks();

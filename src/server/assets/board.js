@@ -74,6 +74,11 @@ function squareXY(square, flipped) {
   return flipped ? [(7 - file) * SQ, rank * SQ] : [file * SQ, (7 - rank) * SQ];
 }
 
+/// True for a light square (file and rank from 0: a1 is dark).
+function isLight(file, rank) {
+  return (file + rank) % 2 === 1;
+}
+
 function node(tag, attrs) {
   const n = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
@@ -86,21 +91,27 @@ export function createBoard({ coordinates = true, flipped = false } = {}) {
   const squares = node("g", { class: "squares" });
   for (let f = 0; f < 8; f++) {
     for (let r = 0; r < 8; r++) {
-      const light = (f + r) % 2 === 1;
       squares.append(node("rect", {
         x: f * SQ, y: (7 - r) * SQ, width: SQ, height: SQ,
-        class: light ? "sq-light" : "sq-dark",
+        class: isLight(f, r) ? "sq-light" : "sq-dark",
       }));
     }
   }
   svg.append(squares);
   if (coordinates) {
     const coords = node("g", { class: "coords", "aria-hidden": "true" });
+    // Each label sits on a square of the bottom row or the left column and takes the other
+    // square colour, so it reads on its own square.
+    const onSquare = (f, r) => (isLight(f, r) ? "on-light" : "on-dark");
     for (let i = 0; i < 8; i++) {
-      const file = node("text", { x: i * SQ + SQ - 3, y: 357, class: i % 2 ? "on-dark" : "on-light", "text-anchor": "end" });
-      file.textContent = flipped ? "hgfedcba"[i] : "abcdefgh"[i];
-      const rank = node("text", { x: 2.5, y: i * SQ + 10, class: i % 2 ? "on-light" : "on-dark" });
-      rank.textContent = String(flipped ? i + 1 : 8 - i);
+      const fileIndex = flipped ? 7 - i : i;
+      const bottomRank = flipped ? 7 : 0;
+      const file = node("text", { x: i * SQ + SQ - 3, y: 357, class: onSquare(fileIndex, bottomRank), "text-anchor": "end" });
+      file.textContent = "abcdefgh"[fileIndex];
+      const rankIndex = flipped ? i : 7 - i;
+      const leftFile = flipped ? 7 : 0;
+      const rank = node("text", { x: 2.5, y: i * SQ + 10, class: onSquare(leftFile, rankIndex) });
+      rank.textContent = String(rankIndex + 1);
       coords.append(file, rank);
     }
     svg.append(coords);

@@ -12,7 +12,9 @@ function playerRow(side) {
 }
 
 /// A tile for one game; `href` makes it a link (spectators), `onSelect` a button (arbiter).
-export function createTile(summary, { href, onSelect } = {}) {
+/// `openAlerts(board)` gives the number of alerts the arbiter has to decide (the desk only:
+/// spectators see decisions, never alerts).
+export function createTile(summary, { href, onSelect, openAlerts } = {}) {
   const board = createBoard({ coordinates: false });
   const black = playerRow("black");
   const white = playerRow("white");
@@ -32,7 +34,7 @@ export function createTile(summary, { href, onSelect } = {}) {
     el("div", { class: "board-wrap" }, board),
     white.row,
   );
-  const tile = { root, board, black, white, number, last, result, badge, clocks: new ClockPair() };
+  const tile = { root, board, black, white, number, last, result, badge, openAlerts, clocks: new ClockPair() };
   updateTile(tile, summary);
   return tile;
 }
@@ -51,8 +53,9 @@ export function updateTile(tile, g) {
   tile.root.classList.toggle("finished", Boolean(g.result));
   tile.root.classList.toggle("held", Boolean(g.held));
   tile.root.classList.toggle("after-game", Boolean(g.after_game));
-  tile.badge.hidden = !(g.open_alerts > 0 || g.held);
-  tile.badge.textContent = g.held ? "Held" : `${g.open_alerts} alert${g.open_alerts === 1 ? "" : "s"}`;
+  const alerts = tile.openAlerts ? tile.openAlerts(g.board) : 0;
+  tile.badge.hidden = !(alerts > 0 || g.held);
+  tile.badge.textContent = g.held ? "Held" : `${alerts} alert${alerts === 1 ? "" : "s"}`;
   tile.board.dataset.lastSan = g.last_san || "";
   drawPosition(tile.board, g.fen, g.last_move, g.held ? g.differing : []);
   tile.clocks.set(g.clock, g.result);
@@ -88,4 +91,6 @@ export class TileGrid {
     return tile;
   }
   paintClocks() { for (const t of this.tiles.values()) paintTileClocks(t); }
+  /// Shows every tile again (its badge after the alerts changed).
+  repaint() { for (const t of this.tiles.values()) updateTile(t, t.summary); }
 }
