@@ -11,7 +11,7 @@ use tokio::time::{Instant, timeout};
 use touchmove::driver::bus::{BusConfig, BusEvent, spawn_bus};
 use touchmove::sim::pty::Pty;
 use touchmove::wire::dgt::bus::{BusCommand, BusCommandKind, BusReply, BusReplyBody};
-use touchmove::wire::dgt::{Command, CommandDecoder, EepromRecord};
+use touchmove::wire::dgt::{ClockMessage, Command, CommandDecoder, EepromRecord};
 
 const LIMIT: Duration = Duration::from_secs(10);
 const CHANGES_PER_BOARD: u8 = 20;
@@ -64,6 +64,10 @@ async fn chain(pty: Pty, seen: mpsc::UnboundedSender<BusCommand>) {
                     let _ = seen.send(cmd);
                     let Some(board) = boards.get_mut(&cmd.address) else { continue };
                     let body = match cmd.kind {
+                        BusCommandKind::SendVersion => BusReplyBody::Version { major: 1, minor: 2 },
+                        BusCommandKind::SendClock => BusReplyBody::Clock {
+                            clock: ClockMessage::Times(Default::default()),
+                        },
                         BusCommandKind::SendBoard => BusReplyBody::BoardDump { fields: vec![0; 64] },
                         BusCommandKind::SendChanges => {
                             board.last_batch = std::mem::take(&mut board.pending);

@@ -202,11 +202,12 @@ async fn add_detected_boards(
     let mut found = 0;
     let mut report = Vec::new();
     for port in candidates.list() {
-        if config
-            .boards
-            .iter()
-            .any(|b| b.source == BoardSource::Port(port.clone()))
-        {
+        // A bus chain's port is never probed: single-board commands would take its boards
+        // out of bus mode.
+        if config.boards.iter().any(|b| match &b.source {
+            BoardSource::Port(p) | BoardSource::Bus { port: p, .. } => *p == port,
+            _ => false,
+        }) {
             continue;
         }
         match probe(&port, Duration::from_millis(800)).await {
@@ -222,8 +223,9 @@ async fn add_detected_boards(
                     found += 1;
                 }
                 report.push(format!(
-                    "{} (DGT board serial {})",
+                    "{} ({} serial {})",
                     port.display(),
+                    id.model(),
                     id.serial.as_deref().unwrap_or("unknown")
                 ));
             }

@@ -1,10 +1,13 @@
 //! Bus mode: one serial port, a chain of tournament boards polled by address.
 //!
 //! [`BusPoller`] decides what to send and what a reply means (no I/O, time in milliseconds):
-//! each board is first asked for a board dump, then polled round-robin for its changes. A
-//! reply with a bad checksum, or no reply within the timeout, is answered with REPEAT_CHANGES
-//! (never a second SEND_CHANGES, which would make the board drop the batch it sent), a bounded
-//! number of times. [`spawn_bus`] runs a poller on a port, forwarding every received chunk
+//! each board is first asked for its version, pending changes (dropped), position and clock,
+//! then polled round-robin for
+//! its changes. A reply with a bad checksum, or no reply within the timeout, is answered with
+//! REPEAT_CHANGES (never a second SEND_CHANGES, which would make the board drop the batch it
+//! sent), a bounded number of times; a board that still does not answer is reported once,
+//! asked once a round from then on, and read afresh when it answers again (it was switched
+//! off, and what changed meanwhile is only in its position). [`spawn_bus`] runs a poller on a port, forwarding every received chunk
 //! and every decoded reply, and reopens the port with backoff when it vanishes.
 
 use std::time::Duration;
@@ -33,6 +36,15 @@ pub enum BusEvent {
         t_ms: u64,
         /// The bytes.
         data: Vec<u8>,
+    },
+    /// A board's firmware version (the first answer after the board was (re)found).
+    Version {
+        /// Bus address.
+        address: u16,
+        /// Major version.
+        major: u8,
+        /// Minor version.
+        minor: u8,
     },
     /// A board's full position.
     Board {
@@ -81,13 +93,26 @@ struct Pending {
     retries: u32,
 }
 
+/// What the poller asks a board, in order, before it polls its changes: after the port
+/// opens, and after the board was unresponsive or powered up again.
+/// The changes asked before the position are dropped: the position holds them (and a board
+/// just switched on has only its power-up records).
+const SETUP: [BusCommandKind; 4] = [
+    BusCommandKind::SendVersion,
+    BusCommandKind::SendChanges,
+    BusCommandKind::SendBoard,
+    BusCommandKind::SendClock,
+];
+
 /// The polling state machine for a chain of boards.
 #[derive(Debug, Clone)]
 pub struct BusPoller {
     port: String,
     addresses: Vec<u16>,
-    /// Addresses that still need their first board dump.
-    needs_dump: Vec<bool>,
+    /// Per board, how many of the [`SETUP`] steps it has answered since its last resync.
+    setup_done: Vec<usize>,
+    /// Boards that did not answer after every retry: asked once per round until they do.
+    absent: Vec<bool>,
     next: usize,
     pending: Option<Pending>,
     reply_timeout_ms: u64,
@@ -99,7 +124,8 @@ impl BusPoller {
     pub fn new(port: &str, addresses: Vec<u16>, reply_timeout_ms: u64, max_retries: u32) -> Self {
         BusPoller {
             port: port.to_string(),
-            needs_dump: vec![true; addresses.len()],
+            setup_done: vec![0; addresses.len()],
+            absent: vec![false; addresses.len()],
             addresses,
             next: 0,
             pending: None,
@@ -108,24 +134,38 @@ impl BusPoller {
         }
     }
 
-    /// Every board will be asked for a dump again (after the port was reopened).
+    /// Every board will be asked for its version, position and clock again (after the port
+    /// was reopened).
     pub fn resync(&mut self) {
-        self.needs_dump.iter_mut().for_each(|d| *d = true);
+        self.setup_done.iter_mut().for_each(|d| *d = 0);
         self.pending = None;
     }
 
-    /// The next command to send, if none is awaiting its reply.
+    /// The board at `address` will be asked for its version, position and clock again (it
+    /// powered up again).
+    pub fn resync_board(&mut self, address: u16) {
+        if let Some(i) = self.index(address) {
+            self.setup_done[i] = 0;
+        }
+    }
+
+    fn index(&self, address: u16) -> Option<usize> {
+        self.addresses.iter().position(|&a| a == address)
+    }
+
+    /// The next command to send, if none is awaiting its reply. A board being set up is
+    /// asked its next step before the poller moves on to the next board.
     pub fn next_command(&mut self, now_ms: u64) -> Option<BusCommand> {
         if self.pending.is_some() || self.addresses.is_empty() {
             return None;
         }
         let i = self.next % self.addresses.len();
-        self.next = i + 1;
-        let kind = if self.needs_dump[i] {
-            BusCommandKind::SendBoard
-        } else {
-            BusCommandKind::SendChanges
-        };
+        let step = self.setup_done[i];
+        let kind = SETUP
+            .get(step)
+            .copied()
+            .unwrap_or(BusCommandKind::SendChanges);
+        self.next = if step + 1 < SETUP.len() { i } else { i + 1 };
         Some(self.issue(
             BusCommand {
                 kind,
@@ -134,6 +174,11 @@ impl BusPoller {
             now_ms,
             0,
         ))
+    }
+
+    /// True when the last command given was the last one of a round over every board.
+    pub fn round_done(&self) -> bool {
+        self.next >= self.addresses.len()
     }
 
     fn issue(&mut self, command: BusCommand, now_ms: u64, retries: u32) -> BusCommand {
@@ -148,6 +193,15 @@ impl BusPoller {
     /// When the awaited reply times out.
     pub fn deadline_ms(&self) -> Option<u64> {
         self.pending.map(|p| p.deadline_ms)
+    }
+
+    /// Bytes arrived at `now_ms`: a reply being received is not a missing one, so the
+    /// timeout counts again from now (a long reply takes longer than the timeout on the line).
+    pub fn on_receiving(&mut self, now_ms: u64) {
+        let timeout = self.reply_timeout_ms;
+        if let Some(p) = &mut self.pending {
+            p.deadline_ms = p.deadline_ms.max(now_ms + timeout);
+        }
     }
 
     /// Handles a decoded frame; returns the events and possibly a command to send at once
@@ -168,20 +222,36 @@ impl BusPoller {
             BusFrame::Reply(reply) if reply.address != address => (Vec::new(), None),
             BusFrame::Reply(reply) => {
                 let event = match (pending.command.kind, reply.body) {
-                    (BusCommandKind::SendBoard, BusReplyBody::BoardDump { fields }) => {
-                        if let Some(i) = self.addresses.iter().position(|&a| a == address) {
-                            self.needs_dump[i] = false;
+                    (BusCommandKind::SendVersion, BusReplyBody::Version { major, minor }) => {
+                        BusEvent::Version {
+                            address,
+                            major,
+                            minor,
                         }
+                    }
+                    (BusCommandKind::SendBoard, BusReplyBody::BoardDump { fields }) => {
                         BusEvent::Board { address, fields }
                     }
                     (
                         BusCommandKind::SendChanges | BusCommandKind::RepeatChanges,
                         BusReplyBody::Changes { records },
                     ) => BusEvent::Changes { address, records },
-                    (_, BusReplyBody::Clock { clock }) => BusEvent::Clock { address, clock },
+                    (BusCommandKind::SendClock, BusReplyBody::Clock { clock }) => {
+                        BusEvent::Clock { address, clock }
+                    }
                     // An answer to something else (a late reply): keep waiting.
                     _ => return (Vec::new(), None),
                 };
+                if let Some(i) = self.index(address) {
+                    self.absent[i] = false;
+                    let asked = match pending.command.kind {
+                        BusCommandKind::RepeatChanges => BusCommandKind::SendChanges,
+                        kind => kind,
+                    };
+                    if SETUP.get(self.setup_done[i]) == Some(&asked) {
+                        self.setup_done[i] += 1;
+                    }
+                }
                 self.pending = None;
                 (vec![event], None)
             }
@@ -204,11 +274,22 @@ impl BusPoller {
         what: &str,
     ) -> (Vec<BusEvent>, Option<BusCommand>) {
         let address = p.command.address;
-        if p.retries >= self.max_retries {
+        let index = self.index(address);
+        let absent = index.is_some_and(|i| self.absent[i]);
+        if p.retries >= self.max_retries || absent {
             self.pending = None;
+            let Some(i) = index else {
+                return (Vec::new(), None);
+            };
+            // Its next answer starts with its position again, whatever it missed meanwhile.
+            self.setup_done[i] = 0;
+            self.next = i + 1;
+            if std::mem::replace(&mut self.absent[i], true) {
+                return (Vec::new(), None);
+            }
             let reason = format!(
-                "{}: bus board {address}: {what} after {} tries; check the chain's cables and \
-                 the board's address",
+                "{}: bus board {address}: {what} after {} tries; check that it is switched on, \
+                 the chain's cables and the board's address",
                 self.port,
                 p.retries + 1
             );
@@ -237,7 +318,8 @@ pub struct BusConfig {
     pub reply_timeout: Duration,
     /// Retries after a bad or missing reply before a board is reported unresponsive.
     pub max_retries: u32,
-    /// Pause after a full round of polls.
+    /// Pause after a full round of polls (the boards keep their changes meanwhile; a short
+    /// pause gives the moves their times more closely).
     pub poll_interval: Duration,
     /// First delay before reopening a vanished port.
     pub reconnect_initial: Duration,
@@ -253,7 +335,7 @@ impl BusConfig {
             addresses,
             reply_timeout: Duration::from_millis(80),
             max_retries: 3,
-            poll_interval: Duration::from_millis(500),
+            poll_interval: Duration::from_millis(100),
             reconnect_initial: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(5),
         }
@@ -263,27 +345,39 @@ impl BusConfig {
 /// Controls a running bus link.
 #[derive(Debug, Clone)]
 pub struct BusHandle {
-    stop: mpsc::UnboundedSender<()>,
+    requests: mpsc::UnboundedSender<BusRequest>,
+}
+
+#[derive(Debug)]
+enum BusRequest {
+    Resync(u16),
+    Stop,
 }
 
 impl BusHandle {
     /// Asks the link to close the port and stop.
     pub fn shutdown(&self) {
-        let _ = self.stop.send(());
+        let _ = self.requests.send(BusRequest::Stop);
+    }
+
+    /// Asks the link to read the board at `address` afresh (version, position, clock) before
+    /// polling its changes again.
+    pub fn resync(&self, address: u16) {
+        let _ = self.requests.send(BusRequest::Resync(address));
     }
 
     /// Waits until the link task has stopped.
     pub async fn stopped(&self) {
-        self.stop.closed().await;
+        self.requests.closed().await;
     }
 }
 
 /// Starts polling the chain on `config.port`. Timestamps are milliseconds since `epoch`.
 pub fn spawn_bus(config: BusConfig, epoch: Instant) -> (BusHandle, mpsc::Receiver<BusEvent>) {
-    let (stop_tx, stop_rx) = mpsc::unbounded_channel();
+    let (requests, requests_rx) = mpsc::unbounded_channel();
     let (tx, rx) = mpsc::channel(1024);
-    tokio::spawn(run_bus(config, epoch, stop_rx, tx));
-    (BusHandle { stop: stop_tx }, rx)
+    tokio::spawn(run_bus(config, epoch, requests_rx, tx));
+    (BusHandle { requests }, rx)
 }
 
 enum Outcome {
@@ -294,7 +388,7 @@ enum Outcome {
 async fn run_bus(
     config: BusConfig,
     epoch: Instant,
-    mut stop: mpsc::UnboundedReceiver<()>,
+    mut requests: mpsc::UnboundedReceiver<BusRequest>,
     events: mpsc::Sender<BusEvent>,
 ) {
     let reply_ms = u64::try_from(config.reply_timeout.as_millis()).unwrap_or(u64::MAX);
@@ -327,7 +421,7 @@ async fn run_bus(
                 if events.send(opened).await.is_err() {
                     return;
                 }
-                match poll(port, &config, epoch, &mut poller, &mut stop, &events).await {
+                match poll(port, &config, epoch, &mut poller, &mut requests, &events).await {
                     Outcome::Stop => return,
                     Outcome::Lost(reason) => {
                         if events
@@ -341,9 +435,16 @@ async fn run_bus(
                 }
             }
         }
-        tokio::select! {
-            () = tokio::time::sleep(backoff.next_delay()) => {}
-            _ = stop.recv() => return,
+        let until = tokio::time::Instant::now() + backoff.next_delay();
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => break,
+                request = requests.recv() => match request {
+                    None | Some(BusRequest::Stop) => return,
+                    // Every board is read afresh once the port is back.
+                    Some(BusRequest::Resync(_)) => {}
+                },
+            }
         }
     }
 }
@@ -353,7 +454,7 @@ async fn poll(
     config: &BusConfig,
     epoch: Instant,
     poller: &mut BusPoller,
-    stop: &mut mpsc::UnboundedReceiver<()>,
+    requests: &mut mpsc::UnboundedReceiver<BusRequest>,
     events: &mpsc::Sender<BusEvent>,
 ) -> Outcome {
     let now_ms = || u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -362,19 +463,20 @@ async fn poll(
     let mut decoder = BusReplyDecoder::new();
     let mut frames = Vec::new();
     let mut buf = [0u8; 1024];
-    let mut polled_in_round = 0usize;
     let mut to_send = None;
+    let mut pause_until = None;
     loop {
         if to_send.is_none() && poller.deadline_ms().is_none() {
-            if polled_in_round >= config.addresses.len() {
-                polled_in_round = 0;
-                tokio::select! {
-                    () = tokio::time::sleep(config.poll_interval) => {}
-                    _ = stop.recv() => return Outcome::Stop,
+            match pause_until {
+                None if poller.round_done() => {
+                    pause_until = Some(Instant::now() + config.poll_interval);
+                }
+                Some(at) if Instant::now() < at => {}
+                _ => {
+                    pause_until = None;
+                    to_send = poller.next_command(now_ms());
                 }
             }
-            to_send = poller.next_command(now_ms());
-            polled_in_round += 1;
         }
         if let Some(command) = to_send.take() {
             let written = async {
@@ -385,16 +487,18 @@ async fn poll(
                 return lost(format!("write failed ({e})"));
             }
         }
-        let deadline = poller.deadline_ms().map_or_else(
-            || Instant::now() + config.poll_interval,
-            |ms| epoch + Duration::from_millis(ms),
-        );
+        let deadline = match (poller.deadline_ms(), pause_until) {
+            (Some(ms), _) => epoch + Duration::from_millis(ms),
+            (None, Some(at)) => at,
+            (None, None) => Instant::now(),
+        };
         let (mut new_events, retry) = tokio::select! {
             read = port.read(&mut buf) => match read {
                 Ok(0) => return lost("the port was closed".to_string()),
                 Err(e) => return lost(format!("read failed ({e})")),
                 Ok(n) => {
                     let t_ms = now_ms();
+                    poller.on_receiving(t_ms);
                     frames.clear();
                     decoder.push(&buf[..n], &mut frames);
                     let mut out = vec![BusEvent::Bytes { t_ms, data: buf[..n].to_vec() }];
@@ -408,7 +512,13 @@ async fn poll(
                 }
             },
             () = tokio::time::sleep_until(deadline) => poller.on_time(now_ms()),
-            _ = stop.recv() => return Outcome::Stop,
+            request = requests.recv() => match request {
+                None | Some(BusRequest::Stop) => return Outcome::Stop,
+                Some(BusRequest::Resync(address)) => {
+                    poller.resync_board(address);
+                    (Vec::new(), None)
+                }
+            },
         };
         to_send = retry;
         for event in new_events.drain(..) {
@@ -449,40 +559,64 @@ mod tests {
         })
     }
 
-    #[test]
-    fn dumps_first_then_round_robin_changes() {
-        let mut p = BusPoller::new("/dev/ttyUSB0", vec![7, 9], 80, 2);
-        let kinds: Vec<(BusCommandKind, u16)> = (0..4)
+    fn setup_reply(c: BusCommand) -> BusFrame {
+        let body = match c.kind {
+            BusCommandKind::SendVersion => BusReplyBody::Version { major: 1, minor: 2 },
+            BusCommandKind::SendClock => BusReplyBody::Clock {
+                clock: ClockMessage::Times(Default::default()),
+            },
+            BusCommandKind::SendChanges => return changes(c.address, &[]),
+            _ => return dump(c.address),
+        };
+        BusFrame::Reply(BusReply {
+            address: c.address,
+            body,
+        })
+    }
+
+    /// Answers every setup step of every board, in order.
+    fn set_up(p: &mut BusPoller, boards: usize) -> Vec<(BusCommandKind, u16)> {
+        (0..boards * SETUP.len())
             .map(|i| {
-                let c = p.next_command(i * 10).expect("command");
-                assert!(p.next_command(i * 10).is_none(), "one outstanding");
-                let reply = if i < 2 {
-                    dump(c.address)
-                } else {
-                    changes(c.address, &[1])
-                };
-                let (events, retry) = p.on_frame(reply, i * 10 + 5);
+                let c = p.next_command(i as u64).expect("command");
+                let (events, retry) = p.on_frame(setup_reply(c), i as u64);
                 assert_eq!(events.len(), 1);
                 assert!(retry.is_none());
                 (c.kind, c.address)
             })
+            .collect()
+    }
+
+    #[test]
+    fn each_board_is_set_up_in_turn_then_polled_round_robin() {
+        let mut p = BusPoller::new("/dev/ttyUSB0", vec![7, 9], 80, 2);
+        let steps = set_up(&mut p, 2);
+        let expected: Vec<(BusCommandKind, u16)> = [7, 9]
+            .into_iter()
+            .flat_map(|a| SETUP.map(|k| (k, a)))
+            .collect();
+        assert_eq!(steps, expected);
+        assert!(p.round_done());
+        let polls: Vec<(BusCommandKind, u16)> = (0..4)
+            .map(|i| {
+                let c = p.next_command(100 + i).expect("poll");
+                assert!(p.next_command(100 + i).is_none(), "one outstanding");
+                p.on_frame(changes(c.address, &[1]), 100 + i);
+                (c.kind, c.address)
+            })
             .collect();
         assert_eq!(
-            kinds,
-            [
-                (BusCommandKind::SendBoard, 7),
-                (BusCommandKind::SendBoard, 9),
-                (BusCommandKind::SendChanges, 7),
-                (BusCommandKind::SendChanges, 9),
-            ]
+            polls,
+            [7, 9, 7, 9]
+                .map(|a| (BusCommandKind::SendChanges, a))
+                .to_vec()
         );
     }
 
     #[test]
     fn checksum_error_and_timeout_ask_to_repeat_changes_then_give_up() {
         let mut p = BusPoller::new("/dev/ttyUSB0", vec![7], 80, 2);
-        p.next_command(0);
-        p.on_frame(dump(7), 1);
+        set_up(&mut p, 1);
         let first = p.next_command(10).expect("poll");
         assert_eq!(first.kind, BusCommandKind::SendChanges);
         let bad = BusFrame::ChecksumError {
@@ -506,8 +640,28 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // Polling goes on with the same board.
-        assert_eq!(p.next_command(200).map(|c| c.address), Some(7));
+        // Polling goes on with the same board, which is read afresh and asked once a round
+        // (said once) until it answers.
+        let again = p.next_command(200).expect("asked again");
+        assert_eq!(
+            (again.kind, again.address),
+            (BusCommandKind::SendVersion, 7)
+        );
+        let (events, retry) = p.on_time(200 + 80);
+        assert!(events.is_empty() && retry.is_none());
+        let c = p.next_command(300).expect("asked again");
+        let (events, _) = p.on_frame(setup_reply(c), 310);
+        assert!(matches!(events[..], [BusEvent::Version { address: 7, .. }]));
+    }
+
+    #[test]
+    fn a_long_reply_arriving_is_not_timed_out() {
+        let mut p = BusPoller::new("/dev/ttyUSB0", vec![7], 80, 0);
+        p.next_command(0);
+        p.on_receiving(70);
+        let (events, retry) = p.on_time(100);
+        assert!(events.is_empty() && retry.is_none());
+        assert_eq!(p.deadline_ms(), Some(150));
     }
 
     #[test]

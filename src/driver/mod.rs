@@ -1,13 +1,15 @@
 //! Serial drivers (tokio): they own the ports and feed received bytes to the core.
 //!
 //! [`dgt`] is the link to one DGT board (handshake, watchdog, reconnection, clock command
-//! pacing); [`bus`] polls a chain of tournament boards on one port; [`ports`] finds serial
+//! pacing); [`bus`] polls a chain of tournament boards on one port, and [`bus_boards`] hands
+//! each board of the chain its own events; [`ports`] finds serial
 //! ports; [`probe`] asks a port which board is behind it; [`serial`] opens them with errors
 //! that name the fix; [`verify`] decides when a link re-reads the whole board to correct lost
 //! field updates.
 
 pub mod backoff;
 pub mod bus;
+pub mod bus_boards;
 pub mod clock_pacing;
 pub mod dgt;
 pub mod ports;

@@ -23,10 +23,25 @@ pub struct BoardIdentity {
     /// The board's serial number (the five-digit one; the ten-digit one when that is all the
     /// board sends), or `None` when it did not answer that request.
     pub serial: Option<String>,
+    /// The ten-digit serial number, when the board gave one.
+    pub long_serial: Option<String>,
     /// Every chunk read from the port, in order, with its receive time: a board left in an
     /// update mode (by a recorder that was killed) may have queued moves, which must not be
     /// lost with the probe.
     pub received: Vec<(Instant, Vec<u8>)>,
+}
+
+impl BoardIdentity {
+    /// What the board is, by its answers: "Revelation II" when its long serial number begins
+    /// with a firmware version, "DGT board" otherwise.
+    pub fn model(&self) -> &'static str {
+        match &self.long_serial {
+            Some(long) if crate::wire::revelation::is_revelation_long_serial(long) => {
+                "Revelation II"
+            }
+            _ => "DGT board",
+        }
+    }
 }
 
 /// Why a probe found no board.
@@ -57,6 +72,8 @@ pub async fn probe(port: &Path, timeout: Duration) -> Result<BoardIdentity, Prob
     let mut stream = serial::open(&name).map_err(|e| ProbeFailure::Open(e.to_string()))?;
     let mut request = Command::Reset.encode();
     request.extend(Command::SendVersion.encode());
+    // Before the five-digit one, whose answer ends the probe.
+    request.extend(Command::SendLongSerialNumber.encode());
     request.extend(Command::SendSerialNumber.encode());
     stream
         .write_all(&request)
@@ -97,7 +114,8 @@ pub async fn probe(port: &Path, timeout: Duration) -> Result<BoardIdentity, Prob
     match version {
         Some(version) => Ok(BoardIdentity {
             version,
-            serial: serial.or(long_serial),
+            serial: serial.or(long_serial.clone()),
+            long_serial,
             received,
         }),
         None => Err(ProbeFailure::NoReply),

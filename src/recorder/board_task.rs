@@ -218,6 +218,7 @@ impl BoardTask {
         let mut finding: Option<oneshot::Receiver<Found>> = None;
         match &self.source {
             BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
+            BoardSource::Bus { port, serial } => link = self.open_bus_link(port, serial),
             _ => finding = Some(self.find()),
         }
         let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -236,7 +237,7 @@ impl BoardTask {
                         }
                         Some(LinkEvent::Disconnected { reason }) => {
                             self.on_lost(&port, &reason);
-                            matches!(self.source, BoardSource::Port(_))
+                            !self.found_by_probing()
                         }
                         Some(LinkEvent::Failed { message }) => {
                             loud(&format!("board {}: {message}", self.number));
@@ -246,7 +247,7 @@ impl BoardTask {
                     };
                     if !keep && let Some(old) = link.take() {
                         old.handle.shutdown();
-                        if !matches!(self.source, BoardSource::Port(_)) {
+                        if self.found_by_probing() {
                             finding = Some(self.find());
                         }
                     }
@@ -298,6 +299,11 @@ impl BoardTask {
         }
     }
 
+    /// True when the board's port is found by probing (by serial number or "auto").
+    fn found_by_probing(&self) -> bool {
+        matches!(self.source, BoardSource::Serial(_) | BoardSource::Auto)
+    }
+
     /// The board the prober must find for this task.
     fn target(&self) -> Target {
         match (&self.source, &self.bound_serial) {
@@ -314,10 +320,26 @@ impl BoardTask {
         let (handle, events) =
             spawn_link(LinkConfig::new(port.clone()), self.shared.session.epoch());
         Link {
-            handle,
+            handle: LinkControl::Own(handle),
             events,
             port,
         }
+    }
+
+    /// The board's share of its bus chain's link.
+    fn open_bus_link(&self, port: &std::path::Path, serial: &str) -> Option<Link> {
+        let chain = self.shared.buses.get(port)?.clone();
+        let address = crate::wire::dgt::bus::address_of_serial(serial)?;
+        say(&format!(
+            "board {}: DGT bus board serial {serial} (address {address}) on {}",
+            self.number,
+            port.display()
+        ));
+        Some(Link {
+            events: chain.subscribe(address),
+            handle: LinkControl::Bus(chain, address),
+            port: port.to_string_lossy().into_owned(),
+        })
     }
 
     /// A port was found: an "auto" board keeps the serial number it took, in the journal too.
@@ -377,6 +399,10 @@ impl BoardTask {
     fn on_lost(&self, port: &str, reason: &str) {
         let next = match (&self.source, self.target()) {
             (BoardSource::Port(_), _) => "this one resumes when it is plugged in again".to_string(),
+            (BoardSource::Bus { .. }, _) => {
+                "this one resumes when it answers on the bus again (switched on, cable back)"
+                    .to_string()
+            }
             (_, Target::Serial(s)) => {
                 format!("board serial {s} is looked for on every candidate port until it is back")
             }
@@ -448,7 +474,7 @@ impl BoardTask {
                 "the board's picture shows updates lost on the line; reading its move log to \
                  put them back"
             );
-            link.handle.send(Command::SendEepromMoves);
+            link.handle.ask_for_log();
         }
     }
 
@@ -683,9 +709,32 @@ enum Replayed {
     Arbiter(ArbiterAction),
 }
 
+/// Controls the board's link: its own port's, or its share of a bus chain's.
+enum LinkControl {
+    Own(LinkHandle),
+    Bus(crate::driver::bus_boards::BusBoards, u16),
+}
+
+impl LinkControl {
+    fn shutdown(&self) {
+        match self {
+            LinkControl::Own(handle) => handle.shutdown(),
+            LinkControl::Bus(chain, address) => chain.unsubscribe(*address),
+        }
+    }
+
+    /// Asks for the board's move log (`SEND_EE_MOVES`). A bus board's changes come in its
+    /// polls, and what it missed while off is read from its position.
+    fn ask_for_log(&self) {
+        if let LinkControl::Own(handle) = self {
+            handle.send(Command::SendEepromMoves);
+        }
+    }
+}
+
 /// A running link to the board.
 struct Link {
-    handle: LinkHandle,
+    handle: LinkControl,
     events: mpsc::Receiver<LinkEvent>,
     port: String,
 }

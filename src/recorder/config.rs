@@ -12,6 +12,11 @@
 //! port = "/dev/ttyACM0"             # or port = "auto", or serial = "24587"
 //! white = { name = "Carlsen, Magnus", fide_id = 1503014, title = "GM", rating = 2830 }
 //! black = { name = "Nepomniachtchi, Ian", fide_id = 4168119 }
+//!
+//! [[board]]
+//! number = 2
+//! bus = "/dev/ttyUSB0"              # a DGT bus chain's port: the board with this serial
+//! serial = "01025"                  # number on the chain
 //! ```
 //!
 //! Every error names the file, the line and the field.
@@ -30,6 +35,14 @@ pub enum BoardSource {
     Serial(String),
     /// The next detected board not claimed by another entry.
     Auto,
+    /// The board with this serial number on the DGT bus chain at `port`: its bus address is
+    /// the serial number's value.
+    Bus {
+        /// The chain's serial port.
+        port: PathBuf,
+        /// The board's serial number (1 to 16383).
+        serial: String,
+    },
 }
 
 impl std::fmt::Display for BoardSource {
@@ -38,6 +51,9 @@ impl std::fmt::Display for BoardSource {
             BoardSource::Port(p) => write!(f, "port {}", p.display()),
             BoardSource::Serial(s) => write!(f, "board serial {s}"),
             BoardSource::Auto => write!(f, "auto-detected port"),
+            BoardSource::Bus { port, serial } => {
+                write!(f, "board serial {serial} on the bus at {}", port.display())
+            }
         }
     }
 }
@@ -191,6 +207,7 @@ struct RawBoard {
     number: Spanned<i64>,
     port: Option<Spanned<String>>,
     serial: Option<Spanned<String>>,
+    bus: Option<Spanned<String>>,
     white: Option<Player>,
     black: Option<Player>,
 }
@@ -285,40 +302,76 @@ impl EventConfig {
                     format!("board {number} is listed twice"),
                 ));
             }
-            let (source, offset) = match (board.port, board.serial) {
-                (Some(p), None) if p.get_ref() == "auto" => (BoardSource::Auto, p.span().start),
-                (Some(p), None) => (
-                    BoardSource::Port(PathBuf::from(p.get_ref())),
-                    p.span().start,
-                ),
-                (None, Some(s)) if s.get_ref().trim().is_empty() => {
+            let (source, offset) = match (board.bus, board.port, board.serial) {
+                (Some(b), None, Some(s)) => {
+                    if crate::wire::dgt::bus::address_of_serial(s.get_ref()).is_none() {
+                        return Err(invalid(
+                            s.span().start,
+                            "serial",
+                            format!(
+                                "{:?} is not a bus board's serial number: give the number on \
+                                 the board's label, from 1 to 16383",
+                                s.get_ref()
+                            ),
+                        ));
+                    }
+                    let source = BoardSource::Bus {
+                        port: PathBuf::from(b.get_ref()),
+                        serial: s.get_ref().trim().to_string(),
+                    };
+                    (source, b.span().start)
+                }
+                (Some(b), _, None) => {
                     return Err(invalid(
-                        s.span().start,
-                        "serial",
-                        "the serial number is empty; give the number on the board's label, or \
-                         port = \"auto\""
+                        b.span().start,
+                        "bus",
+                        "a board on a bus chain is found by its serial number: add serial = \
+                         \"…\" (the number on the board's label)"
                             .to_string(),
                     ));
                 }
-                (None, Some(s)) => (
-                    BoardSource::Serial(s.get_ref().trim().to_string()),
-                    s.span().start,
-                ),
-                (None, None) => (BoardSource::Auto, board.number.span().start),
-                (Some(p), Some(_)) => {
+                (Some(_), Some(p), Some(_)) => {
                     return Err(invalid(
                         p.span().start,
                         "port",
-                        "give either `port` or `serial` for a board, not both".to_string(),
+                        "give either `port` or `bus` for a board, not both".to_string(),
                     ));
                 }
+                (None, port, serial) => match (port, serial) {
+                    (Some(p), None) if p.get_ref() == "auto" => (BoardSource::Auto, p.span().start),
+                    (Some(p), None) => (
+                        BoardSource::Port(PathBuf::from(p.get_ref())),
+                        p.span().start,
+                    ),
+                    (None, Some(s)) if s.get_ref().trim().is_empty() => {
+                        return Err(invalid(
+                            s.span().start,
+                            "serial",
+                            "the serial number is empty; give the number on the board's label, or \
+                         port = \"auto\""
+                                .to_string(),
+                        ));
+                    }
+                    (None, Some(s)) => (
+                        BoardSource::Serial(s.get_ref().trim().to_string()),
+                        s.span().start,
+                    ),
+                    (None, None) => (BoardSource::Auto, board.number.span().start),
+                    (Some(p), Some(_)) => {
+                        return Err(invalid(
+                            p.span().start,
+                            "port",
+                            "give either `port` or `serial` for a board, not both".to_string(),
+                        ));
+                    }
+                },
             };
             let line = line_of(text, offset);
             if source != BoardSource::Auto
                 && let Some(other) = config.boards.iter().find(|b| b.source == source)
             {
                 let field = match source {
-                    BoardSource::Serial(_) => "serial",
+                    BoardSource::Serial(_) | BoardSource::Bus { .. } => "serial",
                     _ => "port",
                 };
                 let other_line = lines.get(&other.number).copied().unwrap_or(0);
@@ -336,7 +389,9 @@ impl EventConfig {
             let origin = match &source {
                 BoardSource::Serial(s) => format!("{}:{line}, serial = \"{s}\"", path.display()),
                 BoardSource::Auto => format!("{}:{line}, auto", path.display()),
-                BoardSource::Port(_) => format!("{}:{line}", path.display()),
+                BoardSource::Port(_) | BoardSource::Bus { .. } => {
+                    format!("{}:{line}", path.display())
+                }
             };
             origins.insert(number, origin);
             config.boards.push(BoardConfig {
@@ -493,6 +548,35 @@ port = "auto"
         );
         let err = parse("[[board]]\nnumber = 1\nserial = \"\"\n").unwrap_err();
         assert!(err.to_string().contains("event.toml:3: serial"), "{err}");
+    }
+
+    #[test]
+    fn bus_boards_are_named_by_chain_port_and_serial() {
+        let c = parse(
+            "[[board]]\nnumber = 1\nbus = \"/dev/ttyUSB0\"\nserial = \"01025\"\n\
+             [[board]]\nnumber = 2\nbus = \"/dev/ttyUSB0\"\nserial = \"1026\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.boards[0].source,
+            BoardSource::Bus {
+                port: "/dev/ttyUSB0".into(),
+                serial: "01025".into()
+            }
+        );
+        let e = parse("[[board]]\nnumber = 1\nbus = \"/dev/a\"\n").unwrap_err();
+        assert!(e.to_string().contains("event.toml:3: bus"), "{e}");
+        let e = parse("[[board]]\nnumber = 1\nbus = \"/dev/a\"\nserial = \"20000\"\n").unwrap_err();
+        assert!(
+            e.to_string().contains("event.toml:4: serial") && e.to_string().contains("16383"),
+            "{e}"
+        );
+        let e = parse(
+            "[[board]]\nnumber = 1\nbus = \"/dev/a\"\nserial = \"7\"\n\
+             [[board]]\nnumber = 2\nbus = \"/dev/a\"\nserial = \"7\"\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("board 2 (line 7)"), "{e}");
     }
 
     #[test]

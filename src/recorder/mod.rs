@@ -286,6 +286,9 @@ pub(crate) struct Shared {
     pub session: session::Session,
     /// Finds the ports of boards named by serial number or "auto".
     pub discovery: Discovery,
+    /// The DGT bus chains, by port: each polls its boards and hands each board task its own
+    /// board's events.
+    pub buses: BTreeMap<PathBuf, crate::driver::bus_boards::BusBoards>,
     /// Pushes the round to lichess after every change, when asked to.
     pub pusher: Mutex<Option<crate::server::lichess::Pusher>>,
 }
@@ -623,7 +626,9 @@ impl Recorder {
                 .boards
                 .iter()
                 .filter_map(|b| match &b.source {
-                    BoardSource::Port(p) => Some((p.clone(), b.number)),
+                    BoardSource::Port(p) | BoardSource::Bus { port: p, .. } => {
+                        Some((p.clone(), b.number))
+                    }
                     _ => None,
                 })
                 .collect(),
@@ -633,13 +638,14 @@ impl Recorder {
                 .filter_map(|b| match &b.source {
                     BoardSource::Serial(s) => Some(s.clone()),
                     BoardSource::Auto => replay.get(&b.number)?.serial.clone(),
-                    BoardSource::Port(_) => None,
+                    BoardSource::Port(_) | BoardSource::Bus { .. } => None,
                 })
                 .collect(),
             origins: options.board_origins.clone(),
             unread: options.probed_bytes.clone(),
         };
         let (discovery, prober) = Discovery::start(setup);
+        let buses = bus_chains(&config, session.epoch());
         let shared = Arc::new(Shared {
             config: config.clone(),
             out,
@@ -655,6 +661,7 @@ impl Recorder {
             latency_probe: options.latency_probe.clone(),
             session,
             discovery,
+            buses,
             pusher: Mutex::new(pusher),
         });
         let mut boards = BTreeMap::new();
@@ -717,6 +724,31 @@ impl Recorder {
             _folder_lock: folder_lock,
         })
     }
+}
+
+/// Starts polling every DGT bus chain of the event, each with the addresses of the boards
+/// configured on it.
+fn bus_chains(
+    config: &EventConfig,
+    epoch: tokio::time::Instant,
+) -> BTreeMap<PathBuf, crate::driver::bus_boards::BusBoards> {
+    let mut chains: BTreeMap<PathBuf, Vec<u16>> = BTreeMap::new();
+    for board in &config.boards {
+        if let BoardSource::Bus { port, serial } = &board.source
+            && let Some(address) = crate::wire::dgt::bus::address_of_serial(serial)
+        {
+            chains.entry(port.clone()).or_default().push(address);
+        }
+    }
+    chains
+        .into_iter()
+        .map(|(port, addresses)| {
+            let settings =
+                crate::driver::bus::BusConfig::new(port.to_string_lossy().into_owned(), addresses);
+            let chain = crate::driver::bus_boards::BusBoards::spawn(settings, epoch);
+            (port, chain)
+        })
+        .collect()
 }
 
 /// Most restarts of one board's task within [`RESTART_WINDOW`] before it is left stopped (a
@@ -939,6 +971,9 @@ impl RecorderHandle {
         }
         for task in self.tasks {
             let _ = task.await;
+        }
+        for chain in self.shared.buses.values() {
+            chain.shutdown();
         }
         for task in &self.background {
             task.abort();

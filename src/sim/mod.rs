@@ -5,3 +5,5 @@ pub mod hands;
 pub mod independent_hands;
 pub mod pty;
 pub mod virtual_board;
+pub mod virtual_bus;
+pub mod virtual_pegasus;

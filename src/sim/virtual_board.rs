@@ -11,6 +11,7 @@
 //! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
 
 pub mod memory;
+pub mod model;
 pub mod timeline;
 
 use std::collections::VecDeque;
@@ -92,6 +93,8 @@ pub struct VirtualBoardConfig {
     /// what the board writes goes out in order at that rate, so the move log (≈ 8 KB) takes
     /// ≈ 8 s and the field updates of moves made meanwhile follow it. `None` writes at once.
     pub line_bytes_per_s: Option<u32>,
+    /// The make of board: a Revelation II also takes the LED command.
+    pub model: model::BoardModel,
 }
 
 /// The bytes per second of a DGT board's serial line, 9600 baud 8N1.
@@ -119,6 +122,7 @@ impl VirtualBoardConfig {
             lose_updates: Vec::new(),
             eeprom_log: true,
             line_bytes_per_s: None,
+            model: model::BoardModel::Dgt,
         }
     }
 }
@@ -138,6 +142,7 @@ struct Shared {
     fields: [u8; 64],
     emitted: Vec<Emitted>,
     commands: Vec<Command>,
+    leds: model::Leds,
 }
 
 #[derive(Debug)]
@@ -177,6 +182,7 @@ impl VirtualBoard {
             fields,
             emitted: Vec::new(),
             commands: Vec::new(),
+            leds: model::Leds::default(),
         }));
         let mut memory = BoardMemory::blank();
         memory.power_up(&fields);
@@ -299,6 +305,11 @@ impl VirtualBoard {
         lock(&self.shared).fields
     }
 
+    /// The LEDs a host lit (a Revelation II's; always dark on a DGT board).
+    pub fn leds(&self) -> model::Leds {
+        lock(&self.shared).leds
+    }
+
     /// Every message written to the pseudo-terminal so far, in order (empty unless
     /// [`VirtualBoardConfig::log_traffic`]).
     pub fn emitted(&self) -> Vec<Emitted> {
@@ -351,10 +362,10 @@ impl Mode {
 
 /// The clock the virtual board keeps, in game milliseconds.
 #[derive(Debug, Clone)]
-struct ClockState {
-    white_ms: u64,
-    black_ms: u64,
-    running: Option<Color>,
+pub(crate) struct ClockState {
+    pub(crate) white_ms: u64,
+    pub(crate) black_ms: u64,
+    pub(crate) running: Option<Color>,
     /// Game time when the running side's clock was last brought up to date.
     since_ms: u64,
     increment_ms: u64,
@@ -364,7 +375,7 @@ struct ClockState {
 }
 
 impl ClockState {
-    fn new(config: &VirtualBoardConfig) -> Self {
+    pub(crate) fn new(config: &VirtualBoardConfig) -> Self {
         ClockState {
             white_ms: config.base_time_ms,
             black_ms: config.base_time_ms,
@@ -376,7 +387,7 @@ impl ClockState {
         }
     }
 
-    fn settle(&mut self, game_ms: u64) {
+    pub(crate) fn settle(&mut self, game_ms: u64) {
         let spent = game_ms.saturating_sub(self.since_ms);
         self.since_ms = game_ms;
         match self.running {
@@ -386,12 +397,12 @@ impl ClockState {
         }
     }
 
-    fn start(&mut self, side: Color, game_ms: u64) {
+    pub(crate) fn start(&mut self, side: Color, game_ms: u64) {
         self.settle(game_ms);
         self.running = Some(side);
     }
 
-    fn press(&mut self, by: Color, game_ms: u64) {
+    pub(crate) fn press(&mut self, by: Color, game_ms: u64) {
         self.settle(game_ms);
         if self.running == Some(by) {
             match by {
@@ -403,12 +414,12 @@ impl ClockState {
         self.running = Some(!by);
     }
 
-    fn stop(&mut self, game_ms: u64) {
+    pub(crate) fn stop(&mut self, game_ms: u64) {
         self.settle(game_ms);
         self.running = None;
     }
 
-    fn times(&self, game_ms: u64, white_on_left: bool) -> ClockTimes {
+    pub(crate) fn times(&self, game_ms: u64, white_on_left: bool) -> ClockTimes {
         let mut now = self.clone();
         now.settle(game_ms);
         let side = |ms: u64| {
@@ -688,7 +699,7 @@ impl BoardTask {
                     .await;
             }
             Command::SendLongSerialNumber => {
-                let long = format!("{:0>10}", self.config.serial);
+                let long = self.config.model.long_serial(&self.config.serial);
                 self.send(Message::LongSerialNumber(long)).await;
             }
             Command::SendVersion => {
@@ -704,6 +715,12 @@ impl BoardTask {
                 self.send(Message::BusAddress(address)).await;
             }
             Command::Clock(clock) => self.on_clock_command(clock).await,
+            Command::Leds(payload) if self.config.model == model::BoardModel::RevelationII => {
+                match crate::wire::revelation::RevelationLeds::decode(&payload) {
+                    Ok(leds) => lock(&self.shared).leds.apply(leds),
+                    Err(e) => tracing::warn!("virtual Revelation II: {e}"),
+                }
+            }
             Command::SendEepromMoves if self.config.eeprom_log => {
                 let dump = self.memory.download();
                 self.send(Message::EepromMoves(EepromRecord::parse_all(&dump)))

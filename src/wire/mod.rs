@@ -2,3 +2,5 @@
 
 pub mod capture;
 pub mod dgt;
+pub mod pegasus;
+pub mod revelation;

@@ -15,6 +15,16 @@ pub fn checksum(bytes: &[u8]) -> u8 {
     (bytes.iter().map(|&b| u32::from(b)).sum::<u32>() & 0x7F) as u8
 }
 
+/// The bus address of the board with this serial number (its decimal value, 14 bits), or
+/// `None` when it is not a number from 1 to 16383.
+pub fn address_of_serial(serial: &str) -> Option<u16> {
+    serial
+        .trim()
+        .parse::<u16>()
+        .ok()
+        .filter(|a| (1..=0x3FFF).contains(a))
+}
+
 /// A bus command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
