@@ -305,9 +305,7 @@ impl PegasusMessage {
     /// [`PegasusMessage::Invalid`].
     pub fn to_message(&self) -> Option<Message> {
         Some(match self {
-            PegasusMessage::Occupancy(occupied) => {
-                Message::BoardDump(occupied.map(|o| u8::from(o)))
-            }
+            PegasusMessage::Occupancy(occupied) => Message::BoardDump(occupied.map(u8::from)),
             &PegasusMessage::Field { field, occupied } => Message::FieldUpdate {
                 field,
                 piece: u8::from(occupied),

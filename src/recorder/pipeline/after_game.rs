@@ -221,6 +221,7 @@ mod tests {
                 board: 1,
                 who: "Anna".into(),
                 action,
+                key: None,
             };
             self.pipeline
                 .on_arbiter(self.t_ms, &request, &mut self.events)
