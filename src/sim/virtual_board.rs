@@ -545,7 +545,9 @@ async fn read_from(pty: Option<&Pty>, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-async fn sleep_until_opt(at: Option<Instant>) {
+/// Sleeps until `at`, or forever when there is nothing to wait for (a `select!` arm that
+/// never fires).
+pub(crate) async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,

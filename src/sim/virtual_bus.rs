@@ -26,6 +26,8 @@ use shakmaty::{Color, Square};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
+use super::virtual_board::sleep_until_opt;
+
 use crate::board::dgt::{code_from_piece, fields_from_board};
 use crate::board::{Observation, ObservationKind};
 use crate::sim::pty::{Pty, StablePath};
@@ -438,13 +440,6 @@ struct Chain {
     line_busy_until: Instant,
     line_bytes_per_s: Option<u32>,
     reply_delay: Duration,
-}
-
-async fn sleep_until_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }
 
 impl Chain {

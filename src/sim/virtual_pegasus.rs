@@ -18,6 +18,8 @@ use shakmaty::Board;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::virtual_board::sleep_until_opt;
+
 use crate::board::orientation::Orientation;
 use crate::board::{Observation, ObservationKind};
 use crate::sim::pty::{Pty, StablePath};
@@ -149,13 +151,6 @@ struct Pegasus {
     started: Option<Instant>,
     seen: Arc<Mutex<Seen>>,
     finished: watch::Sender<bool>,
-}
-
-async fn sleep_until_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }
 
 impl Pegasus {
