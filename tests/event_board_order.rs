@@ -129,16 +129,20 @@ impl File {
             .expect("every player of a team file is on a team line")
     }
 
-    /// Match points before `round`, in half points (won 2, drawn 1, lost 0).
+    /// Match points before `round`, in half points (won 2, drawn 1, lost 0). A team whose
+    /// players scored without opponents in a round it met no team had the pairing-allocated
+    /// bye, which scores a won match (C.04.1: the points of a win, applied to teams by C.04.6).
     fn match_points(&self, team: usize, round: usize) -> u32 {
         let mut total = 0;
         for r in 1..round {
             let mut ours = 0;
             let mut theirs = 0;
             let mut met = false;
+            let mut without_opponent = 0;
             for &rank in &self.teams[team - 1] {
                 let (opponent, _, result) = self.block(rank, r);
                 if opponent == 0 {
+                    without_opponent += points(result);
                     continue;
                 }
                 met = true;
@@ -151,6 +155,8 @@ impl File {
                     Ordering::Equal => 2,
                     Ordering::Less => 0,
                 };
+            } else if without_opponent > 0 {
+                total += 4;
             }
         }
         total

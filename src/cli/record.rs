@@ -156,6 +156,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let feed = Arc::new(Feed::new());
+    // Raised before the options are made: the connection cap follows the file limit.
+    eprintln!(
+        "touchmove record: {}",
+        crate::server::connections::raise_open_file_limit()
+    );
     let options = match args.run_options(feed.clone()) {
         Ok(o) => o,
         Err(e) => return fail(e),
@@ -164,10 +169,6 @@ pub fn run(args: RecordArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(format!("cannot start the runtime: {e}")),
     };
-    eprintln!(
-        "touchmove record: {}",
-        crate::server::connections::raise_open_file_limit()
-    );
     runtime.block_on(async move {
         let status_line = tokio::spawn(super::status_line::run("record", feed.clone()));
         let mut run = match EventRun::open(spec, options).await {

@@ -133,8 +133,8 @@ impl EventSpec {
         }
         if plan.config.boards.is_empty() {
             return Err(format!(
-                "no boards for round {round}: list [[board]] entries in the event file or give \
-                 pairings (`touchmove record` also takes --port PATH or --port auto)"
+                "no boards to record in round {round}: list [[board]] entries in the event file \
+                 or give pairings (`touchmove record` also takes --port PATH or --port auto)"
             ));
         }
         Ok(plan)
@@ -262,6 +262,6 @@ mod tests {
         let e = EventSpec::default()
             .round(&EventConfig::default(), 1)
             .unwrap_err();
-        assert!(e.contains("no boards for round 1"), "{e}");
+        assert!(e.contains("no boards to record in round 1"), "{e}");
     }
 }

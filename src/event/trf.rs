@@ -1214,7 +1214,7 @@ mod tests {
             line.extend(format!(" 2400 {federation} 12345678901").bytes());
             Trf::parse(&line, Path::new("t.trf"))
         };
-        let central = read(b"\x8aimek, \x9cwi\xeatos\xb3aw", "POL");
+        let central = read(b"\x8aimek, \x8cwi\xeatos\xb3aw", "POL");
         let west = read(b"M\xfcller, Fran\xe7oise", "FRA");
         assert_eq!(
             (central.encoding, central.encoding_guessed),
