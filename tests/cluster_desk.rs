@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cluster_support::{
     NatsServer, assert_played, event_file, game_file, logged_address, played_round, record_args,
-    serve_node, stop, touchmove, wait_identical,
+    recorded_moves, serve_node, stop, touchmove, wait_identical,
 };
 use touchmove::cluster::desk::{self, DeskError, DeskRequest};
 use touchmove::cluster::event_layout;
@@ -481,5 +481,117 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     stop(pc_c);
     stop(node1);
     stop(node2);
+    drop(boards);
+}
+
+/// A board's cable taken from pc-a to pc-b mid-game while its players think: the layout is
+/// pushed again giving the board to pc-b, pc-a restarts without it and pc-b records it from
+/// there. Both serve nodes end with one game holding exactly the moves played on it, and the
+/// boards that stayed on pc-a are unharmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_moved_to_another_pc_mid_game_stays_one_exact_game() {
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let url = nats.url();
+    let mut round = played_round(3, SEED + 7, 400, 24_000);
+    // From about 8 s of its script on, board 3's players think for 60 s (15 s at 4×): time to
+    // stop pc-a, push the new layout and start pc-b.
+    let before_move = round.pause(2, 8_000, 60_000);
+    assert!(before_move > 0 && before_move < round.moves[2].len());
+    let boards = spawn_boards(
+        dir.path(),
+        round.scripts.clone(),
+        4.0,
+        90 * 60 * 1000,
+        30_000,
+    )
+    .unwrap();
+    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let all = event_file(dir.path(), "all.toml", 1, &ports);
+    push_event(&url, &all, &["--pc", "pc-a=1-3"]);
+
+    let log = |name: &str| dir.path().join(format!("{name}.log"));
+    let logs = || {
+        ["pc-a", "pc-b", "node1", "node2"]
+            .iter()
+            .map(|n| {
+                format!(
+                    "--- {n}\n{}",
+                    std::fs::read_to_string(log(n)).unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let out = |name: &str| dir.path().join(name);
+    let text = |p: PathBuf| p.to_string_lossy().into_owned();
+    let nodes: Vec<_> = ["node1", "node2"]
+        .iter()
+        .map(|n| serve_node(&url, EVENT, n, None, &out(n), &log(n)))
+        .collect();
+    let pc_a_config = text(event_file(dir.path(), "pc-a.toml", 1, &ports));
+    let pc_a_out = text(out("pc-a"));
+    let pc_a = touchmove(
+        &record_args(&pc_a_config, &pc_a_out, &url, EVENT, "pc-a"),
+        &[],
+        &log("pc-a"),
+    );
+    wait_for(
+        "pc-a records board 3 up to the players' pause",
+        Duration::from_secs(30),
+        || recorded_moves(&out("pc-a"), 3).is_some_and(|m| m.len() == before_move),
+        logs,
+    );
+
+    stop(pc_a);
+    push_event(&url, &all, &["--pc", "pc-a=1-2", "--pc", "pc-b=3"]);
+    let pc_a_config = text(event_file(dir.path(), "pc-a-2.toml", 1, &ports[..2]));
+    let pc_a = touchmove(
+        &record_args(&pc_a_config, &pc_a_out, &url, EVENT, "pc-a"),
+        &[],
+        &log("pc-a"),
+    );
+    let pc_b_config = text(event_file(dir.path(), "pc-b.toml", 3, &ports[2..]));
+    let pc_b_out = text(out("pc-b"));
+    let pc_b = touchmove(
+        &record_args(&pc_b_config, &pc_b_out, &url, EVENT, "pc-b"),
+        &[],
+        &log("pc-b"),
+    );
+    for b in &boards {
+        tokio::time::timeout(Duration::from_secs(90), b.finished())
+            .await
+            .expect("the boards finish their scripts");
+    }
+    assert!(
+        recorded_moves(&out("pc-a"), 3).is_some_and(|m| m.len() == before_move),
+        "board 3 stayed on pc-a only until its pause\n{}",
+        logs()
+    );
+    assert_played(
+        &[("node1", &out("node1")), ("node2", &out("node2"))],
+        1,
+        &round.moves,
+        Duration::from_secs(30),
+        logs,
+    );
+    assert_played(
+        &[("pc-a", &out("pc-a"))],
+        1,
+        &round.moves[..2],
+        Duration::from_secs(10),
+        logs,
+    );
+    for n in ["node1", "node2"] {
+        let served = game_file(&out(n), 3).unwrap();
+        let games = touchmove::record::pgn::read_games(&served).unwrap();
+        assert_eq!(games.len(), 1, "{n} holds one game on board 3:\n{served}");
+    }
+    stop(pc_a);
+    stop(pc_b);
+    for node in nodes {
+        stop(node);
+    }
     drop(boards);
 }

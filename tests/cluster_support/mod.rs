@@ -224,6 +224,26 @@ pub struct PlayedRound {
     pub scripts: Vec<Vec<touchmove::board::Observation>>,
     /// The moves (UCI) each board's script plays, in order.
     pub moves: Vec<Vec<String>>,
+    /// For each board, the index in its script at which each ply's hands begin.
+    pub ply_starts: Vec<Vec<usize>>,
+}
+
+impl PlayedRound {
+    /// Makes the players of `board` (0-based) wait `pause_ms` before the first ply whose hands
+    /// begin at or after `at_ms` of its script; returns that ply (0-based), the number of plies
+    /// played before the pause.
+    pub fn pause(&mut self, board: usize, at_ms: u64, pause_ms: u64) -> usize {
+        let script = &mut self.scripts[board];
+        let (ply, &from) = self.ply_starts[board]
+            .iter()
+            .enumerate()
+            .find(|&(_, &at)| script.get(at).is_some_and(|o| o.t_ms >= at_ms))
+            .expect("the script goes on after the pause");
+        for o in &mut script[from..] {
+            o.t_ms += pause_ms;
+        }
+        ply
+    }
 }
 
 /// The realistic games of `boards` boards from `seed` as board scripts (pauses up to
@@ -236,21 +256,29 @@ pub fn played_round(boards: usize, seed: u64, max_pause_ms: u64, script_ms: u64)
     let mut round = PlayedRound {
         scripts: Vec::new(),
         moves: Vec::new(),
+        ply_starts: Vec::new(),
     };
     for (game, script) in games.iter().zip(compressed) {
         // The observation at which each ply's hands begin, in the compressed script.
-        let ply_starts = game.ply_start_ms.iter().map(|&start| {
-            game.observations
-                .iter()
-                .position(|o| o.t_ms >= start)
-                .unwrap_or(script.len())
-        });
+        let ply_starts: Vec<usize> = game
+            .ply_start_ms
+            .iter()
+            .map(|&start| {
+                game.observations
+                    .iter()
+                    .position(|o| o.t_ms >= start)
+                    .unwrap_or(script.len())
+            })
+            .collect();
         let cut = ply_starts
+            .iter()
+            .copied()
             .enumerate()
             .find(|&(_, at)| script.get(at).is_some_and(|o| o.t_ms > script_ms));
         let (plies, end) = cut.unwrap_or((game.moves_uci.len(), script.len()));
         let plies = plies.min(game.moves_uci.len());
         round.moves.push(game.moves_uci[..plies].to_vec());
+        round.ply_starts.push(ply_starts[..plies].to_vec());
         round.scripts.push(script[..end].to_vec());
     }
     round
