@@ -546,19 +546,26 @@ async fn a_web_action_is_noted_once() {
         .iter()
         .find_map(|d| std::fs::read_to_string(d.join("arbiter.token")).ok())
         .expect("the token file");
-    let body = r#"{"round":1,"board":1,"action":{"action":"annotate","ply":1,"text":"checked"},"who":"Web"}"#;
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST /api/arbiter/action HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        token.trim(),
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut reply = Vec::new();
-    stream.read_to_end(&mut reply).await.unwrap();
-    let reply = String::from_utf8_lossy(&reply);
-    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    // Sent twice with one key, as the desk retries an action whose answer was lost: applied
+    // and noted once, the retry answered as applied.
+    let body = r#"{"round":1,"board":1,"key":"web-1","action":{"action":"annotate","ply":1,"text":"checked"},"who":"Web"}"#;
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!(
+            "POST /api/arbiter/action HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            token.trim(),
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).await.unwrap();
+        let reply = String::from_utf8_lossy(&reply).into_owned();
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+        replies.push(reply);
+    }
+    assert!(replies[1].contains("already applied"), "{}", replies[1]);
     let noted = feed
         .events_after(0, Scope::All)
         .expect("the log reaches back")
@@ -566,6 +573,8 @@ async fn a_web_action_is_noted_once() {
         .filter(|e| e.kind == "arbiter")
         .count();
     assert_eq!(noted, 1, "the action is noted once in the feed");
+    let pgn = std::fs::read_to_string(out.join("round-1/game-1.pgn")).unwrap();
+    assert_eq!(pgn.matches("checked").count(), 1, "{pgn}");
     recorder.shutdown().await;
 }
 

@@ -1,7 +1,7 @@
 //! The task of one board: owns its serial link, journals every chunk before using it, runs the
 //! pipeline and rewrites the files.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,6 +69,9 @@ pub(crate) struct BoardTask {
     led_plan: LedPlan,
     /// Where LED commands go: the link of a board with LEDs.
     lights: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// The keys of the arbiter actions applied to this board (journalled, so kept across
+    /// restarts): a retry of one is answered as applied and not applied again.
+    applied_keys: HashSet<String>,
 }
 
 impl BoardTask {
@@ -89,6 +92,7 @@ impl BoardTask {
         let mut replayed = Vec::new();
         let mut events = Vec::new();
         let mut chunks = 0;
+        let mut applied_keys = HashSet::new();
         for step in &history.steps {
             match step {
                 Step::Bytes(t_ms, bytes) => {
@@ -103,6 +107,7 @@ impl BoardTask {
                     replayed.extend(events.drain(..).map(Replayed::Event));
                     if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
                         replayed.push(Replayed::Arbiter(request.action.clone()));
+                        applied_keys.extend(request.key.clone());
                     }
                     replayed.extend(events.drain(..).map(Replayed::Event));
                 }
@@ -146,6 +151,7 @@ impl BoardTask {
             analysing: None,
             led_plan: LedPlan::new(board.leds),
             lights: None,
+            applied_keys,
         };
         // Live, no chunk of bytes waits on an analysis; the replay above analysed at once.
         task.pipeline.defer_dead_position_analysis();
@@ -561,6 +567,13 @@ impl BoardTask {
     }
 
     async fn on_arbiter(&mut self, request: ArbiterRequest) -> Result<String, String> {
+        if let Some(key) = request.key.as_deref()
+            && self.applied_keys.contains(key)
+        {
+            return Ok(format!(
+                "already applied (action {key:?} was journalled before)"
+            ));
+        }
         if matches!(request.action, ArbiterAction::NewGame) && self.shared.journal_failing() {
             return Err(format!(
                 "the journal {} cannot be written (disk full or read-only): no new game is started \
@@ -589,6 +602,7 @@ impl BoardTask {
         let mut events = Vec::new();
         let answer = self.pipeline.on_arbiter(t_ms, &request, &mut events);
         if answer.is_ok() {
+            self.applied_keys.extend(request.key.clone());
             self.shared.feed.note_arbiter_action(
                 self.shared.config.round,
                 self.number,

@@ -186,9 +186,23 @@ try {
   check(/\{7\.5\.1: Black|\{7\.5\.1: White/.test(served2) && !/(\d\.\d(?:\.\d)*): \1:/.test(served2),
     "board 2's PGN notes the illegal move under its article once");
 
+  // The first answer is lost (the node gave up waiting after the recorder applied it): the
+  // desk asks again with the same key, and the recorder answers that it applied it already.
+  const sent = [];
+  await page.route("**/api/arbiter/action", async (route) => {
+    sent.push(JSON.parse(route.request().postData() || "{}").key);
+    if (sent.length === 1) {
+      await route.fetch();
+      await route.fulfill({ status: 504, contentType: "application/json", body: JSON.stringify({ error: "the recorder did not answer in time" }) });
+    } else await route.continue();
+  });
   await page.locator(".tile[data-board='1']").click();
   await page.locator("#result-reason").fill("White won on time (arbiter test)");
   await page.locator("button[data-result='1-0']").click();
+  await until("the desk to ask again", async () => /already applied/.test(await page.locator("#log").textContent()), 15_000);
+  check(sent.length === 2 && /^[0-9a-f]{32}$/.test(sent[0]) && sent[0] === sent[1],
+    `an action whose answer was lost is sent again with its key (${JSON.stringify(sent)})`);
+  await page.unroute("**/api/arbiter/action");
   await until("board 1 to show 1–0", async () =>
     (await page.locator(".tile[data-board='1'] .result").textContent()) === "1–0");
   check(true, "the arbiter's result button set 1–0 on board 1");

@@ -36,12 +36,31 @@ function log(text, ok = true) {
   $("log").prepend(el("li", { class: ok ? "ok" : "fail" }, el("time", {}, time), " ", text));
 }
 
+/// A key for one action: random, and readable where crypto.randomUUID is not (plain http).
+function actionKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/// Answers that leave it unknown whether the recorder applied the action: no answer at all,
+/// or a node that gave up waiting. Sent again with the same key, it is applied at most once.
+const UNANSWERED = [0, 502, 503, 504];
+
 async function act(board, action, label) {
-  const { ok, body } = await api("/api/arbiter/action", {
-    method: "POST",
-    body: JSON.stringify({ round, board, action }),
-  });
-  log(`Board ${board}: ${label} — ${ok ? body.message || "done" : body.error || "refused"}`, ok);
+  const body = JSON.stringify({ round, board, key: actionKey(), action });
+  let answer;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      answer = await api("/api/arbiter/action", { method: "POST", body });
+    } catch (e) {
+      answer = { ok: false, status: 0, body: { error: `no answer (${e.message})` } };
+    }
+    if (answer.ok || !UNANSWERED.includes(answer.status) || attempt === 3) break;
+    log(`Board ${board}: ${label} — ${answer.body.error || "no answer"}; asking again (the action is applied once)`, false);
+    await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+  }
+  const { ok, body: reply } = answer;
+  log(`Board ${board}: ${label} — ${ok ? reply.message || "done" : reply.error || "refused"}`, ok);
   if (ok) refreshAlerts();
   return ok;
 }
