@@ -108,6 +108,7 @@ fn a_proposal_left_under_a_revision_is_found() {
         message: String::new(),
         gap: None,
         withdraws: vec![],
+        before_game: false,
     });
     let revision = Event::Revision {
         ply: 3,

@@ -292,6 +292,7 @@ async fn alerts_reach_the_arbiter_only() {
             message: "Suspected two hands".into(),
             gap: None,
             withdraws: Vec::new(),
+            before_game: false,
         }),
     );
     let streamed = sse.next().await;

@@ -91,6 +91,7 @@ fn everything_survives_reopening_and_each_writer_is_a_new_session() {
         message: "illegal move".into(),
         gap: None,
         withdraws: vec![],
+        before_game: false,
     });
     {
         let mut j = Journal::open(&path).unwrap();

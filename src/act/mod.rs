@@ -292,6 +292,10 @@ pub struct Alert {
     /// moves re-read from the board's move log). They stand no longer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withdraws: Vec<AlertRef>,
+    /// The alert is about the set-up of the next game (7.2.1), not about the game recorded
+    /// so far: it stays out of that game's record.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub before_game: bool,
 }
 
 /// Names an earlier alert: its article, ply and time.

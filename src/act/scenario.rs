@@ -253,7 +253,7 @@ fn apply_setting(config: &mut MachineConfig, setting: &str) -> Result<(), String
     match key {
         "identifies" => config.identifies_pieces = flag()?,
         "chess960" => config.chess960 = flag()?,
-        "blitz" => config.blitz = flag()?,
+        "one_minute_penalty" => config.one_minute_penalty = flag()?,
         "two_hands_ms" => config.two_hands_threshold_ms = number()?,
         "grace_ms" => config.press_grace_ms = number()?,
         "reconstruct" => config.max_reconstruction_plies = number()? as usize,

@@ -400,7 +400,7 @@ pub fn recogniser_on(
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
-        blitz: sim.model.blitz,
+        one_minute_penalty: sim.model.blitz,
         defer_dead_position_analysis: true,
         identifies_pieces: kind.identifies_pieces(),
         scan_period_ms: kind.scan_period_ms(),

@@ -439,6 +439,7 @@ async fn play_board(
                         .into(),
                     gap: None,
                     withdraws: Vec::new(),
+                    before_game: false,
                 }),
             );
         }

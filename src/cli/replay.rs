@@ -541,6 +541,7 @@ mod tests {
             message: format!("read at {t_ms}"),
             gap: None,
             withdraws: Vec::new(),
+            before_game: false,
         };
         let first = alert(crate::act::Severity::Warning, 70_000);
         let mut second = alert(crate::act::Severity::Info, 71_000);

@@ -796,6 +796,7 @@ async fn supervise(
                     message,
                     gap: None,
                     withdraws: Vec::new(),
+                    before_game: false,
                 }),
             );
         };

@@ -1245,6 +1245,7 @@ mod tests {
             message: "illegal move".into(),
             gap: None,
             withdraws: Vec::new(),
+            before_game: false,
         };
         feed.publish(1, 4, Event::Alert(alert));
         assert_eq!(feed.game(1, 4).map(|g| g.summary.open_alerts), Some(1));
@@ -1280,6 +1281,7 @@ mod tests {
             message: format!("what {article} says"),
             gap: None,
             withdraws: Vec::new(),
+            before_game: false,
         }
     }
 

@@ -29,10 +29,11 @@ pub struct MachineConfig {
     /// Milliseconds; default 150: one hand cannot serve two far-apart squares faster, nor
     /// can a player see a move and answer it.
     pub two_hands_threshold_ms: Millis,
-    /// Rapid or blitz (A.4.2, Appendix B): 7.5.5 time penalties are 1 minute instead of 2.
+    /// 7.5.5 time penalties are 1 minute instead of 2, as in rapid (A.4.2) and blitz
+    /// (Appendix B).
     ///
     /// Default `false`: standard play.
-    pub blitz: bool,
+    pub one_minute_penalty: bool,
     /// A set-up for a FEN game: the game starts when this position stands, instead of the
     /// standard start.
     ///
@@ -126,7 +127,7 @@ impl Default for MachineConfig {
         MachineConfig {
             identifies_pieces: true,
             two_hands_threshold_ms: 150,
-            blitz: false,
+            one_minute_penalty: false,
             start_fen: None,
             chess960: false,
             max_reconstruction_plies: 4,

@@ -193,7 +193,7 @@ impl Machine {
     ) {
         self.penalties.push((by, basis));
         let count = self.illegal_moves(by);
-        let minutes = if self.config.blitz { 1 } else { 2 };
+        let minutes = if self.config.one_minute_penalty { 1 } else { 2 };
         let opponent = !by;
         let proposal = if count == 1 {
             format!(

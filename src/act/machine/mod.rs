@@ -385,6 +385,7 @@ impl Machine {
             message: String::new(),
             gap: None,
             withdraws: Vec::new(),
+            before_game: false,
         }
     }
 }

@@ -56,6 +56,7 @@ impl Machine {
                 if squares != self.wrong_setup {
                     let mut a = self.alert("7.2.1", None, t, Severity::Warning);
                     a.ply = 0;
+                    a.before_game = true;
                     a.squares = squares.iter().map(ToString::to_string).collect();
                     a.message = format!(
                         "The set-up is wrong on {}; no game starts until it is corrected",

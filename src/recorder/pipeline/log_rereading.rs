@@ -311,6 +311,7 @@ impl BoardPipeline {
             message: String::new(),
             gap: None,
             withdraws: withdrawn,
+            before_game: false,
         };
         a.message = format!(
             "the board's picture showed field updates lost on the line; its move log gave \

@@ -144,7 +144,7 @@ pub struct BoardPipeline {
 /// time the arbiter's decision adds, one minute in rapid and blitz.
 fn machine_config_for(control: &TimeControl) -> MachineConfig {
     MachineConfig {
-        blitz: control.is_blitz() || control.is_rapid(),
+        one_minute_penalty: control.is_blitz() || control.is_rapid(),
         ..MachineConfig::default()
     }
 }
@@ -432,8 +432,7 @@ impl BoardPipeline {
             }
             Event::BoardState { held, .. } => self.held = *held,
             Event::Alert(alert) if alert.gap.is_some() => self.take_gap(alert),
-            // A wrong set-up (7.2.1) is about the next game, not this one.
-            Event::Alert(alert) if alert.severity != Severity::Info && alert.article != "7.2.1" => {
+            Event::Alert(alert) if alert.severity != Severity::Info && !alert.before_game => {
                 if alert.article.starts_with("7.5")
                     && let Some(side) = alert.side
                 {

@@ -711,6 +711,7 @@ fn a_withdrawn_alert_leaves_no_note_or_penalty() {
         message: format!("what {article} says"),
         gap: None,
         withdraws: Vec::new(),
+        before_game: false,
     };
     let illegal = alert("7.5.1", Severity::Warning, 2000);
     let knocked = alert("7.4", Severity::Warning, 2100);

@@ -589,6 +589,7 @@ mod tests {
             message: String::new(),
             gap: None,
             withdraws: Vec::new(),
+            before_game: false,
         })
     }
 
