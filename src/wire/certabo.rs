@@ -120,30 +120,35 @@ impl Decoder {
         for &b in bytes {
             match b {
                 b':' => {
-                    if !self.frame.is_empty() && !self.dropping {
-                        let at = self.frame.len();
+                    let cut = self.frame.len();
+                    if cut > 0 && !self.dropping {
                         self.frame.push(b);
-                        self.fail(at, "a new frame began before this one ended", out);
+                        self.fail(cut, "a new frame began before this one ended", out);
                     }
-                    self.skipped += self.frame.len() as u64;
+                    self.skipped += cut as u64;
                     self.frame.clear();
                     self.frame.push(b':');
                     self.dropping = false;
                 }
                 _ if self.frame.is_empty() => self.skipped += 1,
                 b'\r' => {
-                    if !self.dropping {
+                    if self.dropping {
+                        self.skipped += self.frame.len() as u64;
+                    } else {
                         self.frames += 1;
                         match parse(&self.frame) {
                             Ok(Some(frame)) => out.push(Ok(frame)),
                             Ok(None) => self.frames -= 1,
-                            Err((offset, what)) => out.push(Err(FrameError::new(
-                                PROTOCOL,
-                                self.frames,
-                                &self.frame,
-                                offset,
-                                what,
-                            ))),
+                            Err((offset, what)) => {
+                                self.skipped += self.frame.len() as u64;
+                                out.push(Err(FrameError::new(
+                                    PROTOCOL,
+                                    self.frames,
+                                    &self.frame,
+                                    offset,
+                                    what,
+                                )))
+                            }
                         }
                     }
                     self.frame.clear();
