@@ -132,24 +132,18 @@ impl Decoder {
                 }
                 _ if self.frame.is_empty() => self.skipped += 1,
                 b'\r' => {
+                    if !self.dropping {
+                        match parse(&self.frame) {
+                            Ok(Some(frame)) => {
+                                self.frames += 1;
+                                out.push(Ok(frame));
+                            }
+                            Ok(None) => {}
+                            Err((offset, what)) => self.fail(offset, what, out),
+                        }
+                    }
                     if self.dropping {
                         self.skipped += self.frame.len() as u64;
-                    } else {
-                        self.frames += 1;
-                        match parse(&self.frame) {
-                            Ok(Some(frame)) => out.push(Ok(frame)),
-                            Ok(None) => self.frames -= 1,
-                            Err((offset, what)) => {
-                                self.skipped += self.frame.len() as u64;
-                                out.push(Err(FrameError::new(
-                                    PROTOCOL,
-                                    self.frames,
-                                    &self.frame,
-                                    offset,
-                                    what,
-                                )))
-                            }
-                        }
                     }
                     self.frame.clear();
                 }
