@@ -1,14 +1,129 @@
-//! DGT's Revelation II on a pseudo-terminal: a virtual one is recognised by the probe and
-//! lights the LEDs it is told to.
+//! DGT's variants on pseudo-terminals: a virtual Pegasus read through the developer-key step
+//! and the occupancy-only path, and a virtual Revelation II recognised by the probe and
+//! lighting the LEDs it is told to.
 
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
+use touchmove::act::{Event, Machine, MachineConfig};
+use touchmove::board::Observation;
+use touchmove::board::dgt::DgtObserver;
 use touchmove::driver::probe::probe;
+use touchmove::recorder::bench::{fixture_games, plain_timeline};
 use touchmove::sim::virtual_board::model::BoardModel;
+use touchmove::sim::virtual_board::timeline::Pace;
 use touchmove::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
+use touchmove::sim::virtual_pegasus::{VirtualPegasus, VirtualPegasusConfig};
+use touchmove::wire::pegasus::{
+    DeveloperKey, PegasusCommand, PegasusDecoder, PegasusMessage, connect_sequence,
+};
 use touchmove::wire::revelation::RevelationLeds;
+
+/// The moves a machine configured for an occupancy-only board records from
+/// `observations`, revisions applied.
+fn moves_recorded(observations: &[Observation], end_ms: u64) -> Vec<String> {
+    let mut machine = Machine::new(MachineConfig {
+        identifies_pieces: false,
+        ..MachineConfig::default()
+    });
+    let mut events = Vec::new();
+    for obs in observations {
+        machine.observe(obs, &mut events);
+    }
+    machine.advance(end_ms, &mut events);
+    let mut moves: Vec<String> = Vec::new();
+    for event in events {
+        match event {
+            Event::Move { ply, uci, .. } => {
+                moves.truncate(ply as usize - 1);
+                moves.push(uci);
+            }
+            Event::Revision { ply, .. } => moves.truncate(ply as usize - 1),
+            _ => {}
+        }
+    }
+    moves
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pegasus_game_is_read_after_the_key_through_the_occupancy_only_path() {
+    let mut game = fixture_games().remove(0);
+    game.moves_uci.truncate(16);
+    assert!(
+        game.moves_uci.iter().all(|m| m.len() == 4),
+        "no promotion: an occupancy-only board cannot show the piece"
+    );
+    let pace = Pace {
+        think_ms: 250,
+        step_ms: 50,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = VirtualPegasusConfig::new(dir.path().join("pegasus"), plain_timeline(&game, pace));
+    let board = VirtualPegasus::spawn(config).unwrap();
+    let path = board.path().to_str().unwrap().to_string();
+    let mut port = touchmove::driver::serial::open(&path).unwrap();
+    let mut buf = [0u8; 512];
+
+    // Without a key the board keeps its position to itself.
+    port.write_all(&PegasusCommand::SendBoard.encode())
+        .await
+        .unwrap();
+    let silent = tokio::time::timeout(Duration::from_millis(300), port.read(&mut buf)).await;
+    assert!(silent.is_err(), "no answer before the key: {silent:?}");
+
+    // Any key opens the virtual board (a real one wants DGT's, which the user names).
+    let key = DeveloperKey::parse("01 02 03 04 05 06").unwrap();
+    port.write_all(&connect_sequence(&key)).await.unwrap();
+    let start = Instant::now();
+    let mut decoder = PegasusDecoder::new();
+    let mut observer = DgtObserver::occupancy_only();
+    let mut observations = Vec::new();
+    let mut messages = Vec::new();
+    let mut trademark = false;
+    let mut finished_at = None;
+    loop {
+        if finished_at.is_none() && board.is_finished() {
+            finished_at = Some(Instant::now());
+        }
+        if finished_at.is_some_and(|at| at.elapsed() > Duration::from_millis(300)) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the game ends");
+        let Ok(read) = tokio::time::timeout(Duration::from_millis(50), port.read(&mut buf)).await
+        else {
+            continue;
+        };
+        let n = read.unwrap();
+        let t_ms = start.elapsed().as_millis() as u64;
+        messages.clear();
+        decoder.push(&buf[..n], &mut messages);
+        for message in &messages {
+            if let PegasusMessage::Invalid(e) = message {
+                panic!("the virtual Pegasus sent a piece code: {e}");
+            }
+            if let PegasusMessage::Other(touchmove::wire::dgt::Message::Trademark(_)) = message {
+                trademark = true;
+            }
+            let dgt = message.to_message().expect("valid");
+            observer.on_message(t_ms, &dgt, &mut observations);
+        }
+    }
+    assert!(
+        board.keyed() && trademark,
+        "the key was taken and the board answered"
+    );
+    assert!(
+        observations.iter().all(|o| match &o.kind {
+            touchmove::board::ObservationKind::Placed(_, piece) => piece.is_none(),
+            _ => true,
+        }),
+        "placements carry no piece"
+    );
+    let end = start.elapsed().as_millis() as u64 + 60_000;
+    assert_eq!(moves_recorded(&observations, end), game.moves_uci);
+    assert!(board.refused().is_empty(), "{:?}", board.refused());
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revelation_is_recognised_by_the_probe_and_lights_its_leds() {

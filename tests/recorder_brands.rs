@@ -1,6 +1,6 @@
 //! A mixed event recorded by `touchmove record`: two boards of each kind (DGT, Millennium,
 //! Chessnut, Certabo with noisy tag reads, Sentio) on pseudo-terminals, named by `kind` in
-//! the event file. Each board plays a different fixture opening; every game must come out
+//! the event file. Each board plays the opening of a different real game; every game must come out
 //! exactly as played, with no wrong move.
 
 mod recorder_support;
@@ -8,7 +8,7 @@ mod recorder_support;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use recorder_support::{fixture_opening, read_board, record_logged, stop, uci_moves};
+use recorder_support::{demo_openings, read_board, record_logged, stop, uci_moves};
 use touchmove::board::kind::BoardKind;
 use touchmove::recorder::bench::{plain_timeline, spawn_boards};
 use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
@@ -34,9 +34,9 @@ fn a_mixed_event_is_recorded_exactly_on_every_kind_of_board() {
         BoardKind::Certabo,
         BoardKind::Sentio,
     ];
-    let games: Vec<_> = (0..2 + 2 * kinds.len())
-        .map(|i| fixture_opening(i % 8, PLIES))
-        .collect();
+    let mut games = demo_openings(PLIES);
+    games.truncate(2 + 2 * kinds.len());
+    assert_eq!(games.len(), 2 + 2 * kinds.len(), "one demo game per board");
     let _guard = runtime.enter();
     let dgt = spawn_boards(
         dir.path(),

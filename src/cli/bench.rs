@@ -18,7 +18,7 @@ use crate::board::{Millis, Observation};
 use crate::recorder::outage_bench::Hands;
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Feed, Summary, game_seed};
-use crate::sim::hands::{HandModel, Noise, SimulatedGame, simulate_game, simulate_with_model};
+use crate::sim::hands::{HandModel, Noise, SimulatedGame, simulate_with_model};
 use crate::sim::independent_hands::{Roughness, crosscheck};
 
 /// `touchmove bench` subcommands.
@@ -489,15 +489,8 @@ fn print_lines(lines: impl IntoIterator<Item = String>) {
 /// One game's observations, events and verdict as JSON lines.
 fn trace(g: &PgnGame, args: &RecognitionArgs) -> Vec<String> {
     let s = game_seed(args.games.seed, g.index);
-    let sim = simulate_game(
-        g.fen.as_deref(),
-        g.chess960,
-        &g.moves_uci,
-        g.result.as_deref(),
-        args.noise,
-        s,
-    );
-    let run = score::run(&sim, recogniser(&sim));
+    let sim = simulate_on_board(g, args.noise, s, args.board);
+    let run = score::run(&sim, recogniser_on(&sim, args.board));
     let mut lines = Vec::new();
     let mut events = run.events.iter().peekable();
     for (i, obs) in sim.observations.iter().enumerate() {

@@ -120,12 +120,12 @@ impl Decoder {
         for &b in bytes {
             match b {
                 b':' => {
-                    if !self.frame.is_empty() && !self.dropping {
-                        let at = self.frame.len();
+                    let cut = self.frame.len();
+                    if cut > 0 && !self.dropping {
                         self.frame.push(b);
-                        self.fail(at, "a new frame began before this one ended", out);
+                        self.fail(cut, "a new frame began before this one ended", out);
                     }
-                    self.skipped += self.frame.len() as u64;
+                    self.skipped += cut as u64;
                     self.frame.clear();
                     self.frame.push(b':');
                     self.dropping = false;
@@ -133,18 +133,17 @@ impl Decoder {
                 _ if self.frame.is_empty() => self.skipped += 1,
                 b'\r' => {
                     if !self.dropping {
-                        self.frames += 1;
                         match parse(&self.frame) {
-                            Ok(Some(frame)) => out.push(Ok(frame)),
-                            Ok(None) => self.frames -= 1,
-                            Err((offset, what)) => out.push(Err(FrameError::new(
-                                PROTOCOL,
-                                self.frames,
-                                &self.frame,
-                                offset,
-                                what,
-                            ))),
+                            Ok(Some(frame)) => {
+                                self.frames += 1;
+                                out.push(Ok(frame));
+                            }
+                            Ok(None) => {}
+                            Err((offset, what)) => self.fail(offset, what, out),
                         }
+                    }
+                    if self.dropping {
+                        self.skipped += self.frame.len() as u64;
                     }
                     self.frame.clear();
                 }

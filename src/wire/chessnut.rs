@@ -262,11 +262,11 @@ impl Framer {
             while let Some(&first) = self.buf.first() {
                 let checked = match (length(first), self.buf.get(1)) {
                     (None, _) => Err((0, "no frame starts with this command byte")),
-                    (Some(_), None) => return,
+                    (Some(_), None) => break,
                     (Some(want), Some(&len)) if len != want => {
                         Err((1, "the length byte does not fit the command"))
                     }
-                    (Some(want), Some(_)) if self.buf.len() < usize::from(want) + 2 => return,
+                    (Some(want), Some(_)) if self.buf.len() < usize::from(want) + 2 => break,
                     (Some(want), Some(_)) => {
                         let total = usize::from(want) + 2;
                         parse(&self.buf[..total]).map(|m| (m, total))

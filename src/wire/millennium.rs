@@ -336,10 +336,15 @@ impl Framer {
         out: &mut Vec<Result<M, FrameError>>,
     ) {
         while let Some(&first) = self.buf.first() {
+            // A byte with even parity ends the frame at once, whatever length its first
+            // letter promised: a damaged first letter must not hold back the frames after it.
             let checked = match length(first & 0x7F) {
                 None => Err((0, "no message starts with this letter")),
-                Some(len) if self.buf.len() < len => return,
-                Some(len) => check(&self.buf[..len], parse).map(|m| (m, len)),
+                Some(len) => match even_parity_at(&self.buf[..len.min(self.buf.len())]) {
+                    Some(at) => Err(at),
+                    None if self.buf.len() < len => return,
+                    None => check(&self.buf[..len], parse).map(|m| (m, len)),
+                },
             };
             match checked {
                 Ok((message, len)) => {
@@ -368,14 +373,20 @@ impl Framer {
     }
 }
 
-/// Checks parity and block check of a whole frame and parses its characters.
+/// The first byte of `bytes` with even parity, as a frame error.
+fn even_parity_at(bytes: &[u8]) -> Option<(usize, &'static str)> {
+    let i = bytes
+        .iter()
+        .position(|b| b.count_ones().is_multiple_of(2))?;
+    Some((
+        i,
+        "even parity (the line is 7O1: every byte has odd parity)",
+    ))
+}
+
+/// Checks the block check of a whole frame (its parity already checked) and parses its
+/// characters.
 fn check<M>(frame: &[u8], parse: FrameParser<M>) -> Result<M, (usize, &'static str)> {
-    if let Some(i) = frame.iter().position(|b| b.count_ones().is_multiple_of(2)) {
-        return Err((
-            i,
-            "even parity (the line is 7O1: every byte has odd parity)",
-        ));
-    }
     let chars: Vec<u8> = frame.iter().map(|b| b & 0x7F).collect();
     let body = chars.len() - 2;
     let sent = hex_at(&chars, body)?;

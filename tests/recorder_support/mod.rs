@@ -45,6 +45,25 @@ pub fn fixture_opening(index: usize, plies: usize) -> ScriptGame {
     game
 }
 
+/// The first `plies` plies of each of the ten games in `fixtures/pgn/demo-uzchess-2025.pgn`:
+/// distinct real games, for tests with more boards than the recorder's fixture has games.
+pub fn demo_openings(plies: usize) -> Vec<ScriptGame> {
+    let text = include_str!("../../fixtures/pgn/demo-uzchess-2025.pgn");
+    let records = read_games(text).expect("fixtures/pgn/demo-uzchess-2025.pgn reads");
+    records
+        .iter()
+        .map(|r| {
+            let game = r.to_game().expect("a demo game replays");
+            let mut moves_uci: Vec<String> = game.moves().iter().map(|m| m.uci.clone()).collect();
+            moves_uci.truncate(plies);
+            ScriptGame {
+                moves_uci,
+                result: r.result.clone(),
+            }
+        })
+        .collect()
+}
+
 /// A virtual board in `dir` playing `game` (plain lift/place at `pace`) in real time, with
 /// 10 minutes on each clock.
 pub fn real_time_board(dir: &Path, game: &ScriptGame, pace: Pace) -> VirtualBoard {
