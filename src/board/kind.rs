@@ -97,6 +97,17 @@ impl BoardKind {
         bytes * 1000 / 3840
     }
 
+    /// How much later than the clock a square's change reaches the host: the report delay and
+    /// one frame on the line for boards that send whole frames; 0 for DGT, whose square
+    /// updates and clock messages come on one line as they happen.
+    pub fn report_lag_ms(self) -> Millis {
+        if self.sends_snapshots() {
+            self.report_delay_ms() + self.frame_transfer_ms()
+        } else {
+            0
+        }
+    }
+
     /// True for boards with LEDs the host can light.
     pub fn has_leds(self) -> bool {
         self != BoardKind::Dgt

@@ -404,6 +404,7 @@ pub fn recogniser_on(
         defer_dead_position_analysis: true,
         identifies_pieces: kind.identifies_pieces(),
         scan_period_ms: kind.scan_period_ms(),
+        report_lag_ms: kind.report_lag_ms(),
         ..MachineConfig::default()
     };
     let mut machine = Machine::new(config);

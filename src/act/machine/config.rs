@@ -120,6 +120,14 @@ pub struct MachineConfig {
     /// the hands: they are no evidence of two hands (7.5.4), and a hold that ends within
     /// two scans is not told (a piece adjusted, a move still being made).
     pub scan_period_ms: Millis,
+    /// How much later than the clock's presses the board's square reports reach the host.
+    /// A press proves a move complete only when it came this long before the report that
+    /// followed it: on a board that votes over whole frames, a press seen between a lift and
+    /// a capture may have come after both.
+    ///
+    /// Milliseconds; default 0 (DGT: each square is reported as it is sampled, on the line
+    /// the clock's messages share).
+    pub report_lag_ms: Millis,
 }
 
 impl Default for MachineConfig {
@@ -141,6 +149,7 @@ impl Default for MachineConfig {
             dead_position_budget: Budget::deterministic(),
             defer_dead_position_analysis: false,
             scan_period_ms: 250,
+            report_lag_ms: 0,
         }
     }
 }

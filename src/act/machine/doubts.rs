@@ -203,7 +203,9 @@ impl Machine {
                 continue;
             }
             let lifted = self.first_lift(from, mover, since);
-            if lifted.is_some_and(|lifted| lifted < press) && press < taken {
+            if lifted.is_some_and(|lifted| lifted < press)
+                && press.saturating_add(self.config.report_lag_ms) < taken
+            {
                 pressed.add(m.to());
             }
         }
