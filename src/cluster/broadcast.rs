@@ -411,7 +411,11 @@ struct Rebuild {
 impl Rebuild {
     /// Nothing rebuilt yet; files go to the PGN folder `out_dir`.
     fn new(out_dir: &Path, feed: Arc<Feed>) -> Rebuild {
-        let out = OutputFolder::new(out_dir).unsynced();
+        let spares =
+            crate::recorder::layout::state_dir(out_dir).join(crate::recorder::SPARE_DIR_NAME);
+        let out = OutputFolder::new(out_dir)
+            .unsynced()
+            .with_spare_dir(&spares);
         Rebuild {
             files: spawn_file_writer(out.clone()),
             out,

@@ -188,6 +188,10 @@ pub const DEFAULT_BACKLOG_LIMIT: usize = 64 << 20;
 /// The journal's file name in the state directory.
 pub const JOURNAL_NAME: &str = "journal.sqlite";
 
+/// The folder in the state directory with a spare copy of each file of the output folder,
+/// through which the files are rewritten ([`OutputFolder::with_spare_dir`]).
+pub const SPARE_DIR_NAME: &str = "spare";
+
 /// The lock file in the state directory that keeps a second recorder out of the folder.
 pub const LOCK_NAME: &str = "recorder.lock";
 
@@ -531,11 +535,9 @@ impl Recorder {
         if config.boards.is_empty() {
             return Err(RecorderError::NoBoards);
         }
-        crate::event::bounds::check_round(i64::from(config.round))
-            .map_err(RecorderError::Numbers)?;
+        crate::event::bounds::check_round(i64::from(config.round)).map_err(RecorderError::Numbers)?;
         for board in &config.boards {
-            crate::event::bounds::check_board(i64::from(board.number))
-                .map_err(RecorderError::Numbers)?;
+            crate::event::bounds::check_board(i64::from(board.number)).map_err(RecorderError::Numbers)?;
         }
         let control = match &config.time_control {
             Some(tc) => crate::clock::TimeControl::parse(tc)
@@ -554,6 +556,7 @@ impl Recorder {
         };
         layout::prepare_state_dir(&options.state_dir).map_err(state_error)?;
         let folder_lock = lock_folder(&options)?;
+        let out = out.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME));
         if options.journal_path == options.out_dir.join(JOURNAL_NAME) {
             say(&format!(
                 "the journal {} is in the published output folder (an older touchmove put it \
