@@ -23,8 +23,10 @@ use crate::wire::dgt::Message;
 pub const LINK_DOWN_SILENCE_MS: Millis = 1_500;
 
 /// How long after the first message following such a silence the handshake's version reply
-/// may come (the link asks for it as soon as the port is open, twice at most).
-pub const HANDSHAKE_WINDOW_MS: Millis = 4_000;
+/// may come: the link asks for it as soon as the port is open, and what the board sent
+/// before it is read from the port with it. Held longer, a silence with no reconnect behind
+/// it would hold up the game's time.
+pub const HANDSHAKE_WINDOW_MS: Millis = 400;
 
 /// One message, sorted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +226,7 @@ mod tests {
             (1_000, update(1, 0)),
             (5_000, update(2, 0)),
             (5_100, update(3, 0)),
-            (9_200, update(4, 0)),
+            (5_600, update(4, 0)),
         ]);
         let live: Vec<Millis> = out
             .iter()
@@ -233,7 +235,7 @@ mod tests {
                 other => panic!("only live messages: {other:?}"),
             })
             .collect();
-        assert_eq!(live, [1_000, 5_000, 5_100, 9_200]);
+        assert_eq!(live, [1_000, 5_000, 5_100, 5_600]);
     }
 
     /// Before a game began, a handshake is the first connection, not a reconnect.

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::act::{Event, GapAccount, Machine, MachineConfig};
 use crate::board::Millis;
-use crate::board::resumption::{Resumed, Resumption};
 use crate::board::dgt::DgtObserver;
+use crate::board::resumption::{Resumed, Resumption};
 use crate::record::pgn::write_game;
 use crate::record::{GameRecord, RecordedMove};
 use crate::wire::capture::{CaptureChunk, read_capture};

@@ -230,7 +230,9 @@ pub fn with_marked_orders_as_played(
         else {
             continue;
         };
-        let alternatives = alternatives.split_once(';').map_or(alternatives, |(a, _)| a);
+        let alternatives = alternatives
+            .split_once(';')
+            .map_or(alternatives, |(a, _)| a);
         let lines: Vec<Vec<String>> = alternatives.split(" | ").map(san_words).collect();
         let len = lines.first().map_or(0, Vec::len);
         let from = (i + 1)
@@ -246,7 +248,12 @@ pub fn with_marked_orders_as_played(
         let mut truth_san = Vec::new();
         for uci in truth {
             game.play_uci(uci).map_err(|e| e.to_string())?;
-            truth_san.push(game.moves().last().map(|m| m.san.clone()).unwrap_or_default());
+            truth_san.push(
+                game.moves()
+                    .last()
+                    .map(|m| m.san.clone())
+                    .unwrap_or_default(),
+            );
         }
         let recorded_span = &fixed[from..=i];
         if recorded_span == truth || lines.contains(&truth_san) {

@@ -5,7 +5,7 @@
 
 use crate::act::Event;
 use crate::board::log_recovery::{
-    FieldChange, FieldTrail, Recovery, Refusal, RecoveredRecord, picture, recover, schedule,
+    FieldChange, FieldTrail, RecoveredRecord, Recovery, Refusal, picture, recover, schedule,
 };
 use crate::board::{ClockReading, Millis, Observation, ObservationKind};
 use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Message};
@@ -111,7 +111,11 @@ impl BoardLog {
     /// A message received after the link came back, before the board was read again: its
     /// change is told by the board's log or dump, not by it.
     pub(super) fn keep_in_gap(&mut self, t_ms: Millis, m: &Message) {
-        tracing::debug!(t_ms, ?m, "received after the link came back: part of the gap");
+        tracing::debug!(
+            t_ms,
+            ?m,
+            "received after the link came back: part of the gap"
+        );
         if let &Message::FieldUpdate { field, piece } = m {
             self.gap_updates.retain(|c| c.field != field);
             self.gap_updates.push(FieldChange { field, piece });
@@ -215,7 +219,10 @@ impl BoardPipeline {
                 // A board's first handshake comes before anything was seen of it: nothing can
                 // have been missed, so that refusal is no news for the operator.
                 if self.board_log.trail.changes().next().is_none() {
-                    tracing::debug!("{}: board's move log not used: {refusal}", self.board_name());
+                    tracing::debug!(
+                        "{}: board's move log not used: {refusal}",
+                        self.board_name()
+                    );
                 } else {
                     tracing::warn!("{}", self.log_refused_warning(&refusal));
                 }
