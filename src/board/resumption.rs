@@ -13,7 +13,9 @@
 //! The host's handshake (the board's version reply) marks a reconnect. What arrived just
 //! before it, after a silence no live link has (the link's watchdog probes a board silent
 //! for a second), belongs to the new connection too: it is held back for a moment until the
-//! handshake shows whether it does.
+//! handshake shows whether it does. A board dump or a move log is an answer to the host,
+//! and on a new connection the version reply is the first answer: one that comes first
+//! belongs to the connection that was, and ends the wait.
 
 use super::Millis;
 use crate::wire::dgt::Message;
@@ -103,6 +105,13 @@ impl Resumption {
                 out.push(Resumed::InGap(t, held));
             }
             out.push(Resumed::Live(t_ms, m));
+            return;
+        }
+        if matches!(m, Message::BoardDump(_) | Message::EepromMoves(_)) {
+            // Answers to the host: on a new connection its version reply comes first, so
+            // these, and whatever was held before them, belong to the connection that was.
+            self.release(out);
+            self.sort(t_ms, m, out);
             return;
         }
         if let Some((_, held)) = &mut self.held {
@@ -236,6 +245,32 @@ mod tests {
             })
             .collect();
         assert_eq!(live, [1_000, 5_000, 5_100, 5_600]);
+    }
+
+    /// A board dump after a silence, with no handshake before it, answers the host on the
+    /// connection that was (the verifier's read after updates were lost): it is read at once,
+    /// and what was held before it too, in order.
+    #[test]
+    fn a_dump_after_a_silence_is_read_at_once() {
+        let dump = Message::BoardDump([0; 64]);
+        let mut r = Resumption::new();
+        let mut out = Vec::new();
+        r.push(1_000, update(1, 0), true, &mut out);
+        r.push(5_000, update(2, 0), true, &mut out);
+        assert!(r.holding());
+        r.push(5_100, dump.clone(), true, &mut out);
+        assert!(!r.holding());
+        assert_eq!(
+            out,
+            vec![
+                Resumed::Live(1_000, update(1, 0)),
+                Resumed::Live(5_000, update(2, 0)),
+                Resumed::Live(5_100, dump.clone()),
+            ]
+        );
+        out.clear();
+        r.push(9_000, dump.clone(), true, &mut out);
+        assert_eq!(out, vec![Resumed::Live(9_000, dump)]);
     }
 
     /// Before a game began, a handshake is the first connection, not a reconnect.
