@@ -241,9 +241,7 @@ pub fn recover(
     let folded = folded_fields(log);
     let mut places = Vec::new();
     for end in 0..folded.len() {
-        if let Some(place) = match_ending_at(&folded, end, &seen, trail.run_records) {
-            places.push(place);
-        }
+        places.extend(match_ending_at(&folded, end, &seen, trail.run_records));
     }
     // Two places always have different sequels (one sequel is longer).
     let recovery = match places[..] {
@@ -286,26 +284,33 @@ pub fn picture(log: &EepromLog) -> Option<[u8; 64]> {
 #[derive(Debug, Clone)]
 struct Folded {
     change: FieldChange,
-    /// The log's records of the run (index, piece): more than one when presses came between
-    /// changes of the field.
-    run: Vec<(usize, u8)>,
+    /// The log's records of the run (index, piece, and whether a record the host does not
+    /// see, such as a DOWNLOADED tag, came before it rather than a press): more than one when
+    /// other records came between changes of the field.
+    run: Vec<(usize, u8, bool)>,
 }
 
 fn folded_fields(log: &EepromLog) -> Vec<Folded> {
     let mut folded: Vec<Folded> = Vec::new();
+    let mut untold = false;
     for (entry, e) in log.entries.iter().enumerate() {
-        if let EepromRecord::FieldChange { field, piece, .. } = e.record {
-            let change = FieldChange { field, piece };
-            match folded.last_mut() {
-                Some(last) if last.change.field == field => {
-                    last.change = change;
-                    last.run.push((entry, piece));
+        match e.record {
+            EepromRecord::FieldChange { field, piece, .. } => {
+                let change = FieldChange { field, piece };
+                match folded.last_mut() {
+                    Some(last) if last.change.field == field => {
+                        last.change = change;
+                        last.run.push((entry, piece, untold));
+                    }
+                    _ => folded.push(Folded {
+                        change,
+                        run: vec![(entry, piece, untold)],
+                    }),
                 }
-                _ => folded.push(Folded {
-                    change,
-                    run: vec![(entry, piece)],
-                }),
+                untold = false;
             }
+            EepromRecord::ClockTime { .. } => {}
+            _ => untold = true,
         }
     }
     folded
@@ -322,22 +327,25 @@ struct Place {
     overwritten: bool,
 }
 
-/// Does the trail end at folded record `end`? The log's run of the last field seen may go
-/// on after the host's record (changes after presses); the host's record itself may have
-/// been overwritten by a missed change of the same field, which then is the first missed.
+/// Where the trail ends at folded record `end`, if it does. The log's run of the last field
+/// seen may go on after the host's record (changes after presses); the host's record itself
+/// may have been overwritten by a missed change of the same field, which then is the first
+/// missed. The host counts the run's records by the presses it saw; a record it does not see
+/// (a DOWNLOADED tag) also starts a new one, so every record of the run the host's count
+/// fits is a place (several are refused as ambiguous).
 fn match_ending_at(
     folded: &[Folded],
     end: usize,
     seen: &[FieldChange],
     run_records: usize,
-) -> Option<Place> {
-    let last = seen.last()?;
+) -> Vec<Place> {
+    let Some(last) = seen.last() else {
+        return Vec::new();
+    };
     let at_end = &folded[end];
     if at_end.change.field != last.field {
-        return None;
+        return Vec::new();
     }
-    let &(entry, piece) = at_end.run.get(run_records.max(1) - 1)?;
-    let overwritten = piece != last.piece;
     let before = &seen[..seen.len() - 1];
     let available = end.min(before.len());
     let all_before = before
@@ -350,13 +358,26 @@ fn match_ending_at(
     // match then runs to the log's start), and it is never shorter than MIN_MATCH.
     let whole = available == before.len();
     if !all_before || !(whole || end == available) || available + 1 < MIN_MATCH {
-        return None;
+        return Vec::new();
     }
-    Some(Place {
-        first_missed: if overwritten { entry } else { entry + 1 },
-        matched: available + 1,
-        overwritten,
-    })
+    let pressed_before = run_records.max(1) - 1;
+    let mut presses = 0;
+    let mut places = Vec::new();
+    for (i, &(entry, piece, untold)) in at_end.run.iter().enumerate() {
+        presses += usize::from(i > 0 && !untold);
+        if presses > pressed_before {
+            break;
+        }
+        if presses == pressed_before {
+            let overwritten = piece != last.piece;
+            places.push(Place {
+                first_missed: if overwritten { entry } else { entry + 1 },
+                matched: available + 1,
+                overwritten,
+            });
+        }
+    }
+    places
 }
 
 /// The records after `place`, less the `presses_seen` presses the host saw after its last
