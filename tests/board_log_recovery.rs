@@ -5,25 +5,35 @@
 
 use proptest::prelude::*;
 use touchmove::board::log_recovery::{
-    FieldTrail, MIN_MATCH, RecoveredRecord, Refusal, picture, recover, schedule,
+    FieldTrail, RecoveredRecord, Refusal, picture, recover, schedule,
 };
 use touchmove::sim::virtual_board::memory::BoardMemory;
-use touchmove::wire::dgt::{ClockSide, EepromLog};
+use touchmove::wire::dgt::{ClockSide, EepromLog, EepromRecord, LogEnd};
 
 /// Something that happens on the board.
 #[derive(Debug, Clone, Copy)]
 enum Deed {
-    /// Change a field: pick it (the same as the last one when `again`) and a piece.
-    Change { field: u8, piece: u8, again: bool },
+    /// Change a field `after_ms` after the deed before (under 250 ms the board marks it
+    /// quick): pick it (the same as the last one when `again`) and a piece.
+    Change {
+        field: u8,
+        piece: u8,
+        again: bool,
+        after_ms: u64,
+    },
     /// Press the lever.
     Press { left: bool, used_ms: u64 },
+    /// A host downloads the log (the board writes a DOWNLOADED tag).
+    Download,
 }
 
 fn deed() -> impl Strategy<Value = Deed> {
     prop_oneof![
-        6 => (0u8..64, 0u8..13, prop::bool::weighted(0.25))
-            .prop_map(|(field, piece, again)| Deed::Change { field, piece, again }),
-        1 => (any::<bool>(), 0u64..20_000).prop_map(|(left, used_ms)| Deed::Press { left, used_ms }),
+        12 => (0u8..64, 0u8..13, prop::bool::weighted(0.25), 0u64..1500).prop_map(
+            |(field, piece, again, after_ms)| Deed::Change { field, piece, again, after_ms }
+        ),
+        2 => (any::<bool>(), 0u64..20_000).prop_map(|(left, used_ms)| Deed::Press { left, used_ms }),
+        1 => Just(Deed::Download),
     ]
 }
 
@@ -35,6 +45,27 @@ struct Played {
     /// Records written after the host's last seen change (the oracle).
     expected: Vec<RecoveredRecord>,
     trail: FieldTrail,
+    /// Bytes the board wrote to its ring in all, and after the cut.
+    bytes_written: usize,
+    bytes_after_cut: usize,
+    /// Bytes written before each deed.
+    bytes_before: Vec<usize>,
+    /// The record after a power-up in the gap does not place a piece on an empty field (a
+    /// record the power-up's own list of pieces could end with).
+    power_up_readable: bool,
+    /// A DOWNLOADED tag split the board's run of records of the host's last field (the
+    /// field changed again after it, a new record): the host, which sees presses but not
+    /// downloads, cannot tell which record of the run is its last, so exact or refused.
+    split_last_run: bool,
+}
+
+/// What a power-up inside the gap finds on the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PowerUp {
+    /// The pieces as they stood when it was switched off.
+    Unmoved,
+    /// A piece moved while it was off (not logged).
+    Moved,
 }
 
 fn start_fields() -> [u8; 64] {
@@ -46,10 +77,24 @@ fn start_fields() -> [u8; 64] {
     fields
 }
 
-fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<usize>) -> Played {
+fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<(usize, PowerUp)>) -> Played {
     let mut memory = BoardMemory::blank();
     let mut fields = start_fields();
     memory.power_up(&fields);
+    let pieces = |fields: &[u8; 64]| fields.iter().filter(|&&p| p != 0).count();
+    let mut bytes_written = 4 + 2 * pieces(&fields);
+    let mut bytes_at_cut = None;
+    let mut bytes_before = Vec::with_capacity(deeds.len());
+    let mut power_up_readable = true;
+    let mut just_powered = false;
+    // The field of the board's run of records (presses and downloads do not end it), a
+    // download since its last record, and whether the run the host's last record is in
+    // is still going on, and was split.
+    let mut run_field: Option<u8> = None;
+    let mut downloaded_in_run = false;
+    let mut run_split = false;
+    let mut host_run = false;
+    let mut split_last_run = false;
     let mut written: Vec<RecoveredRecord> = Vec::new();
     let mut trail = FieldTrail::new(fields);
     let mut last_field: Option<u8> = None;
@@ -59,19 +104,36 @@ fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<usize>) -> Played {
     for (i, d) in deeds.iter().enumerate() {
         if i == cut {
             boundary = Some((written.len(), written.last().copied()));
+            bytes_at_cut = Some(bytes_written);
+            host_run = run_field.is_some();
+            split_last_run = host_run && run_split;
         }
-        if power_up_in_gap == Some(i) && i >= cut {
+        bytes_before.push(bytes_written);
+        if let Some((at, kind)) = power_up_in_gap
+            && at == i
+            && i >= cut
+        {
+            if kind == PowerUp::Moved {
+                // A piece moved while the board was off: nothing logs it.
+                let from = (0..64).find(|&f| fields[f] != 0).unwrap_or(0);
+                let to = (0..64).rev().find(|&f| fields[f] == 0).unwrap_or(63);
+                fields.swap(from, to);
+            }
             memory.power_up(&fields);
-            // The oracle cannot say anything after a power-up: refusals are expected.
+            bytes_written += 4 + 2 * pieces(&fields);
             last_field = None;
+            just_powered = true;
+            run_field = None;
+            host_run = false;
         }
-        t_ms += 1000;
         match *d {
             Deed::Change {
                 field,
                 piece,
                 again,
+                after_ms,
             } => {
+                t_ms += after_ms;
                 let field = match (again, last_field) {
                     (true, Some(f)) => f,
                     _ => field,
@@ -85,8 +147,23 @@ fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<usize>) -> Played {
                 if *slot == piece {
                     continue;
                 }
+                if std::mem::take(&mut just_powered) && *slot == 0 {
+                    power_up_readable = false;
+                }
                 *slot = piece;
+                if run_field == Some(field) {
+                    run_split |= std::mem::take(&mut downloaded_in_run);
+                    split_last_run |= host_run && run_split;
+                } else {
+                    run_field = Some(field);
+                    downloaded_in_run = false;
+                    run_split = false;
+                    host_run = false;
+                }
                 memory.field_changed(field, piece, t_ms);
+                if last_field != Some(field) {
+                    bytes_written += 2;
+                }
                 if i < cut {
                     trail.push(field, piece);
                 }
@@ -102,6 +179,9 @@ fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<usize>) -> Played {
                 last_field = Some(field);
             }
             Deed::Press { left, used_ms } => {
+                just_powered = false;
+                t_ms += 1000;
+                bytes_written += 3;
                 let side = usize::from(!left);
                 remaining[side] = remaining[side].saturating_sub(used_ms);
                 let halted = if left {
@@ -119,6 +199,13 @@ fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<usize>) -> Played {
                 });
                 last_field = None;
             }
+            Deed::Download => {
+                just_powered = false;
+                downloaded_in_run = run_field.is_some();
+                memory.download();
+                bytes_written += 1;
+                last_field = None;
+            }
         }
     }
     let (at, before) = boundary.unwrap_or((written.len(), written.last().copied()));
@@ -133,6 +220,11 @@ fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<usize>) -> Played {
         fields,
         expected: written[from..].to_vec(),
         trail,
+        bytes_written,
+        bytes_after_cut: bytes_written - bytes_at_cut.unwrap_or(bytes_written),
+        bytes_before,
+        power_up_readable,
+        split_last_run,
     }
 }
 
@@ -172,43 +264,78 @@ proptest! {
             Ok(recovery) => prop_assert_eq!(plain(&recovery.records), played.expected.clone()),
             Err(refusal) => {
                 // Only a short trail may be ambiguous in an unwrapped log of random changes.
-                prop_assert!(trail_len(&played.trail) < 8, "refused: {refusal}");
+                prop_assert!(
+                    trail_len(&played.trail) < 8 || played.split_last_run,
+                    "refused: {refusal}"
+                );
             }
         }
     }
 
-    /// A ring that wrapped: exact or refused; a host whose last change was overwritten by the
-    /// wrap is always refused.
+    /// A ring that wrapped (its power-up long overwritten). A gap that wrote more than the
+    /// ring holds wrapped past the host's last seen change too: always refused. A gap that
+    /// left the host's last changes in the ring: always the exact records.
     #[test]
     fn a_wrapped_ring_is_recovered_exactly_or_refused(
-        deeds in prop::collection::vec(deed(), 3000..5000),
-        gap in 0usize..4000,
+        deeds in prop::collection::vec(deed(), 5000..6000),
+        gap_bytes in 0usize..12_000,
     ) {
-        let cut = deeds.len().saturating_sub(gap);
+        // The cut that leaves about `gap_bytes` bytes written after it.
+        let all = play(&deeds, deeds.len(), None);
+        prop_assume!(all.bytes_written > 0x1F00 + 200, "the ring wrapped");
+        let wanted = gap_bytes.min(all.bytes_written - 300);
+        let cut = (0..deeds.len())
+            .rev()
+            .find(|&c| all.bytes_written - all.bytes_before[c] >= wanted)
+            .unwrap_or(0);
         let mut played = play(&deeds, cut, None);
         let log = EepromLog::decode(&played.memory.download());
-        if let Ok(recovery) = recover(&played.trail, &log, Some(&played.fields)) {
+        prop_assert!(picture(&log).is_none(), "the ring no longer reaches its power-up");
+        let result = recover(&played.trail, &log, Some(&played.fields));
+        // The trail's records take 2 bytes each, with a margin for the presses among them.
+        let trail_bytes = 8 * trail_len(&played.trail) + 16;
+        if played.bytes_after_cut > 0x1F00 {
+            prop_assert!(result.is_err(), "the host's last change was overwritten: {result:?}");
+        } else if played.bytes_after_cut + trail_bytes < 0x1F00
+            && trail_len(&played.trail) >= 8
+            && !played.split_last_run
+        {
+            let recovery = result.map_err(|r| TestCaseError::fail(format!("refused: {r}")))?;
             prop_assert_eq!(plain(&recovery.records), played.expected.clone());
-        }
-        // The gap alone takes more bytes than the ring has: the trail cannot be in it.
-        if played.expected.len() * 2 > 0x1F00 {
-            prop_assert!(recover(&played.trail, &log, None).is_err());
+        } else if let Ok(recovery) = result {
+            prop_assert_eq!(plain(&recovery.records), played.expected.clone());
         }
     }
 
-    /// A power-up inside the gap: always refused.
+    /// A power-up inside the gap with the pieces as they stood: read through, the exact
+    /// records (the pieces it lists are no moves), unless the next record places a piece on
+    /// an empty field (it could be the list's last): then exact or refused. With a piece
+    /// moved while the board was off: always refused.
     #[test]
-    fn a_power_up_inside_the_gap_is_refused(
+    fn a_power_up_inside_the_gap_is_read_through_or_refused(
         deeds in prop::collection::vec(deed(), 20..200),
         cut in 10usize..20,
         after in 0usize..100,
+        moved in any::<bool>(),
     ) {
         let power_up = (cut + after).min(deeds.len() - 1);
-        let mut played = play(&deeds, cut, Some(power_up));
+        let kind = if moved { PowerUp::Moved } else { PowerUp::Unmoved };
+        let mut played = play(&deeds, cut, Some((power_up, kind)));
         let log = EepromLog::decode(&played.memory.download());
-        prop_assume!(trail_len(&played.trail) >= MIN_MATCH);
+        prop_assume!(trail_len(&played.trail) >= 8);
         let result = recover(&played.trail, &log, None);
-        prop_assert!(result.is_err(), "{:?}", result);
+        match kind {
+            PowerUp::Moved => prop_assert!(result.is_err(), "{:?}", result),
+            PowerUp::Unmoved if played.power_up_readable && !played.split_last_run => {
+                let recovery = result.map_err(|r| TestCaseError::fail(format!("refused: {r}")))?;
+                prop_assert_eq!(plain(&recovery.records), played.expected.clone());
+            }
+            PowerUp::Unmoved => {
+                if let Ok(recovery) = result {
+                    prop_assert_eq!(plain(&recovery.records), played.expected.clone());
+                }
+            }
+        }
     }
 
     /// Random garbage written over the dump: any recovery leads to the board's real pieces
@@ -323,21 +450,25 @@ fn a_log_of_another_game_is_not_found() {
                 field: 12,
                 piece: 0,
                 again: false,
+                after_ms: 1000,
             },
             Deed::Change {
                 field: 28,
                 piece: 1,
                 again: false,
+                after_ms: 1000,
             },
             Deed::Change {
                 field: 52,
                 piece: 0,
                 again: false,
+                after_ms: 1000,
             },
             Deed::Change {
                 field: 36,
                 piece: 7,
                 again: false,
+                after_ms: 1000,
             },
         ],
         4,
@@ -349,4 +480,158 @@ fn a_log_of_another_game_is_not_found() {
     other.field_changed(27, 1, 2000);
     let log = EepromLog::decode(&other.download());
     assert_eq!(recover(&played.trail, &log, None), Err(Refusal::NotFound));
+}
+
+/// The data bytes of a hand-written log fixture (hex bytes, `#` comments).
+fn hand_written(name: &str) -> Vec<u8> {
+    let path = format!("{}/fixtures/eeprom-logs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .flat_map(|line| line.split('#').next().unwrap_or("").split_whitespace())
+        .map(|hex| u8::from_str_radix(hex, 16).unwrap_or_else(|e| panic!("{path}: {hex}: {e}")))
+        .collect()
+}
+
+fn field(field: u8, piece: u8, quick: bool) -> EepromRecord {
+    EepromRecord::FieldChange {
+        field,
+        piece,
+        quick,
+    }
+}
+
+fn time(side: ClockSide, minutes: u8, seconds: u8) -> EepromRecord {
+    EepromRecord::ClockTime {
+        side,
+        hours: 0,
+        minutes,
+        seconds,
+    }
+}
+
+/// The fixtures' position before 1.e4: White Ke1 Ra1 e2, Black Ke8 d7 Nb8.
+fn fixture_start() -> [u8; 64] {
+    let mut fields = [0; 64];
+    for (f, piece) in [(60, 5), (4, 0x0B), (56, 2), (52, 1), (11, 7), (1, 9)] {
+        fields[f] = piece;
+    }
+    fields
+}
+
+/// What the host saw of 1.e4 d5 2.exd5 and White's press after it, as field updates.
+fn fixture_trail() -> FieldTrail {
+    let mut trail = FieldTrail::new(fixture_start());
+    for (f, piece) in [
+        (52, 0),
+        (36, 1),
+        (11, 0),
+        (27, 7),
+        (36, 0),
+        (27, 0),
+        (27, 1),
+    ] {
+        trail.push(f, piece);
+        if (f, piece) == (36, 1) || (f, piece) == (27, 7) {
+            trail.pressed();
+        }
+    }
+    trail.pressed();
+    trail
+}
+
+/// The hand-written log decodes record by record as the document lays them out.
+#[test]
+fn a_hand_written_log_decodes_as_the_document_says() {
+    let log = EepromLog::decode(&hand_written("moves-and-a-download.hex"));
+    assert_eq!(log.end, LogEnd::EndOfLog);
+    let records: Vec<EepromRecord> = log.entries.iter().map(|e| e.record).collect();
+    let (left, right) = (ClockSide::Left, ClockSide::Right);
+    assert_eq!(
+        records,
+        vec![
+            EepromRecord::PowerUp,
+            field(60, 5, false),
+            field(4, 0x0B, false),
+            field(56, 2, false),
+            field(52, 1, false),
+            field(11, 7, false),
+            field(1, 9, false),
+            field(52, 0, false),
+            field(36, 1, false),
+            time(left, 4, 58),
+            field(11, 0, false),
+            field(27, 7, false),
+            time(right, 4, 55),
+            field(36, 0, false),
+            field(27, 1, true),
+            time(left, 4, 50),
+            EepromRecord::Downloaded,
+            field(1, 0, false),
+            field(18, 9, false),
+            time(right, 4, 49),
+        ]
+    );
+    assert_eq!(picture(&log), {
+        let mut fields = fixture_start();
+        for (f, piece) in [(52, 0), (11, 0), (36, 0), (27, 1), (1, 0), (18, 9)] {
+            fields[f] = piece;
+        }
+        Some(fields)
+    });
+}
+
+/// The host saw up to 2.exd5 (the capture's two changes of d5 folded, as the board
+/// overwrote them) and White's press: the log gives 2...Nc6 and Black's press, past the
+/// DOWNLOADED tag, and nothing else.
+#[test]
+fn the_gap_of_a_hand_written_log_is_recovered_past_a_download_tag() {
+    let log = EepromLog::decode(&hand_written("moves-and-a-download.hex"));
+    let recovery = recover(&fixture_trail(), &log, None).unwrap();
+    assert_eq!(
+        recovery.records,
+        vec![
+            RecoveredRecord::Field {
+                field: 1,
+                piece: 0,
+                quick: false
+            },
+            RecoveredRecord::Field {
+                field: 18,
+                piece: 9,
+                quick: false
+            },
+            RecoveredRecord::Press {
+                halted: ClockSide::Right,
+                remaining_ms: 289_000
+            },
+        ]
+    );
+}
+
+/// The board switched off and on in the gap with nothing moved: its power-up records list
+/// the pieces, which are no moves; 3.Ke2 after them is.
+#[test]
+fn a_hand_written_power_cycle_is_read_through() {
+    let log = EepromLog::decode(&hand_written("power-cycle.hex"));
+    let fields: Vec<(u8, u8)> = recover(&fixture_trail(), &log, None)
+        .unwrap()
+        .records
+        .iter()
+        .filter_map(|r| match *r {
+            RecoveredRecord::Field { field, piece, .. } => Some((field, piece)),
+            RecoveredRecord::Press { .. } => None,
+        })
+        .collect();
+    assert_eq!(fields, [(1, 0), (18, 9), (60, 0), (52, 5)]);
+}
+
+/// A piece moved while the board was off: its power-up records show a board the log does
+/// not lead to, and the log is refused.
+#[test]
+fn a_hand_written_power_cycle_with_a_piece_moved_is_refused() {
+    let log = EepromLog::decode(&hand_written("power-cycle-moved.hex"));
+    assert_eq!(
+        recover(&fixture_trail(), &log, None),
+        Err(Refusal::PowerUpInGap)
+    );
 }

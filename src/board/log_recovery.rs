@@ -6,8 +6,8 @@
 //! logs them; [`recover`] finds where that trail sits in the log and returns what follows it —
 //! or refuses, with the reason, whenever the log cannot say for certain: it is incomplete, the
 //! trail is too short or found nowhere (the ring wrapped past it, the memory belongs to another
-//! game) or in several places, the board was powered up inside the gap, or the records
-//! contradict the pieces the host knows. A refusal is never a guess: the caller falls back to
+//! game) or in several places, the board was powered up inside the gap with pieces its log
+//! does not explain, or the records contradict the pieces the host knows. A refusal is never a guess: the caller falls back to
 //! what the board's position alone can tell.
 //!
 //! The match is always on a sequence of field records, never on one record. The board
@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::Millis;
-use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Hms};
+use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Hms, LogEntry};
 
 /// The longest trail kept (and matched): enough to make a match unique in an 8 KB log.
 pub const TRAIL_LEN: usize = 48;
@@ -175,8 +175,8 @@ pub enum Refusal {
         /// Presses seen.
         seen: usize,
     },
-    /// The board was powered up inside the gap: its log then lists the pieces it found, not
-    /// what was moved.
+    /// The board was powered up inside the gap and the pieces it then found are not the
+    /// board its log reached before: what was moved while it was off is not logged.
     PowerUpInGap,
     /// A record after the match contradicts the pieces the host knows (or the board's own
     /// picture taken after the gap).
@@ -209,7 +209,10 @@ impl std::fmt::Display for Refusal {
                 "{seen} clock press(es) were seen after the last change, but the board's log \
                  does not have them there"
             ),
-            Refusal::PowerUpInGap => write!(f, "the board was powered up during the gap"),
+            Refusal::PowerUpInGap => write!(
+                f,
+                "the board was powered up during the gap with pieces its log does not explain"
+            ),
             Refusal::Contradiction { field } => write!(
                 f,
                 "the board's log contradicts the known pieces at field {field}"
@@ -238,14 +241,12 @@ pub fn recover(
     let folded = folded_fields(log);
     let mut places = Vec::new();
     for end in 0..folded.len() {
-        if let Some(place) = match_ending_at(&folded, end, &seen, trail.run_records) {
-            places.push(place);
-        }
+        places.extend(match_ending_at(&folded, end, &seen, trail.run_records));
     }
     // Two places always have different sequels (one sequel is longer).
     let recovery = match places[..] {
         [] => return Err(Refusal::NotFound),
-        [place] => sequel(log, place, trail.presses_since)?,
+        [place] => sequel(log, place, trail.presses_since, trail.fields())?,
         _ => {
             return Err(Refusal::Ambiguous {
                 places: places.len(),
@@ -283,26 +284,33 @@ pub fn picture(log: &EepromLog) -> Option<[u8; 64]> {
 #[derive(Debug, Clone)]
 struct Folded {
     change: FieldChange,
-    /// The log's records of the run (index, piece): more than one when presses came between
-    /// changes of the field.
-    run: Vec<(usize, u8)>,
+    /// The log's records of the run (index, piece, and whether a record the host does not
+    /// see, such as a DOWNLOADED tag, came before it rather than a press): more than one when
+    /// other records came between changes of the field.
+    run: Vec<(usize, u8, bool)>,
 }
 
 fn folded_fields(log: &EepromLog) -> Vec<Folded> {
     let mut folded: Vec<Folded> = Vec::new();
+    let mut untold = false;
     for (entry, e) in log.entries.iter().enumerate() {
-        if let EepromRecord::FieldChange { field, piece, .. } = e.record {
-            let change = FieldChange { field, piece };
-            match folded.last_mut() {
-                Some(last) if last.change.field == field => {
-                    last.change = change;
-                    last.run.push((entry, piece));
+        match e.record {
+            EepromRecord::FieldChange { field, piece, .. } => {
+                let change = FieldChange { field, piece };
+                match folded.last_mut() {
+                    Some(last) if last.change.field == field => {
+                        last.change = change;
+                        last.run.push((entry, piece, untold));
+                    }
+                    _ => folded.push(Folded {
+                        change,
+                        run: vec![(entry, piece, untold)],
+                    }),
                 }
-                _ => folded.push(Folded {
-                    change,
-                    run: vec![(entry, piece)],
-                }),
+                untold = false;
             }
+            EepromRecord::ClockTime { .. } => {}
+            _ => untold = true,
         }
     }
     folded
@@ -319,22 +327,25 @@ struct Place {
     overwritten: bool,
 }
 
-/// Does the trail end at folded record `end`? The log's run of the last field seen may go
-/// on after the host's record (changes after presses); the host's record itself may have
-/// been overwritten by a missed change of the same field, which then is the first missed.
+/// Where the trail ends at folded record `end`, if it does. The log's run of the last field
+/// seen may go on after the host's record (changes after presses); the host's record itself
+/// may have been overwritten by a missed change of the same field, which then is the first
+/// missed. The host counts the run's records by the presses it saw; a record it does not see
+/// (a DOWNLOADED tag) also starts a new one, so every record of the run the host's count
+/// fits is a place (several are refused as ambiguous).
 fn match_ending_at(
     folded: &[Folded],
     end: usize,
     seen: &[FieldChange],
     run_records: usize,
-) -> Option<Place> {
-    let last = seen.last()?;
+) -> Vec<Place> {
+    let Some(last) = seen.last() else {
+        return Vec::new();
+    };
     let at_end = &folded[end];
     if at_end.change.field != last.field {
-        return None;
+        return Vec::new();
     }
-    let &(entry, piece) = at_end.run.get(run_records.max(1) - 1)?;
-    let overwritten = piece != last.piece;
     let before = &seen[..seen.len() - 1];
     let available = end.min(before.len());
     let all_before = before
@@ -347,25 +358,48 @@ fn match_ending_at(
     // match then runs to the log's start), and it is never shorter than MIN_MATCH.
     let whole = available == before.len();
     if !all_before || !(whole || end == available) || available + 1 < MIN_MATCH {
-        return None;
+        return Vec::new();
     }
-    Some(Place {
-        first_missed: if overwritten { entry } else { entry + 1 },
-        matched: available + 1,
-        overwritten,
-    })
+    let pressed_before = run_records.max(1) - 1;
+    let mut presses = 0;
+    let mut places = Vec::new();
+    for (i, &(entry, piece, untold)) in at_end.run.iter().enumerate() {
+        presses += usize::from(i > 0 && !untold);
+        if presses > pressed_before {
+            break;
+        }
+        if presses == pressed_before {
+            let overwritten = piece != last.piece;
+            places.push(Place {
+                first_missed: if overwritten { entry } else { entry + 1 },
+                matched: available + 1,
+                overwritten,
+            });
+        }
+    }
+    places
 }
 
 /// The records after `place`, less the `presses_seen` presses the host saw after its last
-/// change.
-fn sequel(log: &EepromLog, place: Place, presses_seen: usize) -> Result<Recovery, Refusal> {
+/// change; `fields` is the board as the host last saw it. A power-up inside the gap is read
+/// through when the pieces it lists are exactly the board the records before it reached
+/// (the board was switched off and on with nothing moved meanwhile); otherwise it is refused.
+fn sequel(
+    log: &EepromLog,
+    place: Place,
+    presses_seen: usize,
+    mut fields: [u8; 64],
+) -> Result<Recovery, Refusal> {
     if place.overwritten && presses_seen > 0 {
         // A record followed by a press is never overwritten.
         return Err(Refusal::PressesMissing { seen: presses_seen });
     }
     let mut records = Vec::new();
     let mut to_skip = presses_seen;
-    for e in &log.entries[place.first_missed.min(log.entries.len())..] {
+    let entries = &log.entries[place.first_missed.min(log.entries.len())..];
+    let mut i = 0;
+    while let Some(e) = entries.get(i) {
+        i += 1;
         match e.record {
             EepromRecord::FieldChange { .. } if to_skip > 0 => {
                 return Err(Refusal::PressesMissing { seen: presses_seen });
@@ -375,11 +409,14 @@ fn sequel(log: &EepromLog, place: Place, presses_seen: usize) -> Result<Recovery
                 field,
                 piece,
                 quick,
-            } => records.push(RecoveredRecord::Field {
-                field,
-                piece,
-                quick,
-            }),
+            } => {
+                fields[usize::from(field & 63)] = piece;
+                records.push(RecoveredRecord::Field {
+                    field,
+                    piece,
+                    quick,
+                });
+            }
             EepromRecord::ClockTime {
                 side,
                 hours,
@@ -394,9 +431,8 @@ fn sequel(log: &EepromLog, place: Place, presses_seen: usize) -> Result<Recovery
                 }
                 .millis(),
             }),
-            EepromRecord::PowerUp | EepromRecord::WatchdogAction => {
-                return Err(Refusal::PowerUpInGap);
-            }
+            EepromRecord::PowerUp => i += power_up_picture(&entries[i..], &fields)?,
+            EepromRecord::WatchdogAction => return Err(Refusal::PowerUpInGap),
             _ => {}
         }
     }
@@ -407,6 +443,31 @@ fn sequel(log: &EepromLog, place: Place, presses_seen: usize) -> Result<Recovery
         records,
         matched: place.matched,
     })
+}
+
+/// The records a power-up wrote after its tag (one per piece present, each on its own field)
+/// when they picture exactly `fields`: how many there are. A picture that differs (pieces
+/// moved while the board was off, or a change after the picture that cannot be told from
+/// it) is refused.
+fn power_up_picture(after: &[LogEntry], fields: &[u8; 64]) -> Result<usize, Refusal> {
+    let mut pictured = [0u8; 64];
+    let mut count = 0;
+    for e in after {
+        match e.record {
+            EepromRecord::FieldChange { field, piece, .. }
+                if piece != 0 && pictured[usize::from(field & 63)] == 0 =>
+            {
+                pictured[usize::from(field & 63)] = piece;
+                count += 1;
+            }
+            _ => break,
+        }
+    }
+    if pictured == *fields {
+        Ok(count)
+    } else {
+        Err(Refusal::PowerUpInGap)
+    }
 }
 
 fn check_against_pieces(

@@ -10,6 +10,7 @@ pub mod kind;
 pub mod leds;
 pub mod log_recovery;
 pub mod orientation;
+pub mod resumption;
 pub mod snapshot;
 
 use serde::{Deserialize, Serialize};

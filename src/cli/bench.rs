@@ -20,6 +20,7 @@ use crate::sim::hands::pgn_games::{PgnGame, read_games};
 use crate::sim::hands::score::{self, Feed, Summary, game_seed};
 use crate::sim::hands::{HandModel, Noise, SimulatedGame, simulate_with_model};
 use crate::sim::independent_hands::{Roughness, crosscheck};
+use crate::sim::virtual_board::ResumeMode;
 
 /// `touchmove bench` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -113,6 +114,12 @@ pub struct OutageArgs {
     /// Keep the run's folder (journal, PGN files) here.
     #[arg(long)]
     pub keep: Option<PathBuf>,
+    /// What the boards are like when plugged in again: `keep` (still powered, still in
+    /// update mode: field updates come at once), `idle` (the host sets the update mode
+    /// again), `power-cycle` (idle, and a power-up in the move log). Several modes, comma
+    /// separated, are run one after the other, with a table of the figures per mode.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "idle")]
+    pub resume_mode: Vec<ResumeMode>,
 }
 
 /// Arguments of `touchmove bench crosscheck`.
@@ -281,16 +288,20 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
         BenchCommand::Crosscheck(args) => crosscheck_games(&args),
         BenchCommand::Outage(args) => exit_code(
             "outage",
-            crate::recorder::outage_bench::run(crate::recorder::outage_bench::OutageRun {
-                boards: args.boards,
-                unplugged_s: args.seconds,
-                speed: args.speed,
-                eeprom_log: !args.no_log,
-                line_bytes_per_s: (args.baud > 0).then_some(args.baud / 10),
-                hands: args.hands,
-                seed: args.seed,
-                keep: args.keep,
-            }),
+            crate::recorder::outage_bench::run_modes(
+                crate::recorder::outage_bench::OutageRun {
+                    boards: args.boards,
+                    unplugged_s: args.seconds,
+                    speed: args.speed,
+                    eeprom_log: !args.no_log,
+                    line_bytes_per_s: (args.baud > 0).then_some(args.baud / 10),
+                    hands: args.hands,
+                    seed: args.seed,
+                    keep: args.keep,
+                    resume: ResumeMode::default(),
+                },
+                &args.resume_mode,
+            ),
         ),
         BenchCommand::Event(args) => exit_code(
             "event",

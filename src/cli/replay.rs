@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::act::{Event, GapAccount, Machine, MachineConfig};
 use crate::board::Millis;
 use crate::board::dgt::DgtObserver;
+use crate::board::resumption::{Resumed, Resumption};
 use crate::record::pgn::write_game;
 use crate::record::{GameRecord, RecordedMove};
 use crate::wire::capture::{CaptureChunk, read_capture};
@@ -86,8 +87,9 @@ pub fn for_each_message(chunks: &[CaptureChunk], mut each: impl FnMut(Millis, &M
 }
 
 /// Runs a capture through the DGT observer and the act-of-moving machine, as the recorder
-/// does: a handshake (the board's version) after a game began is a link that came back, and
-/// the moves a later board dump shows are read as a gap. Returns every event and the number
+/// does: a handshake (the board's version) after a game began is a link that came back, what
+/// the board sent from then on (and just before it, after a silence) is part of the gap until
+/// its dump, and the moves that dump shows are read as a gap. Returns every event and the number
 /// of bytes the decoder skipped.
 pub fn replay_events(chunks: &[CaptureChunk], config: MachineConfig) -> (Vec<Event>, u64) {
     let mut observer = if config.identifies_pieces {
@@ -108,23 +110,47 @@ pub fn replay_events(chunks: &[CaptureChunk], config: MachineConfig) -> (Vec<Eve
     let mut events = Vec::new();
     let mut last_t = 0;
     let mut started = false;
-    let skipped = for_each_message(chunks, |t_ms, message| {
-        // What the board sent before the handshake was read before it (each message's
-        // observations are passed on at once).
-        if started && matches!(message, Message::Version { .. }) {
-            machine.link_restored(t_ms);
+    let mut resumption = Resumption::new();
+    let mut sorted = Vec::new();
+    let mut read = |resumed: Resumed,
+                    resumption: &mut Resumption,
+                    events: &mut Vec<Event>,
+                    started: &mut bool| {
+        let (t_ms, message) = match resumed {
+            Resumed::LinkBack { t_ms } => {
+                machine.link_restored(t_ms);
+                return;
+            }
+            // After a reconnect, what comes before the board's log or dump is part of the
+            // gap: the dump tells what it changed.
+            Resumed::InGap(..) => return,
+            Resumed::Live(t_ms, message) => (t_ms, message),
+        };
+        if matches!(message, Message::EepromMoves(_)) {
+            // The move log is not read here: the board's dump tells the gap.
+            resumption.log_not_used();
         }
         let before = events.len();
-        observer.on_message(t_ms, message, &mut observations);
+        observer.on_message(t_ms, &message, &mut observations);
         for obs in observations.drain(..) {
-            machine.observe(&obs, &mut events);
+            machine.observe(&obs, events);
         }
-        started = started
+        *started = *started
             || events[before..]
                 .iter()
                 .any(|e| matches!(e, Event::GameStart { .. }));
+    };
+    let skipped = for_each_message(chunks, |t_ms, message| {
+        resumption.push(t_ms, message.clone(), started, &mut sorted);
+        for resumed in sorted.drain(..) {
+            read(resumed, &mut resumption, &mut events, &mut started);
+        }
         last_t = t_ms;
     });
+    resumption.finish(&mut sorted);
+    for resumed in sorted.drain(..) {
+        read(resumed, &mut resumption, &mut events, &mut started);
+    }
     // The capture is over: whatever was waiting for time to pass (a press, a result
     // signal standing) is decided as the clock would have decided it.
     machine.advance(

@@ -18,7 +18,7 @@ use crate::record::pgn::read_games;
 use crate::server::feed::Feed;
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{
-    DGT_LINE_BYTES_PER_S, StartWhen, VirtualBoard, VirtualBoardConfig,
+    DGT_LINE_BYTES_PER_S, ResumeMode, StartWhen, VirtualBoard, VirtualBoardConfig,
 };
 
 /// The real games the benchmark (and the recorder's tests) play.
@@ -109,14 +109,17 @@ pub struct BoardMake {
     /// The speed of their serial line in bytes per second (`None`: as fast as the
     /// pseudo-terminal takes them).
     pub line_bytes_per_s: Option<u32>,
+    /// What they are like when plugged in again.
+    pub resume: ResumeMode,
 }
 
 impl Default for BoardMake {
-    /// Boards with their move log, on a line with no speed limit.
+    /// Boards with their move log, on a line with no speed limit, idle when plugged in again.
     fn default() -> Self {
         BoardMake {
             eeprom_log: true,
             line_bytes_per_s: None,
+            resume: ResumeMode::Idle,
         }
     }
 }
@@ -127,7 +130,13 @@ impl BoardMake {
         BoardMake {
             eeprom_log: true,
             line_bytes_per_s: Some(DGT_LINE_BYTES_PER_S),
+            resume: ResumeMode::Idle,
         }
+    }
+
+    /// The same boards, as `resume` says when plugged in again.
+    pub fn resuming(self, resume: ResumeMode) -> Self {
+        BoardMake { resume, ..self }
     }
 
     /// The same boards, with their move log on or off.
@@ -156,6 +165,7 @@ pub fn spawn_boards_with_log(
             config.serial = format!("{:05}", 10_000 + i);
             config.eeprom_log = make.eeprom_log;
             config.line_bytes_per_s = make.line_bytes_per_s;
+            config.resume = make.resume;
             // Play begins once the recorder has the board, whatever its line's speed.
             config.start = StartWhen::HostReady;
             VirtualBoard::spawn(config)

@@ -412,6 +412,7 @@ impl BoardTask {
             ));
             return false;
         }
+        self.pipeline.set_link(port, serial);
         match self.pipeline.kind() {
             BoardKind::Dgt => say(&format!(
                 "board {}: connected on {port} (DGT board serial {}, version {})",

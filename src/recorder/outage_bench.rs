@@ -22,13 +22,14 @@ use super::bench::{
 use super::{Recorder, RecorderHandle, RunOptions};
 use crate::act::{Event, GapAccount};
 use crate::board::{Observation, ObservationKind};
+use crate::record::GameRecord;
 use crate::record::pgn::read_games;
 use crate::server::feed::{Feed, Scope};
 use crate::sim::hands::score::game_seed;
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::independent_hands::{self, Roughness};
-use crate::sim::virtual_board::VirtualBoard;
 use crate::sim::virtual_board::timeline::Pace;
+use crate::sim::virtual_board::{ResumeMode, VirtualBoard};
 
 /// One outage run.
 #[derive(Debug, Clone)]
@@ -50,6 +51,8 @@ pub struct OutageRun {
     pub seed: u64,
     /// Where to keep the run's folder (journal, PGN files) for a look afterwards.
     pub keep: Option<PathBuf>,
+    /// What the boards are like when plugged in again.
+    pub resume: ResumeMode,
 }
 
 /// Who plays the outage's games on the boards.
@@ -87,6 +90,8 @@ pub struct OutageFigures {
     pub hands: Hands,
     /// Their seed.
     pub seed: u64,
+    /// What the boards were like when plugged in again.
+    pub resume: ResumeMode,
     /// Plies played during the outage, summed over the boards.
     pub plies_in_gap: usize,
     /// Games whose PGN has every move played, in order.
@@ -107,8 +112,9 @@ pub struct OutageFigures {
     /// Games taken up from the board's position (no legal sequence explains the gap), with a
     /// critical alert.
     pub games_taken_up: usize,
-    /// Games with a move recorded that was not the move played, and no order alert and no
-    /// critical gap alert that says so.
+    /// Games with a move recorded that was not the move played, where no standing order
+    /// alert marks the span in the PGN ("order not observed") with the order played among
+    /// those it names, and no critical gap alert took the game up from the board.
     pub wrong_without_alert: usize,
     /// Games whose record reaches the position the game ended in (recorded live to its end).
     pub games_live_to_end: usize,
@@ -119,15 +125,54 @@ pub struct OutageFigures {
 /// A hold longer than this (wall-clock milliseconds) counts as a held game.
 pub const LONG_HOLD_MS: u64 = 5_000;
 
-/// Runs the outage and prints its figures as one JSON line.
-pub fn run(run: OutageRun) -> Result<(), String> {
+/// Runs the outage once per resume mode, printing the figures of each as one JSON line, and
+/// with several modes a table of them.
+pub fn run_modes(run: OutageRun, modes: &[ResumeMode]) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    let figures = runtime.block_on(measure(run))?;
-    println!(
-        "{}",
-        serde_json::to_string(&figures).map_err(|e| e.to_string())?
-    );
+    let mut rows = Vec::new();
+    for &resume in modes {
+        let figures = runtime.block_on(measure(OutageRun {
+            resume,
+            ..run.clone()
+        }))?;
+        println!(
+            "{}",
+            serde_json::to_string(&figures).map_err(|e| e.to_string())?
+        );
+        rows.push(figures);
+    }
+    if rows.len() > 1 {
+        println!("{}", table(&rows));
+    }
     Ok(())
+}
+
+/// The figures of several runs, one line per resume mode.
+fn table(rows: &[OutageFigures]) -> String {
+    let mut text = format!(
+        "{:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "resume", "log", "boards", "exact", "wrong", "short", "alert", "takeup", "silent", "live"
+    );
+    for f in rows {
+        let mode = serde_json::to_value(f.resume)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "\n{:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            mode,
+            if f.eeprom_log { "on" } else { "off" },
+            f.boards,
+            f.games_exact,
+            f.games_with_wrong_move,
+            f.games_short,
+            f.games_with_order_alert,
+            f.games_taken_up,
+            f.wrong_without_alert,
+            f.games_live_to_end,
+        ));
+    }
+    text
 }
 
 /// The fixture games on a number of boards at the outage's pace, and when the cables are pulled.
@@ -333,6 +378,7 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         BoardMake {
             eeprom_log: run.eeprom_log,
             line_bytes_per_s: run.line_bytes_per_s,
+            resume: run.resume,
         },
         "Outage bench",
     )
@@ -369,6 +415,7 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         line_bytes_per_s: run.line_bytes_per_s,
         hands: run.hands,
         seed: run.seed,
+        resume: run.resume,
         plies_in_gap,
         games_exact: count(|g| g.exact),
         games_with_wrong_move: count(|g| g.first_wrong_ply.is_some()),
@@ -378,9 +425,7 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         games_held: count(|g| g.held_long),
         games_with_order_alert: count(|g| g.order_alert),
         games_taken_up: count(|g| g.taken_up),
-        wrong_without_alert: count(|g| {
-            g.first_wrong_ply.is_some() && !g.order_alert && !g.taken_up
-        }),
+        wrong_without_alert: count(|g| g.wrong_without_alert),
         games_live_to_end: count(|g| g.live_to_end),
         games,
     })
@@ -410,6 +455,9 @@ pub struct GameOutcome {
     pub held_long: bool,
     /// The record reaches the position the game ended in.
     pub live_to_end: bool,
+    /// A recorded move is not the move played, and neither a standing order alert marked
+    /// at its span with the order played among those it names, nor a take-up, says so.
+    pub wrong_without_alert: bool,
 }
 
 impl GameOutcome {
@@ -417,9 +465,10 @@ impl GameOutcome {
         board: usize,
         game: &ScriptGame,
         told: &[Event],
-        record: Option<crate::rules::Game>,
+        file: Option<GameRecord>,
     ) -> GameOutcome {
         let account = GameAccount::of(told);
+        let record = file.as_ref().and_then(|f| f.to_game().ok());
         let recorded: Vec<String> = record
             .as_ref()
             .map(|g| g.moves().iter().map(|m| m.uci.clone()).collect())
@@ -451,8 +500,41 @@ impl GameOutcome {
             taken_up: account.taken_up,
             held_long: account.held_long,
             live_to_end: ended.is_some() && reached == ended,
+            wrong_without_alert: first_wrong_ply.is_some()
+                && !account.taken_up
+                && !file.as_ref().is_some_and(|f| {
+                    covered_by_order_marks(f, &account.standing_orders, &game.moves_uci)
+                }),
         }
     }
+}
+
+/// A standing order alert: the ply its span starts at, the order recorded there and the other
+/// orders it names (each as UCI moves).
+pub type OrderAlert = (u32, Vec<String>, Vec<Vec<String>>);
+
+/// True when every recorded move of `file` that is not the move `played` at its ply lies in
+/// a span some standing order alert names, the PGN marks that span "order not observed", and
+/// the order played there is the one recorded or one of the others the alert names.
+pub fn covered_by_order_marks(file: &GameRecord, orders: &[OrderAlert], played: &[String]) -> bool {
+    let mut fixed: Vec<String> = file.moves.iter().map(|m| m.uci.clone()).collect();
+    for (first_ply, recorded, others) in orders {
+        let from = (*first_ply as usize).saturating_sub(1);
+        let to = from + recorded.len();
+        let marked = file.moves.get(to.saturating_sub(1)).is_some_and(|m| {
+            m.comments
+                .iter()
+                .any(|c| c.contains(super::pipeline::ORDER_NOT_OBSERVED))
+        });
+        let Some(truth) = played.get(from..to) else {
+            continue;
+        };
+        let named = recorded.as_slice() == truth || others.iter().any(|o| o.as_slice() == truth);
+        if marked && named && fixed.get(from..to) == Some(recorded.as_slice()) {
+            fixed.splice(from..to, truth.iter().cloned());
+        }
+    }
+    fixed.len() <= played.len() && fixed[..] == played[..fixed.len()]
 }
 
 /// Copies the run's folder (journal, PGN files) to `keep`, for a look after the run.
@@ -483,19 +565,28 @@ struct GameAccount {
     order_alert: bool,
     taken_up: bool,
     held_long: bool,
+    /// The order alerts no later alert withdrew: first ply, order recorded, other orders.
+    standing_orders: Vec<(u32, Vec<String>, Vec<Vec<String>>)>,
 }
 
 impl GameAccount {
     fn of(events: &[Event]) -> GameAccount {
         let mut account = GameAccount::default();
         let mut held_since = None;
+        let mut standing: Vec<&crate::act::Alert> = Vec::new();
         for event in events {
             match event {
-                Event::Alert(a) => match a.gap {
-                    Some(GapAccount::Orders { .. }) => account.order_alert = true,
-                    Some(GapAccount::Reanchored { .. }) => account.taken_up = true,
-                    None => {}
-                },
+                Event::Alert(a) => {
+                    standing.retain(|old| !a.withdraws.iter().any(|r| old.is(r)));
+                    match a.gap {
+                        Some(GapAccount::Orders { .. }) => {
+                            account.order_alert = true;
+                            standing.push(a);
+                        }
+                        Some(GapAccount::Reanchored { .. }) => account.taken_up = true,
+                        None => {}
+                    }
+                }
                 Event::BoardState {
                     held: true, t_ms, ..
                 } => {
@@ -513,6 +604,15 @@ impl GameAccount {
         }
         // Held at the end: never released.
         account.held_long |= held_since.is_some();
+        account.standing_orders = standing
+            .into_iter()
+            .filter_map(|a| match &a.gap {
+                Some(GapAccount::Orders { recorded, others }) => {
+                    Some((a.ply, recorded.clone(), others.clone()))
+                }
+                _ => None,
+            })
+            .collect();
         account
     }
 }
@@ -551,11 +651,8 @@ fn final_board(moves: &[String]) -> Option<shakmaty::Board> {
 }
 
 /// The latest game in board `k`'s PGN file (none when it is unreadable).
-fn recorded_game(out: &Path, k: usize) -> Option<crate::rules::Game> {
+fn recorded_game(out: &Path, k: usize) -> Option<GameRecord> {
     let path = out.join(format!("round-1/game-{k}.pgn"));
     let text = std::fs::read_to_string(path).ok()?;
-    read_games(&text)
-        .ok()
-        .and_then(|mut games| games.pop())
-        .and_then(|g| g.to_game().ok())
+    read_games(&text).ok().and_then(|mut games| games.pop())
 }

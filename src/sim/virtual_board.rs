@@ -93,8 +93,27 @@ pub struct VirtualBoardConfig {
     /// what the board writes goes out in order at that rate, so the move log (≈ 8 KB) takes
     /// ≈ 8 s and the field updates of moves made meanwhile follow it. `None` writes at once.
     pub line_bytes_per_s: Option<u32>,
+    /// What the board is like when it is plugged in again ([`VirtualBoard::replug`]).
+    pub resume: ResumeMode,
     /// The make of board: a Revelation II also takes the LED command.
     pub model: model::BoardModel,
+}
+
+/// What the board is like when its link comes back after an outage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResumeMode {
+    /// It stayed powered and kept its update mode (a Bluetooth board whose link dropped):
+    /// it sends the field updates of changes made after the link is back at once, before
+    /// any host command.
+    Keep,
+    /// It stayed powered but is idle: it sends field updates once the host sets an update
+    /// mode again (a USB board unplugged from the host, not from its power).
+    #[default]
+    Idle,
+    /// It was switched off and on again: idle, and its move log has a power-up tag and one
+    /// field record per piece on it after the records of the gap.
+    PowerCycle,
 }
 
 /// The bytes per second of a DGT board's serial line, 9600 baud 8N1.
@@ -122,6 +141,7 @@ impl VirtualBoardConfig {
             lose_updates: Vec::new(),
             eeprom_log: true,
             line_bytes_per_s: None,
+            resume: ResumeMode::Idle,
             model: model::BoardModel::Dgt,
         }
     }
@@ -233,7 +253,7 @@ impl VirtualBoard {
     }
 
     /// Plugs the board in again: a new pseudo-terminal behind the same port path. The board
-    /// powers up in idle mode and keeps its pieces.
+    /// keeps its pieces; its mode and log are as [`VirtualBoardConfig::resume`] says.
     pub async fn replug(&self) -> io::Result<()> {
         self.ask(Control::Replug).await
     }
@@ -629,7 +649,9 @@ impl BoardTask {
         match request {
             Control::Unplug(reply) => {
                 self.pty = None;
-                self.mode = Mode::Idle;
+                if self.config.resume != ResumeMode::Keep {
+                    self.mode = Mode::Idle;
+                }
                 self.dump_asked = false;
                 self.start_if_host_ready();
                 self.line.clear();
@@ -652,7 +674,14 @@ impl BoardTask {
         let pty = Pty::open()?;
         self.link.point_to(pty.slave_path())?;
         self.pty = Some(pty);
-        self.mode = Mode::Idle;
+        match self.config.resume {
+            ResumeMode::Keep => {}
+            ResumeMode::Idle => self.mode = Mode::Idle,
+            ResumeMode::PowerCycle => {
+                self.mode = Mode::Idle;
+                self.memory.power_up(&self.fields);
+            }
+        }
         self.dump_asked = false;
         self.start_if_host_ready();
         self.decoder = CommandDecoder::new();

@@ -231,3 +231,61 @@ pub fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
         None => (answer, String::new()),
     }
 }
+
+/// The moves of `record`, each span the PGN marks "order not observed" put in the order
+/// `played` when the mark names that order (recorded, or among the others it lists). The
+/// mark stands on the span's last move: `order not observed: also possible 13...a5 14.b3
+/// Nc5 | …`, each alternative as long as the span.
+pub fn with_marked_orders_as_played(
+    record: &GameRecord,
+    played: &[String],
+) -> Result<Vec<String>, String> {
+    let mut fixed = uci_moves(record);
+    for (i, m) in record.moves.iter().enumerate() {
+        let Some(alternatives) = m
+            .comments
+            .iter()
+            .find_map(|c| c.strip_prefix("order not observed: also possible "))
+        else {
+            continue;
+        };
+        let alternatives = alternatives
+            .split_once(';')
+            .map_or(alternatives, |(a, _)| a);
+        let lines: Vec<Vec<String>> = alternatives.split(" | ").map(san_words).collect();
+        let len = lines.first().map_or(0, Vec::len);
+        let from = (i + 1)
+            .checked_sub(len)
+            .ok_or_else(|| format!("a mark at ply {} longer than the game", i + 1))?;
+        let Some(truth) = played.get(from..=i) else {
+            continue;
+        };
+        let mut game = touchmove::rules::Game::standard();
+        for uci in &played[..from] {
+            game.play_uci(uci).map_err(|e| e.to_string())?;
+        }
+        let mut truth_san = Vec::new();
+        for uci in truth {
+            game.play_uci(uci).map_err(|e| e.to_string())?;
+            truth_san.push(
+                game.moves()
+                    .last()
+                    .map(|m| m.san.clone())
+                    .unwrap_or_default(),
+            );
+        }
+        let recorded_span = &fixed[from..=i];
+        if recorded_span == truth || lines.contains(&truth_san) {
+            fixed.splice(from..=i, truth.iter().cloned());
+        }
+    }
+    Ok(fixed)
+}
+
+/// The SAN moves of a numbered line (`13...a5 14.b3 Nc5` → `a5 b3 Nc5`).
+pub fn san_words(line: &str) -> Vec<String> {
+    line.split_whitespace()
+        .map(|w| w.rsplit('.').next().unwrap_or(w).to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}

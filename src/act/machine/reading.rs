@@ -172,14 +172,23 @@ impl Machine {
         // Moves read across a gap in the link are a guess at an order nobody saw: a board
         // that no longer fits them is read again from the gap's start first, where as many
         // moves explain it as from any position the guess reached.
+        // The moves read before the link went down were seen made, in their order: they are
+        // read again only when nothing from the gap's start on explains the board.
         let gap_start = self.gap_start();
-        let starts = gap_start
+        let starts: Vec<usize> = gap_start
             .into_iter()
             .chain(std::iter::once(n).chain((self.settled..n).rev()))
             .enumerate()
             .filter(|&(i, k)| i == 0 || Some(k) != gap_start)
-            .map(|(_, k)| k);
-        for k in starts {
+            .map(|(_, k)| k)
+            .collect();
+        let seen_before_gap = |k: usize| gap_start.is_some_and(|g| k < g);
+        let (after_gap, before_gap): (Vec<usize>, Vec<usize>) =
+            starts.into_iter().partition(|&k| !seen_before_gap(k));
+        for k in after_gap.into_iter().chain(before_gap) {
+            if seen_before_gap(k) && best.is_some() {
+                break;
+            }
             let kept = k - self.settled;
             let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
             let depth = self.reconstruction_depth(k).min(limit.saturating_sub(kept));

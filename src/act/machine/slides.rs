@@ -45,6 +45,11 @@ impl Machine {
         if k < 2 || (k - 2 < self.settled && self.completed > k - 2) {
             return None;
         }
+        // Moves read across a gap in the link have no times of their own: how long a piece
+        // stood, or how soon the reply came, is not known.
+        if self.gap_start().is_some_and(|g| k > g) {
+            return None;
+        }
         let (first, slide) = self.carried_on_line(k, next)?;
         let arrived = self.reached_at.get(k - 1).copied().unwrap_or(0);
         let stood = self.now.saturating_sub(arrived);

@@ -13,6 +13,10 @@ const NODE_BUDGET: usize = 20_000;
 const GAP_NODE_BUDGET: usize = 400_000;
 /// Sequences kept when several explain the board.
 const KEEP: usize = 4;
+/// Sequences kept across a link gap: every order of the gap's moves is named for the
+/// arbiter, so all are kept (six plies of three independent moves a side have 36). A gap
+/// with as many or more is not read as an order: the list would leave some out.
+const GAP_KEEP: usize = 120;
 
 impl Sensed<'_> {
     /// The shortest sequences of 2 to `max_depth` legal moves from `start` that leave the
@@ -41,6 +45,7 @@ impl Sensed<'_> {
             NODE_BUDGET
         };
         let seen = reports.seen();
+        let keep = if reports.outage { GAP_KEEP } else { KEEP };
         for depth in depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
@@ -52,9 +57,10 @@ impl Sensed<'_> {
                 path: &mut path,
                 found: &mut found,
                 budget: &mut budget,
+                keep,
             };
             self.search(start, depth, &mut walk);
-            if budget == 0 {
+            if budget == 0 || (reports.outage && found.len() >= keep) {
                 return Explanation::None;
             }
             if found.is_empty() {
@@ -76,7 +82,7 @@ impl Sensed<'_> {
     }
 
     fn search(&self, pos: &Chess, depth: usize, walk: &mut Walk<'_>) {
-        if walk.found.len() >= KEEP || *walk.budget == 0 {
+        if walk.found.len() >= walk.keep || *walk.budget == 0 {
             return;
         }
         *walk.budget -= 1;
@@ -86,7 +92,7 @@ impl Sensed<'_> {
         }
         if depth == 1 {
             for (m, _) in self.single_moves(pos) {
-                if walk.allows(m).is_some() && walk.found.len() < KEEP {
+                if walk.allows(m).is_some() && walk.found.len() < walk.keep {
                     let mut seq = walk.path.clone();
                     seq.push(m);
                     if let Some(inv) = walk.reports.inversion(walk.start, &seq) {
@@ -150,6 +156,8 @@ struct Walk<'a> {
     path: &'a mut Vec<Move>,
     found: &'a mut Vec<(Vec<Move>, Millis)>,
     budget: &'a mut usize,
+    /// The most sequences kept.
+    keep: usize,
 }
 
 impl Walk<'_> {

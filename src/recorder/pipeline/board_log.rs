@@ -4,7 +4,9 @@
 //! received after the log.
 
 use crate::act::Event;
-use crate::board::log_recovery::{FieldTrail, RecoveredRecord, picture, recover, schedule};
+use crate::board::log_recovery::{
+    FieldChange, FieldTrail, RecoveredRecord, Recovery, Refusal, picture, recover, schedule,
+};
 use crate::board::{ClockReading, Millis, Observation, ObservationKind};
 use crate::wire::dgt::{ClockSide, EepromLog, EepromRecord, Message};
 
@@ -51,6 +53,11 @@ pub(super) struct BoardLog {
     /// The board as its first log showed it, and when the log came, until a board dump
     /// pictures it: field updates before that dump change this picture.
     pub(super) logged_picture: Option<(Millis, [u8; 64])>,
+    /// Field changes received after the link came back and before the board was read
+    /// again (part of the gap), each field's last: the log read then must end with them.
+    pub(super) gap_updates: Vec<FieldChange>,
+    /// The port and serial number of the board's link, for the warnings.
+    pub(super) link: Option<(String, Option<String>)>,
 }
 
 /// The pipeline at a verified picture of the board, and what happened after it.
@@ -96,7 +103,28 @@ impl BoardLog {
             differing_dumps: 0,
             pictured: false,
             logged_picture: None,
+            gap_updates: Vec::new(),
+            link: None,
         }
+    }
+
+    /// A message received after the link came back, before the board was read again: its
+    /// change is told by the board's log or dump, not by it.
+    pub(super) fn keep_in_gap(&mut self, t_ms: Millis, m: &Message) {
+        tracing::debug!(
+            t_ms,
+            ?m,
+            "received after the link came back: part of the gap"
+        );
+        if let &Message::FieldUpdate { field, piece } = m {
+            self.gap_updates.retain(|c| c.field != field);
+            self.gap_updates.push(FieldChange { field, piece });
+        }
+    }
+
+    /// The board's dump came: it shows whatever the gap changed.
+    pub(super) fn gap_read(&mut self) {
+        self.gap_updates.clear();
     }
 }
 
@@ -154,13 +182,16 @@ impl BoardPipeline {
 
     /// The board's move log arrived: the changes missed since the trail's last one are
     /// recovered and passed on in their true order, marked as recovered, before anything
-    /// received after the log. What came before the log has been passed on already.
+    /// received after the log. What came before the log has been passed on already; field
+    /// updates received after the link came back and before the log are in it, after the
+    /// changes missed. Returns false when the log was not used (the board's dump then tells
+    /// the gap).
     pub(super) fn recover_from_log(
         &mut self,
         t_ms: Millis,
         records: &[EepromRecord],
         out: &mut Vec<Event>,
-    ) {
+    ) -> bool {
         let log = EepromLog::from_records(records);
         self.board_log.behind_log = 2;
         let (from, to) = self
@@ -177,16 +208,23 @@ impl BoardPipeline {
             // Nothing seen can have been missed; the log's picture is kept for field updates
             // that may come before the first board dump (moves made during the download).
             self.board_log.logged_picture = picture(&log).map(|fields| (t_ms, fields));
-            return;
+            return true;
         }
-        match recover(&self.board_log.trail, &log, None) {
+        let gap_updates = std::mem::take(&mut self.board_log.gap_updates);
+        let recovered = recover(&self.board_log.trail, &log, None)
+            .and_then(|r| ends_with(self.board_log.trail.fields(), r, &gap_updates));
+        let used = recovered.is_ok();
+        match recovered {
             Err(refusal) => {
                 // A board's first handshake comes before anything was seen of it: nothing can
                 // have been missed, so that refusal is no news for the operator.
                 if self.board_log.trail.changes().next().is_none() {
-                    tracing::debug!("board's move log not used: {refusal}");
+                    tracing::debug!(
+                        "{}: board's move log not used: {refusal}",
+                        self.board_name()
+                    );
                 } else {
-                    tracing::warn!("board's move log not used: {refusal}");
+                    tracing::warn!("{}", self.log_refused_warning(&refusal));
                 }
                 report.refused = Some(refusal.to_string());
             }
@@ -223,6 +261,46 @@ impl BoardPipeline {
             }
         }
         self.board_log.reports.push(report);
+        used
+    }
+
+    /// The warning for a move log refused after a gap: which board, why, and what the
+    /// arbiter should do.
+    pub(super) fn log_refused_warning(&self, refusal: &Refusal) -> String {
+        format!(
+            "{}: board's move log not used: {refusal}. The moves made while the link was down \
+             are read from the board's position instead: the arbiter should check the moves \
+             the record marks \"order not observed\" (or the game taken up from the board) \
+             and confirm or correct them with `touchmove arbiter`",
+            self.board_name()
+        )
+    }
+
+    /// The board named for the arbiter: round, board, port and serial number.
+    pub(super) fn board_name(&self) -> String {
+        let tag = |name: &str| {
+            self.tags
+                .tags()
+                .iter()
+                .find(|(k, _)| k == name)
+                .map_or("?", |(_, v)| v.as_str())
+                .to_string()
+        };
+        let round = tag("Round");
+        let round = round.split('.').next().unwrap_or("?").to_string();
+        let (port, serial) = match &self.board_log.link {
+            Some((port, serial)) => (port.as_str(), serial.as_deref().unwrap_or("unknown")),
+            None => ("unknown", "unknown"),
+        };
+        format!(
+            "round {round}, board {} (port {port}, serial {serial})",
+            tag("Board")
+        )
+    }
+
+    /// The link to the board (re)connected on `port`, to board `serial`: warnings name them.
+    pub fn set_link(&mut self, port: &str, serial: Option<&str>) {
+        self.board_log.link = Some((port.to_string(), serial.map(str::to_string)));
     }
 
     /// A field update before any board dump: the board as its first log showed it (≈ 8 s
@@ -237,5 +315,26 @@ impl BoardPipeline {
         self.observer
             .on_message(logged_ms.min(t_ms), &dump, &mut self.observations);
         self.follow_trail(logged_ms.min(t_ms), &dump, seen);
+    }
+}
+
+/// The recovery, when the changes it ends on agree with the field updates received after the
+/// link came back (`gap_updates`, each field's last): the log was taken after them.
+fn ends_with(
+    mut fields: [u8; 64],
+    recovery: Recovery,
+    gap_updates: &[FieldChange],
+) -> Result<Recovery, Refusal> {
+    for record in &recovery.records {
+        if let &RecoveredRecord::Field { field, piece, .. } = record {
+            fields[usize::from(field & 63)] = piece;
+        }
+    }
+    match gap_updates
+        .iter()
+        .find(|c| fields[usize::from(c.field & 63)] != c.piece)
+    {
+        Some(c) => Err(Refusal::Contradiction { field: c.field }),
+        None => Ok(recovery),
     }
 }

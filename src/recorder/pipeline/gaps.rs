@@ -184,7 +184,11 @@ impl BoardPipeline {
     /// comment and for a correction that restores them.
     fn take_up(&mut self, fen: &str, alert: &Alert) {
         let Ok(game) = Game::from_fen(fen, self.chess960) else {
-            tracing::warn!("the board's position {fen} after a gap is no game position");
+            tracing::warn!(
+                "{}: the board's position {fen} after a gap is no game position; the arbiter \
+                 should enter the moves made meanwhile with `touchmove arbiter`",
+                self.board_name()
+            );
             return;
         };
         // Plies are counted afresh: the clock's times of the moves so far are not theirs.

@@ -39,24 +39,23 @@ impl BoardLog {
         self.wanted = false;
     }
 
-    /// Keeps `m`, received at `t_ms`, for a re-reading from the checkpoint.
-    pub(super) fn keep_since_checkpoint(&mut self, t_ms: Millis, m: &Message) {
+    /// Keeps `m`, received at `t_ms`, for a re-reading from the checkpoint. False when the
+    /// board's log, asked for after updates were lost, did not come in time (the checkpoint
+    /// is then forgotten).
+    pub(super) fn keep_since_checkpoint(&mut self, t_ms: Millis, m: &Message) -> bool {
         if self.suspected.is_some_and(|t| t_ms > t + LOG_AWAITED_MS) {
-            tracing::warn!(
-                "the board's move log, asked for after updates were lost, did not come; the \
-                 moves are read from the board's position"
-            );
             self.forget_checkpoint();
-            return;
+            return false;
         }
         let Some(checkpoint) = &mut self.checkpoint else {
-            return;
+            return true;
         };
         if checkpoint.since.len() >= MOST_MESSAGES_SINCE {
             self.forget_checkpoint();
-            return;
+            return true;
         }
         checkpoint.since.push((t_ms, m.clone()));
+        true
     }
 }
 
@@ -122,7 +121,12 @@ impl BoardPipeline {
         match self.reread(*checkpoint, t_ms, records, &mut report, out) {
             Ok(()) => {}
             Err(reason) => {
-                tracing::warn!("board's move log not used after lost updates: {reason}");
+                tracing::warn!(
+                    "{}: board's move log not used after lost updates: {reason}. The moves \
+                     stand as the board's position read them: check the record's alerts and \
+                     correct the moves with `touchmove arbiter` if needed",
+                    self.board_name()
+                );
                 report.refused = Some(reason);
             }
         }

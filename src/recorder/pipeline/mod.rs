@@ -20,6 +20,7 @@ use shakmaty::Color;
 use crate::act::{AnalysisRequest, Event, Machine, MachineConfig, Severity};
 use crate::board::dgt::DgtObserver;
 use crate::board::kind::{BoardKind, KindDecoder};
+use crate::board::resumption::{Resumed, Resumption};
 use crate::board::{Millis, Observation, ObservationKind};
 use crate::clock::{ClockState, TimeControl};
 use crate::record::{GameRecord, RecordedMove};
@@ -31,6 +32,7 @@ use after_game::AfterGame;
 pub use after_game::RESTART_PLIES;
 use board_log::BoardLog;
 pub use board_log::LogReport;
+pub use gaps::ORDER_NOT_OBSERVED;
 use gaps::{BeforeGap, OrderSpan};
 
 /// The tags that identify a board's game for its lifetime (lichess matches games on them).
@@ -124,6 +126,8 @@ pub struct BoardPipeline {
     started: bool,
     /// Recovery of changes missed while the link was down, from the board's move log.
     board_log: BoardLog,
+    /// What arrives after a reconnect is part of the gap until the board is read again.
+    resumption: Resumption,
     /// The dead-position analysis is left to the caller.
     defer_analysis: bool,
     /// Spans of moves made during a gap whose order was not observed, until the arbiter
@@ -177,6 +181,7 @@ impl BoardPipeline {
             observations: Vec::new(),
             started: false,
             board_log: BoardLog::new(),
+            resumption: Resumption::new(),
             defer_analysis: false,
             order_spans: Vec::new(),
             before_gap: None,
@@ -273,47 +278,82 @@ impl BoardPipeline {
         self.decoder.push(bytes, &mut self.messages);
         let messages = std::mem::take(&mut self.messages);
         self.observations.clear();
+        self.resumption.heard(t_ms);
+        let mut sorted = Vec::new();
         for m in &messages {
-            // A handshake after the game began: the link was down, moves may have been
-            // made unseen (the move log, if the board has one, follows).
-            if matches!(m, Message::Version { .. }) && self.started {
-                // What the board sent before the handshake was seen before the link came back.
+            self.resumption
+                .push(t_ms, m.clone(), self.started, &mut sorted);
+            for resumed in sorted.drain(..) {
+                self.on_resumed(resumed, out);
+            }
+        }
+        self.messages = messages;
+        self.take_pending_observations(out);
+        if !self.resumption.holding() {
+            self.check_flag(t_ms, out);
+        }
+        self.checkpoint_if_verified(t_ms);
+    }
+
+    /// Takes one message as [`Resumption`] sorted it around reconnects.
+    fn on_resumed(&mut self, resumed: Resumed, out: &mut Vec<Event>) {
+        match resumed {
+            Resumed::LinkBack { t_ms } => {
+                // The link was down, moves may have been made unseen: what the board shows
+                // once read again (its move log, its dump) tells them.
                 self.take_pending_observations(out);
                 self.machine.link_restored(t_ms);
                 self.board_log.forget_checkpoint();
             }
-            if !self.board_log.enabled {
-                self.observer.on_message(t_ms, m, &mut self.observations);
-                continue;
-            }
-            if let Message::EepromMoves(records) = m {
-                // What came before the log is passed on before what the log recovers.
-                self.take_pending_observations(out);
-                if !self.reread_from_log(t_ms, records, out) {
-                    self.recover_from_log(t_ms, records, out);
-                }
-                continue;
-            }
-            if matches!(m, Message::FieldUpdate { .. }) {
-                self.picture_before_first_update(t_ms);
-            }
-            if matches!(m, Message::BoardDump(_)) && self.board_log.behind_log > 0 {
-                // What the board queued behind its log has all arrived once the second dump
-                // does: what came before it goes on with estimated times.
-                if self.board_log.behind_log == 1 {
-                    self.take_pending_observations(out);
-                }
-                self.board_log.behind_log -= 1;
-            }
-            self.board_log.keep_since_checkpoint(t_ms, m);
-            let seen = self.observations.len();
-            self.observer.on_message(t_ms, m, &mut self.observations);
-            self.follow_trail(t_ms, m, seen);
+            Resumed::InGap(t_ms, m) => self.board_log.keep_in_gap(t_ms, &m),
+            Resumed::Live(t_ms, m) => self.on_message(t_ms, &m, out),
         }
-        self.messages = messages;
-        self.take_pending_observations(out);
-        self.check_flag(t_ms, out);
-        self.checkpoint_if_verified(t_ms);
+    }
+
+    /// Reads one message of the live line.
+    fn on_message(&mut self, t_ms: Millis, m: &Message, out: &mut Vec<Event>) {
+        if !self.board_log.enabled {
+            if matches!(m, Message::EepromMoves(_)) {
+                self.resumption.log_not_used();
+            }
+            self.observer.on_message(t_ms, m, &mut self.observations);
+            return;
+        }
+        if let Message::EepromMoves(records) = m {
+            // What came before the log is passed on before what the log recovers.
+            self.take_pending_observations(out);
+            if !self.reread_from_log(t_ms, records, out)
+                && !self.recover_from_log(t_ms, records, out)
+            {
+                self.resumption.log_not_used();
+            }
+            return;
+        }
+        if matches!(m, Message::FieldUpdate { .. }) {
+            self.picture_before_first_update(t_ms);
+        }
+        if matches!(m, Message::BoardDump(_)) && self.board_log.behind_log > 0 {
+            // What the board queued behind its log has all arrived once the second dump
+            // does: what came before it goes on with estimated times.
+            if self.board_log.behind_log == 1 {
+                self.take_pending_observations(out);
+            }
+            self.board_log.behind_log -= 1;
+        }
+        if matches!(m, Message::BoardDump(_)) {
+            self.board_log.gap_read();
+        }
+        if !self.board_log.keep_since_checkpoint(t_ms, m) {
+            tracing::warn!(
+                "{}: the board's move log, asked for after field updates were lost on the \
+                 line, did not come; the moves are read from the board's position: check the \
+                 record's alerts and correct the moves with `touchmove arbiter` if needed",
+                self.board_name()
+            );
+        }
+        let seen = self.observations.len();
+        self.observer.on_message(t_ms, m, &mut self.observations);
+        self.follow_trail(t_ms, m, seen);
     }
 
     /// Passes the observations gathered so far on to the machine and clears them.
@@ -372,6 +412,17 @@ impl BoardPipeline {
     /// Lets time pass at `t_ms` (call it now and then): a press the board did not follow is
     /// judged, and a software clock's flag falls, without any byte arriving.
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<Event>) {
+        let mut sorted = Vec::new();
+        self.resumption.advance(t_ms, &mut sorted);
+        for resumed in sorted {
+            self.on_resumed(resumed, out);
+        }
+        self.take_pending_observations(out);
+        if self.resumption.holding() {
+            // What is held may be moves from before this moment: no time passes for the
+            // game until it is read.
+            return;
+        }
         self.run_machine(out, |machine, events| machine.advance(t_ms, events));
         self.check_flag(t_ms, out);
     }
