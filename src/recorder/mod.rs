@@ -535,9 +535,11 @@ impl Recorder {
         if config.boards.is_empty() {
             return Err(RecorderError::NoBoards);
         }
-        crate::event::bounds::check_round(i64::from(config.round)).map_err(RecorderError::Numbers)?;
+        crate::event::bounds::check_round(i64::from(config.round))
+            .map_err(RecorderError::Numbers)?;
         for board in &config.boards {
-            crate::event::bounds::check_board(i64::from(board.number)).map_err(RecorderError::Numbers)?;
+            crate::event::bounds::check_board(i64::from(board.number))
+                .map_err(RecorderError::Numbers)?;
         }
         let control = match &config.time_control {
             Some(tc) => crate::clock::TimeControl::parse(tc)
