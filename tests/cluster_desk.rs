@@ -245,16 +245,10 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
 
     let log = |name: &str| dir.path().join(format!("{name}.log"));
     let logs = || {
-        ["pc-a", "pc-b", "node1", "node2"]
-            .iter()
-            .map(|n| {
-                format!(
-                    "--- {n}\n{}",
-                    std::fs::read_to_string(log(n)).unwrap_or_default()
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        cluster_support::logs(
+            dir.path(),
+            &["pc-a.log", "pc-b.log", "node1.log", "node2.log"],
+        )
     };
     let mut recorders = Vec::new();
     let mut outs = Vec::new();
@@ -513,16 +507,10 @@ async fn a_board_moved_to_another_pc_mid_game_stays_one_exact_game() {
 
     let log = |name: &str| dir.path().join(format!("{name}.log"));
     let logs = || {
-        ["pc-a", "pc-b", "node1", "node2"]
-            .iter()
-            .map(|n| {
-                format!(
-                    "--- {n}\n{}",
-                    std::fs::read_to_string(log(n)).unwrap_or_default()
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        cluster_support::logs(
+            dir.path(),
+            &["pc-a.log", "pc-b.log", "node1.log", "node2.log"],
+        )
     };
     let out = |name: &str| dir.path().join(name);
     let text = |p: PathBuf| p.to_string_lossy().into_owned();

@@ -19,6 +19,7 @@ mod recorder_support;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use cluster_support::logs;
 use cluster_support::{
     NatsServer, assert_played, event_file, game_file, played_round, plies, record_args, serve_node,
     stop, touchmove, wait_identical,
@@ -159,20 +160,6 @@ async fn round_played(boards: &[VirtualBoard]) {
             .expect("the boards finish their scripts");
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-}
-
-/// The named logs in `dir`, for failure messages.
-fn logs(dir: &std::path::Path, names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| {
-            format!(
-                "--- {n}\n{}",
-                std::fs::read_to_string(dir.join(n)).unwrap_or_default()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -694,3 +694,17 @@ pub fn san_of(moves: &[String]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The named logs in `dir`, for failure messages.
+pub fn logs(dir: &std::path::Path, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            format!(
+                "--- {n}\n{}",
+                std::fs::read_to_string(dir.join(n)).unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
