@@ -320,8 +320,10 @@ impl Link {
         self.events.send(event).await.map_err(|_| ())
     }
 
+    /// Ends the link with `message`, which its owner reports (logged here only at debug
+    /// level: a recorder retrying a port that is not plugged in yet would repeat it).
     async fn fail(&self, message: String) {
-        tracing::error!("{message}");
+        tracing::debug!("{message}");
         let _ = self.emit(LinkEvent::Failed { message }).await;
     }
 }

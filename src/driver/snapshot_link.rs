@@ -164,8 +164,10 @@ impl SnapshotLink {
         }
     }
 
+    /// Ends the link with `message`, which its owner reports (logged here only at debug
+    /// level: a recorder retrying a port that is not plugged in yet would repeat it).
     async fn fail(&self, message: String) {
-        tracing::error!("{message}");
+        tracing::debug!("{message}");
         let _ = self.events.send(LinkEvent::Failed { message }).await;
     }
 

@@ -28,6 +28,11 @@ use crate::wire::dgt::Command;
 /// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
 pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
 
+/// How long a board on a named port waits before opening it again when it could not be
+/// opened or did not answer: on event day cables are plugged in after the recorder starts,
+/// and another program may let go of the port.
+const PORT_RETRY: Duration = Duration::from_secs(2);
+
 /// What the recorder asks of a board task.
 pub(crate) enum BoardCommand {
     /// Apply an arbiter request and answer.
@@ -233,6 +238,9 @@ impl BoardTask {
         let mut commands = commands.lock_owned().await;
         let mut link: Option<Link> = None;
         let mut finding: Option<oneshot::Receiver<Found>> = None;
+        // When the named port is opened again, and the failure last told (told once).
+        let mut reopen: Option<tokio::time::Instant> = None;
+        let mut failure_told: Option<String> = None;
         match self.source.clone() {
             BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
             BoardSource::Bus { port, serial } => link = self.open_bus_link(&port, &serial),
@@ -250,6 +258,7 @@ impl BoardTask {
                             true
                         }
                         Some(LinkEvent::Connected { port, version, serial }) => {
+                            failure_told = None;
                             self.on_connected(&port, version.as_deref(), serial.as_deref())
                         }
                         Some(LinkEvent::Disconnected { reason }) => {
@@ -257,7 +266,17 @@ impl BoardTask {
                             !self.found_by_probing()
                         }
                         Some(LinkEvent::Failed { message }) => {
-                            loud(&format!("board {}: {message}", self.number));
+                            if failure_told.as_ref() != Some(&message) {
+                                let retry = match self.source {
+                                    BoardSource::Port(_) => format!(
+                                        "; trying again every {} s until it answers",
+                                        PORT_RETRY.as_secs()
+                                    ),
+                                    _ => String::new(),
+                                };
+                                loud(&format!("board {}: {message}{retry}", self.number));
+                                failure_told = Some(message);
+                            }
                             false
                         }
                         None => false,
@@ -267,6 +286,15 @@ impl BoardTask {
                         if self.found_by_probing() {
                             finding = Some(self.find());
                         }
+                        if matches!(self.source, BoardSource::Port(_)) {
+                            reopen = Some(tokio::time::Instant::now() + PORT_RETRY);
+                        }
+                    }
+                }
+                () = until(reopen) => {
+                    reopen = None;
+                    if let BoardSource::Port(p) = self.source.clone() {
+                        link = Some(self.open_link(p.to_string_lossy().into_owned()));
                     }
                 }
                 found = next_found(&mut finding) => {
@@ -804,6 +832,14 @@ struct Link {
 async fn next_link_event(link: &mut Option<Link>) -> Option<LinkEvent> {
     match link {
         Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits until `at`, or forever when there is no `at`.
+async fn until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }
