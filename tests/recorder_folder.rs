@@ -196,3 +196,71 @@ async fn a_restart_in_the_same_process_gets_the_locks_at_once() {
         recorder.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_of_a_published_file_keeps_the_whole_version_it_opened() {
+    use recorder_support::{fixture_opening, real_time_board};
+    use std::io::Seek;
+    use touchmove::sim::virtual_board::timeline::Pace;
+    let dir = tempfile::tempdir().unwrap();
+    let board = real_time_board(
+        dir.path(),
+        &fixture_opening(0, 16),
+        Pace {
+            think_ms: 120,
+            step_ms: 30,
+        },
+    );
+    let out = dir.path().join("out");
+    let mut config = event(dir.path());
+    config.boards[0].source = BoardSource::Port(board.path().to_path_buf());
+    let recorder = Recorder::start(config, RunOptions::new(&out, Arc::new(Feed::new())))
+        .await
+        .unwrap();
+    let files = [
+        "round-1/game-1.pgn",
+        "round-1/games.pgn",
+        "round-1/index.json",
+    ]
+    .map(|f| out.join(f));
+    // Readers that open each file again and again while the game goes on, and hold it.
+    let mut held: Vec<(PathBuf, std::fs::File, Vec<u8>)> = Vec::new();
+    let finished = board.finished();
+    tokio::pin!(finished);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        for path in &files {
+            if let Ok(mut file) = std::fs::File::open(path) {
+                let mut first = Vec::new();
+                file.read_to_end(&mut first).unwrap();
+                let seen = held.iter().rev().find(|(p, ..)| p == path);
+                if seen.is_none_or(|(_, _, text)| *text != first) {
+                    held.push((path.clone(), file, first));
+                }
+            }
+        }
+        tokio::select! {
+            _ = &mut finished => break,
+            _ = tokio::time::sleep(Duration::from_millis(15)) => {}
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the board plays its moves"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    recorder.shutdown().await;
+    let versions = held.iter().filter(|(p, ..)| *p == files[0]).count();
+    assert!(versions >= 8, "game-1.pgn read in {versions} versions");
+    for (path, mut file, first) in held {
+        file.rewind().unwrap();
+        let mut again = Vec::new();
+        file.read_to_end(&mut again).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&again),
+            String::from_utf8_lossy(&first),
+            "{} as a reader opened it, read again after the later rewrites",
+            path.display()
+        );
+    }
+}

@@ -108,16 +108,18 @@ fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
 enum ThroughSpare {
     /// Written (or failed as a new file would have).
     Done(std::io::Result<()>),
-    /// This spare cannot be used now (another writer of this process has it, or it cannot
-    /// be opened): a new file is written instead.
+    /// This spare cannot be used now (another writer of this process has it, a reader still
+    /// holds the version it became, or it cannot be opened): a new file is written instead.
     Unavailable,
-    /// The file system does not swap names: a new file is written, now and from now on.
+    /// The file system does not swap names, or cannot tell whether a spare is still open: a
+    /// new file is written, now and from now on.
     Refused,
 }
 
 /// Replaces `path` with `bytes` through its spare copy `spare`: the text is written over the
 /// spare, which then trades names with `path` in one step, so that the spare holds the old
-/// text for the next rewrite.
+/// text for the next rewrite. A spare still open anywhere (a reader holding the version it
+/// opened before the spare took its place) is left to its reader.
 fn replace_through_spare(path: &Path, bytes: &[u8], sync: bool, spare: &Path) -> ThroughSpare {
     use nix::errno::Errno;
     use nix::fcntl::{RenameFlags, renameat2};
@@ -133,6 +135,11 @@ fn replace_through_spare(path: &Path, bytes: &[u8], sync: bool, spare: &Path) ->
     else {
         return ThroughSpare::Unavailable;
     };
+    match open_elsewhere(&file) {
+        Ok(false) => {}
+        Ok(true) => return ThroughSpare::Unavailable,
+        Err(_) => return ThroughSpare::Refused,
+    }
     // Written over the old text and cut to length: the file mostly grows, so no block is freed
     // and allocated again for each rewrite, as truncating first would.
     let written = file
@@ -151,6 +158,35 @@ fn replace_through_spare(path: &Path, bytes: &[u8], sync: bool, spare: &Path) ->
         }
         Err(e) => ThroughSpare::Done(Err(e.into())),
     }
+}
+
+/// Whether what `file` opened is also open through any other open file, in this process or
+/// another. The kernel grants a write lease only to the one open file of an inode,
+/// so one is taken and given back at once. An open that races with it waits for the lease's
+/// return and sends its break notice as `SIGURG`, which is ignored by default (the default
+/// `SIGIO` would end the process).
+fn open_elsewhere(file: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // Linux's fcntl command that names the signal of a lease break (`libc` lacks it).
+    const F_SETSIG: libc::c_int = 10;
+    // SAFETY: fcntl with integer arguments on a descriptor `file` keeps open.
+    let control =
+        |command: libc::c_int, argument: libc::c_int| unsafe { libc::fcntl(fd, command, argument) };
+    if control(F_SETSIG, libc::SIGURG) == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if control(libc::F_SETLEASE, libc::F_WRLCK) == -1 {
+        let error = std::io::Error::last_os_error();
+        return match error.raw_os_error() {
+            Some(libc::EAGAIN) => Ok(true),
+            _ => Err(error),
+        };
+    }
+    if control(libc::F_SETLEASE, libc::F_UNLCK) == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(false)
 }
 
 /// One writer at a time for each spare copy within this process: another one writes a new
@@ -566,6 +602,36 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&spares).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn a_reader_keeps_the_version_it_opened_through_any_number_of_rewrites() {
+        use std::io::Read;
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputFolder::new(&dir.path().join("out"))
+            .unsynced()
+            .with_spare_dir(&dir.path().join("spare"));
+        out.prepare(1).unwrap();
+        let path = out.game_path(1, 1);
+        let text = |n: usize| format!("{}*\n", "e4 e5 ".repeat(n));
+        let mut readers = Vec::new();
+        for n in 1..=6 {
+            out.write_game(1, 1, &text(n)).unwrap();
+            readers.push((std::fs::File::open(&path).unwrap(), text(n)));
+        }
+        for (mut file, opened) in readers {
+            let mut read = String::new();
+            file.read_to_string(&mut read).unwrap();
+            assert_eq!(read, opened, "a reader reads the version it opened");
+        }
+        let inodes: std::collections::BTreeSet<u64> = (7..=10)
+            .map(|n| {
+                out.write_game(1, 1, &text(n)).unwrap();
+                assert_eq!(std::fs::read_to_string(&path).unwrap(), text(n));
+                inode(&path)
+            })
+            .collect();
+        assert_eq!(inodes.len(), 2, "once let go, the spare serves again");
     }
 
     #[test]
