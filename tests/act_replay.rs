@@ -12,10 +12,11 @@ fn fixture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-fn replay(args: &[&str]) -> String {
+/// `touchmove replay CAPTURE ARGS…`'s standard output; the run must succeed.
+fn replay_capture(capture: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
         .arg("replay")
-        .arg(fixture("johan.inbytes"))
+        .arg(capture)
         .args(args)
         .output()
         .expect("touchmove runs");
@@ -25,6 +26,11 @@ fn replay(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// [`replay_capture`] on the real capture.
+fn replay(args: &[&str]) -> String {
+    replay_capture(&fixture("johan.inbytes"), args)
 }
 
 fn johan_uci() -> String {
@@ -124,17 +130,7 @@ fn a_reconnect_mid_game_reads_the_moves_made_meanwhile() {
     let path = dir.path().join("reconnect.txt");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .arg("replay")
-        .arg(&path)
-        .output()
-        .expect("touchmove runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let pgn = String::from_utf8(out.stdout).unwrap();
+    let pgn = replay_capture(&path, &[]);
     let games = read_games(&pgn).unwrap_or_else(|e| panic!("{e}: {pgn}"));
     assert_eq!(games.len(), 1, "{pgn}");
     let replayed = games[0].to_game().unwrap_or_else(|e| panic!("{e}: {pgn}"));

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use cluster_support::{NatsServer, event_file, stop, touchmove};
 use recorder_support::{realistic_games, scripts};
-use touchmove::recorder::bench::spawn_boards;
 
 /// Waits (up to 20 s) until `log` contains `text`; returns the log.
 fn wait_for(log: &Path, text: &str) -> String {
@@ -40,8 +39,7 @@ async fn wrong_credentials_and_a_second_recorder_with_the_same_id_are_refused_cl
     nats.restart();
     let url = nats.url();
     let scripts = scripts(&realistic_games(3, 7), 600);
-    let boards = spawn_boards(dir.path(), scripts, 4.0, 90 * 60 * 1000, 30_000).unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) = cluster_support::spawn_cluster_boards(dir.path(), scripts, 4.0);
     let start = |name: &str, board: usize, password: &str, member: &str| {
         let config = event_file(
             dir.path(),
@@ -227,15 +225,8 @@ async fn per_recorder_permissions_keep_each_pc_to_its_own_boards() {
     nats.restart();
     let url = nats.url();
     let round = cluster_support::played_round(1, 11, 600, 20_000);
-    let boards = spawn_boards(
-        dir.path(),
-        round.scripts.clone(),
-        4.0,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) =
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
     let pc = event_file(dir.path(), "pc-a.toml", 1, &ports);
     with_cluster(
         &pc,

@@ -18,7 +18,6 @@ use cluster_support::{
     NatsServer, SseClient, assert_played, event_file, game_file, logged_address, played_round,
     record_args, san_of, serve_node, stop, touchmove, wait_identical,
 };
-use touchmove::recorder::bench::spawn_boards;
 
 const RECORDERS: [&str; 3] = ["pc-a", "pc-b", "pc-c"];
 const BOARDS_PER_RECORDER: usize = 8;
@@ -36,15 +35,8 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
     let url = nats.url();
     let all_boards = RECORDERS.len() * BOARDS_PER_RECORDER;
     let round = played_round(all_boards, SEED, MAX_PAUSE_MS, SCRIPT_MS);
-    let boards = spawn_boards(
-        dir.path(),
-        round.scripts.clone(),
-        SPEED,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) =
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), SPEED);
     let nodes = ["node1", "node2"];
     let mut serves = Vec::new();
     let mut clients = Vec::new();

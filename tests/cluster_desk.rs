@@ -21,7 +21,6 @@ use touchmove::cluster::desk::{self, DeskError, DeskRequest};
 use touchmove::cluster::event_layout;
 use touchmove::cluster::{ClusterSettings, Credentials};
 use touchmove::record::arbiter::{ArbiterAction, ArbiterRequest};
-use touchmove::recorder::bench::spawn_boards;
 
 const EVENT: &str = "desk-test";
 const SEED: u64 = 20_261_126;
@@ -231,15 +230,8 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
     let round = played_round(5, SEED, 400, 16_000);
-    let boards = spawn_boards(
-        dir.path(),
-        round.scripts.clone(),
-        4.0,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) =
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
     let all = event_file(dir.path(), "all.toml", 1, &ports);
     let token = push_event(&url, &all, &["--pc", "pc-a=1-2", "--pc", "pc-b=3-4"]);
 
@@ -493,15 +485,8 @@ async fn a_board_moved_to_another_pc_mid_game_stays_one_exact_game() {
     // stop pc-a, push the new layout and start pc-b.
     let before_move = round.pause(2, 8_000, 60_000);
     assert!(before_move > 0 && before_move < round.moves[2].len());
-    let boards = spawn_boards(
-        dir.path(),
-        round.scripts.clone(),
-        4.0,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) =
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
     let all = event_file(dir.path(), "all.toml", 1, &ports);
     push_event(&url, &all, &["--pc", "pc-a=1-3"]);
 

@@ -24,7 +24,6 @@ use cluster_support::{
     NatsServer, assert_played, event_file, game_file, played_round, plies, record_args, serve_node,
     stop, touchmove, wait_identical,
 };
-use touchmove::recorder::bench::spawn_boards;
 use touchmove::sim::virtual_board::VirtualBoard;
 
 const BOARDS: usize = 3;
@@ -45,15 +44,8 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
     let round = played_round(BOARDS, SEED, MAX_PAUSE_MS, OUTAGE_SCRIPT_MS);
-    let boards = spawn_boards(
-        dir.path(),
-        round.scripts,
-        OUTAGE_SPEED,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) =
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts, OUTAGE_SPEED);
     let config = event_file(dir.path(), "pc.toml", 1, &ports);
     let out = dir.path().join("pc");
     let serve_out = dir.path().join("serve");
@@ -143,8 +135,7 @@ fn short_round(
     extra: &str,
 ) -> (Vec<VirtualBoard>, Vec<Vec<String>>, PathBuf) {
     let round = played_round(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS);
-    let boards = spawn_boards(dir, round.scripts, SPEED, 90 * 60 * 1000, 30_000).unwrap();
-    let ports: Vec<PathBuf> = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    let (boards, ports) = cluster_support::spawn_cluster_boards(dir, round.scripts, SPEED);
     let config = event_file(dir, "pc.toml", 1, &ports);
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(extra);
@@ -412,18 +403,8 @@ async fn a_server_that_lost_its_state_mid_round_loses_nothing() {
     let early = played_round(1, SEED + 1, MAX_PAUSE_MS, 6_000);
     let early_dir = dir.path().join("early");
     std::fs::create_dir_all(&early_dir).unwrap();
-    let early_boards = spawn_boards(
-        &early_dir,
-        early.scripts.clone(),
-        SPEED,
-        90 * 60 * 1000,
-        30_000,
-    )
-    .unwrap();
-    let early_ports: Vec<PathBuf> = early_boards
-        .iter()
-        .map(|b| b.path().to_path_buf())
-        .collect();
+    let (early_boards, early_ports) =
+        cluster_support::spawn_cluster_boards(&early_dir, early.scripts.clone(), SPEED);
     let early_config = event_file(dir.path(), "early.toml", BOARDS + 1, &early_ports);
     let out = dir.path().join("pc");
     let early_out = dir.path().join("early-pc");

@@ -6,7 +6,6 @@
 mod recorder_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use recorder_support::{uci_moves, with_marked_orders_as_played};
 use touchmove::clock::TimeControl;
@@ -34,11 +33,8 @@ fn played() -> Vec<String> {
 /// those it names; every other move is the one played.
 #[test]
 fn replay_marks_the_gap_and_names_the_order_played() {
-    let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .arg("replay")
-        .arg(fixture("tcap"))
-        .output()
-        .expect("touchmove runs");
+    let capture = fixture("tcap");
+    let out = recorder_support::touchmove(&["replay", capture.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",

@@ -207,6 +207,24 @@ pub fn serve_node(
     touchmove(&args, &[out], log)
 }
 
+/// Starts one virtual board per script in `dir` (`board-K`), playing `speed` times faster than
+/// the scripts, with the cluster tests' clock (90 minutes, 30 s a move); returns the boards and
+/// their ports.
+pub fn spawn_cluster_boards(
+    dir: &Path,
+    scripts: Vec<Vec<touchmove::board::Observation>>,
+    speed: f64,
+) -> (
+    Vec<touchmove::sim::virtual_board::VirtualBoard>,
+    Vec<PathBuf>,
+) {
+    let boards =
+        touchmove::recorder::bench::spawn_boards(dir, scripts, speed, 90 * 60 * 1000, 30_000)
+            .unwrap();
+    let ports = boards.iter().map(|b| b.path().to_path_buf()).collect();
+    (boards, ports)
+}
+
 /// The realistic games of `boards` boards from `seed` as board scripts (pauses up to
 /// `max_pause_ms`), cut to their first `script_ms`.
 pub fn short_scripts(
