@@ -1,7 +1,9 @@
 //! A board's link goes down mid-game and comes back, as the DGT documents allow: the board
 //! kept its update mode (its field updates come before, between and after the handshake's
-//! log and dump), or it is idle, or it was switched off and on (a power-up and a record per
-//! piece in its log). Random games, gaps and hands; the host is the recorder's pipeline.
+//! log and dump, and the handshake's answer may come seconds after the first of them), or it
+//! is idle, or it was switched off and on (a power-up and a record per piece in its log).
+//! Random games, gaps and hands; the host is the recorder's pipeline, told by its link when
+//! the connection was lost, as the recorder's link tells it (or not, as in a capture).
 //!
 //! With the board's move log, every game is recorded exactly. Without it, the record reaches
 //! the game's position, and a move recorded in an order that was not the one played always
@@ -62,6 +64,12 @@ struct Outage {
     after: usize,
     resume: Resume,
     log: bool,
+    /// The host's link says when its connection was lost (the recorder's does; a capture
+    /// of another program has only the bytes).
+    link_marked: bool,
+    /// How long after the board's first updates the handshake's answer comes (a busy
+    /// host); 0: read together. Only a link that marks its lost connection is exact then.
+    late_handshake_ms: u64,
 }
 
 fn outage() -> impl Strategy<Value = Outage> {
@@ -79,9 +87,23 @@ fn outage() -> impl Strategy<Value = Outage> {
             Just(Resume::PowerCycle)
         ],
         any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(0u64), 400u64..3_000],
     )
         .prop_map(
-            |(picks, hands, before, during, before_handshake, between, after, resume, log)| {
+            |(
+                picks,
+                hands,
+                before,
+                during,
+                before_handshake,
+                between,
+                after,
+                resume,
+                log,
+                link_marked,
+                late_handshake_ms,
+            )| {
                 // Only a board that kept its update mode sends anything before the host sets it.
                 let (mut before_handshake, mut between) = match resume {
                     Resume::Keep => (before_handshake, between),
@@ -106,6 +128,8 @@ fn outage() -> impl Strategy<Value = Outage> {
                     after,
                     resume,
                     log,
+                    link_marked: link_marked || late_handshake_ms > 0,
+                    late_handshake_ms,
                 }
             },
         )
@@ -330,6 +354,9 @@ fn play_outage(o: &Outage) -> Table {
     table.dump();
     // The link goes down: nothing is heard for the gap's moves and a few seconds more.
     table.linked = false;
+    if o.link_marked {
+        table.pipeline.link_lost();
+    }
     if !o.log {
         table.gap_squares = Some(Vec::new());
     }
@@ -340,15 +367,21 @@ fn play_outage(o: &Outage) -> Table {
         table.memory.power_up(&fields);
     }
     // The link is back; a board that kept its update mode sends its updates at once, and
-    // the host reads them from the port with the answer to its handshake.
+    // the host reads them from the port with the answer to its handshake, or as they come
+    // when that answer is late.
     if o.resume == Resume::Keep {
-        table.buffered = Some(Vec::new());
+        if o.late_handshake_ms > 0 {
+            table.linked = true;
+        } else {
+            table.buffered = Some(Vec::new());
+        }
     }
     play(&mut table, o.before_handshake);
     for update in table.buffered.take().unwrap_or_default() {
         table.receive(update);
     }
     table.linked = o.resume == Resume::Keep;
+    table.t_ms += o.late_handshake_ms;
     table.receive(Message::Version { major: 1, minor: 2 });
     table.receive(Message::SerialNumber("01025".to_string()));
     if o.log {

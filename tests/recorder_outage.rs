@@ -15,6 +15,7 @@ use shakmaty::Position;
 
 use recorder_support::{read_board, state_dir, uci_moves, with_marked_orders_as_played};
 use touchmove::record::GameRecord;
+use touchmove::recorder::LINK_LOST;
 use touchmove::recorder::bench::{BoardMake, ScriptGame, spawn_boards_with_log};
 use touchmove::recorder::outage_bench::{
     Hands, OutagePlan, OutageRun, measure, record_boards, unplug_together, wall,
@@ -85,7 +86,8 @@ async fn eight_boards_recorded_exactly(unplugged_game_ms: u64, resume: ResumeMod
 }
 
 /// Every board's journal has a move log received after the outage (its bytes, an EE_MOVES
-/// message in a later handshake) and the report of its use: records recovered, none refused.
+/// message in a later handshake), the report of its use (records recovered, none refused)
+/// and the mark of the lost connection.
 fn logs_used_after_the_outage(out: &std::path::Path, boards: usize) {
     let journal = Journal::open_read_only(state_dir(out).join("journal.sqlite")).unwrap();
     let entries = journal.entries_after(0).unwrap();
@@ -124,6 +126,11 @@ fn logs_used_after_the_outage(out: &std::path::Path, boards: usize) {
         assert!(
             !used.is_empty(),
             "board {k}: the journal reports the log used after the outage"
+        );
+        assert!(
+            mine().any(|e| matches!(&e.record, Record::Metadata { key, .. } if key == LINK_LOST)),
+            "board {k}: the journal marks the lost connection, so that a replay reads the new \
+             connection's first bytes as part of the gap"
         );
     }
 }

@@ -10,7 +10,10 @@
 //! the gap until the board has been read again (its move log, or failing that its board
 //! dump), and only then is the line live.
 //!
-//! The host's handshake (the board's version reply) marks a reconnect. What arrived just
+//! The host's link knows when its connection was lost, and says so ([`Resumption::link_lost`]):
+//! everything after that is on a new connection, however late the handshake's answer
+//! comes. A stream without those marks (a capture of another program) has only the bytes:
+//! there the handshake (the board's version reply) marks a reconnect. What arrived just
 //! before it, after a silence no live link has (the link's watchdog probes a board silent
 //! for a second), belongs to the new connection too: it is held back for a moment until the
 //! handshake shows whether it does. A board dump or a move log is an answer to the host,
@@ -59,6 +62,11 @@ pub struct Resumption {
     awaiting_read: bool,
     /// The last message that ended a wait for the board to be read again was its log.
     read_by_log: bool,
+    /// The host's link lost its connection: the next message is the new connection's.
+    link_lost: bool,
+    /// The current connection's start was marked by the link, so its handshake is no
+    /// second reconnect.
+    marked_by_link: bool,
 }
 
 impl Resumption {
@@ -86,6 +94,12 @@ impl Resumption {
         }
     }
 
+    /// The host's link lost its connection to the board (or the host restarted): whatever
+    /// comes next is on a new connection, part of the gap until the board is read again.
+    pub fn link_lost(&mut self) {
+        self.link_lost = true;
+    }
+
     /// Sorts message `m` received at `t_ms`; `playing` is true once a game began (before, a
     /// handshake is no reconnect). What can be told is appended to `out`.
     pub fn push(&mut self, t_ms: Millis, m: Message, playing: bool, out: &mut Vec<Resumed>) {
@@ -97,6 +111,17 @@ impl Resumption {
             self.release(out);
         }
         let handshake = matches!(m, Message::Version { .. });
+        if std::mem::take(&mut self.link_lost) && playing {
+            // What was held came on the connection that was.
+            self.release(out);
+            out.push(Resumed::LinkBack { t_ms });
+            self.awaiting_read = true;
+            self.marked_by_link = true;
+        }
+        if handshake && std::mem::take(&mut self.marked_by_link) {
+            out.push(Resumed::Live(t_ms, m));
+            return;
+        }
         if handshake && playing {
             let since = self.held.as_ref().map_or(t_ms, |(since, _)| *since);
             out.push(Resumed::LinkBack { t_ms: since });
@@ -223,6 +248,39 @@ mod tests {
                 Resumed::InGap(10_003, update(12, 0)),
                 Resumed::Live(10_004, dump),
                 Resumed::Live(10_005, update(20, 1)),
+            ]
+        );
+    }
+
+    /// The link said its connection was lost: the new connection's first update is part of
+    /// the gap however late the handshake comes, and the handshake is no second reconnect.
+    #[test]
+    fn after_the_links_mark_updates_are_in_the_gap_however_late_the_handshake() {
+        let version = Message::Version { major: 1, minor: 2 };
+        let log = Message::EepromMoves(Vec::new());
+        let mut r = Resumption::new();
+        let mut out = Vec::new();
+        r.push(1_000, update(1, 0), true, &mut out);
+        r.link_lost();
+        for (t, m) in [
+            (1_200, update(11, 0)),
+            (4_000, version.clone()),
+            (4_100, update(12, 0)),
+            (9_000, log.clone()),
+            (9_100, update(20, 1)),
+        ] {
+            r.push(t, m, true, &mut out);
+        }
+        assert_eq!(
+            out,
+            vec![
+                Resumed::Live(1_000, update(1, 0)),
+                Resumed::LinkBack { t_ms: 1_200 },
+                Resumed::InGap(1_200, update(11, 0)),
+                Resumed::Live(4_000, version),
+                Resumed::InGap(4_100, update(12, 0)),
+                Resumed::Live(9_000, log),
+                Resumed::Live(9_100, update(20, 1)),
             ]
         );
     }

@@ -49,7 +49,7 @@ use super::{ClusterSettings, connect, event_stream, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::clock::TimeControl;
 use crate::recorder::layout::{BoardSummary, OutputFolder, combine};
-use crate::recorder::{BoardPipeline, EventConfig, GameTags};
+use crate::recorder::{BoardPipeline, EventConfig, GameTags, LINK_LOST};
 use crate::server::feed::{Feed, GameInfo};
 use crate::store::{BoardKey, Record};
 
@@ -812,6 +812,11 @@ impl Rebuild {
                     }
                     n => board.pending_events = n - 1,
                 }
+            }
+            Record::Metadata { key, .. } if key == LINK_LOST => {
+                // The recorder's next bytes for the board are on a new connection.
+                board.pipeline.link_lost();
+                return;
             }
             Record::Boundary(_) | Record::Metadata { .. } => return,
         }

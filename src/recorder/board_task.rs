@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::discovery::{Found, Target};
 use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
-use super::replay::{BOUND_SERIAL, History, Step, board_key};
+use super::replay::{BOUND_SERIAL, History, LINK_LOST, Step, board_key};
 use super::{Shared, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
@@ -77,6 +77,9 @@ pub(crate) struct BoardTask {
     /// The keys of the arbiter actions applied to this board (journalled, so kept across
     /// restarts): a retry of one is answered as applied and not applied again.
     applied_keys: HashSet<String>,
+    /// The connection was marked lost and the board has sent nothing since (a port that
+    /// keeps failing is marked once).
+    connection_lost: bool,
 }
 
 impl BoardTask {
@@ -116,6 +119,7 @@ impl BoardTask {
                     }
                     replayed.extend(events.drain(..).map(Replayed::Event));
                 }
+                Step::LinkLost => pipeline.link_lost(),
             }
         }
         // Journalled when they were first made; a log asked for then is read in the next
@@ -157,6 +161,7 @@ impl BoardTask {
             led_plan: LedPlan::new(board.leds),
             lights: None,
             applied_keys,
+            connection_lost: false,
         };
         // Live, no chunk of bytes waits on an analysis; the replay above analysed at once.
         task.pipeline.defer_dead_position_analysis();
@@ -173,6 +178,9 @@ impl BoardTask {
             .map(|e| task.event_entry(t_ms, e))
             .collect();
         task.commit(new).await;
+        if chunks > 0 {
+            task.link_lost("the recorder started again").await;
+        }
         for item in replayed {
             match item {
                 Replayed::Event(event) => {
@@ -263,6 +271,7 @@ impl BoardTask {
                         }
                         Some(LinkEvent::Disconnected { reason }) => {
                             self.on_lost(&port, &reason);
+                            self.link_lost(&reason).await;
                             !self.found_by_probing()
                         }
                         Some(LinkEvent::Failed { message }) => {
@@ -275,8 +284,9 @@ impl BoardTask {
                                     _ => String::new(),
                                 };
                                 loud(&format!("board {}: {message}{retry}", self.number));
-                                failure_told = Some(message);
+                                failure_told = Some(message.clone());
                             }
+                            self.link_lost(&message).await;
                             false
                         }
                         None => false,
@@ -457,6 +467,25 @@ impl BoardTask {
         true
     }
 
+    /// The connection to the board is gone (`why`), or the recorder started again: what the
+    /// board sends next is on a new connection, part of the gap until it has been read again.
+    /// Journalled, so that a replay reads the next bytes as this run does.
+    async fn link_lost(&mut self, why: &str) {
+        if std::mem::replace(&mut self.connection_lost, true) {
+            return;
+        }
+        self.pipeline.link_lost();
+        let entry = NewEntry {
+            board: Some(self.key.clone()),
+            t_ms: self.shared.session.now_ms(),
+            record: Record::Metadata {
+                key: LINK_LOST.to_string(),
+                value: serde_json::Value::String(why.to_string()),
+            },
+        };
+        self.commit(vec![entry]).await;
+    }
+
     fn on_lost(&self, port: &str, reason: &str) {
         let next = match (&self.source, self.target()) {
             (BoardSource::Port(_), _) => "this one resumes when it is plugged in again".to_string(),
@@ -543,6 +572,7 @@ impl BoardTask {
     /// committed together (one transaction, one disk sync shared with the other boards),
     /// and only then published and written to the PGN files.
     async fn on_bytes(&mut self, t_ms: Millis, data: Vec<u8>) {
+        self.connection_lost = false;
         let was_live = self.pipeline.live();
         let mut events = std::mem::take(&mut self.events);
         events.clear();

@@ -97,6 +97,7 @@ pub use crate::event::{BoardConfig, BoardOrigins, BoardSource, EventConfig, Play
 pub use channel::ArbiterSink;
 pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
+pub use replay::LINK_LOST;
 
 use crate::driver::probe::Candidates;
 use crate::server::feed::Feed;

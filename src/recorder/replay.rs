@@ -10,6 +10,11 @@ use crate::store::{BoardKey, Entry, Record};
 /// Journal metadata key: the serial number of the board an "auto" entry took.
 pub(crate) const BOUND_SERIAL: &str = "board-serial";
 
+/// Journal metadata key: the link to the board lost its connection, or the recorder started
+/// again on a journal (its value says which). What the board sends next is on a new
+/// connection: a replay must read it as the live run did.
+pub const LINK_LOST: &str = "link-lost";
+
 /// One thing that happened to a board.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Step {
@@ -17,6 +22,8 @@ pub(crate) enum Step {
     Bytes(Millis, Vec<u8>),
     /// An arbiter action applied.
     Arbiter(Millis, ArbiterRequest),
+    /// The link lost its connection (or the recorder restarted).
+    LinkLost,
 }
 
 /// A board's journalled history.
@@ -55,6 +62,9 @@ pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
             Record::Event(_) => history.events += 1,
             Record::Metadata { key, value } if key == BOUND_SERIAL => {
                 history.serial = value.as_str().map(str::to_string);
+            }
+            Record::Metadata { key, .. } if key == LINK_LOST => {
+                history.steps.push(Step::LinkLost);
             }
             Record::Boundary(_) | Record::Metadata { .. } => {}
         }

@@ -295,6 +295,13 @@ impl BoardPipeline {
         self.checkpoint_if_verified(t_ms);
     }
 
+    /// The host's link lost its connection to the board, or the host restarted: what the
+    /// next connection brings is part of the gap until the board has been read again (its
+    /// move log, or its dump), however late the handshake's answer comes.
+    pub fn link_lost(&mut self) {
+        self.resumption.link_lost();
+    }
+
     /// Takes one message as [`Resumption`] sorted it around reconnects.
     fn on_resumed(&mut self, resumed: Resumed, out: &mut Vec<Event>) {
         match resumed {
