@@ -13,7 +13,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bin, check, launchChromium, shots, until } from "./support.mjs";
+import { bin, check, eventually, launchChromium, shots, until } from "./support.mjs";
 
 const work = mkdtempSync(join(tmpdir(), "touchmove-browser-"));
 const port = 18000 + Math.floor(Math.random() * 2000);
@@ -44,11 +44,10 @@ try {
   const tiles = await page.locator(".tile").count();
   check(tiles >= 2, `spectator grid shows ${tiles} boards`);
   const before = await page.locator(".tile").first().locator(".last").textContent();
-  const after = await until("a move to appear on board 1", async () => {
+  await eventually(`a move appears on board 1 (was "${before}")`, async () => {
     const text = await page.locator(".tile").first().locator(".last").textContent();
     return text !== before && /\d+(\.|…) \S+/.test(text) ? text : null;
   });
-  check(true, `a move appeared on board 1: "${before}" → "${after}"`);
   const pieces = await page.locator(".tile").first().locator(".pieces use").count();
   check(pieces >= 20 && pieces <= 32, `board 1 draws ${pieces} pieces`);
   check(await page.locator(".tile").first().locator(".last-move").count() === 2, "the last move is highlighted");
@@ -121,11 +120,10 @@ try {
   await page.locator("#token").fill(token);
   await page.locator("#login-form button[type=submit]").click();
   await page.waitForSelector("#desk:not([hidden]) .tile", { timeout: 10_000 });
-  const links = await until("the desk's recorder links", async () => {
+  await eventually("the arbiter desk shows the recorder's links (web connections open and refused)", async () => {
     const text = await page.locator("#link-parts").textContent();
     return /web: \d+ of \d+ connections open, \d+ refused/.test(text) ? text : null;
   }, 15_000);
-  check(true, `the arbiter desk shows the recorder's links (${links})`);
   const alert = page.locator("#queue .decision", { hasText: "7.5.1" }).first();
   await alert.waitFor({ timeout: 120_000 });
   check(/Board 2/.test(await alert.textContent()), "the arbiter page shows the scripted 7.5.1 alert on board 2");
@@ -180,8 +178,8 @@ try {
   check(/White \d+:\d{2}/.test(clocksThen) && /Black \d+:\d{2}/.test(clocksThen), `both clocks are shown (${clocksThen})`);
   await page.screenshot({ path: join(shots, "arbiter-alert.png"), fullPage: true });
   await inspector.getByRole("button", { name: "Apply penalty" }).click();
-  await until("the alert to leave the queue", async () => (await page.locator("#queue .decision", { hasText: "7.5.1" }).count()) === 0);
-  check(true, "deciding the penalty clears the irregularity from the queue");
+  await eventually("deciding the penalty clears the irregularity from the queue",
+    async () => (await page.locator("#queue .decision", { hasText: "7.5.1" }).count()) === 0);
   const served2 = await (await fetch(`${base}/round/1/game/2.pgn`)).text();
   check(/\{7\.5\.1: Black|\{7\.5\.1: White/.test(served2) && !/(\d\.\d(?:\.\d)*): \1:/.test(served2),
     "board 2's PGN notes the illegal move under its article once");
@@ -203,9 +201,8 @@ try {
   check(sent.length === 2 && /^[0-9a-f]{32}$/.test(sent[0]) && sent[0] === sent[1],
     `an action whose answer was lost is sent again with its key (${JSON.stringify(sent)})`);
   await page.unroute("**/api/arbiter/action");
-  await until("board 1 to show 1–0", async () =>
+  await eventually("the arbiter's result button set 1–0 on board 1", async () =>
     (await page.locator(".tile[data-board='1'] .result").textContent()) === "1–0");
-  check(true, "the arbiter's result button set 1–0 on board 1");
   await page.screenshot({ path: join(shots, "arbiter-result.png"), fullPage: true });
   const served = await (await fetch(`${base}/round/1/game/1.pgn`)).text();
   check(/\[Result "1-0"\]/.test(served) && /1-0\s*$/.test(served), "the served PGN carries the arbiter's result");

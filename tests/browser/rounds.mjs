@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bin, check, launchChromium, root, shots, until } from "./support.mjs";
+import { bin, check, eventually, launchChromium, root, shots, until } from "./support.mjs";
 
 const work = mkdtempSync(join(tmpdir(), "touchmove-rounds-"));
 const port = 20000 + Math.floor(Math.random() * 2000);
@@ -84,8 +84,8 @@ try {
   await until("round 1's players", async () => (await whiteOf(grid, 1)) === names[0]);
   check((await grid.locator("#round-label").textContent()) === "Round 1", "the grid shows round 1 with its pairings");
   const game = await open("/round/1/game/1");
-  await until("the game view's players", async () => (await game.locator("#white-name").textContent()) === names[0]);
-  check(true, "the game view shows board 1 of round 1");
+  await eventually("the game view shows board 1 of round 1",
+    async () => (await game.locator("#white-name").textContent()) === names[0]);
   const desk = await open("/arbiter");
   await desk.locator("#token").fill(token);
   await desk.locator("#login-form button[type=submit]").click();
@@ -98,22 +98,20 @@ try {
   writeTrf(round2);
   desk.once("dialog", (d) => d.accept());
   await desk.locator("#next-round").click();
-  await until("the desk's answer", async () => /round 2 starts/.test(await desk.locator("#log").textContent()), 30_000);
-  check(true, "the desk's next round was accepted");
+  await eventually("the desk's next round was accepted",
+    async () => /round 2 starts/.test(await desk.locator("#log").textContent()), 30_000);
 
   await until("the grid to move to round 2", async () => grid.url().endsWith("/round/2")
     && (await grid.locator("#round-label").textContent()) === "Round 2", 30_000);
-  await until("round 2's players on the grid", async () => (await grid.locator(".tile").count()) === 2
+  await eventually("the grid moved to round 2 by itself, with round 2's pairings", async () => (await grid.locator(".tile").count()) === 2
     && (await whiteOf(grid, 1)) === names[1] && (await whiteOf(grid, 2)) === names[2]);
-  check(true, "the grid moved to round 2 by itself, with round 2's pairings");
   await until("the desk to move to round 2", async () =>
     (await desk.locator("#round-label").textContent()) === "Round 2"
     && (await desk.locator("#desk").isVisible()), 30_000);
-  await until("round 2's players on the desk", async () => (await whiteOf(desk, 1)) === names[1]);
-  check(true, "the arbiter desk moved to round 2 by itself and is still unlocked");
-  await until("the game view to move to round 2", async () => game.url().endsWith("/round/2/game/1")
+  await eventually("the arbiter desk moved to round 2 by itself and is still unlocked",
+    async () => (await whiteOf(desk, 1)) === names[1] && (await desk.locator("#desk").isVisible()));
+  await eventually("the game view moved to board 1 of round 2", async () => game.url().endsWith("/round/2/game/1")
     && (await game.locator("#white-name").textContent()) === names[1], 30_000);
-  check(true, "the game view moved to board 1 of round 2");
   await grid.screenshot({ path: join(shots, "rounds-2.png"), fullPage: true });
   await desk.screenshot({ path: join(shots, "rounds-2-arbiter.png"), fullPage: true });
 

@@ -21,6 +21,16 @@ export function check(condition, message) {
   console.log(`ok - ${message}`);
 }
 
+/** A check on something that takes time: polls `fn` like `until` and prints `ok - message`
+ * when it holds (its value is returned); fails the test when it has not held in time. */
+export async function eventually(message, fn, timeoutMs = 30_000) {
+  const value = await until(message, fn, timeoutMs).catch(() => {
+    throw new Error(`check failed: ${message} (not within ${timeoutMs / 1000} s)`);
+  });
+  check(value, message);
+  return value;
+}
+
 /** Polls `fn` every 200 ms until it returns something truthy (returned), or throws. */
 export async function until(what, fn, timeoutMs = 30_000) {
   const end = Date.now() + timeoutMs;
