@@ -625,6 +625,24 @@ fn a_hand_written_power_cycle_is_read_through() {
     assert_eq!(fields, [(1, 0), (18, 9), (60, 0), (52, 5)]);
 }
 
+/// The board switched off and on while a piece was in the hand: the piece put down just after
+/// the power-up's list of pieces reads like one more record of the list, but the list already
+/// holds the whole board, so it is the move's placement: 2...Nc6 and 3.Ke2, exactly.
+#[test]
+fn a_hand_written_power_cycle_with_a_piece_in_the_hand_is_read_through() {
+    let log = EepromLog::decode(&hand_written("power-cycle-piece-in-hand.hex"));
+    let fields: Vec<(u8, u8)> = recover(&fixture_trail(), &log, None)
+        .unwrap()
+        .records
+        .iter()
+        .filter_map(|r| match *r {
+            RecoveredRecord::Field { field, piece, .. } => Some((field, piece)),
+            RecoveredRecord::Press { .. } => None,
+        })
+        .collect();
+    assert_eq!(fields, [(1, 0), (18, 9), (60, 0), (52, 5)]);
+}
+
 /// A piece moved while the board was off: its power-up records show a board the log does
 /// not lead to, and the log is refused.
 #[test]

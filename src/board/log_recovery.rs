@@ -445,14 +445,19 @@ fn sequel(
     })
 }
 
-/// The records a power-up wrote after its tag (one per piece present, each on its own field)
-/// when they picture exactly `fields`: how many there are. A picture that differs (pieces
-/// moved while the board was off, or a change after the picture that cannot be told from
-/// it) is refused.
+/// The records a power-up wrote after its tag (one per piece present, each on its own field,
+/// in any order) when they picture exactly `fields`: how many there are. The picture ends
+/// where it holds every piece of `fields`: a piece placed on an empty square just after the
+/// power-up (the board switched on while a piece was in the hand) looks like one more picture
+/// record, but a picture that already holds the whole board has no more. A picture that
+/// never matches (pieces moved while the board was off) is refused.
 fn power_up_picture(after: &[LogEntry], fields: &[u8; 64]) -> Result<usize, Refusal> {
     let mut pictured = [0u8; 64];
     let mut count = 0;
     for e in after {
+        if pictured == *fields {
+            return Ok(count);
+        }
         match e.record {
             EepromRecord::FieldChange { field, piece, .. }
                 if piece != 0 && pictured[usize::from(field & 63)] == 0 =>
