@@ -1,5 +1,6 @@
 //! DGT's variants on pseudo-terminals: a virtual Pegasus read through the developer-key step
-//! and the occupancy-only path, and a virtual Revelation II recognised by the probe and
+//! and the occupancy-only path, the recorder's link to it (the key at each connection, the
+//! board read again), and a virtual Revelation II recognised by the probe and
 //! lighting the LEDs it is told to.
 
 use std::time::Duration;
@@ -9,6 +10,7 @@ use tokio::time::Instant;
 use touchmove::act::{Event, Machine, MachineConfig};
 use touchmove::board::Observation;
 use touchmove::board::dgt::DgtObserver;
+use touchmove::driver::dgt::{LinkConfig, LinkEvent, spawn_link};
 use touchmove::driver::probe::probe;
 use touchmove::recorder::bench::{fixture_games, plain_timeline};
 use touchmove::sim::virtual_board::model::BoardModel;
@@ -174,4 +176,135 @@ async fn a_revelation_is_recognised_by_the_probe_and_lights_its_leds() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(lit().is_empty());
+}
+
+/// The occupancy of every field (DGT numbering) after `moves` from the start position.
+fn occupancy_after(moves: &[String]) -> [bool; 64] {
+    let mut position = shakmaty::Chess::default();
+    for uci in moves {
+        let m = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(&position)
+            .unwrap();
+        position = shakmaty::Position::play(position, m).unwrap();
+    }
+    let mut occupied = [false; 64];
+    for (square, _) in shakmaty::Position::board(&position).iter() {
+        let field = touchmove::board::orientation::Orientation::Normal.square_to_field(square);
+        occupied[usize::from(field)] = true;
+    }
+    occupied
+}
+
+/// What the link reported until `until` holds or `limit` passes: the events, and every
+/// board dump decoded from the bytes, with the number of `Connected` before it.
+async fn follow_link(
+    events: &mut tokio::sync::mpsc::Receiver<LinkEvent>,
+    decoder: &mut PegasusDecoder,
+    seen: &mut Vec<(usize, [bool; 64])>,
+    connections: &mut usize,
+    limit: Duration,
+    until: impl Fn(&[(usize, [bool; 64])], usize) -> bool,
+) {
+    let deadline = Instant::now() + limit;
+    while !until(seen, *connections) {
+        let Ok(Some(event)) = tokio::time::timeout_at(deadline, events.recv()).await else {
+            return;
+        };
+        match event {
+            LinkEvent::Connected { .. } => *connections += 1,
+            LinkEvent::Bytes { data, .. } => {
+                let mut messages = Vec::new();
+                decoder.push(&data, &mut messages);
+                for message in messages {
+                    if let PegasusMessage::Occupancy(occupied) = message {
+                        seen.push((*connections, occupied));
+                    }
+                }
+            }
+            LinkEvent::Failed { message } => panic!("the link failed: {message}"),
+            LinkEvent::Disconnected { .. } => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pegasus_link_gives_the_key_at_each_connection_and_reads_the_board_again() {
+    let mut game = fixture_games().remove(0);
+    game.moves_uci.truncate(2);
+    let pace = Pace {
+        think_ms: 300,
+        step_ms: 50,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pegasus");
+    let first = VirtualPegasus::spawn(VirtualPegasusConfig::new(
+        &path,
+        plain_timeline(&game, pace),
+    ))
+    .unwrap();
+    let key = DeveloperKey::parse("01 02 03 04 05 06").unwrap();
+    let (link, mut events) = spawn_link(
+        LinkConfig::pegasus(path.to_str().unwrap(), key),
+        Instant::now(),
+    );
+    let mut decoder = PegasusDecoder::new();
+    let mut dumps = Vec::new();
+    let mut connections = 0;
+    let after_game = occupancy_after(&game.moves_uci);
+
+    // The handshake's dump shows the start; once the moves have stopped for the quiet
+    // period, the link reads the board again, and the dump shows them.
+    follow_link(
+        &mut events,
+        &mut decoder,
+        &mut dumps,
+        &mut connections,
+        Duration::from_secs(20),
+        |dumps, _| dumps.iter().any(|(_, d)| *d == after_game),
+    )
+    .await;
+    assert!(first.keyed() && first.is_finished(), "the key opened it");
+    // Held until the handshake ends: it comes after the first `Connected`.
+    assert_eq!(
+        dumps.first().map(|(c, d)| (*c, *d)),
+        Some((1, occupancy_after(&[])))
+    );
+    assert!(
+        dumps.iter().any(|(_, d)| *d == after_game),
+        "read again after the moves: {} dumps",
+        dumps.len()
+    );
+
+    // Another board on the port (the link came back): it is given the key again and read.
+    drop(first);
+    let gone = Instant::now() + Duration::from_secs(5);
+    while path.symlink_metadata().is_ok() && Instant::now() < gone {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut config = VirtualPegasusConfig::new(&path, Vec::new());
+    config.initial = {
+        let mut g = touchmove::rules::Game::standard();
+        for uci in &game.moves_uci {
+            g.play_uci(uci).unwrap();
+        }
+        shakmaty::Position::board(g.position()).clone()
+    };
+    let second = VirtualPegasus::spawn(config).unwrap();
+    let before = dumps.len();
+    follow_link(
+        &mut events,
+        &mut decoder,
+        &mut dumps,
+        &mut connections,
+        Duration::from_secs(20),
+        |dumps, connections| connections >= 2 && dumps.len() > before,
+    )
+    .await;
+    assert!(second.keyed(), "the key is given at the new connection");
+    assert_eq!(connections, 2);
+    assert_eq!(dumps.last().map(|(c, d)| (*c, *d)), Some((2, after_game)));
+    assert!(second.refused().is_empty(), "{:?}", second.refused());
+    link.shutdown();
 }

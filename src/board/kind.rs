@@ -14,6 +14,7 @@ use crate::board::Millis;
 use crate::board::snapshot::SnapshotAdapter;
 use crate::wire::dgt::{self, Message};
 use crate::wire::frame_error::FrameError;
+use crate::wire::pegasus::{PegasusDecoder, PegasusMessage};
 use crate::wire::{certabo, chessnut, millennium};
 
 /// A kind of electronic board.
@@ -31,16 +32,20 @@ pub enum BoardKind {
     Sentio,
     /// Chessnut Air, Air+, Pro.
     Chessnut,
+    /// DGT Pegasus: DGT's framing and field updates, occupancy only, streaming after the
+    /// developer key (Bluetooth LE; a serial path carries the same bytes).
+    Pegasus,
 }
 
 impl BoardKind {
     /// Every kind, in the order they are listed to users.
-    pub const ALL: [BoardKind; 5] = [
+    pub const ALL: [BoardKind; 6] = [
         BoardKind::Dgt,
         BoardKind::Millennium,
         BoardKind::Certabo,
         BoardKind::Sentio,
         BoardKind::Chessnut,
+        BoardKind::Pegasus,
     ];
 
     /// The name used in event files and on the command line.
@@ -51,22 +56,27 @@ impl BoardKind {
             BoardKind::Certabo => "certabo",
             BoardKind::Sentio => "sentio",
             BoardKind::Chessnut => "chessnut",
+            BoardKind::Pegasus => "pegasus",
         }
     }
 
-    /// False for boards that sense only occupancy (Sentio): they take the occupancy-only
-    /// path, where a promotion's piece is the arbiter's (4.6).
+    /// False for boards that sense only occupancy (Sentio, Pegasus): they take the
+    /// occupancy-only path, where a promotion's piece is the arbiter's (4.6).
     pub fn identifies_pieces(self) -> bool {
-        self != BoardKind::Sentio
+        !matches!(self, BoardKind::Sentio | BoardKind::Pegasus)
     }
 
     /// How long the board takes to read all its squares once: a DGT board samples its
     /// squares one by one in about 250 ms; a Millennium board scans every 41 ms (register
     /// 0x01's default); a Certabo frame of about 820 characters fills the 38400-baud line
-    /// for 210 ms, so frames come about 3 a second; Sentio and Chessnut about 10.
+    /// for 210 ms, so frames come about 3 a second; Sentio and Chessnut about 10. No
+    /// document gives the Pegasus's scan: it reports field changes one by one as DGT boards
+    /// do, and is modelled as DGT's Bluetooth boards, which scan at half a USB board's
+    /// speed (`protocols` 1.7).
     pub fn scan_period_ms(self) -> Millis {
         match self {
             BoardKind::Dgt => 250,
+            BoardKind::Pegasus => 500,
             BoardKind::Millennium => 41,
             BoardKind::Certabo => 300,
             BoardKind::Sentio | BoardKind::Chessnut => 100,
@@ -88,7 +98,7 @@ impl BoardKind {
     /// modelled one by one).
     pub fn frame_transfer_ms(self) -> Millis {
         let bytes = match self {
-            BoardKind::Dgt => 0,
+            BoardKind::Dgt | BoardKind::Pegasus => 0,
             BoardKind::Millennium => 67,
             BoardKind::Certabo => 820,
             BoardKind::Sentio => 30,
@@ -99,7 +109,8 @@ impl BoardKind {
 
     /// How much later than the clock a square's change reaches the host: the report delay and
     /// one frame on the line for boards that send whole frames; 0 for DGT, whose square
-    /// updates and clock messages come on one line as they happen.
+    /// updates and clock messages come on one line as they happen (and for the Pegasus,
+    /// which has no clock).
     pub fn report_lag_ms(self) -> Millis {
         if self.sends_snapshots() {
             self.report_delay_ms() + self.frame_transfer_ms()
@@ -113,9 +124,21 @@ impl BoardKind {
         self != BoardKind::Dgt
     }
 
-    /// True for boards that send whole-board frames.
+    /// True for boards that send whole-board frames (not DGT and Pegasus, which report
+    /// each field change).
     pub fn sends_snapshots(self) -> bool {
-        self != BoardKind::Dgt
+        !matches!(self, BoardKind::Dgt | BoardKind::Pegasus)
+    }
+
+    /// True for boards that keep a move log the host can read after a gap (DGT's EEPROM
+    /// log); the others are read again from their position.
+    pub fn has_move_log(self) -> bool {
+        self == BoardKind::Dgt
+    }
+
+    /// True for boards that stream only after the host gave DGT's developer key (Pegasus).
+    pub fn needs_developer_key(self) -> bool {
+        self == BoardKind::Pegasus
     }
 }
 
@@ -152,6 +175,7 @@ enum Inner {
     Certabo(certabo::Decoder, certabo::TagReader),
     Sentio(certabo::Decoder),
     Chessnut(chessnut::Decoder),
+    Pegasus(PegasusDecoder),
 }
 
 /// Decodes one board's bytes, of any kind, into DGT [`Message`]s: a DGT board's as they
@@ -188,6 +212,7 @@ impl KindDecoder {
             }
             BoardKind::Sentio => Inner::Sentio(certabo::Decoder::new()),
             BoardKind::Chessnut => Inner::Chessnut(chessnut::Decoder::new()),
+            BoardKind::Pegasus => Inner::Pegasus(PegasusDecoder::new()),
         };
         KindDecoder {
             inner,
@@ -278,6 +303,19 @@ impl KindDecoder {
                     }
                 }
             }
+            Inner::Pegasus(decoder) => {
+                let mut messages = Vec::new();
+                decoder.push(bytes, &mut messages);
+                for message in messages {
+                    match message {
+                        PegasusMessage::Invalid(e) => failed.push(e.to_frame_error()),
+                        valid => {
+                            good += 1;
+                            out.extend(valid.to_message());
+                        }
+                    }
+                }
+            }
         }
         self.frames += good as u64;
         self.error_count += failed.len() as u64;
@@ -292,6 +330,7 @@ impl KindDecoder {
             Inner::Millennium(d) => d.skipped_bytes(),
             Inner::Certabo(d, _) | Inner::Sentio(d) => d.skipped_bytes(),
             Inner::Chessnut(d) => d.skipped_bytes(),
+            Inner::Pegasus(d) => d.skipped_bytes(),
         }
     }
 
@@ -308,5 +347,65 @@ impl KindDecoder {
     /// Frames dropped so far.
     pub fn error_count(&self) -> u64 {
         self.error_count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::pegasus::PegasusMessage;
+
+    #[test]
+    fn pegasus_is_named_and_reports_field_changes_without_pieces() {
+        assert_eq!("Pegasus".parse::<BoardKind>(), Ok(BoardKind::Pegasus));
+        assert_eq!(BoardKind::Pegasus.name(), "pegasus");
+        let kind = BoardKind::Pegasus;
+        assert!(!kind.identifies_pieces() && !kind.sends_snapshots() && !kind.has_move_log());
+        assert!(kind.needs_developer_key() && kind.has_leds());
+        assert_eq!(kind.report_lag_ms(), 0);
+        assert!(BoardKind::Dgt.has_move_log() && !BoardKind::Dgt.needs_developer_key());
+        let unknown = "abacus".parse::<BoardKind>().unwrap_err();
+        assert!(unknown.contains("pegasus"), "{unknown}");
+    }
+
+    #[test]
+    fn a_pegasus_stream_decodes_to_dgt_messages_and_a_piece_code_is_an_error() {
+        let mut bytes = PegasusMessage::Occupancy([true; 64]).encode();
+        bytes.extend(
+            PegasusMessage::Field {
+                field: 52,
+                occupied: false,
+            }
+            .encode(),
+        );
+        bytes.extend(
+            Message::FieldUpdate {
+                field: 36,
+                piece: 6,
+            }
+            .encode(),
+        );
+        bytes.extend(Message::Version { major: 1, minor: 0 }.encode());
+        let mut decoder = KindDecoder::new(BoardKind::Pegasus);
+        let mut out = Vec::new();
+        decoder.push(&bytes, &mut out);
+        assert_eq!(
+            out,
+            [
+                Message::BoardDump([1; 64]),
+                Message::FieldUpdate {
+                    field: 52,
+                    piece: 0
+                },
+                Message::Version { major: 1, minor: 0 },
+            ]
+        );
+        assert_eq!((decoder.frames_read(), decoder.error_count()), (3, 1));
+        let errors = decoder.take_errors();
+        assert!(
+            errors[0].to_string().starts_with("pegasus frame 3"),
+            "{}",
+            errors[0]
+        );
     }
 }

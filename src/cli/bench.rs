@@ -136,8 +136,9 @@ pub struct CrosscheckArgs {
     /// stays lost)
     #[arg(long)]
     pub verified: bool,
-    /// The kind of board: dgt (the board `--roughness` chooses), or a board that sends
-    /// whole frames at its own scan period (millennium, certabo, sentio, chessnut).
+    /// The kind of board: dgt (the board `--roughness` chooses), a board that sends whole
+    /// frames at its own scan period (millennium, certabo, sentio, chessnut), or one that
+    /// reports field changes as DGT's do, at its own scan period (pegasus).
     #[arg(long, default_value = "dgt")]
     pub board: BoardKind,
 }
@@ -264,7 +265,7 @@ pub struct RecognitionArgs {
     #[arg(long, value_enum, default_value_t = Noise::Realistic)]
     pub noise: Noise,
     /// The kind of board: its scan rate and whether it names pieces (dgt, millennium,
-    /// certabo, sentio, chessnut).
+    /// certabo, sentio, chessnut, pegasus).
     #[arg(long, default_value = "dgt")]
     pub board: BoardKind,
 }
@@ -549,7 +550,7 @@ fn crosscheck_games(args: &CrosscheckArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let selected: Vec<&PgnGame> = games.iter().collect();
-    let board = args.board.sends_snapshots().then_some(args.board);
+    let board = (args.board != BoardKind::Dgt).then_some(args.board);
     if args.games.trace {
         print_lines(selected.iter().flat_map(|g| {
             match crosscheck::play_one_on(g, args.games.seed, args.roughness, args.verified, board)

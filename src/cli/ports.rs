@@ -19,6 +19,12 @@ pub struct PortsArgs {
     pub probe: bool,
 }
 
+/// Why a DGT Pegasus is never listed: it has no serial port.
+pub const PEGASUS_NOTE: &str = "a DGT Pegasus is not listed: it speaks Bluetooth LE only \
+     (Nordic UART service), which touchmove does not open yet; a bridge that carries its bytes \
+     on a serial port or pseudo-terminal can be recorded with --port pegasus:PATH and the \
+     event's pegasus_key";
+
 /// Runs `touchmove ports`.
 pub fn run(args: PortsArgs) -> ExitCode {
     let ports = list_ports(&args.sysfs);
@@ -27,6 +33,7 @@ pub fn run(args: PortsArgs) -> ExitCode {
             "no serial ports found; plug the board in (USB) or bind its Bluetooth link \
              (`rfcomm bind 0 <address>`), then run `touchmove ports` again"
         );
+        println!("{PEGASUS_NOTE}");
         return ExitCode::SUCCESS;
     }
     let runtime = if args.probe {
@@ -54,6 +61,7 @@ pub fn run(args: PortsArgs) -> ExitCode {
         }
         println!("{line}");
     }
+    println!("{PEGASUS_NOTE}");
     ExitCode::SUCCESS
 }
 

@@ -20,7 +20,8 @@ pub struct RecordArgs {
     pub config: Option<PathBuf>,
     /// A board's serial port (repeat for several boards, numbered in order), or `auto` for
     /// every DGT board found. A board of another kind is `KIND:PATH`, e.g.
-    /// `millennium:/dev/ttyUSB0` (kinds: dgt, millennium, certabo, sentio, chessnut).
+    /// `millennium:/dev/ttyUSB0` (kinds: dgt, millennium, certabo, sentio, chessnut,
+    /// pegasus).
     #[arg(long)]
     pub port: Vec<String>,
     /// Where to look for boards given by serial number or `auto` (repeatable; a `*` in the
@@ -81,8 +82,15 @@ pub struct RecordArgs {
     #[arg(long)]
     pub round: Option<u32>,
     /// Event name, overriding the event file's.
-    #[arg(long)]
+    // Its own id: the flattened cluster arguments have an `event` (`--cluster-event`) too,
+    // and clap refuses two arguments of one id (a panic in debug builds).
+    #[arg(long = "event", id = "event_name", value_name = "NAME")]
     pub event: Option<String>,
+    /// The developer key DGT Pegasus boards are opened with, overriding the event file's
+    /// `pegasus_key`: the path of a file holding its six bytes in hex (or the bytes
+    /// themselves, which other users of the machine can then read in the process list).
+    #[arg(long, value_name = "KEY_OR_FILE")]
+    pub pegasus_key: Option<String>,
     /// The event's cluster, when its boards are recorded on several PCs.
     #[command(flatten)]
     pub cluster: crate::cluster::settings::ClusterArgs,
@@ -104,6 +112,7 @@ impl RecordArgs {
                 .collect(),
             detect_boards: self.port.iter().any(|p| p == "auto"),
             pairings: self.pairings.clone(),
+            pegasus_key: self.pegasus_key.clone(),
             ..EventSpec::default()
         }
     }

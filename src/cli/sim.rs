@@ -15,6 +15,7 @@ use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
+use crate::sim::virtual_pegasus::{VirtualPegasus, VirtualPegasusConfig};
 
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
@@ -58,7 +59,7 @@ pub struct SimArgs {
     /// Exit when the game has been played instead of waiting for Ctrl-C.
     #[arg(long)]
     pub exit_when_done: bool,
-    /// The kind of board: dgt, millennium, certabo, sentio or chessnut.
+    /// The kind of board: dgt, millennium, certabo, sentio, chessnut or pegasus.
     #[arg(long, default_value = "dgt")]
     pub kind: BoardKind,
 }
@@ -115,6 +116,16 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
             (dir.join("dgt0"), Some(dir))
         }
     };
+    if args.kind == BoardKind::Pegasus {
+        let mut config = VirtualPegasusConfig::new(&port, script);
+        config.speed = args.speed;
+        config.initial = start.board().clone();
+        let result = play_pegasus(config, moves.len(), args.exit_when_done).await;
+        if let Some(dir) = own_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return result;
+    }
     if args.kind != BoardKind::Dgt {
         let mut config = SnapshotBoardConfig::new(args.kind, &port, script);
         config.speed = args.speed;
@@ -199,6 +210,37 @@ async fn play_snapshot(
         super::stop_requested().await;
     } else {
         // Let a connected host read a few more pictures of the final position.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Ok(())
+}
+
+/// Runs a virtual DGT Pegasus until the game is played (and then until Ctrl-C unless
+/// `exit_when_done`).
+async fn play_pegasus(
+    config: VirtualPegasusConfig,
+    plies: usize,
+    exit_when_done: bool,
+) -> Result<(), String> {
+    let port = config.path.clone();
+    let board = VirtualPegasus::spawn(config)
+        .map_err(|e| format!("cannot open a pseudo-terminal at {}: {e}", port.display()))?;
+    println!("{}", port.display());
+    eprintln!(
+        "virtual DGT Pegasus on {}: {plies} moves, starting once a host gives it a developer \
+         key (any key) and sets the update mode (record it with --port pegasus:{} and a \
+         pegasus_key); it has no clock; Ctrl-C stops",
+        port.display(),
+        port.display()
+    );
+    tokio::select! {
+        () = board.finished() => eprintln!("game played"),
+        () = super::stop_requested() => return Ok(()),
+    }
+    if !exit_when_done {
+        super::stop_requested().await;
+    } else {
+        // Let a connected host read the last updates before the port goes away.
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     Ok(())

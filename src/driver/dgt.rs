@@ -25,6 +25,7 @@ use super::clock_pacing::{ClockAction, ClockPacer};
 use super::serial;
 use super::verify::{Verifier, VerifyConfig};
 use crate::wire::dgt::{AckKind, ClockMessage, Command, Decoder, Message};
+use crate::wire::pegasus::{DeveloperKey, connect_sequence};
 
 /// Which update mode the driver puts the board in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,6 +73,10 @@ pub struct LinkConfig {
     /// How long to wait for the log (≈ 8 s at 9600 baud); a board without the log never
     /// answers, and the handshake goes on without it.
     pub log_timeout: Duration,
+    /// A DGT Pegasus's developer key: when set, the handshake gives it to the board with the
+    /// rest of the Pegasus's connect sequence (`wire::pegasus::connect_sequence`) before it
+    /// asks for the board, at every connection.
+    pub developer_key: Option<DeveloperKey>,
 }
 
 impl LinkConfig {
@@ -80,6 +85,17 @@ impl LinkConfig {
         LinkConfig {
             port: port.into(),
             ..LinkConfig::default()
+        }
+    }
+
+    /// Settings for a DGT Pegasus on `port`, opened with `key`: field updates only (it has
+    /// no clock), no move log (it keeps none), the key given at every connection.
+    pub fn pegasus(port: impl Into<String>, key: DeveloperKey) -> Self {
+        LinkConfig {
+            update_mode: UpdateMode::BoardOnly,
+            read_log: false,
+            developer_key: Some(key),
+            ..LinkConfig::new(port)
         }
     }
 }
@@ -101,6 +117,7 @@ impl Default for LinkConfig {
             verify: VerifyConfig::default(),
             read_log: true,
             log_timeout: Duration::from_secs(12),
+            developer_key: None,
         }
     }
 }
@@ -415,8 +432,14 @@ impl<'a> Session<'a> {
         if read_log {
             ask.extend(Command::SendEepromMoves.encode());
         }
-        ask.extend(Command::SendBoard.encode());
-        ask.extend(mode.encode());
+        match &self.link.config.developer_key {
+            // A Pegasus sends its board and its changes only once it has the key.
+            Some(key) => ask.extend(connect_sequence(key)),
+            None => {
+                ask.extend(Command::SendBoard.encode());
+                ask.extend(mode.encode());
+            }
+        }
         self.write(&ask).await?;
         let logged = read_log && self.read_log().await?;
         // The dump comes behind the log, which takes ≈ 8 s at 9600 baud: a board still
@@ -429,8 +452,14 @@ impl<'a> Session<'a> {
                 .await?
                 .is_some();
         if !dumped {
+            let why = if self.link.config.developer_key.is_some() {
+                " (a DGT Pegasus sends it only after the right developer key: check the \
+                 pegasus_key DGT gave you)"
+            } else {
+                ""
+            };
             return Err(End::Lost(format!(
-                "{}: the board answered its version but sent no board dump within {:.1} s",
+                "{}: the board answered its version but sent no board dump within {:.1} s{why}",
                 self.port_name(),
                 timeout.as_secs_f64()
             )));

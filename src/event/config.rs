@@ -6,11 +6,14 @@
 //! round = 3
 //! time_control = "40/5400+30:1800+30"
 //! pairings = "round-3.csv"          # optional, relative to this file
+//! pegasus_key = "pegasus.key"       # DGT Pegasus boards: DGT's developer key, as six hex
+//!                                   # bytes or a file holding them (`pegasus_key`)
 //!
 //! [[board]]
 //! number = 1
 //! port = "/dev/ttyACM0"             # or port = "auto", or serial = "24587"
-//! kind = "dgt"                      # or "millennium", "certabo", "sentio", "chessnut"
+//! kind = "dgt"                      # or "millennium", "certabo", "sentio", "chessnut",
+//!                                   # "pegasus"
 //! leds = "off"                      # boards with LEDs: or "last-move", "errors" (at home)
 //! white = { name = "Carlsen, Magnus", fide_id = 1503014, title = "GM", rating = 2830 }
 //! black = { name = "Nepomniachtchi, Ian", fide_id = 4168119 }
@@ -133,6 +136,9 @@ struct RawEvent {
     round: Option<Spanned<i64>>,
     time_control: Option<Spanned<String>>,
     pairings: Option<Spanned<String>>,
+    /// Read by `pegasus_key`: a secret, kept out of [`EventConfig`] (which travels to the
+    /// cluster's other PCs); only checked here.
+    pegasus_key: Option<Spanned<String>>,
     #[serde(default)]
     board: Vec<Spanned<RawBoard>>,
     /// Read by `cluster::settings`; accepted here so that the file stays one file.
@@ -229,6 +235,9 @@ impl EventConfig {
                 return Err(invalid(tc.span().start, "time_control", message));
             }
             config.time_control = Some(tc.into_inner());
+        }
+        if raw.pegasus_key.is_some() {
+            super::pegasus_key::key_in_event_text(text, path)?;
         }
         if let Some(mode) = raw.leds {
             config.leds = mode
@@ -551,6 +560,20 @@ port = "auto"
         )
         .unwrap_err();
         assert!(e.to_string().contains("board 2 (line 7)"), "{e}");
+    }
+
+    #[test]
+    fn a_pegasus_board_and_its_key_are_read_and_a_bad_key_names_its_line() {
+        let c = parse(
+            "pegasus_key = \"01 02 03 04 05 06\"\n[[board]]\nnumber = 1\nport = \"/dev/p\"\n\
+             kind = \"pegasus\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.boards[0].kind, BoardKind::Pegasus);
+        let e = parse("event = \"x\"\npegasus_key = \"01 02\"\n").unwrap_err();
+        assert!(e.to_string().contains("event.toml:2: pegasus_key"), "{e}");
+        let e = parse("[[board]]\nnumber = 1\nserial = \"1\"\nkind = \"pegasus\"\n").unwrap_err();
+        assert!(e.to_string().contains("found by its port only"), "{e}");
     }
 
     #[test]

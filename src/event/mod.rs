@@ -5,6 +5,7 @@
 //! - [`trf`]: FIDE Tournament Report Files (players and pairings in, results out);
 //! - [`pairings`]: a round's boards from a TRF, a PGN of headers or a CSV;
 //! - [`config`]: the event file (TOML) and the event a recorder records;
+//! - [`pegasus_key`]: the DGT Pegasus developer key the event file or command line names;
 //! - [`rounds`]: one description of the event ([`rounds::EventSpec`]) and each round of it;
 //! - [`bounds`], [`error`]: the numbers accepted, and what a file that cannot be used says.
 //!
@@ -16,6 +17,7 @@ pub mod bounds;
 pub mod config;
 pub mod error;
 pub mod pairings;
+pub mod pegasus_key;
 pub mod player;
 pub mod rounds;
 pub mod trf;

@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 use super::bounds::{check_board, check_round};
 use super::config::{BoardConfig, BoardOrigins, BoardSource, EventConfig, check_time_control};
 use super::pairings::{self, RoundPairings};
+use super::pegasus_key;
 use super::player::Player;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
+use crate::wire::pegasus::DeveloperKey;
 
 /// An event as its organiser describes it: everything a recorder needs to open any round.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +38,9 @@ pub struct EventSpec {
     pub detect_boards: bool,
     /// Pairings read for each round: a FIDE TRF, a PGN of headers or a CSV.
     pub pairings: Option<PathBuf>,
+    /// The DGT Pegasus developer key over the file's `pegasus_key`: its six bytes in hex, or
+    /// a file holding them (relative to the working directory).
+    pub pegasus_key: Option<String>,
 }
 
 /// A round ready to be recorded: its boards with their players, and what the arbiter should
@@ -106,6 +111,20 @@ impl EventSpec {
             origins.insert(number, port);
         }
         Ok((config, origins))
+    }
+
+    /// The DGT Pegasus developer key: the command line's, else the event file's (`None`
+    /// when neither names one).
+    pub fn pegasus_key(&self) -> Result<Option<DeveloperKey>, String> {
+        if let Some(given) = &self.pegasus_key {
+            return pegasus_key::read_key(given, Path::new("."))
+                .map(Some)
+                .map_err(|e| format!("--pegasus-key: {e}"));
+        }
+        match &self.file {
+            Some(path) => pegasus_key::key_in_event_file(path).map_err(|e| e.to_string()),
+            None => Ok(None),
+        }
     }
 
     /// Round `round` on `boards` (from [`EventSpec::boards`], with any detected boards): the

@@ -23,7 +23,7 @@ use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::leds::{LedPlan, led_command};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
-use crate::wire::dgt::Command;
+use crate::wire::dgt::{Command, CommandDecoder};
 
 /// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
 pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
@@ -250,7 +250,7 @@ impl BoardTask {
         let mut reopen: Option<tokio::time::Instant> = None;
         let mut failure_told: Option<String> = None;
         match self.source.clone() {
-            BoardSource::Port(p) => link = Some(self.open_link(p.to_string_lossy().into_owned())),
+            BoardSource::Port(p) => link = self.open_link(p.to_string_lossy().into_owned()),
             BoardSource::Bus { port, serial } => link = self.open_bus_link(&port, &serial),
             _ => finding = Some(self.find()),
         }
@@ -304,7 +304,7 @@ impl BoardTask {
                 () = until(reopen) => {
                     reopen = None;
                     if let BoardSource::Port(p) = self.source.clone() {
-                        link = Some(self.open_link(p.to_string_lossy().into_owned()));
+                        link = self.open_link(p.to_string_lossy().into_owned());
                     }
                 }
                 found = next_found(&mut finding) => {
@@ -317,7 +317,7 @@ impl BoardTask {
                                 let t_ms = at.saturating_duration_since(epoch).as_millis() as u64;
                                 self.on_bytes(t_ms, data).await;
                             }
-                            link = Some(self.open_link(found.port.to_string_lossy().into_owned()));
+                            link = self.open_link(found.port.to_string_lossy().into_owned());
                         }
                         None => loud(&format!(
                             "board {}: the port search stopped; restart the recorder",
@@ -371,10 +371,27 @@ impl BoardTask {
         self.shared.discovery.want(self.number, self.target())
     }
 
-    fn open_link(&mut self, port: String) -> Link {
+    /// Opens the link of the board's kind on `port`; `None` for a Pegasus without its
+    /// developer key (said loudly; the recorder refuses to start without it, so only a
+    /// caller that skipped that check gets here).
+    fn open_link(&mut self, port: String) -> Option<Link> {
         let epoch = self.shared.session.epoch();
         let (handle, events) = match self.pipeline.kind() {
             BoardKind::Dgt => spawn_link(LinkConfig::new(port.clone()), epoch),
+            BoardKind::Pegasus => {
+                let Some(key) = self.shared.pegasus_key.clone() else {
+                    loud(&format!(
+                        "board {}: {port} is a DGT Pegasus and no developer key is given, so it \
+                         is not read: {}",
+                        self.number,
+                        crate::event::pegasus_key::HOW_TO_GIVE_THE_KEY
+                    ));
+                    return None;
+                };
+                let (handle, events) = spawn_link(LinkConfig::pegasus(port.clone(), key), epoch);
+                self.lights = Some(forward_lights(handle.clone()));
+                (handle, events)
+            }
             kind => {
                 let (handle, events, lights) =
                     spawn_snapshot_link(SnapshotLinkConfig::new(kind, port.clone()), epoch);
@@ -382,11 +399,11 @@ impl BoardTask {
                 (handle, events)
             }
         };
-        Link {
+        Some(Link {
             handle: LinkControl::Own(handle),
             events,
             port,
-        }
+        })
     }
 
     /// The board's share of its bus chain's link.
@@ -849,6 +866,24 @@ impl LinkControl {
             handle.send(Command::SendEepromMoves);
         }
     }
+}
+
+/// Where the LED commands of a board on a DGT link go: decoded and sent through `handle`
+/// (written while the link is up, dropped while it is down). The forwarding ends with the
+/// link or when the sender is dropped.
+fn forward_lights(handle: LinkHandle) -> mpsc::UnboundedSender<Vec<u8>> {
+    let (lights, mut received) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        let mut decoder = CommandDecoder::new();
+        let mut commands = Vec::new();
+        while let Some(bytes) = received.recv().await {
+            decoder.push(&bytes, &mut commands);
+            for command in commands.drain(..) {
+                handle.send(command);
+            }
+        }
+    });
+    lights
 }
 
 /// A running link to the board.

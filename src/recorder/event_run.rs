@@ -39,6 +39,9 @@ impl EventRun {
     /// an error says why nothing was opened.
     pub async fn open(spec: EventSpec, mut options: RunOptions) -> Result<EventRun, String> {
         let (mut boards, mut origins) = spec.boards()?;
+        if let Some(key) = spec.pegasus_key()? {
+            options.pegasus_key = Some(key);
+        }
         if spec.detect_boards {
             add_detected_boards(
                 &mut boards,

@@ -10,6 +10,7 @@ use shakmaty::Square;
 
 use crate::act::Event;
 use crate::board::kind::BoardKind;
+use crate::wire::pegasus::{LedPattern, PegasusCommand};
 use crate::wire::{certabo, chessnut, millennium};
 
 pub use crate::board::leds::LedMode;
@@ -78,12 +79,35 @@ pub fn led_command(kind: BoardKind, fields: &[u8]) -> Option<Vec<u8>> {
         ),
         BoardKind::Chessnut => Some(chessnut::Command::Leds(chessnut::led_bytes(fields)).encode()),
         BoardKind::Certabo | BoardKind::Sentio => Some(certabo::led_bytes(fields).to_vec()),
+        BoardKind::Pegasus if fields.len() == 0 => Some(PegasusCommand::LedsOff.encode()),
+        // Steady (speed 1, repeat 0 = until changed), at the dimmest documented brightness.
+        BoardKind::Pegasus => Some(
+            PegasusCommand::Leds(LedPattern {
+                speed: 1,
+                repeat: 0,
+                brightness: 3,
+                fields: fields.collect(),
+            })
+            .encode(),
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pegasus_lights_its_fields_steadily_and_all_off_with_none() {
+        assert_eq!(
+            led_command(BoardKind::Pegasus, &[12, 28]),
+            Some(vec![0x60, 0x07, 0x05, 1, 0, 3, 12, 28, 0x00])
+        );
+        assert_eq!(
+            led_command(BoardKind::Pegasus, &[]),
+            Some(vec![0x60, 0x02, 0x00, 0x00])
+        );
+    }
 
     #[test]
     fn errors_light_the_differing_squares_until_play_resumes() {

@@ -149,6 +149,9 @@ pub struct RunOptions {
     pub probed_bytes: BTreeMap<PathBuf, Vec<(tokio::time::Instant, Vec<u8>)>>,
     /// Where the web server sends the arbiter's "next round" (see [`event_run`]).
     pub next_round: Option<crate::server::NextRoundSink>,
+    /// The developer key given to DGT Pegasus boards (`pegasus_key`); an event with a
+    /// Pegasus board and no key does not start.
+    pub pegasus_key: Option<crate::wire::pegasus::DeveloperKey>,
 }
 
 impl RunOptions {
@@ -179,6 +182,7 @@ impl RunOptions {
             journal_backlog_limit: DEFAULT_BACKLOG_LIMIT,
             probed_bytes: BTreeMap::new(),
             next_round: None,
+            pegasus_key: None,
         }
     }
 }
@@ -259,6 +263,9 @@ pub enum RecorderError {
     /// The lichess pusher could not start.
     #[error("lichess: {0}")]
     Lichess(String),
+    /// A DGT Pegasus board and no developer key to open it with.
+    #[error("{0}")]
+    PegasusKey(String),
 }
 
 /// The state shared by the board tasks: each board's latest PGN and summary, for
@@ -290,6 +297,8 @@ pub(crate) struct Shared {
     pub buses: BTreeMap<PathBuf, crate::driver::bus_boards::BusBoards>,
     /// Pushes the round to lichess after every change, when asked to.
     pub pusher: Mutex<Option<crate::server::lichess::Pusher>>,
+    /// See [`RunOptions::pegasus_key`].
+    pub pegasus_key: Option<crate::wire::pegasus::DeveloperKey>,
 }
 
 impl Shared {
@@ -542,6 +551,8 @@ impl Recorder {
             crate::event::bounds::check_board(i64::from(board.number))
                 .map_err(RecorderError::Numbers)?;
         }
+        crate::event::pegasus_key::check_boards(&config, options.pegasus_key.as_ref())
+            .map_err(RecorderError::PegasusKey)?;
         let control = match &config.time_control {
             Some(tc) => crate::clock::TimeControl::parse(tc)
                 .map_err(|e| RecorderError::TimeControl(e.to_string()))?,
@@ -664,6 +675,7 @@ impl Recorder {
             discovery,
             buses,
             pusher: Mutex::new(pusher),
+            pegasus_key: options.pegasus_key.clone(),
         });
         let mut boards = BTreeMap::new();
         let mut tasks = Vec::new();

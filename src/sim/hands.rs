@@ -107,7 +107,8 @@ pub struct SensorModel {
 impl SensorModel {
     /// The sensors of a board of `kind` (unchanged for DGT): its scan period, and the time
     /// from a scan to the host having read it, which for Certabo includes the frames its
-    /// vote waits for.
+    /// vote waits for. A board that reports field changes one by one as DGT's do (Pegasus)
+    /// keeps the DGT sensor at its own scan period; an ideal board (no scan) stays ideal.
     pub fn on_board(mut self, kind: crate::board::kind::BoardKind) -> SensorModel {
         if kind.sends_snapshots() {
             self.scan_period_ms = kind.scan_period_ms() as f64;
@@ -115,6 +116,8 @@ impl SensorModel {
                 + kind.frame_transfer_ms() as f64;
             self.drop_probability = 0.0;
             self.whole_frame = true;
+        } else if kind != crate::board::kind::BoardKind::Dgt && self.scan_period_ms > 0.0 {
+            self.scan_period_ms = kind.scan_period_ms() as f64;
         }
         self
     }

@@ -127,6 +127,22 @@ pub enum SensorKind {
         /// The kind of board.
         board: crate::board::kind::BoardKind,
     },
+    /// A board of another kind that samples its squares one by one as a DGT board does and
+    /// reports each change (Pegasus), at its kind's scan period, in DGT's order.
+    Fields {
+        /// The kind of board.
+        board: crate::board::kind::BoardKind,
+    },
+}
+
+impl SensorKind {
+    /// The kind of board, when it is not DGT.
+    pub fn board(self) -> Option<crate::board::kind::BoardKind> {
+        match self {
+            SensorKind::Frames { board } | SensorKind::Fields { board } => Some(board),
+            SensorKind::Usb | SensorKind::Scanning { .. } => None,
+        }
+    }
 }
 
 /// A game played by the independent hands on a simulated sensor board.
@@ -170,6 +186,15 @@ impl IndependentGame {
         };
         self.observations =
             sensor::with_verification_dumps(&self.observations, &self.lost_updates, &start);
+        if self.sensor.board().is_some_and(|b| !b.identifies_pieces()) {
+            // The dumps of a board that senses occupancy only show no pieces either; the
+            // start position (t = 0) is the arbiter's, as on every board.
+            for obs in self.observations.iter_mut().filter(|o| o.t_ms > 0) {
+                if let ObservationKind::Snapshot(snapshot) = &mut obs.kind {
+                    snapshot.identifies_pieces = false;
+                }
+            }
+        }
         self
     }
 }
@@ -249,8 +274,9 @@ pub fn simulate(
     simulate_on(start_fen, chess960, moves_uci, seed, roughness, None)
 }
 
-/// [`simulate`] on a board of another kind than DGT (`board`), which sends whole frames at
-/// its own scan period; `None` plays on the DGT board `roughness` chooses.
+/// [`simulate`] on a board of another kind than DGT (`board`), which sends whole frames, or
+/// reports field changes as DGT's do (Pegasus), at its own scan period; `None` plays on the
+/// DGT board `roughness` chooses.
 pub fn simulate_on(
     start_fen: Option<&str>,
     chess960: bool,
@@ -288,7 +314,11 @@ pub fn simulate_on(
     check_physics(&happenings, start.board(), pos.board())?;
 
     let (sensor, drop_p) = match board {
-        Some(board) => (SensorKind::Frames { board }, 0.0),
+        Some(board) if board.sends_snapshots() => (SensorKind::Frames { board }, 0.0),
+        Some(board) => (
+            SensorKind::Fields { board },
+            sensor::drop_probability(roughness),
+        ),
         None => (
             sensor::choose(&mut rng, roughness),
             sensor::drop_probability(roughness),

@@ -21,6 +21,7 @@ use std::fmt;
 use std::path::Path;
 
 use super::dgt::{Command, Decoder, Message};
+use super::frame_error;
 
 /// Bytes of a developer key.
 pub const KEY_LEN: usize = 6;
@@ -279,6 +280,23 @@ pub struct FrameError {
     pub value: u8,
     /// What is wrong.
     pub why: &'static str,
+    /// The frame's first bytes (at most 8), to find it in a capture.
+    pub start: Vec<u8>,
+}
+
+impl FrameError {
+    /// The same error in the form every board decoder reports ([`frame_error::FrameError`]),
+    /// for the recorder's log.
+    pub fn to_frame_error(&self) -> frame_error::FrameError {
+        frame_error::FrameError {
+            protocol: "pegasus",
+            frame: self.frame,
+            start: self.start.clone(),
+            offset: self.byte,
+            byte: self.value,
+            what: self.why,
+        }
+    }
 }
 
 /// What a Pegasus said.
@@ -345,22 +363,23 @@ impl PegasusDecoder {
         for message in self.messages.drain(..) {
             self.frames += 1;
             let frame = self.frames;
-            let invalid = |what, byte, value| {
+            let invalid = |what, byte, value, message: &Message| {
                 PegasusMessage::Invalid(FrameError {
                     frame,
                     what,
                     byte,
                     value,
                     why: "is not an occupancy code (0 empty, 1 occupied)",
+                    start: message.encode().into_iter().take(8).collect(),
                 })
             };
             out.push(match message {
                 Message::BoardDump(codes) => match codes.iter().position(|&c| c > 1) {
-                    Some(i) => invalid("board dump", DATA_START + i, codes[i]),
+                    Some(i) => invalid("board dump", DATA_START + i, codes[i], &message),
                     None => PegasusMessage::Occupancy(codes.map(|c| c == 1)),
                 },
                 Message::FieldUpdate { piece, .. } if piece > 1 => {
-                    invalid("field update", DATA_START + 1, piece)
+                    invalid("field update", DATA_START + 1, piece, &message)
                 }
                 Message::FieldUpdate { field, piece } => PegasusMessage::Field {
                     field,
@@ -453,6 +472,12 @@ mod tests {
             panic!("{out:?}")
         };
         assert_eq!((e.frame, e.byte, e.value), (2, 13, 5));
+        assert_eq!(e.start, [0x86, 0x00, 0x43, 0, 0, 0, 0, 0]);
+        let general = e.to_frame_error();
+        assert_eq!(
+            (general.protocol, general.offset, general.byte),
+            ("pegasus", 13, 5)
+        );
         assert!(
             e.to_string()
                 .contains("frame 2 (board dump), byte 13: 0x05"),

@@ -48,7 +48,14 @@ impl FromStr for BoardMix {
                             .trim()
                             .parse()
                             .map_err(|_| format!("`{part}`: the count is not a number"))?;
-                        Ok((kind.parse()?, n))
+                        match kind.parse()? {
+                            BoardKind::Pegasus => Err(format!(
+                                "`{part}`: the demo runs no Pegasus (it needs DGT's developer \
+                                 key); `touchmove sim --kind pegasus` runs a virtual one to \
+                                 record with `touchmove record`"
+                            )),
+                            kind => Ok((kind, n)),
+                        }
                     })
                     .collect::<Result<_, String>>()?,
             ),
@@ -79,6 +86,8 @@ mod tests {
         assert_eq!(mix.kind_of(4), BoardKind::Millennium);
         assert_eq!(mix.kind_of(9), BoardKind::Certabo);
         assert_eq!("4".parse::<BoardMix>().unwrap().kind_of(3), BoardKind::Dgt);
+        let pegasus = "dgt:2,pegasus:1".parse::<BoardMix>().unwrap_err();
+        assert!(pegasus.contains("sim --kind pegasus"), "{pegasus}");
         assert!("dgt:11".parse::<BoardMix>().is_err());
         assert!("abacus:2".parse::<BoardMix>().is_err());
     }

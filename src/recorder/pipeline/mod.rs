@@ -204,11 +204,11 @@ impl BoardPipeline {
     }
 
     /// Reads a board of `kind` (DGT by default): its bytes are decoded as that kind's, and
-    /// a board that senses only occupancy takes the occupancy-only path. Boards that send
-    /// whole frames have no move log: every frame shows the whole board.
+    /// a board that senses only occupancy takes the occupancy-only path. Boards other than
+    /// DGT's have no move log: they are read again from their position.
     pub fn with_kind(mut self, kind: BoardKind) -> BoardPipeline {
         self.kind = kind;
-        if kind.sends_snapshots() {
+        if !kind.has_move_log() {
             self.board_log.enabled = false;
         }
         self.decoder = KindDecoder::new(kind);

@@ -26,9 +26,7 @@ use serde_json::{Value, json};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use super::{
-    IndependentGame, Roughness, SensorKind, SimError, game_seed, simulate_on, start_position,
-};
+use super::{IndependentGame, Roughness, SimError, game_seed, simulate_on, start_position};
 use crate::act::{Event, Machine, MachineConfig, Severity};
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, Observation, ObservationKind};
@@ -77,7 +75,7 @@ pub fn judge(game: IndependentGame) -> Judged {
         chess960: game.chess960,
         ..MachineConfig::default()
     };
-    if let SensorKind::Frames { board } = game.sensor {
+    if let Some(board) = game.sensor.board() {
         config.identifies_pieces = board.identifies_pieces();
         config.scan_period_ms = board.scan_period_ms();
     }

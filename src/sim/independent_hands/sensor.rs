@@ -88,7 +88,7 @@ pub(super) fn report(
                 }
             }
         }
-        SensorKind::Scanning { .. } | SensorKind::Frames { .. } => {
+        SensorKind::Scanning { .. } | SensorKind::Frames { .. } | SensorKind::Fields { .. } => {
             // A whole-frame board samples every square at the start of its scan, and its
             // frame reaches the host after the line carried it (and, for Certabo, after
             // the frames its vote waits for).
@@ -99,6 +99,7 @@ pub(super) fn report(
                     board.report_delay_ms() - board.scan_period_ms() + board.frame_transfer_ms(),
                 ),
                 SensorKind::Scanning { period_ms, from_a1 } => (period_ms, Some(from_a1), 0),
+                SensorKind::Fields { board } => (board.scan_period_ms(), Some(false), 0),
                 SensorKind::Usb => (1, None, 0),
             };
             let end = happenings.last().map_or(0, |h| h.t) + 4 * period_ms;
