@@ -868,9 +868,9 @@ impl LinkControl {
     }
 }
 
-/// Where the LED commands of a board on a DGT link go: decoded and sent through `handle`
-/// (written while the link is up, dropped while it is down). The forwarding ends with the
-/// link or when the sender is dropped.
+/// Where the LED commands of a board on a DGT link (Pegasus) go: decoded and sent through
+/// `handle`, which writes them while the link is up and drops them while it is down. The
+/// forwarding ends when the sender is dropped (the next link's replaces it).
 fn forward_lights(handle: LinkHandle) -> mpsc::UnboundedSender<Vec<u8>> {
     let (lights, mut received) = mpsc::unbounded_channel::<Vec<u8>>();
     tokio::spawn(async move {
