@@ -189,6 +189,13 @@ fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
+/// What a dump shows on a square a board that does not name pieces reports occupied (its
+/// dumps are marked as naming none): a white pawn, as DGT's code 1 reads.
+const OCCUPIED: Piece = Piece {
+    color: shakmaty::Color::White,
+    role: shakmaty::Role::Pawn,
+};
+
 /// How long after its trigger a verification dump reaches the host: the request, and the
 /// 67-byte reply at 9600 baud.
 const DUMP_REPLY_MS: Millis = 80;
@@ -240,7 +247,9 @@ pub(super) fn with_verification_dumps(
         while let Some(change) = changes.get(applied).filter(|c| c.t_ms <= t) {
             match change.kind {
                 ObservationKind::Emptied(sq) => picture.discard_piece_at(sq),
-                ObservationKind::Placed(sq, Some(piece)) => picture.set_piece_at(sq, piece),
+                ObservationKind::Placed(sq, piece) => {
+                    picture.set_piece_at(sq, piece.unwrap_or(OCCUPIED));
+                }
                 _ => {}
             }
             applied += 1;
@@ -309,5 +318,28 @@ mod tests {
         }
         assert!(verified.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
         assert_eq!(verified.len(), observations.len() + 2);
+    }
+
+    #[test]
+    fn a_dump_shows_a_square_an_occupancy_board_reported_filled() {
+        let start = Board::new();
+        let snapshot = at(
+            0,
+            ObservationKind::Snapshot(Snapshot {
+                board: start.clone(),
+                identifies_pieces: true,
+            }),
+        );
+        let observations = vec![
+            snapshot,
+            at(1_000, ObservationKind::Emptied(Square::E2)),
+            at(1_100, ObservationKind::Placed(Square::E4, None)),
+        ];
+        let verified = with_verification_dumps(&observations, &[], &start);
+        let Some(ObservationKind::Snapshot(dump)) = verified.last().map(|o| &o.kind) else {
+            panic!("a dump after the quiet: {verified:?}")
+        };
+        assert!(dump.board.piece_at(Square::E4).is_some());
+        assert!(dump.board.piece_at(Square::E2).is_none());
     }
 }
