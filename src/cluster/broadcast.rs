@@ -1028,32 +1028,116 @@ mod tests {
         r.journals[&("pc1".to_string(), 5)].applied
     }
 
-    /// The start position, then the lift and the placing of each piece of `moves`.
-    fn board_chunks(moves: &[&str]) -> Vec<Vec<u8>> {
-        use crate::board::dgt::{code_from_piece, fields_from_board};
-        use crate::board::orientation::Orientation;
-        use crate::wire::dgt::Message;
+    /// The field changes (field, piece code) of lifting and placing each piece of `moves`
+    /// from the start position, and the board they leave.
+    fn move_changes(moves: &[&str]) -> (Vec<(u8, u8)>, shakmaty::Board) {
         let mut board = shakmaty::Board::new();
-        let mut chunks =
-            vec![Message::BoardDump(fields_from_board(&board, Orientation::Normal)).encode()];
         let field = |sq: shakmaty::Square| (7 - u8::from(sq.rank())) * 8 + u8::from(sq.file());
+        let mut changes = Vec::new();
         for uci in moves {
             let from: shakmaty::Square = uci[..2].parse().unwrap();
             let to: shakmaty::Square = uci[2..4].parse().unwrap();
             let piece = board.remove_piece_at(from).unwrap();
             board.set_piece_at(to, piece);
-            let lift = Message::FieldUpdate {
-                field: field(from),
-                piece: 0,
-            };
-            let place = Message::FieldUpdate {
-                field: field(to),
-                piece: code_from_piece(piece),
-            };
-            chunks.push(lift.encode());
-            chunks.push(place.encode());
+            changes.push((field(from), 0));
+            changes.push((field(to), crate::board::dgt::code_from_piece(piece)));
+        }
+        (changes, board)
+    }
+
+    /// The start position, then the lift and the placing of each piece of `moves`.
+    fn board_chunks(moves: &[&str]) -> Vec<Vec<u8>> {
+        use crate::board::dgt::fields_from_board;
+        use crate::board::orientation::Orientation;
+        use crate::wire::dgt::Message;
+        let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+        let mut chunks = vec![Message::BoardDump(start).encode()];
+        for (field, piece) in move_changes(moves).0 {
+            chunks.push(Message::FieldUpdate { field, piece }.encode());
         }
         chunks
+    }
+
+    /// The recorder's mark of a lost connection reaches the serve node: the board's next move,
+    /// sent before a handshake answered late, is part of the gap there too, and the board's
+    /// log puts every move in the order played, as on the recorder. Read as live, that move
+    /// would come before the moves of the gap.
+    #[test]
+    fn a_serve_node_reads_the_lost_connection_mark_as_the_recorder_does() {
+        use crate::board::dgt::fields_from_board;
+        use crate::board::orientation::Orientation;
+        use crate::sim::virtual_board::memory::BoardMemory;
+        use crate::wire::dgt::{EepromRecord, Message};
+        let played = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5", "c2c3"];
+        let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+        let (changes, board) = move_changes(&played);
+        let mut memory = BoardMemory::blank();
+        memory.power_up(&start);
+        let log = |memory: &mut BoardMemory| {
+            Record::Bytes(
+                Message::EepromMoves(EepromRecord::parse_all(&memory.download())).encode(),
+            )
+        };
+        let update = |(field, piece): (u8, u8)| {
+            Record::Bytes(Message::FieldUpdate { field, piece }.encode())
+        };
+        let version = || Record::Bytes(Message::Version { major: 1, minor: 2 }.encode());
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = node(dir.path());
+        let mut seq = 0;
+        let mut send = |r: &mut Rebuild, record: Record, t_ms: u64| {
+            seq += 1;
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &entry_of(seq, t_ms, record),
+                seq + 1,
+            );
+        };
+        send(&mut r, version(), 5);
+        send(&mut r, log(&mut memory), 100);
+        send(
+            &mut r,
+            Record::Bytes(Message::BoardDump(start).encode()),
+            200,
+        );
+        let mut t = 1_000;
+        for &change in &changes[..6] {
+            memory.field_changed(change.0, change.1, t);
+            send(&mut r, update(change), t);
+            t += 450;
+        }
+        let mark = Record::Metadata {
+            key: LINK_LOST.to_string(),
+            value: serde_json::Value::String("the port was closed".into()),
+        };
+        send(&mut r, mark, t);
+        t += 10_000;
+        for &change in &changes[6..12] {
+            memory.field_changed(change.0, change.1, t);
+            t += 450;
+        }
+        for &change in &changes[12..] {
+            memory.field_changed(change.0, change.1, t);
+            send(&mut r, update(change), t);
+            t += 200;
+        }
+        send(&mut r, version(), t + 700);
+        send(&mut r, log(&mut memory), t + 800);
+        let dump = fields_from_board(&board, Orientation::Normal);
+        send(
+            &mut r,
+            Record::Bytes(Message::BoardDump(dump).encode()),
+            t + 900,
+        );
+        let pipeline = &r.boards[&(1, 1)].pipeline;
+        let recorded: Vec<String> = pipeline
+            .record()
+            .moves
+            .iter()
+            .map(|m| m.uci.clone())
+            .collect();
+        assert_eq!(recorded, played, "{}", pipeline.pgn());
     }
 
     #[test]
