@@ -612,17 +612,10 @@ fn the_gap_of_a_hand_written_log_is_recovered_past_a_download_tag() {
 /// the pieces, which are no moves; 3.Ke2 after them is.
 #[test]
 fn a_hand_written_power_cycle_is_read_through() {
-    let log = EepromLog::decode(&hand_written("power-cycle.hex"));
-    let fields: Vec<(u8, u8)> = recover(&fixture_trail(), &log, None)
-        .unwrap()
-        .records
-        .iter()
-        .filter_map(|r| match *r {
-            RecoveredRecord::Field { field, piece, .. } => Some((field, piece)),
-            RecoveredRecord::Press { .. } => None,
-        })
-        .collect();
-    assert_eq!(fields, [(1, 0), (18, 9), (60, 0), (52, 5)]);
+    assert_eq!(
+        recovered_fields("power-cycle.hex"),
+        [(1, 0), (18, 9), (60, 0), (52, 5)]
+    );
 }
 
 /// The board switched off and on while a piece was in the hand: the piece put down just after
@@ -630,8 +623,16 @@ fn a_hand_written_power_cycle_is_read_through() {
 /// holds the whole board, so it is the move's placement: 2...Nc6 and 3.Ke2, exactly.
 #[test]
 fn a_hand_written_power_cycle_with_a_piece_in_the_hand_is_read_through() {
-    let log = EepromLog::decode(&hand_written("power-cycle-piece-in-hand.hex"));
-    let fields: Vec<(u8, u8)> = recover(&fixture_trail(), &log, None)
+    assert_eq!(
+        recovered_fields("power-cycle-piece-in-hand.hex"),
+        [(1, 0), (18, 9), (60, 0), (52, 5)]
+    );
+}
+
+/// The field changes recovered from the hand-written log `name` after the fixture's trail.
+fn recovered_fields(name: &str) -> Vec<(u8, u8)> {
+    let log = EepromLog::decode(&hand_written(name));
+    recover(&fixture_trail(), &log, None)
         .unwrap()
         .records
         .iter()
@@ -639,8 +640,7 @@ fn a_hand_written_power_cycle_with_a_piece_in_the_hand_is_read_through() {
             RecoveredRecord::Field { field, piece, .. } => Some((field, piece)),
             RecoveredRecord::Press { .. } => None,
         })
-        .collect();
-    assert_eq!(fields, [(1, 0), (18, 9), (60, 0), (52, 5)]);
+        .collect()
 }
 
 /// A piece moved while the board was off: its power-up records show a board the log does

@@ -202,16 +202,7 @@ async fn play_snapshot(
         port.display(),
         port.display()
     );
-    tokio::select! {
-        () = board.finished() => eprintln!("game played"),
-        () = super::stop_requested() => return Ok(()),
-    }
-    if !exit_when_done {
-        super::stop_requested().await;
-    } else {
-        // Let a connected host read a few more pictures of the final position.
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    until_played(board.finished(), exit_when_done).await;
     Ok(())
 }
 
@@ -233,17 +224,23 @@ async fn play_pegasus(
         port.display(),
         port.display()
     );
-    tokio::select! {
-        () = board.finished() => eprintln!("game played"),
-        () = super::stop_requested() => return Ok(()),
-    }
-    if !exit_when_done {
-        super::stop_requested().await;
-    } else {
-        // Let a connected host read the last updates before the port goes away.
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    until_played(board.finished(), exit_when_done).await;
     Ok(())
+}
+
+/// Waits until `finished` (the game played), then until Ctrl-C unless `exit_when_done`; a
+/// Ctrl-C before the end stops at once.
+async fn until_played(finished: impl std::future::Future<Output = ()>, exit_when_done: bool) {
+    tokio::select! {
+        () = finished => eprintln!("game played"),
+        () = super::stop_requested() => return,
+    }
+    if exit_when_done {
+        // Let a connected host read the last pictures or updates before the port goes away.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    } else {
+        super::stop_requested().await;
+    }
 }
 
 /// Parses "minutes+seconds" (e.g. `5+5`, `90+30`) into base and increment milliseconds.
