@@ -214,7 +214,10 @@ impl Machine {
 
     /// 7.4: reconstructed moves that need a piece on squares the board never showed it on.
     /// For the log only when each of those moves' players pressed the clock between lifting
-    /// the piece and its capture: the press says the move was made.
+    /// the piece and its capture, on a board that names pieces: the press says a move was
+    /// made. A board that senses only occupancy cannot say which: other moves may leave the
+    /// same squares filled (14.Nxc7+ Bxc7 15.fxe5 and 14.fxe5 Bxe5 15.Nxb6 do), so the
+    /// arbiter is warned.
     fn unseen_arrival_alert(
         &self,
         moves: &[Move],
@@ -222,7 +225,7 @@ impl Machine {
         pressed: Bitboard,
         t: Millis,
     ) -> Alert {
-        let severity = if squares.is_subset(pressed) {
+        let severity = if squares.is_subset(pressed) && self.config.identifies_pieces {
             Severity::Info
         } else {
             Severity::Warning
@@ -424,4 +427,28 @@ pub(super) fn squares_of_all<'a>(moves: impl IntoIterator<Item = &'a Move>) -> B
 /// The names of `squares`, in the board's order (a1 first).
 pub(super) fn square_names(squares: Bitboard) -> Vec<String> {
     squares.into_iter().map(|s| s.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::act::MachineConfig;
+    use shakmaty::Square;
+
+    /// Moves that need a piece on a square the board never showed it on, each vouched for by
+    /// its player's press: for the log on a board that names pieces, a warning on one that
+    /// senses only occupancy (the press says a move was made, not which).
+    #[test]
+    fn an_unseen_arrival_the_presses_vouch_for_warns_only_on_an_occupancy_board() {
+        let severity = |identifies_pieces| {
+            let machine = Machine::new(MachineConfig {
+                identifies_pieces,
+                ..MachineConfig::default()
+            });
+            let e5 = Bitboard::from_square(Square::E5);
+            machine.unseen_arrival_alert(&[], e5, e5, 0).severity
+        };
+        assert_eq!(severity(true), Severity::Info);
+        assert_eq!(severity(false), Severity::Warning);
+    }
 }
