@@ -22,14 +22,19 @@ const PACE: Pace = Pace {
     step_ms: 300,
 };
 
-#[test]
-fn a_mixed_event_is_recorded_exactly_on_every_kind_of_board() {
-    let dir = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The two-thread runtime the recorders of these tests run on.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_mixed_event_is_recorded_exactly_on_every_kind_of_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = runtime();
     let kinds = [
         BoardKind::Millennium,
         BoardKind::Chessnut,
@@ -117,11 +122,7 @@ const PEGASUS_PLIES: usize = 36;
 #[test]
 fn a_pegasus_game_is_recorded_exactly_with_the_developer_key_the_event_file_names() {
     let dir = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let game = demo_openings(PEGASUS_PLIES).remove(6);
     assert_eq!(game.moves_uci.len(), PEGASUS_PLIES);
     assert!(

@@ -274,6 +274,17 @@ mod tests {
 
     use super::*;
 
+    /// The board `start` seen whole at 0 ms.
+    fn start_snapshot(start: &Board) -> Observation {
+        at(
+            0,
+            ObservationKind::Snapshot(Snapshot {
+                board: start.clone(),
+                identifies_pieces: true,
+            }),
+        )
+    }
+
     fn at(t_ms: Millis, kind: ObservationKind) -> Observation {
         Observation { t_ms, kind }
     }
@@ -285,13 +296,7 @@ mod tests {
             color: Color::White,
             role: Role::Pawn,
         };
-        let snapshot = at(
-            0,
-            ObservationKind::Snapshot(Snapshot {
-                board: start.clone(),
-                identifies_pieces: true,
-            }),
-        );
+        let snapshot = start_snapshot(&start);
         let observations = vec![
             snapshot,
             at(1_000, ObservationKind::Emptied(Square::E2)),
@@ -323,13 +328,7 @@ mod tests {
     #[test]
     fn a_dump_shows_a_square_an_occupancy_board_reported_filled() {
         let start = Board::new();
-        let snapshot = at(
-            0,
-            ObservationKind::Snapshot(Snapshot {
-                board: start.clone(),
-                identifies_pieces: true,
-            }),
-        );
+        let snapshot = start_snapshot(&start);
         let observations = vec![
             snapshot,
             at(1_000, ObservationKind::Emptied(Square::E2)),
