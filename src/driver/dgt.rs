@@ -13,17 +13,19 @@
 //! field update is corrected by the board dump that follows; the dump arrives in `Bytes` like
 //! everything else.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_serial::SerialStream;
 
 use super::backoff::Backoff;
+use super::board_stream::{BoardStream, Connector, connector_for};
 use super::clock_pacing::{ClockAction, ClockPacer};
 use super::serial;
 use super::verify::{Verifier, VerifyConfig};
+use crate::board::kind::BoardKind;
 use crate::wire::dgt::{AckKind, ClockMessage, Command, Decoder, Message};
 use crate::wire::pegasus::{DeveloperKey, connect_sequence};
 
@@ -77,6 +79,8 @@ pub struct LinkConfig {
     /// rest of the Pegasus's connect sequence (`wire::pegasus::connect_sequence`) before it
     /// asks for the board, at every connection.
     pub developer_key: Option<DeveloperKey>,
+    /// Opens the board's stream instead of `port` (a test's Bluetooth LE peripheral).
+    pub connector: Option<Arc<dyn Connector>>,
 }
 
 impl LinkConfig {
@@ -118,6 +122,7 @@ impl Default for LinkConfig {
             read_log: true,
             log_timeout: Duration::from_secs(12),
             developer_key: None,
+            connector: None,
         }
     }
 }
@@ -258,16 +263,27 @@ const LOGLESS_HANDSHAKES_BEFORE_GIVING_UP: u32 = 2;
 
 impl Link {
     async fn run(mut self) {
+        // A Pegasus is the one board of DGT's protocol on Bluetooth LE.
+        let kind = match self.config.developer_key {
+            Some(_) => BoardKind::Pegasus,
+            None => BoardKind::Dgt,
+        };
+        let connector = connector_for(
+            &self.config.port,
+            serial::DGT_BAUD_RATE,
+            kind,
+            self.config.connector.clone(),
+        );
         loop {
             // Before the first handshake every problem is the user's to fix; afterwards the
             // device may be coming back (udev still setting permissions, a Bluetooth link
             // being rebound), so everything is retried until `give_up_after`.
-            let problem = match serial::open(&self.config.port) {
+            let problem = match connector.connect().await {
                 Err(e) if !self.connected_once => {
-                    self.fail(e.to_string()).await;
+                    self.fail(e).await;
                     return;
                 }
-                Err(e) => e.to_string(),
+                Err(e) => e,
                 Ok(port) => match Session::new(&mut self, port).run().await {
                     End::Stop => return,
                     End::NotDgt(message) if !self.connected_once => {
@@ -348,7 +364,7 @@ impl Link {
 /// One open port, from handshake to loss.
 struct Session<'a> {
     link: &'a mut Link,
-    port: SerialStream,
+    port: BoardStream,
     decoder: Decoder,
     messages: Vec<Message>,
     /// Chunks received before `Connected` was sent: forwarded right after it.
@@ -362,7 +378,7 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn new(link: &'a mut Link, port: SerialStream) -> Self {
+    fn new(link: &'a mut Link, port: BoardStream) -> Self {
         Session {
             link,
             port,

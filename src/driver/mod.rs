@@ -6,9 +6,12 @@
 //! which board is behind it; [`kind_probe`] which kind; [`serial`] opens them with errors
 //! that name the fix; [`snapshot_link`] is the link to a board of another kind, which sends
 //! whole-board frames; [`verify`] decides when a link re-reads the whole board to correct lost
-//! field updates.
+//! field updates. [`board_stream`] is what a link reads through (a serial port, or a Bluetooth
+//! LE board from [`ble`]).
 
 pub mod backoff;
+pub mod ble;
+pub mod board_stream;
 pub mod bus;
 pub mod bus_boards;
 pub mod clock_pacing;

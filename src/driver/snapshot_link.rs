@@ -9,6 +9,7 @@
 //! be opened at all or never carried a frame of the kind named. DGT commands sent through
 //! the handle mean nothing to these boards and are dropped.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -16,8 +17,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::backoff::Backoff;
+use super::board_stream::{Connector, connector_for};
 use super::dgt::{LinkEvent, LinkHandle, Request};
-use super::serial;
 use crate::board::kind::{BoardKind, KindDecoder};
 use crate::wire::{chessnut, millennium};
 
@@ -41,6 +42,8 @@ pub struct SnapshotLinkConfig {
     pub reconnect_initial: Duration,
     /// Longest delay between reconnection attempts.
     pub reconnect_max: Duration,
+    /// Opens the board's stream instead of `port` (a test's Bluetooth LE peripheral).
+    pub connector: Option<Arc<dyn Connector>>,
 }
 
 impl SnapshotLinkConfig {
@@ -54,6 +57,7 @@ impl SnapshotLinkConfig {
             silence_timeout: Duration::from_secs(3),
             reconnect_initial: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(2),
+            connector: None,
         }
     }
 }
@@ -129,10 +133,16 @@ enum End {
 
 impl SnapshotLink {
     async fn run(mut self) {
+        let connector = connector_for(
+            &self.config.port,
+            SNAPSHOT_BAUD_RATE,
+            self.config.kind,
+            self.config.connector.clone(),
+        );
         loop {
-            let problem = match serial::open_at(&self.config.port, SNAPSHOT_BAUD_RATE) {
-                Err(e) if !self.connected_once => return self.fail(e.to_string()).await,
-                Err(e) => e.to_string(),
+            let problem = match connector.connect().await {
+                Err(e) if !self.connected_once => return self.fail(e).await,
+                Err(e) => e,
                 Ok(port) => match self.session(port).await {
                     End::Stop => return,
                     End::Silent(message) if !self.connected_once => {

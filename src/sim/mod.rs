@@ -8,3 +8,4 @@ pub mod snapshot_board;
 pub mod virtual_board;
 pub mod virtual_bus;
 pub mod virtual_pegasus;
+pub mod virtual_peripheral;

@@ -5,6 +5,7 @@ pub mod certabo;
 pub mod chessnut;
 pub mod dgt;
 pub mod frame_error;
+pub mod gatt;
 pub mod millennium;
 pub mod pegasus;
 pub mod revelation;
