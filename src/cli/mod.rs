@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod analyse;
 pub mod arbiter;
 pub mod bench;
+pub mod ble_scan;
 pub mod demo;
 pub mod event;
 pub mod export_capture;

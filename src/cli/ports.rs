@@ -17,16 +17,25 @@ pub struct PortsArgs {
     /// their USB chips' ids): a port is opened for about a second each.
     #[arg(long)]
     pub probe: bool,
+    /// List the Bluetooth LE boards in reach instead (DGT Pegasus, Chessnut Air, Millennium's
+    /// BLE module), scanning for a few seconds; needs a touchmove built with `--features ble`.
+    #[arg(long)]
+    pub ble: bool,
+    /// How long `--ble` scans, in seconds.
+    #[arg(long, default_value_t = 5, requires = "ble")]
+    pub scan_seconds: u64,
 }
 
 /// Why a DGT Pegasus is never listed: it has no serial port.
-pub const PEGASUS_NOTE: &str = "a DGT Pegasus is not listed: it speaks Bluetooth LE only \
-     (Nordic UART service), which touchmove does not open yet; a bridge that carries its bytes \
-     on a serial port or pseudo-terminal can be recorded with --port pegasus:PATH and the \
-     event's pegasus_key";
+pub const PEGASUS_NOTE: &str = "a DGT Pegasus is not listed: it speaks Bluetooth LE only; \
+     `touchmove ports --ble` lists it and the other Bluetooth LE boards (Chessnut Air, \
+     Millennium's BLE module)";
 
 /// Runs `touchmove ports`.
 pub fn run(args: PortsArgs) -> ExitCode {
+    if args.ble {
+        return super::ble_scan::run(args.scan_seconds);
+    }
     let ports = list_ports(&args.sysfs);
     if ports.is_empty() {
         println!(

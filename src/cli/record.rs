@@ -21,7 +21,8 @@ pub struct RecordArgs {
     /// A board's serial port (repeat for several boards, numbered in order), or `auto` for
     /// every DGT board found. A board of another kind is `KIND:PATH`, e.g.
     /// `millennium:/dev/ttyUSB0` (kinds: dgt, millennium, certabo, sentio, chessnut,
-    /// pegasus).
+    /// pegasus); a Bluetooth LE board (feature `ble`) is `KIND:ble:ADDRESS-OR-NAME`, e.g.
+    /// `pegasus:ble:C4:DE:E2:01:02:0F`.
     #[arg(long)]
     pub port: Vec<String>,
     /// Where to look for boards given by serial number or `auto` (repeatable; a `*` in the

@@ -11,7 +11,8 @@
 //!
 //! [[board]]
 //! number = 1
-//! port = "/dev/ttyACM0"             # or port = "auto", or serial = "24587"
+//! port = "/dev/ttyACM0"             # or port = "auto", or serial = "24587", or a Bluetooth
+//!                                   # LE board: port = "ble:ADDRESS-OR-NAME" (feature `ble`)
 //! kind = "dgt"                      # or "millennium", "certabo", "sentio", "chessnut",
 //!                                   # "pegasus"
 //! leds = "off"                      # boards with LEDs: or "last-move", "errors" (at home)
@@ -36,6 +37,7 @@ use super::error::ConfigError;
 use super::player::Player;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
+use crate::wire::gatt::check_ble_port;
 
 /// Where the recorder finds a board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,6 +366,10 @@ impl EventConfig {
                     .parse()
                     .map_err(|message| invalid(m.span().start, "leds", message))?,
             };
+            if let BoardSource::Port(p) = &source {
+                check_ble_port(kind, &p.to_string_lossy())
+                    .map_err(|message| invalid(offset, "port", message))?;
+            }
             if kind != BoardKind::Dgt && !matches!(source, BoardSource::Port(_)) {
                 let at = board.kind.as_ref().map_or(offset, |k| k.span().start);
                 return Err(invalid(

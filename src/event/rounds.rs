@@ -15,6 +15,7 @@ use super::pegasus_key;
 use super::player::Player;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
+use crate::wire::gatt::check_ble_port;
 use crate::wire::pegasus::DeveloperKey;
 
 /// An event as its organiser describes it: everything a recorder needs to open any round.
@@ -172,12 +173,18 @@ pub fn unpaired_board(number: u32, source: BoardSource) -> BoardConfig {
     }
 }
 
-/// A `--port` value: `PATH` (a DGT board) or `KIND:PATH`, e.g. `millennium:/dev/ttyUSB0`.
+/// A `--port` value: `PATH` (a DGT board) or `KIND:PATH`, e.g. `millennium:/dev/ttyUSB0`;
+/// a Bluetooth LE board is `KIND:ble:ADDRESS-OR-NAME` (the address has colons of its own).
 fn port_of_kind(given: &Path) -> Result<(BoardKind, PathBuf), String> {
     let value = given.to_string_lossy();
     match value.split_once(':') {
+        Some(("ble", _)) => Err(format!(
+            "--port {value}: a Bluetooth LE port needs the board's kind in front: \
+             --port pegasus:{value}, millennium:{value} or chessnut:{value}"
+        )),
         Some((kind, path)) if !kind.contains('/') && !kind.contains('\\') => {
             let kind = kind.parse().map_err(|e| format!("--port {value}: {e}"))?;
+            check_ble_port(kind, path).map_err(|e| format!("--port {value}: {e}"))?;
             Ok((kind, PathBuf::from(path)))
         }
         _ => Ok((BoardKind::Dgt, given.to_path_buf())),
@@ -243,6 +250,26 @@ mod tests {
         assert_eq!(c.boards.len(), 2);
         assert_eq!(c.boards[1].number, 2);
         assert_eq!(c.boards[1].source, BoardSource::Port("/dev/b".into()));
+    }
+
+    #[test]
+    fn a_bluetooth_le_port_keeps_its_address_and_needs_a_kind_that_speaks_ble() {
+        let given = ports(&["pegasus:ble:C4:DE:E2:01:02:0F"]).boards();
+        if cfg!(feature = "ble") {
+            let (c, _) = given.unwrap();
+            assert_eq!(c.boards[0].kind, BoardKind::Pegasus);
+            assert_eq!(
+                c.boards[0].source,
+                BoardSource::Port("ble:C4:DE:E2:01:02:0F".into())
+            );
+        } else {
+            let e = given.unwrap_err();
+            assert!(e.contains("--features ble"), "{e}");
+        }
+        let e = ports(&["ble:C4:DE:E2:01:02:0F"]).boards().unwrap_err();
+        assert!(e.contains("--port pegasus:ble:C4:DE:E2:01:02:0F"), "{e}");
+        let e = ports(&["dgt:ble:C4:DE:E2:01:02:0F"]).boards().unwrap_err();
+        assert!(e.contains("no Bluetooth LE link"), "{e}");
     }
 
     #[test]
