@@ -115,7 +115,7 @@ async fn find(
         .await
         .map_err(scan_error)?;
     let deadline = tokio::time::Instant::now() + timeout;
-    let found = loop {
+    let found = 'scan: loop {
         for peripheral in adapter.peripherals().await.map_err(scan_error)? {
             let (address, name, services, _) = advert(&peripheral).await;
             let of_kind =
@@ -129,7 +129,7 @@ async fn find(
                     Some(name) => format!("{} \"{name}\"", address_text(address)),
                     None => address_text(address),
                 };
-                break Some(BluezPeripheral {
+                break 'scan Some(BluezPeripheral {
                     peripheral,
                     adapter: adapter.clone(),
                     label: format!("ble:{label}"),

@@ -10,9 +10,11 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadBuf};
 
-use super::peripheral::{BleError, BlePeripheral};
+use tokio::sync::mpsc;
+
+use super::peripheral::{BleError, BlePeripheral, FoundCharacteristic, Notification};
 use crate::driver::board_stream::{BoardStream, Connecting, Connector};
-use crate::wire::gatt::{GattProfile, uuid_text};
+use crate::wire::gatt::{GattProfile, GattUuid, uuid_text};
 
 /// Bytes that may wait between the board and the link in either direction.
 const STREAM_BUFFER: usize = 64 * 1024;
@@ -82,37 +84,14 @@ pub async fn open_ble_stream<P: BlePeripheral>(
     peripheral: Arc<P>,
     profile: &'static GattProfile,
 ) -> Result<BleStream, BleError> {
-    let board = peripheral.describe();
     peripheral.connect().await?;
-    let found = peripheral.discover().await?;
-    let kind = profile.kind;
-    let missing: Vec<String> = profile
-        .notify
-        .iter()
-        .filter(|u| !found.iter().any(|c| c.uuid == **u && c.notifies))
-        .chain(
-            std::iter::once(&profile.write)
-                .filter(|u| !found.iter().any(|c| c.uuid == **u && c.writable)),
-        )
-        .map(|u| uuid_text(*u))
-        .collect();
-    if !missing.is_empty() {
-        peripheral.disconnect().await;
-        return Err(BleError(format!(
-            "{board}: not a {kind} board: it lacks the characteristics {} of the {kind}'s \
-             Bluetooth LE service {}; `touchmove ports --ble` lists the boards in reach",
-            missing.join(", "),
-            uuid_text(profile.services[0])
-        )));
-    }
-    // Taken before subscribing, so that no notification comes before anyone listens.
-    let notifications = peripheral.notifications().await?;
-    for characteristic in profile.notify {
-        if let Err(e) = peripheral.subscribe(*characteristic).await {
+    let notifications = match subscribe(&*peripheral, profile).await {
+        Ok(notifications) => notifications,
+        Err(e) => {
             peripheral.disconnect().await;
             return Err(e);
         }
-    }
+    };
     let (link_side, board_side) = tokio::io::duplex(STREAM_BUFFER);
     let ended = Arc::new(Mutex::new(None));
     tokio::spawn(carry(
@@ -125,12 +104,47 @@ pub async fn open_ble_stream<P: BlePeripheral>(
     Ok(BleStream { link_side, ended })
 }
 
+/// Checks that the connected `peripheral` has `profile`'s characteristics and subscribes to
+/// its notifications.
+async fn subscribe<P: BlePeripheral>(
+    peripheral: &P,
+    profile: &'static GattProfile,
+) -> Result<mpsc::Receiver<Notification>, BleError> {
+    let found = peripheral.discover().await?;
+    let has = |uuid: &GattUuid, usable: fn(&FoundCharacteristic) -> bool| {
+        found.iter().any(|c| c.uuid == *uuid && usable(c))
+    };
+    let missing: Vec<String> = profile
+        .notify
+        .iter()
+        .filter(|u| !has(u, |c| c.notifies))
+        .chain(std::iter::once(&profile.write).filter(|u| !has(u, |c| c.writable)))
+        .map(|u| uuid_text(*u))
+        .collect();
+    if !missing.is_empty() {
+        let kind = profile.kind;
+        return Err(BleError(format!(
+            "{}: not a {kind} board: it lacks the characteristics {} of the {kind}'s \
+             Bluetooth LE service {}; `touchmove ports --ble` lists the boards in reach",
+            peripheral.describe(),
+            missing.join(", "),
+            uuid_text(profile.services[0])
+        )));
+    }
+    // Taken before subscribing, so that no notification comes before anyone listens.
+    let notifications = peripheral.notifications().await?;
+    for characteristic in profile.notify {
+        peripheral.subscribe(*characteristic).await?;
+    }
+    Ok(notifications)
+}
+
 /// Carries notifications to the link and the link's writes to the board until one side
 /// ends; leaves the reason for the link.
 async fn carry<P: BlePeripheral>(
     peripheral: Arc<P>,
     profile: &'static GattProfile,
-    mut notifications: tokio::sync::mpsc::Receiver<super::peripheral::Notification>,
+    mut notifications: mpsc::Receiver<Notification>,
     mut board_side: DuplexStream,
     ended: Arc<Mutex<Option<String>>>,
 ) {
