@@ -386,12 +386,12 @@ impl Machine {
         let since = self.reached_at.get(k).copied().unwrap_or(0);
         let empty = !self.physical.board().occupied();
         let reported = |sq: Square| self.last_seen[sq as usize].filter(|&t| t >= since);
-        // Before the last move the placements were cleared; a square reported since and
-        // occupied now was last placed on.
+        // Before the last move the placements were cleared; a square reported after `k` was
+        // reached (not the arrival that reached it) and occupied now was last placed on.
         let placed = if k < self.game.plies() {
             let reported_since: Bitboard = Bitboard::FULL
                 .into_iter()
-                .filter(|&sq| reported(sq).is_some())
+                .filter(|&sq| reported(sq).is_some_and(|t| t > since))
                 .collect();
             placed | (reported_since & !empty)
         } else {
