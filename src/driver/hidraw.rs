@@ -321,6 +321,26 @@ mod tests {
         assert!(denied.to_string().contains(UDEV_RULE), "{denied}");
     }
 
+    #[tokio::test]
+    async fn the_snapshot_link_opens_a_hidraw_path_as_hid_and_names_the_fix() {
+        use crate::board::kind::BoardKind;
+        use crate::driver::dgt::LinkEvent;
+        use crate::driver::snapshot_link::{SnapshotLinkConfig, spawn_snapshot_link};
+        let port = "/nonexistent/hidraw9";
+        let config = SnapshotLinkConfig::new(BoardKind::Chessnut, port);
+        let (_handle, mut events, _lights) = spawn_snapshot_link(config, Instant::now());
+        match events.recv().await {
+            Some(LinkEvent::Failed { message }) => {
+                assert!(
+                    message.starts_with(&format!("{port}: cannot open")),
+                    "{message}"
+                );
+                assert!(message.contains("touchmove ports"), "{message}");
+            }
+            other => panic!("the link fails on a missing node: {other:?}"),
+        }
+    }
+
     #[test]
     fn hidraw_nodes_and_sockets_are_hid_ports_and_ttys_are_not() {
         assert!(is_hid_port("/dev/hidraw3"));
