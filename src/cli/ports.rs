@@ -133,26 +133,6 @@ pub fn describe_hid(board: &HidBoard) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chessnut_hid_line_names_the_port_to_record() {
-        let board = HidBoard {
-            path: "/dev/hidraw3".into(),
-            vendor_id: 0x2D80,
-            product_id: 0x8000,
-            name: Some("Chessnut Air".into()),
-            serial: None,
-        };
-        let line = describe_hid(&board);
-        assert!(
-            line.starts_with("/dev/hidraw3     usb-hid   2d80:8000 Chessnut Air"),
-            "{line}"
-        );
-        assert!(
-            line.ends_with("(use --port chessnut:/dev/hidraw3)"),
-            "{line}"
-        );
-    }
     use crate::driver::ports::UsbInfo;
 
     #[test]
@@ -173,5 +153,25 @@ mod tests {
         assert!(line.starts_with("/dev/ttyACM0"), "{line}");
         assert!(line.contains("045b:8111 DGT serial A1"), "{line}");
         assert!(line.ends_with("<- DGT board"), "{line}");
+    }
+
+    #[test]
+    fn chessnut_hid_line_names_the_port_to_record() {
+        let board = HidBoard {
+            path: "/dev/hidraw3".into(),
+            vendor_id: 0x2D80,
+            product_id: 0x8000,
+            name: Some("Chessnut Air".into()),
+            serial: None,
+        };
+        let line = describe_hid(&board);
+        assert!(
+            line.starts_with("/dev/hidraw3     usb-hid   2d80:8000 Chessnut Air"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("(use --port chessnut:/dev/hidraw3)"),
+            "{line}"
+        );
     }
 }

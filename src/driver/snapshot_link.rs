@@ -189,7 +189,7 @@ impl SnapshotLink {
     }
 
     /// One open port, from the start of its stream to its loss. Any byte stream will do:
-    /// this is where other transports (a Chessnut's `/dev/hidraw*` node, a Bluetooth LE
+    /// this is where other transports (a Chessnut's `/dev/hidraw*` file, a Bluetooth LE
     /// characteristic pair) plug in.
     async fn session<P: AsyncRead + AsyncWrite + Unpin>(&mut self, mut port: P) -> End {
         let kind = self.config.kind;

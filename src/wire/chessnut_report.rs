@@ -68,42 +68,38 @@ impl std::fmt::Display for NoFrame {
 /// padding. A position keeps its 32 square bytes and the 4 bytes after them (0xFF when the
 /// report holds none) under the length byte 0x24, whatever length byte it came with.
 pub fn frame_of_report(report: &[u8]) -> Result<Vec<u8>, NoFrame> {
-    let frame = match report {
-        [0, rest @ ..] => rest,
-        _ => report,
-    };
-    let (command, length) = match frame {
+    let frame = report.strip_prefix(&[0]).unwrap_or(report);
+    let (command, length, data) = match frame {
         [] | [0, ..] => return Err(NoFrame::Empty),
-        [command] => (*command, None),
-        [command, length, ..] => (*command, Some(usize::from(*length))),
+        [command, length, data @ ..] => (*command, *length, data),
+        [command] => (*command, 0, &[][..]),
     };
-    let data = frame.get(2..).unwrap_or_default();
+    let cut = |needed: usize| NoFrame::Cut {
+        command,
+        needed,
+        held: frame.len(),
+    };
     if command == POSITION {
-        if data.len() < SQUARE_BYTES {
-            return Err(NoFrame::Cut {
-                command,
-                needed: 2 + SQUARE_BYTES,
-                held: frame.len(),
-            });
-        }
-        let tail_len = usize::from(POSITION_LENGTH) - SQUARE_BYTES;
-        let mut out = Vec::with_capacity(2 + usize::from(POSITION_LENGTH));
-        out.extend([POSITION, POSITION_LENGTH]);
-        out.extend(&data[..SQUARE_BYTES]);
-        let tail = &data[SQUARE_BYTES..data.len().min(length.unwrap_or(0)).max(SQUARE_BYTES)];
-        out.extend(tail.iter().copied().take(tail_len));
-        out.resize(2 + usize::from(POSITION_LENGTH), MISSING_TAIL);
-        return Ok(out);
+        return position_frame(data, usize::from(length)).ok_or(cut(2 + SQUARE_BYTES));
     }
-    let needed = 2 + length.unwrap_or(0);
-    match length {
-        Some(_) if frame.len() >= needed => Ok(frame[..needed].to_vec()),
-        _ => Err(NoFrame::Cut {
-            command,
-            needed: needed.max(2),
-            held: frame.len(),
-        }),
+    let needed = 2 + usize::from(length);
+    match data.get(..usize::from(length)) {
+        Some(data) if frame.len() >= 2 => Ok([&[command, length][..], data].concat()),
+        _ => Err(cut(needed)),
     }
+}
+
+/// The serial frame of a position report's `data`, whose length byte said `length`: the
+/// squares, then up to 4 of the bytes the length covers after them, 0xFF for the rest.
+fn position_frame(data: &[u8], length: usize) -> Option<Vec<u8>> {
+    let squares = data.get(..SQUARE_BYTES)?;
+    let covered = length.clamp(SQUARE_BYTES, data.len());
+    let tail_len = usize::from(POSITION_LENGTH) - SQUARE_BYTES;
+    let mut out = vec![POSITION, POSITION_LENGTH];
+    out.extend(squares);
+    out.extend(data[SQUARE_BYTES..covered].iter().take(tail_len));
+    out.resize(2 + usize::from(POSITION_LENGTH), MISSING_TAIL);
+    Some(out)
 }
 
 /// The bytes written to a hidraw node to send `frame` in one output report of
