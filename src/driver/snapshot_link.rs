@@ -1,6 +1,6 @@
 //! The link to one board that sends whole-board frames (Millennium, Certabo, Sentio,
-//! Chessnut) on a serial port: open at the board's speed, start its stream, forward every
-//! received chunk, notice a dead link and reconnect.
+//! Chessnut) on a serial port or, for a Chessnut, its USB HID node: open at the board's
+//! speed, start its stream, forward every received chunk, notice a dead link and reconnect.
 //!
 //! It reports through the same [`LinkEvent`]s as the DGT link, so the recorder treats every
 //! board alike: `Connected` once the first valid frame arrived (the chunks that carried it
@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use super::backoff::Backoff;
 use super::dgt::{LinkEvent, LinkHandle, Request};
+use super::hidraw::{self, HidReportStream};
 use super::serial;
 use crate::board::kind::{BoardKind, KindDecoder};
 use crate::wire::{chessnut, millennium};
@@ -130,10 +131,10 @@ enum End {
 impl SnapshotLink {
     async fn run(mut self) {
         loop {
-            let problem = match serial::open_at(&self.config.port, SNAPSHOT_BAUD_RATE) {
-                Err(e) if !self.connected_once => return self.fail(e.to_string()).await,
-                Err(e) => e.to_string(),
-                Ok(port) => match self.session(port).await {
+            let problem = match self.open_and_run().await {
+                Err(e) if !self.connected_once => return self.fail(e).await,
+                Err(e) => e,
+                Ok(end) => match end {
                     End::Stop => return,
                     End::Silent(message) if !self.connected_once => {
                         return self.fail(message).await;
@@ -162,6 +163,18 @@ impl SnapshotLink {
                 }
             }
         }
+    }
+
+    /// Opens the port and runs one session on it: a hidraw node (or a virtual HID board's
+    /// socket) through the HID transport, any other path as a serial port.
+    async fn open_and_run(&mut self) -> Result<End, String> {
+        let port = self.config.port.clone();
+        if hidraw::is_hid_port(&port) {
+            let stream = HidReportStream::open(&port).map_err(|e| e.to_string())?;
+            return Ok(self.session(stream).await);
+        }
+        let stream = serial::open_at(&port, SNAPSHOT_BAUD_RATE).map_err(|e| e.to_string())?;
+        Ok(self.session(stream).await)
     }
 
     /// Ends the link with `message`, which its owner reports (logged here only at debug

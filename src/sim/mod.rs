@@ -7,4 +7,5 @@ pub mod pty;
 pub mod snapshot_board;
 pub mod virtual_board;
 pub mod virtual_bus;
+pub mod virtual_chessnut_hid;
 pub mod virtual_pegasus;
