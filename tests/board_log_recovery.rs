@@ -208,6 +208,10 @@ fn play(deeds: &[Deed], cut: usize, power_up_in_gap: Option<(usize, PowerUp)>) -
             }
         }
     }
+    if boundary.is_none() {
+        // The host saw every deed: its last run is the board's last run.
+        split_last_run = run_field.is_some() && run_split;
+    }
     let (at, before) = boundary.unwrap_or((written.len(), written.last().copied()));
     // The first missed change overwrote the last seen record: it starts the sequel.
     let from = if at > 0 && written.get(at - 1).copied() != before {

@@ -1,9 +1,10 @@
-//! `touchmove ports`: the serial ports present, with USB ids and the kind of board they tell;
-//! `--probe` asks each port.
+//! `touchmove ports`: the serial ports present, with USB ids and the kind of board they tell,
+//! and the Chessnut boards on USB HID; `--probe` asks each serial port.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::driver::hid_ports::{HidBoard, list_chessnut_boards};
 use crate::driver::kind_probe::{kind_by_usb, kinds_possible_by_usb, probe_kind};
 use crate::driver::ports::{DgtLikelihood, PortInfo, Transport, list_ports};
 
@@ -37,7 +38,8 @@ pub fn run(args: PortsArgs) -> ExitCode {
         return super::ble_scan::run(args.scan_seconds);
     }
     let ports = list_ports(&args.sysfs);
-    if ports.is_empty() {
+    let hid_boards = list_chessnut_boards(&args.sysfs);
+    if ports.is_empty() && hid_boards.is_empty() {
         println!(
             "no serial ports found; plug the board in (USB) or bind its Bluetooth link \
              (`rfcomm bind 0 <address>`), then run `touchmove ports` again"
@@ -69,6 +71,9 @@ pub fn run(args: PortsArgs) -> ExitCode {
             }
         }
         println!("{line}");
+    }
+    for board in &hid_boards {
+        println!("{}", describe_hid(board));
     }
     println!("{PEGASUS_NOTE}");
     ExitCode::SUCCESS
@@ -117,6 +122,23 @@ pub fn describe(port: &PortInfo) -> String {
         .to_string()
 }
 
+/// One line per Chessnut HID board: node, ids and name, and how to record it.
+pub fn describe_hid(board: &HidBoard) -> String {
+    let names: Vec<&str> = [&board.name, &board.serial]
+        .into_iter()
+        .filter_map(|s| s.as_deref())
+        .collect();
+    format!(
+        "{:<16} {:<9} {:04x}:{:04x} {}  <- chessnut board (use --port chessnut:{})",
+        board.path,
+        "usb-hid",
+        board.vendor_id,
+        board.product_id,
+        names.join(" serial "),
+        board.path
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +162,25 @@ mod tests {
         assert!(line.starts_with("/dev/ttyACM0"), "{line}");
         assert!(line.contains("045b:8111 DGT serial A1"), "{line}");
         assert!(line.ends_with("<- DGT board"), "{line}");
+    }
+
+    #[test]
+    fn chessnut_hid_line_names_the_port_to_record() {
+        let board = HidBoard {
+            path: "/dev/hidraw3".into(),
+            vendor_id: 0x2D80,
+            product_id: 0x8000,
+            name: Some("Chessnut Air".into()),
+            serial: None,
+        };
+        let line = describe_hid(&board);
+        assert!(
+            line.starts_with("/dev/hidraw3     usb-hid   2d80:8000 Chessnut Air"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("(use --port chessnut:/dev/hidraw3)"),
+            "{line}"
+        );
     }
 }

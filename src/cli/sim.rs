@@ -15,6 +15,7 @@ use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
+use crate::sim::virtual_chessnut_hid::{ChessnutHidConfig, VirtualChessnutHid};
 use crate::sim::virtual_pegasus::{VirtualPegasus, VirtualPegasusConfig};
 
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
@@ -62,6 +63,10 @@ pub struct SimArgs {
     /// The kind of board: dgt, millennium, certabo, sentio, chessnut or pegasus.
     #[arg(long, default_value = "dgt")]
     pub kind: BoardKind,
+    /// A Chessnut on USB HID instead of a serial link: the port is a socket whose messages
+    /// are the board's reports, which `record --port chessnut:PATH` opens as a hidraw node.
+    #[arg(long)]
+    pub hid: bool,
 }
 
 /// Runs `touchmove sim`.
@@ -121,6 +126,22 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
         config.speed = args.speed;
         config.initial = start.board().clone();
         let result = play_pegasus(config, moves.len(), args.exit_when_done).await;
+        if let Some(dir) = own_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return result;
+    }
+    if args.hid {
+        if args.kind != BoardKind::Chessnut {
+            return Err(format!(
+                "--hid: only a Chessnut speaks USB HID; use --kind chessnut, not {}",
+                args.kind
+            ));
+        }
+        let mut config = ChessnutHidConfig::new(&port, script);
+        config.speed = args.speed;
+        config.initial = start.board().clone();
+        let result = play_chessnut_hid(config, moves.len(), args.exit_when_done).await;
         if let Some(dir) = own_dir {
             let _ = std::fs::remove_dir(dir);
         }
@@ -199,6 +220,27 @@ async fn play_snapshot(
     eprintln!(
         "virtual {kind} board on {}: {plies} moves, starting once a host reads it (record it \
          with --port {kind}:{}); Ctrl-C stops",
+        port.display(),
+        port.display()
+    );
+    until_played(board.finished(), exit_when_done).await;
+    Ok(())
+}
+
+/// Runs a virtual Chessnut on USB HID until the game is played (and then until Ctrl-C
+/// unless `exit_when_done`).
+async fn play_chessnut_hid(
+    config: ChessnutHidConfig,
+    plies: usize,
+    exit_when_done: bool,
+) -> Result<(), String> {
+    let port = config.path.clone();
+    let board = VirtualChessnutHid::spawn(config)
+        .map_err(|e| format!("cannot listen at {}: {e}", port.display()))?;
+    println!("{}", port.display());
+    eprintln!(
+        "virtual chessnut board on USB HID at {}: {plies} moves, starting once a host starts \
+         its stream (record it with --port chessnut:{}); Ctrl-C stops",
         port.display(),
         port.display()
     );

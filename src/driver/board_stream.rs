@@ -1,6 +1,6 @@
-//! The byte stream a link reads a board through, whatever carries it: a serial port, or a
-//! Bluetooth LE board's characteristics ([`super::ble`]). A link asks its [`Connector`] for
-//! a fresh stream at every connection.
+//! The byte stream a link reads a board through, whatever carries it: a serial port, a
+//! Chessnut's hidraw node ([`super::hidraw`]), or a Bluetooth LE board's characteristics
+//! ([`super::ble`]). A link asks its [`Connector`] for a fresh stream at every connection.
 
 use std::fmt;
 use std::future::Future;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::hidraw::{self, HidReportStream};
 use super::serial;
 use crate::board::kind::BoardKind;
 use crate::wire::gatt::BleTarget;
@@ -30,16 +31,23 @@ pub trait Connector: Send + Sync + fmt::Debug {
     fn connect(&self) -> Connecting<'_>;
 }
 
-/// A serial port at a fixed speed.
+/// A device path: a hidraw node (or a virtual HID board's socket) through the HID transport,
+/// any other path as a serial port at a fixed speed. Which one is decided at each connection,
+/// as the path may not exist before the board is plugged in.
 #[derive(Debug)]
-struct SerialConnector {
+struct PathConnector {
     port: String,
     baud: u32,
 }
 
-impl Connector for SerialConnector {
+impl Connector for PathConnector {
     fn connect(&self) -> Connecting<'_> {
         Box::pin(async move {
+            if hidraw::is_hid_port(&self.port) {
+                return HidReportStream::open(&self.port)
+                    .map(|stream| Box::new(stream) as BoardStream)
+                    .map_err(|e| e.to_string());
+            }
             serial::open_at(&self.port, self.baud)
                 .map(|stream| Box::new(stream) as BoardStream)
                 .map_err(|e| e.to_string())
@@ -48,7 +56,8 @@ impl Connector for SerialConnector {
 }
 
 /// The connector of a link: `given` when there is one (a test's peripheral), a Bluetooth LE
-/// board for a `ble:` port, else the serial port at `baud`.
+/// board for a `ble:` port, else the device path (a hidraw node, or a serial port at
+/// `baud`).
 pub fn connector_for(
     port: &str,
     baud: u32,
@@ -60,7 +69,7 @@ pub fn connector_for(
     }
     match BleTarget::of_port(port) {
         Some(target) => super::ble::port_connector(port, kind, target),
-        None => Arc::new(SerialConnector {
+        None => Arc::new(PathConnector {
             port: port.to_string(),
             baud,
         }),

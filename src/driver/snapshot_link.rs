@@ -1,6 +1,6 @@
 //! The link to one board that sends whole-board frames (Millennium, Certabo, Sentio,
-//! Chessnut) on a serial port: open at the board's speed, start its stream, forward every
-//! received chunk, notice a dead link and reconnect.
+//! Chessnut) on a serial port or, for a Chessnut, its USB HID node: open at the board's
+//! speed, start its stream, forward every received chunk, notice a dead link and reconnect.
 //!
 //! It reports through the same [`LinkEvent`]s as the DGT link, so the recorder treats every
 //! board alike: `Connected` once the first valid frame arrived (the chunks that carried it
@@ -185,9 +185,8 @@ impl SnapshotLink {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// One open port, from the start of its stream to its loss. Any byte stream will do:
-    /// this is where other transports (a Chessnut's `/dev/hidraw*` file, a Bluetooth LE
-    /// characteristic pair) plug in.
+    /// One open port, from the start of its stream to its loss. Any byte stream will do: a
+    /// serial port, a Chessnut's hidraw node, a Bluetooth LE board (`board_stream`).
     async fn session<P: AsyncRead + AsyncWrite + Unpin>(&mut self, mut port: P) -> End {
         let kind = self.config.kind;
         let name = self.config.port.clone();

@@ -7,5 +7,6 @@ pub mod pty;
 pub mod snapshot_board;
 pub mod virtual_board;
 pub mod virtual_bus;
+pub mod virtual_chessnut_hid;
 pub mod virtual_pegasus;
 pub mod virtual_peripheral;

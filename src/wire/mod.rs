@@ -3,6 +3,7 @@
 pub mod capture;
 pub mod certabo;
 pub mod chessnut;
+pub mod chessnut_report;
 pub mod dgt;
 pub mod frame_error;
 pub mod gatt;

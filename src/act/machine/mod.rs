@@ -369,8 +369,42 @@ impl Machine {
         Sensed {
             board: self.physical.board(),
             identifies: self.config.identifies_pieces,
-            placed: self.physical.placed(),
+            placed: self.capture_evidence(self.game.plies()),
         }
+    }
+
+    /// The squares that show a capture by a move read from position `k`. A board that names
+    /// pieces shows every capture; on a board that senses only occupancy it is a square
+    /// placed on since `k` was reached, and no earlier than a scan before the first lift of
+    /// a piece still off its square (the capturing piece left its square before it
+    /// arrived): a piece put back where it stood before the move began captured nothing.
+    fn capture_evidence(&self, k: usize) -> Bitboard {
+        let placed = self.physical.placed();
+        if self.config.identifies_pieces {
+            return placed;
+        }
+        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        let empty = !self.physical.board().occupied();
+        let reported = |sq: Square| self.last_seen[sq as usize].filter(|&t| t >= since);
+        // Before the last move the placements were cleared; a square reported after `k` was
+        // reached (not the arrival that reached it) and occupied now was last placed on.
+        let placed = if k < self.game.plies() {
+            let reported_since: Bitboard = Bitboard::FULL
+                .into_iter()
+                .filter(|&sq| reported(sq).is_some_and(|t| t > since))
+                .collect();
+            placed | (reported_since & !empty)
+        } else {
+            placed
+        };
+        let Some(first_lift) = empty.into_iter().filter_map(reported).min() else {
+            return placed;
+        };
+        let earliest = first_lift.saturating_sub(self.config.report_reorder_ms);
+        placed
+            .into_iter()
+            .filter(|&sq| reported(sq).is_none_or(|t| t >= earliest))
+            .collect()
     }
 
     fn alert(&self, article: &str, side: Option<Color>, t: Millis, severity: Severity) -> Alert {

@@ -130,7 +130,7 @@ impl Machine {
         for k in (self.settled..n).rev() {
             let pos = &positions[k];
             let back_here = s.diff(pos.board()).is_empty();
-            let single = choose(&s.single_moves(pos));
+            let single = choose(&self.evidence_from(s, k).single_moves(pos));
             if !back_here && single.is_none() {
                 continue;
             }
@@ -160,6 +160,15 @@ impl Machine {
             });
         }
         None
+    }
+
+    /// `s` with the evidence of captures a reading from position `k` has
+    /// ([`Machine::capture_evidence`]).
+    fn evidence_from<'a>(&self, s: &Sensed<'a>, k: usize) -> Sensed<'a> {
+        Sensed {
+            placed: self.capture_evidence(k),
+            ..*s
+        }
     }
 
     /// The shortest sequence of missed moves that explains the board, counted from the
@@ -307,7 +316,8 @@ impl Machine {
             if depth == 0 {
                 return None;
             }
-            if let Some((m, doubt)) = choose(&s.single_moves(&positions[j])) {
+            if let Some((m, doubt)) = choose(&self.evidence_from(s, j).single_moves(&positions[j]))
+            {
                 return Some(self.one_move_from(j, m, doubt));
             }
             if depth < 2 {

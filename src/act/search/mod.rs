@@ -27,8 +27,8 @@ pub struct Sensed<'a> {
     pub board: &'a Board,
     /// False on occupancy-only boards.
     pub identifies: bool,
-    /// Squares placed on since the last recorded move (capture evidence on occupancy-only
-    /// boards).
+    /// Squares that show a capture on occupancy-only boards: placed on since the position
+    /// the moves are read from, after the capturing piece was lifted.
     pub placed: Bitboard,
 }
 

@@ -51,6 +51,7 @@ impl Sensed<'_> {
             let mut path = Vec::with_capacity(depth);
             let mut walk = Walk {
                 seen,
+                identifies: self.identifies,
                 unseen: Bitboard::EMPTY,
                 start,
                 reports,
@@ -150,6 +151,8 @@ impl Sensed<'_> {
 /// The state of one reconstruction search.
 struct Walk<'a> {
     seen: Bitboard,
+    /// False on occupancy-only boards.
+    identifies: bool,
     unseen: Bitboard,
     start: &'a Chess,
     reports: &'a Reports<'a>,
@@ -172,6 +175,19 @@ impl Walk<'_> {
             _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from) | Bitboard::from(m.to()),
         };
         let fresh = ends & !self.seen;
+        // On a board that senses only occupancy, a capture on a square never reported looks
+        // exactly like a piece still in the hand: the captured square is the one thing that
+        // shows which move it was.
+        let captures = matches!(
+            m,
+            Move::Normal {
+                capture: Some(_),
+                ..
+            }
+        );
+        if !self.identifies && captures && !self.seen.contains(m.to()) && !self.reports.outage {
+            return None;
+        }
         if self.reports.outage {
             return Some(self.unseen | fresh);
         }

@@ -265,3 +265,40 @@ fn position(fen: &str, chess960: bool) -> Chess {
         .start()
         .clone()
 }
+
+/// On a board that senses only occupancy, a piece still in the hand and a capture on a
+/// square the board never reported leave the same squares: only a report on the captured
+/// square makes the capture an explanation (24...Nd7 in the hand, 25.Rbc1 made, read as
+/// 24...Nxb3 25.Rbc1).
+#[test]
+fn an_occupancy_board_needs_a_report_on_a_captured_square() {
+    let start = position(
+        "r1q3kr/5pp1/4b2p/2n5/3Q3N/pP2B3/P4PPP/1R3RK1 b - - 1 24",
+        false,
+    );
+    let read = moves_from(&start, &["c5b3", "b1c1"]);
+    let mut reached = start.clone();
+    for &m in &read {
+        reached.play_unchecked(m);
+    }
+    let s = Sensed {
+        board: reached.board(),
+        identifies: false,
+        placed: Bitboard::EMPTY,
+    };
+    let in_the_hand = times(&[(Square::C5, 100), (Square::B1, 200), (Square::C1, 210)]);
+    assert_eq!(
+        s.sequences(&start, 2, &reported(&in_the_hand, &in_the_hand)),
+        Explanation::None
+    );
+    let captured = times(&[
+        (Square::C5, 100),
+        (Square::B3, 150),
+        (Square::B1, 200),
+        (Square::C1, 210),
+    ]);
+    assert_eq!(
+        s.sequences(&start, 2, &reported(&captured, &captured)),
+        Explanation::Unique(read)
+    );
+}
