@@ -98,6 +98,68 @@ impl Recording {
             }
         }
     }
+
+    /// Follows the link while the board plays its script, until the game's moves are in.
+    async fn follow_game(
+        &mut self,
+        events: &mut mpsc::Receiver<LinkEvent>,
+        played: impl std::future::Future<Output = ()>,
+        game: &ScriptGame,
+    ) {
+        let plies = game.moves_uci.len();
+        tokio::time::timeout(Duration::from_secs(60), async {
+            tokio::join!(
+                played,
+                self.follow(events, Duration::from_secs(60), |r| r.moves().len()
+                    >= plies)
+            )
+        })
+        .await
+        .expect("the game is played");
+    }
+}
+
+/// A virtual board of `kind` at `dir/KIND` playing `game` behind a virtual peripheral, and
+/// the snapshot link to it through `profile`, followed until it connected.
+struct SnapshotBoardOverBle {
+    board: SnapshotBoard,
+    peripheral: VirtualPeripheral,
+    link: touchmove::driver::dgt::LinkHandle,
+    events: mpsc::Receiver<LinkEvent>,
+    lights: touchmove::driver::snapshot_link::Lights,
+    recording: Recording,
+}
+
+async fn snapshot_board_over_ble(
+    dir: &std::path::Path,
+    game: &ScriptGame,
+    profile: &'static GattProfile,
+) -> SnapshotBoardOverBle {
+    let kind = profile.kind;
+    let path = dir.join(kind.name());
+    let board = SnapshotBoard::spawn(SnapshotBoardConfig::new(
+        kind,
+        &path,
+        plain_timeline(game, PACE),
+    ))
+    .unwrap();
+    let peripheral = VirtualPeripheral::new(kind, &path);
+    let mut config = SnapshotLinkConfig::new(kind, format!("ble:virtual {kind}"));
+    config.connector = Some(connector(&peripheral, profile));
+    let (link, mut events, lights) = spawn_snapshot_link(config, Instant::now());
+    let mut recording = Recording::new(kind);
+    recording
+        .follow(&mut events, Duration::from_secs(10), |r| r.connections > 0)
+        .await;
+    assert_eq!(recording.connections, 1, "the first frame connects");
+    SnapshotBoardOverBle {
+        board,
+        peripheral,
+        link,
+        events,
+        lights,
+        recording,
+    }
 }
 
 fn connector(
@@ -115,22 +177,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 async fn a_millennium_game_is_recorded_from_fragmented_notifications_and_long_commands_are_cut() {
     let game = game(0, 16);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("millennium");
-    let board = SnapshotBoard::spawn(SnapshotBoardConfig::new(
-        BoardKind::Millennium,
-        &path,
-        plain_timeline(&game, PACE),
-    ))
-    .unwrap();
-    let peripheral = VirtualPeripheral::new(BoardKind::Millennium, &path);
-    let mut config = SnapshotLinkConfig::new(BoardKind::Millennium, "ble:MILLENNIUM CHESS");
-    config.connector = Some(connector(&peripheral, &gatt::MILLENNIUM));
-    let (link, mut events, lights) = spawn_snapshot_link(config, Instant::now());
-    let mut recording = Recording::new(BoardKind::Millennium);
-    recording
-        .follow(&mut events, Duration::from_secs(10), |r| r.connections > 0)
-        .await;
-    assert_eq!(recording.connections, 1, "the first status connects");
+    let mut ble = snapshot_board_over_ble(dir.path(), &game, &gatt::MILLENNIUM).await;
 
     // An `L` command is 167 bytes: the board takes 20 at a time.
     let lit = [12u8, 30];
@@ -140,75 +187,51 @@ async fn a_millennium_game_is_recorded_from_fragmented_notifications_and_long_co
     }
     .encode();
     assert!(leds.len() > gatt::SMALLEST_WRITE);
-    lights.send(leds).unwrap();
+    ble.lights.send(leds).unwrap();
 
-    tokio::time::timeout(Duration::from_secs(60), async {
-        tokio::join!(
-            board.finished(),
-            recording.follow(&mut events, Duration::from_secs(60), |r| {
-                r.moves().len() >= game.moves_uci.len()
-            })
-        )
-    })
-    .await
-    .expect("the game is played");
-    assert_eq!(recording.moves(), game.moves_uci);
-    assert_eq!(board.lit_fields(), lit, "the cut command arrived whole");
-    assert_eq!(peripheral.largest_write(), gatt::SMALLEST_WRITE);
-    assert_eq!(peripheral.connections(), 1);
-    link.shutdown();
+    ble.recording
+        .follow_game(&mut ble.events, ble.board.finished(), &game)
+        .await;
+    assert_eq!(ble.recording.moves(), game.moves_uci);
+    assert_eq!(ble.board.lit_fields(), lit, "the cut command arrived whole");
+    assert_eq!(ble.peripheral.largest_write(), gatt::SMALLEST_WRITE);
+    assert_eq!(ble.peripheral.connections(), 1);
+    ble.link.shutdown();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chessnut_air_is_read_on_both_notify_characteristics() {
     let game = game(1, 12);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("chessnut");
-    let board = SnapshotBoard::spawn(SnapshotBoardConfig::new(
-        BoardKind::Chessnut,
-        &path,
-        plain_timeline(&game, PACE),
-    ))
-    .unwrap();
-    let peripheral = VirtualPeripheral::new(BoardKind::Chessnut, &path);
-    let mut config = SnapshotLinkConfig::new(BoardKind::Chessnut, "ble:Chessnut Air");
-    config.connector = Some(connector(&peripheral, &gatt::CHESSNUT));
-    let (link, mut events, lights) = spawn_snapshot_link(config, Instant::now());
-    let mut recording = Recording::new(BoardKind::Chessnut);
-    recording
-        .follow(&mut events, Duration::from_secs(10), |r| r.connections > 0)
-        .await;
-    assert_eq!(recording.connections, 1, "the position frames connect");
+    let mut ble = snapshot_board_over_ble(dir.path(), &game, &gatt::CHESSNUT).await;
     assert_eq!(
-        peripheral.subscribed(),
+        ble.peripheral.subscribed(),
         [gatt::CHESSNUT_FEN_NOTIFY, gatt::CHESSNUT_OPERATION_NOTIFY].into(),
         "both characteristics"
     );
-    lights.send(chessnut::Command::Battery.encode()).unwrap();
+    ble.lights
+        .send(chessnut::Command::Battery.encode())
+        .unwrap();
     let battery = chessnut::Message::Battery {
         percent: 87,
         charging: false,
     }
     .encode();
 
-    tokio::time::timeout(Duration::from_secs(60), async {
-        tokio::join!(
-            board.finished(),
-            recording.follow(&mut events, Duration::from_secs(60), |r| {
-                r.moves().len() >= game.moves_uci.len()
-            })
-        )
-    })
-    .await
-    .expect("the game is played");
-    assert_eq!(recording.moves(), game.moves_uci);
+    ble.recording
+        .follow_game(&mut ble.events, ble.board.finished(), &game)
+        .await;
+    assert_eq!(ble.recording.moves(), game.moves_uci);
     // The answers come on the operation characteristic, the positions on the FEN one.
     assert!(contains(
-        &recording.received,
+        &ble.recording.received,
         &chessnut::Message::ModeAck(0).encode()
     ));
-    assert!(contains(&recording.received, &battery), "battery answered");
-    link.shutdown();
+    assert!(
+        contains(&ble.recording.received, &battery),
+        "battery answered"
+    );
+    ble.link.shutdown();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,16 +253,9 @@ async fn a_pegasus_game_is_recorded_through_the_dgt_link_with_its_key_and_a_lost
     config.reconnect_max = Duration::from_millis(200);
     let (link, mut events) = spawn_link(config, Instant::now());
     let mut recording = Recording::new(BoardKind::Pegasus);
-    tokio::time::timeout(Duration::from_secs(60), async {
-        tokio::join!(
-            board.finished(),
-            recording.follow(&mut events, Duration::from_secs(60), |r| {
-                r.moves().len() >= game.moves_uci.len()
-            })
-        )
-    })
-    .await
-    .expect("the game is played");
+    recording
+        .follow_game(&mut events, board.finished(), &game)
+        .await;
     assert!(
         board.keyed(),
         "the key went through the write characteristic"
