@@ -151,9 +151,14 @@ impl Machine {
     /// 7.4: reconstructed moves whose actions overlapped in time (a move begun before the
     /// one before it was over): one of them may be a knocked or displaced piece. Only added
     /// moves that overlap less than a hand answers in are for the log: a reply begun as the
-    /// move ended, its reports in one scan's order. Moves that replace recorded ones are not.
+    /// move ended, its reports in one scan's order. Moves that replace recorded ones are not,
+    /// nor any on a board that senses only occupancy: a knocked piece there leaves the same
+    /// squares as a reply.
     fn overlapping_alert(&self, moves: &[Move], ms: Millis, rewrites: bool, t: Millis) -> Alert {
-        let severity = if ms < self.config.two_hands_threshold_ms && !rewrites {
+        let severity = if ms < self.config.two_hands_threshold_ms
+            && !rewrites
+            && self.config.identifies_pieces
+        {
             Severity::Info
         } else {
             Severity::Warning
@@ -447,6 +452,22 @@ mod tests {
             });
             let e5 = Bitboard::from_square(Square::E5);
             machine.unseen_arrival_alert(&[], e5, e5, 0).severity
+        };
+        assert_eq!(severity(true), Severity::Info);
+        assert_eq!(severity(false), Severity::Warning);
+    }
+
+    /// Moves read from actions that overlapped less than a hand answers in: a reply begun as
+    /// the move ended, for the log, on a board that names the pieces; a warning on one that
+    /// senses only occupancy, where a knocked piece leaves the same squares as a reply.
+    #[test]
+    fn a_quick_overlap_warns_only_on_an_occupancy_board() {
+        let severity = |identifies_pieces| {
+            let machine = Machine::new(MachineConfig {
+                identifies_pieces,
+                ..MachineConfig::default()
+            });
+            machine.overlapping_alert(&[], 100, false, 0).severity
         };
         assert_eq!(severity(true), Severity::Info);
         assert_eq!(severity(false), Severity::Warning);
