@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use super::kind_probe::CHESSNUT_VENDOR_ID;
+use super::ports::class_devices;
 
 /// The usage page of the interface that carries Chessnut's protocol.
 pub const CHESSNUT_USAGE_PAGE: u16 = 0xFF00;
@@ -34,16 +35,8 @@ pub struct HidBoard {
 /// The Chessnut boards described under `sysfs_root` (normally `/sys`), sorted by node.
 /// Node paths are reported under `/dev`.
 pub fn list_chessnut_boards(sysfs_root: &Path) -> Vec<HidBoard> {
-    let class = sysfs_root.join("class/hidraw");
-    let Ok(entries) = fs::read_dir(&class) else {
-        return Vec::new();
-    };
-    let mut boards: Vec<HidBoard> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            describe(&class.join(&name).join("device"), &name)
-        })
+    let mut boards: Vec<HidBoard> = class_devices(sysfs_root, "hidraw")
+        .filter_map(|(name, dir)| describe(&dir.join("device"), &name))
         .collect();
     boards.sort_by(|a, b| a.path.cmp(&b.path));
     boards

@@ -61,19 +61,29 @@ pub enum DgtLikelihood {
 /// Lists the serial ports described under `sysfs_root` (normally `/sys`), sorted by path.
 /// Device paths are reported under `/dev`.
 pub fn list_ports(sysfs_root: &Path) -> Vec<PortInfo> {
-    let class = sysfs_root.join("class/tty");
-    let Ok(entries) = fs::read_dir(&class) else {
-        return Vec::new();
-    };
-    let mut ports: Vec<PortInfo> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            describe(&class.join(&name), &name)
-        })
+    let mut ports: Vec<PortInfo> = class_devices(sysfs_root, "tty")
+        .filter_map(|(name, dir)| describe(&dir, &name))
         .collect();
     ports.sort_by(|a, b| a.path.cmp(&b.path));
     ports
+}
+
+/// The devices of a sysfs class (`/sys/class/CLASS/NAME`): each name and its directory. None
+/// when the class does not exist (no such device was ever plugged in).
+pub(super) fn class_devices(
+    sysfs_root: &Path,
+    class: &str,
+) -> impl Iterator<Item = (String, PathBuf)> {
+    let class = sysfs_root.join("class").join(class);
+    fs::read_dir(&class)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(move |entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let dir = class.join(&name);
+            (name, dir)
+        })
 }
 
 fn describe(tty_dir: &Path, name: &str) -> Option<PortInfo> {

@@ -440,18 +440,24 @@ mod tests {
     use crate::act::MachineConfig;
     use shakmaty::Square;
 
+    /// A machine for a board that names its pieces or senses only occupancy.
+    fn sensing(identifies_pieces: bool) -> Machine {
+        Machine::new(MachineConfig {
+            identifies_pieces,
+            ..MachineConfig::default()
+        })
+    }
+
     /// Moves that need a piece on a square the board never showed it on, each vouched for by
     /// its player's press: for the log on a board that names pieces, a warning on one that
     /// senses only occupancy (the press says a move was made, not which).
     #[test]
     fn an_unseen_arrival_the_presses_vouch_for_warns_only_on_an_occupancy_board() {
         let severity = |identifies_pieces| {
-            let machine = Machine::new(MachineConfig {
-                identifies_pieces,
-                ..MachineConfig::default()
-            });
             let e5 = Bitboard::from_square(Square::E5);
-            machine.unseen_arrival_alert(&[], e5, e5, 0).severity
+            sensing(identifies_pieces)
+                .unseen_arrival_alert(&[], e5, e5, 0)
+                .severity
         };
         assert_eq!(severity(true), Severity::Info);
         assert_eq!(severity(false), Severity::Warning);
@@ -463,11 +469,9 @@ mod tests {
     #[test]
     fn a_quick_overlap_warns_only_on_an_occupancy_board() {
         let severity = |identifies_pieces| {
-            let machine = Machine::new(MachineConfig {
-                identifies_pieces,
-                ..MachineConfig::default()
-            });
-            machine.overlapping_alert(&[], 100, false, 0).severity
+            sensing(identifies_pieces)
+                .overlapping_alert(&[], 100, false, 0)
+                .severity
         };
         assert_eq!(severity(true), Severity::Info);
         assert_eq!(severity(false), Severity::Warning);
