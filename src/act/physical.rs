@@ -1,7 +1,7 @@
 //! The physical board: what stands on the 64 squares as the sensors say, and which pieces
 //! are in the air.
 
-use shakmaty::{Bitboard, Board, Color, Piece, Role, Square};
+use shakmaty::{Bitboard, Board, Color, Piece, Rank, Role, Square, attacks};
 
 use crate::board::Millis;
 
@@ -80,7 +80,8 @@ impl PhysicalBoard {
     }
 
     /// A piece was placed. `None` means the board cannot say which piece: the most recently
-    /// lifted piece is assumed.
+    /// lifted piece that can go from its square to `sq` is assumed (a king and a pawn lifted
+    /// together are told apart by where each can go), else the most recently lifted one.
     pub fn place(&mut self, sq: Square, piece: Option<Piece>) {
         let landed = match piece {
             Some(p) => {
@@ -89,10 +90,30 @@ impl PhysicalBoard {
                 }
                 p
             }
-            None => self.in_flight.pop().map_or(UNKNOWN, |f| f.piece),
+            None => {
+                let reaching = self
+                    .in_flight
+                    .iter()
+                    .rposition(|f| can_go(f.piece, f.from, sq));
+                match reaching.or(self.in_flight.len().checked_sub(1)) {
+                    Some(i) => self.in_flight.remove(i).piece,
+                    None => UNKNOWN,
+                }
+            }
         };
         self.board.set_piece_at(sq, landed);
         self.placed.add(sq);
+    }
+
+    /// On an occupancy-only board, takes the pieces' names from `position` when the squares
+    /// occupied are the same: the names guessed from lifts and placements drift (a capturer
+    /// lifted before its victim is placed under the victim's name), and the position is the
+    /// better guess whenever it fits. Nothing is in the air then but captured pieces.
+    pub fn name_after(&mut self, position: &Board) {
+        if !self.identifies_pieces && self.board.occupied() == position.occupied() {
+            self.board = position.clone();
+            self.in_flight.clear();
+        }
     }
 
     /// Takes a piece off the picture without a lift: the board's report that the square
@@ -141,6 +162,28 @@ pub fn board_diff(a: &Board, b: &Board, identifies: bool) -> Bitboard {
         | (a.kings() ^ b.kings())
 }
 
+/// Whether `piece` standing on `from` could be put on `to` by one move on an empty board,
+/// or put back where it was.
+fn can_go(piece: Piece, from: Square, to: Square) -> bool {
+    if from == to {
+        return true;
+    }
+    match piece.role {
+        Role::Pawn => {
+            let rise = i32::from(to.rank()) - i32::from(from.rank());
+            let forward = if piece.color.is_white() { rise } else { -rise };
+            let double = from.rank() == piece.color.relative_rank(Rank::Second);
+            attacks::pawn_attacks(piece.color, from).contains(to)
+                || (from.file() == to.file() && (forward == 1 || (forward == 2 && double)))
+        }
+        Role::King => {
+            attacks::king_attacks(from).contains(to)
+                || (from.rank() == to.rank() && from.rank() == piece.color.backrank())
+        }
+        _ => attacks::attacks(from, piece, Bitboard::EMPTY).contains(to),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +200,43 @@ mod tests {
         assert!(b.in_flight().is_empty());
         assert_eq!(b.diff(&Board::new()).count(), 2);
         assert!(b.placed().contains(Square::E4));
+    }
+
+    #[test]
+    fn an_unnamed_placement_takes_the_lifted_piece_that_can_go_there() {
+        let position: Board = "8/8/8/3kp3/6K1/8/8/8".parse().unwrap();
+        let mut b = PhysicalBoard::new(false);
+        b.replace(&position);
+        b.name_after(&position);
+        b.empty(Square::G4, 10);
+        b.empty(Square::E5, 20);
+        b.place(Square::F3, None);
+        b.place(Square::E4, None);
+        assert_eq!(b.board().piece_at(Square::F3), Some(Color::White.king()));
+        assert_eq!(b.board().piece_at(Square::E4), Some(Color::Black.pawn()));
+    }
+
+    #[test]
+    fn names_come_from_the_position_when_the_occupied_squares_fit() {
+        let position: Board = "8/8/4k3/5P2/3K4/8/8/8".parse().unwrap();
+        let mut b = PhysicalBoard::new(false);
+        b.replace(&position);
+        b.name_after(&position);
+        // The king lifted before its victim: the victim's name lands on f5.
+        b.empty(Square::E6, 10);
+        b.empty(Square::F5, 20);
+        b.place(Square::F5, None);
+        assert_eq!(b.board().piece_at(Square::F5), Some(Color::White.pawn()));
+        let after: Board = "8/8/8/5k2/3K4/8/8/8".parse().unwrap();
+        b.name_after(&after);
+        assert_eq!(b.board().piece_at(Square::F5), Some(Color::Black.king()));
+        assert!(b.in_flight().is_empty());
+        let other: Board = "8/8/8/5k2/8/3K4/8/8".parse().unwrap();
+        b.name_after(&other);
+        assert_eq!(
+            b.board().piece_at(Square::D4),
+            Some(Color::White.king()),
+            "occupancy differs"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! Input handlers: observations and the passing of time.
 
-use shakmaty::{Board, Piece, Square};
+use shakmaty::{Board, Piece, Position, Square};
 
 use super::presses::{Press, WHEN_RESTORED};
 use super::start_and_end::SIGNAL_STANDS_MS;
@@ -41,6 +41,7 @@ impl Machine {
         self.correct_due_surplus(t, out);
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
+        self.physical.name_after(self.game.position().board());
         match &obs.kind {
             ObservationKind::Emptied(sq) => self.observe_emptied(self.map(*sq), t, out),
             ObservationKind::Placed(sq, piece) => {
