@@ -122,11 +122,20 @@ impl PhysicalBoard {
         self.board.discard_piece_at(sq);
     }
 
-    /// Replaces the whole picture (a board dump).
+    /// Replaces the whole picture (a board dump). An occupancy-only board's dump names no
+    /// piece: a square still occupied keeps its name, a newly occupied one has none.
     pub fn replace(&mut self, board: &Board) {
         let newly = board.occupied() & !self.board.occupied();
         self.placed |= newly;
-        self.board = board.clone();
+        if self.identifies_pieces {
+            self.board = board.clone();
+        } else {
+            let mut named = Board::empty();
+            for sq in board.occupied() {
+                named.set_piece_at(sq, self.board.piece_at(sq).unwrap_or(UNKNOWN));
+            }
+            self.board = named;
+        }
         let occupied = self.board.occupied();
         self.in_flight.retain(|f| !occupied.contains(f.from));
     }

@@ -103,6 +103,21 @@ pub struct Snapshot {
     pub identifies_pieces: bool,
 }
 
+impl Snapshot {
+    /// The picture an occupancy-only board gives of the same pieces: every occupied square
+    /// holds a white pawn (the piece code such boards send, [`snapshot::OCCUPIED`]).
+    pub fn occupancy_only(&self) -> Snapshot {
+        let mut board = Board::empty();
+        for sq in self.board.occupied() {
+            board.set_piece_at(sq, Color::White.pawn());
+        }
+        Snapshot {
+            board,
+            identifies_pieces: false,
+        }
+    }
+}
+
 /// Remaining times read from a clock, mapped to the players.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockReading {

@@ -479,7 +479,7 @@ pub fn simulate_on_board(g: &PgnGame, noise: Noise, seed: u64, kind: BoardKind) 
         for obs in &mut sim.observations {
             match &mut obs.kind {
                 ObservationKind::Placed(_, piece) => *piece = None,
-                ObservationKind::Snapshot(snapshot) => snapshot.identifies_pieces = false,
+                ObservationKind::Snapshot(snapshot) => *snapshot = snapshot.occupancy_only(),
                 _ => {}
             }
         }

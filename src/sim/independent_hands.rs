@@ -191,7 +191,7 @@ impl IndependentGame {
             // start position (t = 0) is the arbiter's, as on every board.
             for obs in self.observations.iter_mut().filter(|o| o.t_ms > 0) {
                 if let ObservationKind::Snapshot(snapshot) = &mut obs.kind {
-                    snapshot.identifies_pieces = false;
+                    *snapshot = snapshot.occupancy_only();
                 }
             }
         }
