@@ -124,7 +124,10 @@ impl Machine {
         let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
         a.evidence_ms = vec![t];
         a.squares = differing.into_iter().map(|s| s.to_string()).collect();
-        let why = ending::illegal_position(self.physical.board())
+        // An occupancy-only board's names are guesses: which piece is a king it cannot say.
+        let why = Some(self.physical.board())
+            .filter(|_| self.config.identifies_pieces)
+            .and_then(ending::illegal_position)
             .map(|w| format!(" (3.10.3: {w})"))
             .unwrap_or_default();
         a.message = format!(
