@@ -268,6 +268,37 @@ pub struct RecognitionArgs {
     /// certabo, sentio, chessnut, pegasus).
     #[arg(long, default_value = "dgt")]
     pub board: BoardKind,
+    /// Assume this scan period (ms) for the board instead of its kind's: for a board whose
+    /// rate was measured, or to see how much the figures owe to it.
+    #[arg(long)]
+    pub scan_ms: Option<Millis>,
+}
+
+impl RecognitionArgs {
+    fn modelled_board(&self) -> ModelledBoard {
+        ModelledBoard {
+            kind: self.board,
+            scan_period_ms: self.scan_ms.unwrap_or(self.board.scan_period_ms()),
+        }
+    }
+}
+
+/// The board a recognition benchmark models: its kind, and the period of its scan.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelledBoard {
+    /// What the board reports and how.
+    pub kind: BoardKind,
+    /// One scan of its 64 squares, in milliseconds.
+    pub scan_period_ms: Millis,
+}
+
+impl From<BoardKind> for ModelledBoard {
+    fn from(kind: BoardKind) -> ModelledBoard {
+        ModelledBoard {
+            kind,
+            scan_period_ms: kind.scan_period_ms(),
+        }
+    }
 }
 
 /// Runs a benchmark.
@@ -346,7 +377,12 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
-    let mut summary = recognise_all_on(&selected, args.noise, args.games.seed, args.board);
+    let mut summary = recognise_all_on(
+        &selected,
+        args.noise,
+        args.games.seed,
+        args.modelled_board(),
+    );
     let elapsed = started.elapsed();
     summary.keep_failures(args.games.show);
     let report = json!({
@@ -354,6 +390,7 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
         "seed": args.games.seed,
         "noise": args.noise.name(),
         "board": args.board.name(),
+        "scan_period_ms": args.modelled_board().scan_period_ms,
         "games": summary.games,
         "plies": summary.plies,
         "observations": summary.observations,
@@ -400,22 +437,23 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
 /// that game (start position, Chess960, blitz), with the dead-position analysis out of the
 /// observation path as the recorder runs it; everything else default.
 pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
-    recogniser_on(sim, BoardKind::Dgt)
+    recogniser_on(sim, BoardKind::Dgt.into())
 }
 
 /// [`recogniser`] for a board of `kind`: its scan period, and the occupancy-only path for
 /// boards that do not name pieces.
 pub fn recogniser_on(
     sim: &SimulatedGame,
-    kind: BoardKind,
+    board: ModelledBoard,
 ) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
+    let kind = board.kind;
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
         one_minute_penalty: sim.model.blitz,
         defer_dead_position_analysis: true,
         identifies_pieces: kind.identifies_pieces(),
-        scan_period_ms: kind.scan_period_ms(),
+        scan_period_ms: board.scan_period_ms,
         report_lag_ms: kind.report_lag_ms(),
         ..MachineConfig::default()
     };
@@ -441,16 +479,21 @@ fn answer_analyses(machine: &mut Machine, out: &mut Vec<Event>) {
 
 /// Simulates and recognises every game, adding each verdict to a summary.
 pub fn recognise_all(games: &[&PgnGame], noise: Noise, seed: u64) -> Summary {
-    recognise_all_on(games, noise, seed, BoardKind::Dgt)
+    recognise_all_on(games, noise, seed, BoardKind::Dgt.into())
 }
 
 /// [`recognise_all`] on boards of `kind`.
-pub fn recognise_all_on(games: &[&PgnGame], noise: Noise, seed: u64, kind: BoardKind) -> Summary {
+pub fn recognise_all_on(
+    games: &[&PgnGame],
+    noise: Noise,
+    seed: u64,
+    board: ModelledBoard,
+) -> Summary {
     let mut summary = Summary::default();
     for g in games {
         let s = game_seed(seed, g.index);
-        let sim = simulate_on_board(g, noise, s, kind);
-        let run = score::run(&sim, recogniser_on(&sim, kind));
+        let sim = simulate_on_board(g, noise, s, board);
+        let run = score::run(&sim, recogniser_on(&sim, board));
         let verdict = score::judge(&sim, &run);
         summary.add(g.index, s, &sim, &run, &verdict);
     }
@@ -461,11 +504,20 @@ pub fn recognise_all_on(games: &[&PgnGame], noise: Noise, seed: u64, kind: Board
 /// board's scan; a board that does not name pieces reports placements without them, and its
 /// players do not signal the result with the kings (a DGT convention such a board cannot
 /// show: there the arbiter enters the result).
-pub fn simulate_on_board(g: &PgnGame, noise: Noise, seed: u64, kind: BoardKind) -> SimulatedGame {
+pub fn simulate_on_board(
+    g: &PgnGame,
+    noise: Noise,
+    seed: u64,
+    board: ModelledBoard,
+) -> SimulatedGame {
     use rand::SeedableRng;
+    let kind = board.kind;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut model = HandModel::for_noise(noise, &mut rng);
     model.sensor = model.sensor.clone().on_board(kind);
+    if board.scan_period_ms != kind.scan_period_ms() && model.sensor.scan_period_ms > 0.0 {
+        model.sensor.scan_period_ms = board.scan_period_ms as f64;
+    }
     let signalled = g.result.as_deref().filter(|_| kind.identifies_pieces());
     let mut sim = simulate_with_model(
         g.fen.as_deref(),
@@ -502,8 +554,8 @@ fn print_lines(lines: impl IntoIterator<Item = String>) {
 /// One game's observations, events and verdict as JSON lines.
 fn trace(g: &PgnGame, args: &RecognitionArgs) -> Vec<String> {
     let s = game_seed(args.games.seed, g.index);
-    let sim = simulate_on_board(g, args.noise, s, args.board);
-    let run = score::run(&sim, recogniser_on(&sim, args.board));
+    let sim = simulate_on_board(g, args.noise, s, args.modelled_board());
+    let run = score::run(&sim, recogniser_on(&sim, args.modelled_board()));
     let mut lines = Vec::new();
     let mut events = run.events.iter().peekable();
     for (i, obs) in sim.observations.iter().enumerate() {
