@@ -252,6 +252,8 @@ fn apply_setting(config: &mut MachineConfig, setting: &str) -> Result<(), String
     };
     match key {
         "identifies" => config.identifies_pieces = flag()?,
+        "whole_frames" => config.whole_frames = flag()?,
+        "scan_ms" => config.scan_period_ms = number()?,
         "chess960" => config.chess960 = flag()?,
         "one_minute_penalty" => config.one_minute_penalty = flag()?,
         "two_hands_ms" => config.two_hands_threshold_ms = number()?,

@@ -454,6 +454,7 @@ pub fn recogniser_on(
         defer_dead_position_analysis: true,
         identifies_pieces: kind.identifies_pieces(),
         scan_period_ms: board.scan_period_ms,
+        whole_frames: kind.sends_snapshots(),
         report_lag_ms: kind.report_lag_ms(),
         ..MachineConfig::default()
     };

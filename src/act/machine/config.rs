@@ -120,6 +120,14 @@ pub struct MachineConfig {
     /// the hands: they are no evidence of two hands (7.5.4), and a hold that ends within
     /// two scans is not told (a piece adjusted, a move still being made).
     pub scan_period_ms: Millis,
+    /// The board samples all its squares at once and sends whole frames (Millennium,
+    /// Certabo, Sentio, Chessnut): a placement is then never reported before a lift made
+    /// earlier, and on an occupancy-only board a placement more than a frame before a
+    /// move's first lift is no evidence that the move captured there.
+    ///
+    /// Default false (DGT: squares are sampled one by one, so reports may come out of order
+    /// by up to [`MachineConfig::report_reorder_ms`]).
+    pub whole_frames: bool,
     /// How much later than the clock's presses the board's square reports reach the host.
     /// A press proves a move complete only when it came this long before the report that
     /// followed it: on a board that votes over whole frames, a press seen between a lift and
@@ -149,6 +157,7 @@ impl Default for MachineConfig {
             dead_position_budget: Budget::deterministic(),
             defer_dead_position_analysis: false,
             scan_period_ms: 250,
+            whole_frames: false,
             report_lag_ms: 0,
         }
     }

@@ -22,7 +22,7 @@ pub use config::MachineConfig;
 pub use dead_position::AnalysisRequest;
 pub use gaps::TAKE_UP_QUIET_MS;
 
-use shakmaty::{Bitboard, Board, Color, Piece, Square};
+use shakmaty::{Bitboard, Board, Color, Piece, Position, Rank, Square};
 
 use crate::act::ending::Ending;
 use crate::act::physical::PhysicalBoard;
@@ -400,11 +400,40 @@ impl Machine {
         let Some(first_lift) = empty.into_iter().filter_map(reported).min() else {
             return placed;
         };
-        let earliest = first_lift.saturating_sub(self.config.report_reorder_ms);
+        let lead = if self.config.whole_frames {
+            self.config.scan_period_ms
+        } else {
+            self.config.report_reorder_ms
+        };
+        let earliest = first_lift.saturating_sub(lead);
+        // 4.6: the new piece may be put on the promotion square before the pawn leaves.
+        let promotion_squares = self.promotion_squares(k, empty);
         placed
             .into_iter()
-            .filter(|&sq| reported(sq).is_none_or(|t| t >= earliest))
+            .filter(|&sq| {
+                promotion_squares.contains(sq) || reported(sq).is_none_or(|t| t >= earliest)
+            })
             .collect()
+    }
+
+    /// The squares on which pawns that stood on their seventh rank in position `k` and whose
+    /// squares are `empty` now could promote.
+    fn promotion_squares(&self, k: usize, empty: Bitboard) -> Bitboard {
+        let Some(position) = self.game.positions().get(k) else {
+            return Bitboard::EMPTY;
+        };
+        let board = position.board();
+        let mut squares = Bitboard::EMPTY;
+        for color in [Color::White, Color::Black] {
+            let seventh = Bitboard::from_rank(color.relative_rank(Rank::Seventh));
+            for pawn in board.pawns() & board.by_color(color) & seventh & empty {
+                squares |= shakmaty::attacks::pawn_attacks(color, pawn);
+                if let Some(ahead) = pawn.offset(if color.is_white() { 8 } else { -8 }) {
+                    squares.add(ahead);
+                }
+            }
+        }
+        squares
     }
 
     fn alert(&self, article: &str, side: Option<Color>, t: Millis, severity: Severity) -> Alert {

@@ -78,6 +78,7 @@ pub fn judge(game: IndependentGame) -> Judged {
     if let Some(board) = game.sensor.board() {
         config.identifies_pieces = board.identifies_pieces();
         config.scan_period_ms = board.scan_period_ms();
+        config.whole_frames = board.sends_snapshots();
     }
     let mut machine = Machine::new(config);
     let mut events: Vec<(Option<usize>, Event)> = Vec::new();
