@@ -111,7 +111,7 @@ impl Broadcast {
     pub fn start(settings: ClusterSettings, out_dir: &Path, feed: Arc<Feed>) -> Broadcast {
         let rebuild = Rebuild::new(out_dir, feed);
         let stats = rebuild.stats.clone();
-        let task = tokio::spawn(run(settings, rebuild));
+        let task = super::spawn(run(settings, rebuild));
         Broadcast { stats, task }
     }
 

@@ -137,8 +137,8 @@ impl Forwarder {
             committed,
             claimed: Mutex::default(),
         };
-        let report = tokio::spawn(report(status.clone(), epoch));
-        let task = tokio::spawn(run.run());
+        let report = super::spawn(report(status.clone(), epoch));
+        let task = super::spawn(run.run());
         Ok(Forwarder {
             status,
             reader,
@@ -369,6 +369,19 @@ async fn report(status: Arc<Status>, epoch: u64) {
     }
 }
 
+/// The tasks that answer the serve nodes on one connection (arbiter desk, replays): they end
+/// with it, also when the forwarder is stopped in the middle of it, rather than living on
+/// in the cluster's runtime.
+struct ConnectionTasks(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for ConnectionTasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
 struct Run {
     settings: ClusterSettings,
     reader: Arc<Mutex<Journal>>,
@@ -420,6 +433,7 @@ impl Run {
                     self.status.connected.store(true, Ordering::Relaxed);
                     let desk = self.start_desk(&client, &js).await;
                     let replay = self.start_replay(&client).await;
+                    let helpers = ConnectionTasks([desk, replay].into_iter().flatten().collect());
                     say(
                         "record",
                         &format!(
@@ -431,9 +445,7 @@ impl Run {
                         ),
                     );
                     let why = self.pump(&js, &mut cursor, &mut committed).await;
-                    for task in [desk, replay].into_iter().flatten() {
-                        task.abort();
-                    }
+                    drop(helpers);
                     loud(
                         "record",
                         &format!(

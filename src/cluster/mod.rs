@@ -31,6 +31,37 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
+/// Worker threads of the cluster's own runtime.
+const CLUSTER_THREADS: usize = 2;
+
+/// Starts `task` (a forwarder's or a broadcast node's, with the connection it makes) on the
+/// cluster's own runtime, whose threads the system schedules beside the caller's: when every
+/// board of a recorder moves at once, its thousands of ready board tasks would otherwise queue
+/// ahead of each step of the forwarding (read, publish, ack), so that the entries reach the
+/// stream only after the whole burst is recorded. The tasks are the same; only where they run
+/// changes. Without that runtime (it could not be made) the task runs on the caller's.
+pub(crate) fn spawn<F>(task: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    static RUNTIME: std::sync::OnceLock<Option<tokio::runtime::Runtime>> =
+        std::sync::OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(CLUSTER_THREADS)
+            .thread_name("cluster")
+            .enable_all()
+            .build()
+            .map_err(|e| tracing::warn!("cluster tasks share the recorder's runtime: {e}"))
+            .ok()
+    });
+    match runtime {
+        Some(runtime) => runtime.spawn(task),
+        None => tokio::spawn(task),
+    }
+}
+
 /// Why the cluster could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
