@@ -218,16 +218,30 @@ async fn arbiter_actions_are_journalled_and_survive_kill_nine() {
 fn warnings_reach_stderr_and_sighup_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_touchmove"));
+    command
         .args(["record", "--no-server", "--port"])
         .arg(dir.path().join("no-such-port"))
         .arg("--out")
         .arg(&out)
         .env("RUST_LOG", "touchmove=debug")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // A suite started under `nohup` passes SIGHUP ignored on to its children, and a recorder
+    // started that way rightly keeps running when hung up: this one is started as from a
+    // terminal.
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe, is called.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGHUP,
+                nix::sys::signal::SigHandler::SigDfl,
+            )
+            .map(|_| ())
+            .map_err(std::io::Error::from)
+        });
+    }
+    let child = command.spawn().unwrap();
     let socket = state_dir(&out).join("arbiter.sock");
     let started = || socket.exists() || out.join("arbiter.sock").exists();
     for _ in 0..200 {
@@ -240,7 +254,23 @@ fn warnings_reach_stderr_and_sighup_stops_cleanly() {
     std::thread::sleep(Duration::from_millis(1500));
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    // A recorder that does not stop fails the test instead of hanging the suite.
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let stopped = stopped.clone();
+        std::thread::spawn(move || {
+            for _ in 0..600 {
+                if stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        })
+    };
     let output = child.wait_with_output().unwrap();
+    stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+    watchdog.join().unwrap();
     let e = stderr(&output);
     assert!(
         output.status.success(),
