@@ -255,21 +255,16 @@ fn warnings_reach_stderr_and_sighup_stops_cleanly() {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
     // A recorder that does not stop fails the test instead of hanging the suite.
-    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watchdog = {
-        let stopped = stopped.clone();
-        std::thread::spawn(move || {
-            for _ in 0..600 {
-                if stopped.load(std::sync::atomic::Ordering::Relaxed) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
+    let (stopped, stop_seen) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            stop_seen.recv_timeout(Duration::from_secs(60))
+        {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        })
-    };
+        }
+    });
     let output = child.wait_with_output().unwrap();
-    stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(stopped);
     watchdog.join().unwrap();
     let e = stderr(&output);
     assert!(

@@ -446,17 +446,17 @@ pub fn recogniser_on(
     sim: &SimulatedGame,
     board: ModelledBoard,
 ) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
-    let kind = board.kind;
     let config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
         one_minute_penalty: sim.model.blitz,
         defer_dead_position_analysis: true,
-        identifies_pieces: kind.identifies_pieces(),
-        scan_period_ms: board.scan_period_ms,
-        whole_frames: kind.sends_snapshots(),
-        report_lag_ms: kind.report_lag_ms(),
         ..MachineConfig::default()
+    }
+    .on_board(board.kind);
+    let config = MachineConfig {
+        scan_period_ms: board.scan_period_ms,
+        ..config
     };
     let mut machine = Machine::new(config);
     move |feed, out| match feed {

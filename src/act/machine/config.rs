@@ -9,6 +9,7 @@
 //! move in less than about 150 ms (the quickest human reaction to a seen event).
 
 use crate::board::Millis;
+use crate::board::kind::BoardKind;
 use crate::rules::Budget;
 
 /// How the machine reads the board and the Laws it applies. All times are in
@@ -136,6 +137,20 @@ pub struct MachineConfig {
     /// Milliseconds; default 0 (DGT: each square is reported as it is sampled, on the line
     /// the clock's messages share).
     pub report_lag_ms: Millis,
+}
+
+impl MachineConfig {
+    /// This configuration for a board of `kind`: whether it names pieces, its scan, whether
+    /// it sends whole frames and how late its reports reach the host.
+    pub fn on_board(self, kind: BoardKind) -> MachineConfig {
+        MachineConfig {
+            identifies_pieces: kind.identifies_pieces(),
+            scan_period_ms: kind.scan_period_ms(),
+            whole_frames: kind.sends_snapshots(),
+            report_lag_ms: kind.report_lag_ms(),
+            ..self
+        }
+    }
 }
 
 impl Default for MachineConfig {

@@ -406,14 +406,15 @@ impl Machine {
             self.config.report_reorder_ms
         };
         let earliest = first_lift.saturating_sub(lead);
-        // 4.6: the new piece may be put on the promotion square before the pawn leaves.
-        let promotion_squares = self.promotion_squares(k, empty);
-        placed
+        let in_time: Bitboard = placed
             .into_iter()
-            .filter(|&sq| {
-                promotion_squares.contains(sq) || reported(sq).is_none_or(|t| t >= earliest)
-            })
-            .collect()
+            .filter(|&sq| reported(sq).is_none_or(|t| t >= earliest))
+            .collect();
+        if in_time == placed {
+            return placed;
+        }
+        // 4.6: the new piece may be put on the promotion square before the pawn leaves.
+        in_time | (placed & self.promotion_squares(k, empty))
     }
 
     /// The squares on which pawns that stood on their seventh rank in position `k` and whose

@@ -196,12 +196,9 @@ impl BoardPipeline {
     fn machine_config(&self) -> MachineConfig {
         MachineConfig {
             defer_dead_position_analysis: self.defer_analysis,
-            identifies_pieces: self.kind.identifies_pieces(),
-            scan_period_ms: self.kind.scan_period_ms(),
-            whole_frames: self.kind.sends_snapshots(),
-            report_lag_ms: self.kind.report_lag_ms(),
             ..machine_config_for(&self.control)
         }
+        .on_board(self.kind)
     }
 
     /// Reads a board of `kind` (DGT by default): its bytes are decoded as that kind's, and
