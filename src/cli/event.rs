@@ -39,13 +39,15 @@ pub struct PushArgs {
     #[arg(long)]
     pub round: Option<u32>,
     /// Event name, overriding the event file's (also the default cluster event id).
-    #[arg(long)]
+    // Its own id: the flattened cluster arguments have an `event` (`--cluster-event`) too,
+    // and clap refuses two arguments of one id (a panic in debug builds).
+    #[arg(long = "event", id = "event_name", value_name = "NAME")]
     pub event: Option<String>,
     /// The PC (recorder id) that records some boards: `PC=1-8,12` (repeat for each PC).
     #[arg(long = "pc", value_name = "PC=BOARDS")]
     pub pcs: Vec<String>,
-    /// Replace the event's arbiter token with a new one (every serve node must be restarted
-    /// to take it).
+    /// Replace the event's arbiter token with a new one (serve nodes take it from the
+    /// cluster as they run; the old one stops working).
     #[arg(long)]
     pub new_token: bool,
 }

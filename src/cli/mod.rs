@@ -180,3 +180,15 @@ fn hangup_ignored() -> bool {
     let _ = unsafe { sigaction(Signal::SIGHUP, &previous) };
     previous.handler() == SigHandler::SigIgn
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap checks a command's definition (two arguments of one id, say) only in debug
+    /// builds, where a faulty one panics at the first use: checked here for every build.
+    #[test]
+    fn every_subcommand_is_well_defined() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -60,6 +60,8 @@ const FLUSH_EVERY: Duration = Duration::from_millis(50);
 pub const FILES_EVERY: Duration = Duration::from_millis(200);
 /// … or after this many messages.
 const FLUSH_AFTER: usize = 512;
+/// Boards whose entries caused no event are looked at this often.
+const QUIET_EVERY: Duration = Duration::from_secs(1);
 /// Wait between attempts to reach the cluster.
 const RETRY: Duration = Duration::from_secs(1);
 /// How long entries may be missing before the recorder is asked for them (a retried publish
@@ -393,7 +395,14 @@ struct Rebuild {
     boards: BTreeMap<(u32, u32), NodeBoard>,
     /// Each round's event configuration, with the boards of every recorder.
     rounds: BTreeMap<u32, EventConfig>,
+    /// Boards whose entries caused events since the last flush.
     dirty: BTreeSet<(u32, u32)>,
+    /// Boards that took entries that caused no event (a piece lifted, a clock reading that
+    /// changed nothing): their text rarely changes, so they are looked at only every
+    /// [`QUIET_EVERY`], and the flushes in between stay short.
+    quiet: BTreeSet<(u32, u32)>,
+    /// When the quiet boards were last looked at.
+    quiet_checked: Option<tokio::time::Instant>,
     /// Rounds whose combined PGN waits for its next rebuild (true: a board's summary changed).
     rounds_due: BTreeMap<u32, bool>,
     /// When the combined PGN of each round was last rebuilt.
@@ -425,6 +434,8 @@ impl Rebuild {
             boards: BTreeMap::new(),
             rounds: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            quiet: BTreeSet::new(),
+            quiet_checked: None,
             rounds_due: BTreeMap::new(),
             rounds_built: HashMap::new(),
             stats: Arc::new(Mutex::new(BroadcastStats::default())),
@@ -821,16 +832,29 @@ impl Rebuild {
             Record::Boundary(_) | Record::Metadata { .. } => return,
         }
         lock(&self.stats).applied += 1;
+        if events.is_empty() {
+            self.quiet.insert(target);
+        }
         for event in events {
             self.feed.publish(round, number, event);
+            self.dirty.insert(target);
         }
-        self.dirty.insert(target);
     }
 
     /// Publishes the changed boards' PGN to the feed and has their files and their rounds'
     /// files rewritten (by the file writer, so that writing never holds up the stream). A
     /// round's combined PGN is rebuilt at most every [`FILES_EVERY`]; a later flush does it.
     fn flush(&mut self) {
+        let now = tokio::time::Instant::now();
+        if !self.quiet.is_empty()
+            && self
+                .quiet_checked
+                .is_none_or(|at| now.duration_since(at) >= QUIET_EVERY)
+        {
+            self.quiet_checked = Some(now);
+            let quiet = std::mem::take(&mut self.quiet);
+            self.dirty.extend(quiet);
+        }
         if self.dirty.is_empty() && self.rounds_due.is_empty() {
             return;
         }
@@ -861,7 +885,6 @@ impl Rebuild {
                 pgn: board.pgn.clone(),
             });
         }
-        let now = tokio::time::Instant::now();
         let due: Vec<(u32, bool)> = self
             .rounds_due
             .iter()

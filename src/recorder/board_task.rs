@@ -32,6 +32,8 @@ pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
 /// opened or did not answer: on event day cables are plugged in after the recorder starts,
 /// and another program may let go of the port.
 const PORT_RETRY: Duration = Duration::from_secs(2);
+/// How often a board's timers are looked at and its files rewritten if the game changed.
+const TICK: Duration = Duration::from_millis(250);
 
 /// What the recorder asks of a board task.
 pub(crate) enum BoardCommand {
@@ -80,6 +82,10 @@ pub(crate) struct BoardTask {
     /// The connection was marked lost and the board has sent nothing since (a port that
     /// keeps failing is marked once).
     connection_lost: bool,
+    /// Arrival time of the oldest change the PGN files do not show yet: the files are
+    /// rewritten at the next tick, so that the few chunks of one move (and the clock reading
+    /// after it) cost one rewrite, not one each.
+    files_behind_since: Option<Millis>,
 }
 
 impl BoardTask {
@@ -162,6 +168,7 @@ impl BoardTask {
             lights: None,
             applied_keys,
             connection_lost: false,
+            files_behind_since: None,
         };
         // Live, no chunk of bytes waits on an analysis; the replay above analysed at once.
         task.pipeline.defer_dead_position_analysis();
@@ -254,7 +261,10 @@ impl BoardTask {
             BoardSource::Bus { port, serial } => link = self.open_bus_link(&port, &serial),
             _ => finding = Some(self.find()),
         }
-        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        // Each board ticks at its own phase: boards started together would otherwise all
+        // rewrite their files in the same instant.
+        let phase = Duration::from_millis(u64::from(self.number) * 97 % TICK.as_millis() as u64);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + phase, TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
@@ -348,6 +358,9 @@ impl BoardTask {
             }
             self.start_analysis();
             self.ask_for_log(link.as_ref());
+        }
+        if self.files_behind_since.is_some() {
+            self.write_files();
         }
         if let Some(link) = link {
             link.handle.shutdown();
@@ -565,9 +578,12 @@ impl BoardTask {
         }
         if !events.is_empty() {
             self.publish(&mut events);
-            self.write_files();
+            self.files_changed(t_ms);
         }
         self.events = events;
+        if self.files_behind_since.is_some() {
+            self.write_files();
+        }
     }
 
     /// Asks the board for its move log when the pipeline found updates lost on the line:
@@ -587,7 +603,7 @@ impl BoardTask {
 
     /// A chunk of bytes: through the pipeline, then the chunk and the events it caused are
     /// committed together (one transaction, one disk sync shared with the other boards),
-    /// and only then published and written to the PGN files.
+    /// and only then published (and the PGN files rewritten at the next tick).
     async fn on_bytes(&mut self, t_ms: Millis, data: Vec<u8>) {
         self.connection_lost = false;
         let was_live = self.pipeline.live();
@@ -628,16 +644,7 @@ impl BoardTask {
         if !events.is_empty() && !self.holding_new_game {
             self.light(&events);
             self.publish(&mut events);
-            self.write_files();
-            if let Some(probe) = &self.shared.latency_probe {
-                let since_arrival = self
-                    .shared
-                    .session
-                    .epoch()
-                    .elapsed()
-                    .saturating_sub(Duration::from_millis(t_ms));
-                let _ = probe.send(since_arrival);
-            }
+            self.files_changed(t_ms);
         }
         self.events = events;
     }
@@ -817,15 +824,35 @@ impl BoardTask {
         }
     }
 
+    /// The game changed by what arrived at `t_ms`: its files are rewritten at the next tick,
+    /// or at once while the journal fails (the files then hold what it does not).
+    fn files_changed(&mut self, t_ms: Millis) {
+        self.files_behind_since.get_or_insert(t_ms);
+        if self.shared.journal_failing() {
+            self.write_files();
+        }
+    }
+
     /// Rewrites the board's PGN file and the round's files.
-    fn write_files(&self) {
+    fn write_files(&mut self) {
         let summary = BoardSummary {
             board: self.number,
             result: self.pipeline.result().to_string(),
             live: self.pipeline.live(),
         };
         let pgn = self.pipeline.board_pgn();
-        off_the_runtime(|| self.shared.publish_board(self.number, pgn, summary));
+        self.shared.publish_board(self.number, pgn, summary);
+        if let (Some(t_ms), Some(probe)) =
+            (self.files_behind_since.take(), &self.shared.latency_probe)
+        {
+            let since_arrival = self
+                .shared
+                .session
+                .epoch()
+                .elapsed()
+                .saturating_sub(Duration::from_millis(t_ms));
+            let _ = probe.send(since_arrival);
+        }
     }
 }
 
@@ -925,15 +952,5 @@ async fn next_found(finding: &mut Option<oneshot::Receiver<Found>>) -> Option<Fo
     match finding {
         Some(answer) => answer.await.ok(),
         None => std::future::pending().await,
-    }
-}
-
-/// Runs `work`, which waits for the disk (a PGN rewrite; synced while the journal fails),
-/// without stalling the other tasks of a multi-threaded runtime: a slow write on one board
-/// must not starve the links of the others (or the virtual boards of the demo).
-fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
-    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
-        _ => work(),
     }
 }

@@ -362,7 +362,8 @@ impl Shared {
         }
         self.feed.set_pgn(round, board, pgn.clone());
         let folder = self.files();
-        self.check_written(&path, folder.write_game(round, board, &pgn));
+        let written = off_the_runtime(|| folder.write_game(round, board, &pgn));
+        self.check_written(&path, written);
         let mut boards = lock(&self.boards);
         if boards.games.get(&board).is_none_or(|(_, s)| *s != summary) {
             boards.index_changed = true;
@@ -459,6 +460,16 @@ pub(crate) struct RoundBoards {
     generation: u64,
     /// A summary changed since `index.json` was written.
     index_changed: bool,
+}
+
+/// Runs `work`, which waits for the disk (a PGN rewrite; synced while the journal fails),
+/// without stalling the other tasks of a multi-threaded runtime: a slow write on one board
+/// must not starve the links of the others (or the virtual boards of the demo).
+fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }
 
 /// Rewrites the round's files after changes, at most every [`ROUND_FILES_DELAY`].
