@@ -513,9 +513,11 @@ impl Journal {
 
     /// The sequence number of the last entry (0 for an empty journal).
     pub fn last_seq(&self) -> Result<u64, JournalError> {
+        // Cached: a cluster forwarder asks after every commit.
         let last: Option<i64> = self
             .conn
-            .query_row("SELECT max(seq) FROM entries", [], |r| r.get(0))
+            .prepare_cached("SELECT max(seq) FROM entries")
+            .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
             .map_err(|e| self.error(e))?;
         Ok(last.unwrap_or(0).max(0) as u64)
     }
