@@ -9,7 +9,7 @@ use touchmove::clock::{ClockState, TimeControl};
 use touchmove::wire::capture::read_capture;
 use touchmove::wire::dgt::Decoder;
 
-const INBYTES: &str = include_str!("../fixtures/real-dgt/johan.inbytes");
+const INBYTES: &str = include_str!("../../fixtures/real-dgt/johan.inbytes");
 
 #[test]
 fn every_move_of_the_real_game_gets_its_clock_time() {

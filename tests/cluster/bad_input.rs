@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cluster_support::{NatsServer, event_file, stop, touchmove};
+use crate::cluster_support::{self, NatsServer, event_file, stop, touchmove};
 use crate::recorder_support::{realistic_games, scripts};
 
 /// Waits (up to 20 s) until `log` contains `text`; returns the log.
@@ -29,13 +29,13 @@ fn with_cluster(config: &Path, table: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_credentials_and_a_second_recorder_with_the_same_id_are_refused_clearly() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &["--user", "tm", "--pass", "right-one"]);
     nats.restart();
     let url = nats.url();
     let scripts = scripts(&realistic_games(3, 7), 600);
-    let (boards, ports) = crate::cluster_support::spawn_cluster_boards(dir.path(), scripts, 4.0);
+    let (boards, ports) = cluster_support::spawn_cluster_boards(dir.path(), scripts, 4.0);
     let start = |name: &str, board: usize, password: &str, member: &str| {
         let config = event_file(
             dir.path(),
@@ -103,7 +103,7 @@ async fn wrong_credentials_and_a_second_recorder_with_the_same_id_are_refused_cl
 
 fn recorder_support_plies(file: &Path) -> usize {
     std::fs::read_to_string(file)
-        .map(|t| crate::cluster_support::plies(&t))
+        .map(|t| cluster_support::plies(&t))
         .unwrap_or(0)
 }
 
@@ -205,7 +205,7 @@ fn recorder_permissions(event: &str, pc: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_recorder_permissions_keep_each_pc_to_its_own_boards() {
     use touchmove::cluster::{ClusterSettings, Credentials};
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let event = "perm";
     let config = dir.path().join("nats.conf");
@@ -220,9 +220,9 @@ async fn per_recorder_permissions_keep_each_pc_to_its_own_boards() {
     let mut nats = NatsServer::reserve(dir.path(), &["-c", config.to_str().unwrap()]);
     nats.restart();
     let url = nats.url();
-    let round = crate::cluster_support::played_round(1, 11, 600, 20_000);
+    let round = cluster_support::played_round(1, 11, 600, 20_000);
     let (boards, ports) =
-        crate::cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
     let pc = event_file(dir.path(), "pc-a.toml", 1, &ports);
     with_cluster(
         &pc,
@@ -297,7 +297,7 @@ async fn per_recorder_permissions_keep_each_pc_to_its_own_boards() {
             .await
             .expect("the board finishes its script");
     }
-    crate::cluster_support::assert_played(
+    cluster_support::assert_played(
         &[
             ("pc-a", &dir.path().join("pc-a")),
             ("the serve node", &serve_out),

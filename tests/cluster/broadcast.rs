@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cluster_support::{
-    NatsServer, SseClient, assert_played, event_file, game_file, logged_address, played_round,
-    record_args, san_of, serve_node, stop, touchmove, wait_identical,
+    self, NatsServer, SseClient, assert_played, event_file, game_file, logged_address,
+    played_round, record_args, san_of, serve_node, stop, touchmove, wait_identical,
 };
 
 const RECORDERS: [&str; 3] = ["pc-a", "pc-b", "pc-c"];
@@ -25,14 +25,14 @@ const SEED: u64 = 20_261_125;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
     let all_boards = RECORDERS.len() * BOARDS_PER_RECORDER;
     let round = played_round(all_boards, SEED, MAX_PAUSE_MS, SCRIPT_MS);
     let (boards, ports) =
-        crate::cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), SPEED);
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), SPEED);
     let nodes = ["node1", "node2"];
     let mut serves = Vec::new();
     let mut clients = Vec::new();
@@ -247,7 +247,7 @@ fn http_get(addr: &str, path: &str) -> String {
 /// (SIGTERM) stops all of them.
 #[test]
 fn demo_cluster_runs_two_recorders_and_a_serve_node() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let stdout = dir.path().join("demo.out");
@@ -261,7 +261,7 @@ fn demo_cluster_runs_two_recorders_and_a_serve_node() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("the touchmove binary starts");
-    crate::cluster_support::reap_on_failure(&demo);
+    cluster_support::reap_on_failure(&demo);
     let addr = logged_address(&stdout);
     let client = SseClient::open(&addr);
     let until = std::time::Instant::now() + Duration::from_secs(40);

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::cluster_support::{
-    NatsServer, assert_played, event_file, game_file, logged_address, played_round, record_args,
-    recorded_moves, serve_node, stop, touchmove, wait_identical,
+    self, NatsServer, assert_played, event_file, game_file, logged_address, played_round,
+    record_args, recorded_moves, serve_node, stop, touchmove, wait_identical,
 };
 use touchmove::cluster::desk::{self, DeskError, DeskRequest};
 use touchmove::cluster::event_layout;
@@ -142,7 +142,7 @@ fn push_event(url: &str, config: &Path, extra: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_serve_node_follows_the_events_token_without_a_restart() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
@@ -221,19 +221,19 @@ fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool, logs: imp
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
     let round = played_round(5, SEED, 400, 16_000);
     let (boards, ports) =
-        crate::cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
     let all = event_file(dir.path(), "all.toml", 1, &ports);
     let token = push_event(&url, &all, &["--pc", "pc-a=1-2", "--pc", "pc-b=3-4"]);
 
     let log = |name: &str| dir.path().join(format!("{name}.log"));
     let logs = || {
-        crate::cluster_support::logs(
+        cluster_support::logs(
             dir.path(),
             &["pc-a.log", "pc-b.log", "node1.log", "node2.log"],
         )
@@ -472,7 +472,7 @@ async fn an_action_on_a_serve_node_reaches_the_owning_recorder_and_every_node() 
 /// boards that stayed on pc-a are unharmed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_board_moved_to_another_pc_mid_game_stays_one_exact_game() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
@@ -482,13 +482,13 @@ async fn a_board_moved_to_another_pc_mid_game_stays_one_exact_game() {
     let before_move = round.pause(2, 8_000, 60_000);
     assert!(before_move > 0 && before_move < round.moves[2].len());
     let (boards, ports) =
-        crate::cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts.clone(), 4.0);
     let all = event_file(dir.path(), "all.toml", 1, &ports);
     push_event(&url, &all, &["--pc", "pc-a=1-3"]);
 
     let log = |name: &str| dir.path().join(format!("{name}.log"));
     let logs = || {
-        crate::cluster_support::logs(
+        cluster_support::logs(
             dir.path(),
             &["pc-a.log", "pc-b.log", "node1.log", "node2.log"],
         )

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use crate::cluster_support::logs;
 use crate::cluster_support::{
-    NatsServer, assert_played, event_file, game_file, played_round, plies, record_args, serve_node,
-    stop, touchmove, wait_identical,
+    self, NatsServer, assert_played, event_file, game_file, played_round, plies, record_args,
+    serve_node, stop, touchmove, wait_identical,
 };
 use touchmove::sim::virtual_board::VirtualBoard;
 
@@ -35,13 +35,13 @@ const SCRIPT_MS: u64 = 40_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
     let round = played_round(BOARDS, SEED, MAX_PAUSE_MS, OUTAGE_SCRIPT_MS);
     let (boards, ports) =
-        crate::cluster_support::spawn_cluster_boards(dir.path(), round.scripts, OUTAGE_SPEED);
+        cluster_support::spawn_cluster_boards(dir.path(), round.scripts, OUTAGE_SPEED);
     let config = event_file(dir.path(), "pc.toml", 1, &ports);
     let out = dir.path().join("pc");
     let serve_out = dir.path().join("serve");
@@ -131,7 +131,7 @@ fn short_round(
     extra: &str,
 ) -> (Vec<VirtualBoard>, Vec<Vec<String>>, PathBuf) {
     let round = played_round(BOARDS, SEED, MAX_PAUSE_MS, SCRIPT_MS);
-    let (boards, ports) = crate::cluster_support::spawn_cluster_boards(dir, round.scripts, SPEED);
+    let (boards, ports) = cluster_support::spawn_cluster_boards(dir, round.scripts, SPEED);
     let config = event_file(dir, "pc.toml", 1, &ports);
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(extra);
@@ -151,7 +151,7 @@ async fn round_played(boards: &[VirtualBoard]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
@@ -207,7 +207,7 @@ async fn a_recorder_killed_mid_round_and_restarted_loses_and_repeats_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_serve_node_killed_and_restarted_catches_up_exactly() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsServer::start(dir.path());
     let url = nats.url();
@@ -265,9 +265,9 @@ async fn a_serve_node_killed_and_restarted_catches_up_exactly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_round() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
-    let mut servers = crate::cluster_support::nats_cluster(dir.path());
+    let mut servers = cluster_support::nats_cluster(dir.path());
     let urls: Vec<String> = servers.iter().map(NatsServer::url).collect();
     for url in &urls {
         assert!(
@@ -389,7 +389,7 @@ async fn the_stream_leader_of_a_three_node_cluster_killed_for_the_rest_of_the_ro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_lost_its_state_mid_round_loses_nothing() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::start(dir.path());
     let url = nats.url();
@@ -400,7 +400,7 @@ async fn a_server_that_lost_its_state_mid_round_loses_nothing() {
     let early_dir = dir.path().join("early");
     std::fs::create_dir_all(&early_dir).unwrap();
     let (early_boards, early_ports) =
-        crate::cluster_support::spawn_cluster_boards(&early_dir, early.scripts.clone(), SPEED);
+        cluster_support::spawn_cluster_boards(&early_dir, early.scripts.clone(), SPEED);
     let early_config = event_file(dir.path(), "early.toml", BOARDS + 1, &early_ports);
     let out = dir.path().join("pc");
     let early_out = dir.path().join("early-pc");

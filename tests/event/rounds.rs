@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::recorder_support::{fixture_opening, read_board, real_time_board, stop};
+use crate::recorder_support::{self, fixture_opening, read_board, real_time_board, stop};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 fn free_port() -> u16 {
@@ -58,7 +58,7 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
         .await
         .expect("the board plays its moves");
     tokio::time::sleep(Duration::from_millis(800)).await;
-    let token_file = crate::recorder_support::state_dir(&out).join("arbiter.token");
+    let token_file = recorder_support::state_dir(&out).join("arbiter.token");
     let token = std::fs::read_to_string(&token_file).expect("round 1 has a token");
     stop(first);
     let round_1 = std::fs::read(out.join("round-1/game-1.pgn")).unwrap();

@@ -11,7 +11,7 @@ use touchmove::sim::independent_hands::{
     Roughness, SensorKind, game_seed, replay_board, simulate, start_position,
 };
 
-const TWIC: &[u8] = include_bytes!("../fixtures/pgn/twic1599_1000k.pgn");
+const TWIC: &[u8] = include_bytes!("../../fixtures/pgn/twic1599_1000k.pgn");
 
 fn twic() -> Vec<PgnGame> {
     read_games(TWIC).expect("the TWIC fixture reads")

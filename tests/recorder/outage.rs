@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use shakmaty::Position;
 
-use crate::recorder_support::{read_board, state_dir, uci_moves, with_marked_orders_as_played};
+use crate::recorder_support::{
+    self, read_board, state_dir, uci_moves, with_marked_orders_as_played,
+};
 use touchmove::record::GameRecord;
 use touchmove::recorder::LINK_LOST;
 use touchmove::recorder::bench::{BoardMake, ScriptGame, spawn_boards_with_log};
@@ -289,7 +291,7 @@ async fn a_recorder_killed_and_restarted_30_s_later_without_logs_records_every_g
                 .map(|e| format!("board {}: {e}", k + 1))
         })
         .collect();
-    let alerts: Vec<String> = crate::recorder_support::log(dir.path())
+    let alerts: Vec<String> = recorder_support::log(dir.path())
         .lines()
         .filter(|l| l.contains("8.5.3") || l.contains("7.5"))
         .map(str::to_string)
@@ -388,7 +390,7 @@ async fn kill_and_restart(eeprom_log: bool) -> (tempfile::TempDir, Vec<ScriptGam
     std::fs::write(&config_path, config).unwrap();
     let out = dir.path().join("out");
     let start = || {
-        crate::recorder_support::record_logged(
+        recorder_support::record_logged(
             &config_path,
             &out,
             ["--no-server"],
@@ -409,6 +411,6 @@ async fn kill_and_restart(eeprom_log: bool) -> (tempfile::TempDir, Vec<ScriptGam
             .expect("the board finishes its game");
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
-    crate::recorder_support::stop(recorder);
+    recorder_support::stop(recorder);
     (dir, games)
 }

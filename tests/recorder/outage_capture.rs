@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::recorder_support::{uci_moves, with_marked_orders_as_played};
+use crate::recorder_support::{self, uci_moves, with_marked_orders_as_played};
 use touchmove::clock::TimeControl;
 use touchmove::record::pgn::read_games;
 use touchmove::recorder::{BoardPipeline, EventConfig, GameTags};
@@ -32,7 +32,7 @@ fn played() -> Vec<String> {
 #[test]
 fn replay_marks_the_gap_and_names_the_order_played() {
     let capture = fixture("tcap");
-    let out = crate::recorder_support::touchmove(&["replay", capture.to_str().unwrap()]);
+    let out = recorder_support::touchmove(&["replay", capture.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",

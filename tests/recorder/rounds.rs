@@ -22,7 +22,9 @@ use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::recorder_support::{fixture_opening, real_time_board, record_logged, state_dir, stop};
+use crate::recorder_support::{
+    self, fixture_opening, real_time_board, record_logged, state_dir, stop,
+};
 use crate::server_support::{SseEvent, sse_request, take_sse_event};
 use serde_json::Value;
 use shakmaty::{Color, Piece, Square};
@@ -126,7 +128,7 @@ fn start_recorder(config: &Path, out: &Path, listen: SocketAddr, log: &Path) -> 
 
 /// `touchmove arbiter --out OUT --board K ARGS…`, retried while the recorder starts.
 fn arbiter(out: &Path, board: usize, args: &[&str]) -> String {
-    crate::recorder_support::arbiter(out, board, args)
+    recorder_support::arbiter(out, board, args)
         .unwrap_or_else(|e| panic!("arbiter {args:?} on board {board} refused: {e}"))
 }
 

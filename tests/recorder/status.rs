@@ -4,6 +4,7 @@
 //! desk; the open-file limit is raised at the start; a web server reachable from the network
 //! without TLS is warned about.
 
+use crate::recorder_support;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cluster_support::NatsServer;
+use crate::cluster_support::{self, NatsServer};
 
 /// A `touchmove record` process of one board on a port that is not there (the board waits;
 /// the rest runs), its stderr in `recorder.log`.
@@ -89,7 +90,7 @@ impl Recording {
 
     /// `GET path` on the recorder's web server: the body.
     fn get(&self, path: &str) -> String {
-        let (head, body) = crate::recorder_support::http_get(self.addr, path);
+        let (head, body) = recorder_support::http_get(self.addr, path);
         assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
         body
     }
@@ -124,7 +125,7 @@ impl Recording {
 impl Drop for Recording {
     fn drop(&mut self) {
         if let Some(child) = self.child.take() {
-            crate::recorder_support::stop(child);
+            recorder_support::stop(child);
         }
     }
 }
@@ -257,16 +258,16 @@ fn a_failing_lichess_push_is_shown_until_it_is_accepted_again() {
 
 #[test]
 fn a_cluster_backlog_is_counted_while_unreachable_and_flushed_after() {
-    let _reaper = crate::cluster_support::Reaper;
+    let _reaper = cluster_support::Reaper;
     let dir = tempfile::tempdir().unwrap();
     let mut nats = NatsServer::reserve(dir.path(), &[]);
     let url = nats.url();
     // A board that plays a few moves, so that there are journal entries to forward.
     let boards_runtime = tokio::runtime::Runtime::new().unwrap();
     let board = boards_runtime.block_on(async {
-        crate::recorder_support::real_time_board(
+        recorder_support::real_time_board(
             dir.path(),
-            &crate::recorder_support::fixture_opening(0, 8),
+            &recorder_support::fixture_opening(0, 8),
             touchmove::sim::virtual_board::timeline::Pace {
                 think_ms: 300,
                 step_ms: 60,

@@ -1,6 +1,9 @@
 //! Helpers shared by the recorder's integration tests: scripted games on virtual boards and
 //! reading the recorder's PGN folder back.
 
+// Several test binaries include this module, each using a part of it.
+#![allow(dead_code)]
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,6 +1,9 @@
 //! A minimal HTTP/1.1 client over loopback for the server tests: raw requests (so tests can
 //! send what a browser never would) and an SSE reader.
 
+// Several test binaries include this module, each using a part of it.
+#![allow(dead_code)]
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

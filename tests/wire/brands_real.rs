@@ -6,7 +6,7 @@ use shakmaty::Board;
 use touchmove::board::orientation::Orientation;
 use touchmove::wire::certabo::{Calibration, Decoder, Frame, TagReader, is_empty};
 
-const FRAMES: &[u8] = include_bytes!("../fixtures/certabo/start-frames.txt");
+const FRAMES: &[u8] = include_bytes!("../../fixtures/certabo/start-frames.txt");
 
 fn frames() -> Vec<[[u8; 5]; 64]> {
     let mut out = Vec::new();

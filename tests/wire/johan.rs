@@ -6,8 +6,8 @@ use serde_json::Value;
 use touchmove::wire::capture::read_capture;
 use touchmove::wire::dgt::{ClockMessage, Decoder, Message, SideTime, piece_char};
 
-const INBYTES: &str = include_str!("../fixtures/real-dgt/johan.inbytes");
-const JSON: &str = include_str!("../fixtures/real-dgt/johan.json");
+const INBYTES: &str = include_str!("../../fixtures/real-dgt/johan.inbytes");
+const JSON: &str = include_str!("../../fixtures/real-dgt/johan.json");
 
 fn decode_all() -> (Vec<Message>, u64) {
     let mut decoder = Decoder::new();

@@ -10,7 +10,7 @@ use touchmove::wire::dgt::{
     ClockMessage, ClockSide, ClockStatus, ClockTimes, Decoder, Message, SideTime,
 };
 
-const INBYTES: &str = include_str!("../fixtures/real-dgt/johan.inbytes");
+const INBYTES: &str = include_str!("../../fixtures/real-dgt/johan.inbytes");
 
 fn johan_messages() -> Vec<(u64, Message)> {
     let mut out = Vec::new();

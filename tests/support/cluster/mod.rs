@@ -1,6 +1,9 @@
 //! Helpers of the cluster tests: a private `nats-server -js` on a loopback port with its own
 //! store directory, recorder and serve processes, and comparing PGN folders.
 
+// Several test binaries include this module, each using a part of it.
+#![allow(dead_code)]
+
 mod server_binary;
 
 use std::net::TcpListener;
