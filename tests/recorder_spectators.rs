@@ -19,6 +19,7 @@
 //! this test binary started again with `TOUCHMOVE_TEST_FLOOD` set, which is why it has its
 //! own `main` (`harness = false`) — and the 1,000 stream clients from the test itself.
 
+#[path = "support/recorder.rs"]
 mod recorder_support;
 
 use std::io::Read;
@@ -74,7 +75,7 @@ fn flood_processes() -> usize {
 /// The recorder's header timeout: long enough that the flood, opened at the pace a small
 /// machine accepts connections (a few hundred a second on two busy cores), is all open at
 /// once (the 10 s default lets the first ones go before the last arrive); the timeout itself
-/// is tested in `server_connections`.
+/// is tested in `tests/server/connections.rs`.
 const HEADER_TIMEOUT_SECS: u64 = 120;
 /// How long the flood may take to fill the server to its cap.
 const FILL_LIMIT: Duration = Duration::from_secs(180);

@@ -171,7 +171,7 @@ pub const FEW_MOVES: usize = 4;
 /// ordinary positions: true when no pawn is free (see `has_free_pawn`), or when the side not
 /// to move is nearly immobile
 /// (forced stalemates). Together with [`FEW_MOVES`] for the side to move it is checked
-/// against every dead position of the labelled set (`tests/rules_dead.rs`).
+/// against every dead position of the labelled set (`tests/clock_rules/rules_dead.rs`).
 pub fn dead_position_possible(pos: &Chess) -> bool {
     !has_free_pawn(pos) || opponent_nearly_immobile(pos)
 }

@@ -1,0 +1,8 @@
+//! The act-of-moving machine (FIDE Art. 4/7): scenarios, replayed captures, simulated and
+//! arbitrary input, penalty proposals.
+
+mod arbitrary_input;
+mod penalties;
+mod replay;
+mod scenarios;
+mod simulated;

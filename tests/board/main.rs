@@ -1,0 +1,6 @@
+//! The board layer over real pseudo-terminals: reconnects, the EEPROM move log, DGT variants.
+
+mod log_recovery;
+mod log_rereading;
+mod reconnect;
+mod variants;

@@ -1,0 +1,9 @@
+//! The web server: live stream, API, connection limits, security, the lichess pusher.
+
+#[path = "../support/server.rs"]
+mod server_support;
+
+mod api;
+mod connections;
+mod lichess;
+mod security;
