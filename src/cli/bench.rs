@@ -446,7 +446,7 @@ pub fn recogniser_on(
     sim: &SimulatedGame,
     board: ModelledBoard,
 ) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
-    let config = MachineConfig {
+    let mut config = MachineConfig {
         start_fen: sim.start_fen.clone(),
         chess960: sim.chess960,
         one_minute_penalty: sim.model.blitz,
@@ -454,10 +454,7 @@ pub fn recogniser_on(
         ..MachineConfig::default()
     }
     .on_board(board.kind);
-    let config = MachineConfig {
-        scan_period_ms: board.scan_period_ms,
-        ..config
-    };
+    config.scan_period_ms = board.scan_period_ms;
     let mut machine = Machine::new(config);
     move |feed, out| match feed {
         Feed::Until(t) => machine.catch_up(t, out),
