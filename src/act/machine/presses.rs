@@ -1,6 +1,6 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Position};
+use shakmaty::{Bitboard, Color, Move, Position};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
@@ -106,6 +106,48 @@ impl Machine {
         by_presser
     }
 
+    /// The presser's piece left the square of his last move, still open, for another square
+    /// it could have reached instead, while the opponent's hand was already on the board: a
+    /// whole-board frame shows both at once, so neither is seen alone. The press says the
+    /// presser's move is over, and his pieces show it: the longer move is recorded, with a
+    /// doubt. True when it was.
+    fn carried_on_beside_reply(&mut self, ply: usize, t: Millis, out: &mut Vec<Event>) -> bool {
+        let before = &self.game.positions()[ply - 1];
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        // The opponent's press since says the move was over before it went on.
+        let answered = self.pressed_at[!before.turn() as usize].is_some_and(|p| p >= made);
+        if ply != self.game.plies() || ply <= self.settled || answered {
+            return false;
+        }
+        let first = self.game.moves()[ply - 1].mv;
+        let s = self.sensed();
+        let left_landing = self.last_seen[first.to() as usize];
+        // Seen one after the other, a hand begun before the piece went on is a reply that
+        // overlapped the move, which the press alone does not settle.
+        let reply_not_before = |m: &Move| {
+            let mut after = before.clone();
+            after.play_unchecked(*m);
+            s.diff(after.board())
+                .into_iter()
+                .all(|sq| self.last_seen[sq as usize] >= left_landing)
+        };
+        let longer = s.move_with_opponent_hand(before).filter(|m| {
+            m.from() == first.from()
+                && m.role() == first.role()
+                && *m != first
+                && reply_not_before(m)
+        });
+        let Some(longer) = longer else {
+            return false;
+        };
+        self.adopt(ply - 1, &[longer], t, out);
+        // The frame that showed the piece gone on showed the reply begun: a slide, or a
+        // piece released and moved again (4.7), for the arbiter to tell.
+        let stood_ms = left_landing.map_or(0, |left| left.saturating_sub(made));
+        self.raise_doubt(Doubt::MovedOn { first, stood_ms }, t, out);
+        self.game.plies() == ply
+    }
+
     /// The player who pressed last, if anyone did.
     pub(super) fn last_press(&self) -> Option<Color> {
         match self.pressed_at {
@@ -153,6 +195,8 @@ impl Machine {
                 if board_is_game {
                     let ply = self.pressed_ply(by, n);
                     self.complete(by, t, ply, out);
+                } else if self.carried_on_beside_reply(n, t, out) {
+                    self.complete(by, t, n, out);
                 } else {
                     // The board may report the last placement after the press.
                     self.pending_press = Some(Press {

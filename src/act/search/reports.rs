@@ -189,13 +189,33 @@ impl Reports<'_> {
                             .iter()
                             .any(|&(sq, p, t)| sq == to && p == piece && t >= self.since);
                         // Between two reports of the square close in time, a scan may have
-                        // missed a piece that stood there only a moment.
-                        let folded =
-                            previous
-                                .zip(self.times[to as usize])
-                                .is_some_and(|(before, last)| {
+                        // missed a piece that stood there only a moment. Not when the earlier
+                        // report named the piece a later move of the sequence brings there:
+                        // that report came after the moment.
+                        let arriving_later = seq[i + 1..]
+                            .iter()
+                            .enumerate()
+                            .find(|&(j, &n)| touched_squares(n, turn(i + 1 + j)).contains(to))
+                            .and_then(|(j, &n)| {
+                                let color = turn(i + 1 + j);
+                                paths(n, color).into_iter().find(|&(_, end)| end == to).map(
+                                    |(start, _)| Piece {
+                                        color,
+                                        role: n.promotion().unwrap_or(role_leaving(n, start)),
+                                    },
+                                )
+                            });
+                        let previous_named_later = previous.is_some_and(|before| {
+                            placed.iter().any(|&(sq, p, t)| {
+                                sq == to && t == before && Some(p) == arriving_later
+                            })
+                        });
+                        let folded = !previous_named_later
+                            && previous.zip(self.times[to as usize]).is_some_and(
+                                |(before, last)| {
                                     last.saturating_sub(before) <= MOMENT_UNREPORTED_MS
-                                });
+                                },
+                            );
                         named || folded
                     }
                     None => previous.is_some(),

@@ -185,6 +185,54 @@ fn a_board_naming_pieces_must_have_named_an_arrival_that_stood_a_while() {
     );
 }
 
+/// Two reports of a square close in time may fold a piece that stood there a moment, but
+/// not when the earlier one named the piece a later move brings there: the moment would
+/// have come before it. Here the board named Black's bishop on a4 and then a4 empty; Ba4
+/// Bxa4 Ne6 Bd1 needs a white bishop on a4 before that bishop, never named there.
+#[test]
+fn a_fold_needs_the_earlier_report_before_the_later_arrival() {
+    let start = position(
+        "2r3k1/pp5p/1n4pB/1b4N1/1P1b4/P7/6PP/3B1R1K w - - 7 31",
+        false,
+    );
+    let seq = moves_from(&start, &["d1a4", "b5a4", "g5e6", "a4d1"]);
+    let t = times(&[
+        (Square::B5, 1_000),
+        (Square::G5, 1_000),
+        (Square::E6, 1_300),
+        (Square::A4, 1_300),
+        (Square::D1, 1_600),
+    ]);
+    let previous = times(&[(Square::A4, 1_000)]);
+    let bishop = |color| Piece {
+        color,
+        role: Role::Bishop,
+    };
+    let knight = Piece {
+        color: Color::White,
+        role: Role::Knight,
+    };
+    let named_black_bishop = [
+        (Square::A4, bishop(Color::Black), 1_000),
+        (Square::E6, knight, 1_300),
+        (Square::D1, bishop(Color::Black), 1_600),
+    ];
+    let reports = |placed| Reports {
+        placed: Some(placed),
+        ..reported(&t, &previous)
+    };
+    assert_eq!(
+        reports(&named_black_bishop).unseen_arrivals(&start, &seq),
+        Bitboard::from(Square::A4)
+    );
+    // a4 reported twice with no piece named: the white bishop may have stood there between.
+    let named_elsewhere = &named_black_bishop[1..];
+    assert_eq!(
+        reports(named_elsewhere).unseen_arrivals(&start, &seq),
+        Bitboard::EMPTY
+    );
+}
+
 #[test]
 fn a_later_slide_over_a_vacated_square_does_not_date_its_departure() {
     // ...d5 (d7 emptied at 100), then Qh3xc8 slides over d7 at 900-1000: d7's last
