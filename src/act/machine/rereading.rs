@@ -205,6 +205,11 @@ impl Machine {
     pub(super) fn one_move_from(&self, k: usize, m: Move, doubt: Option<Doubt>) -> Reading {
         if doubt.is_none() {
             if k == self.game.plies()
+                && let Some(reading) = self.double_step_shown(m)
+            {
+                return reading;
+            }
+            if k == self.game.plies()
                 && let Some(unsampled) = self.unsampled_double_step(m)
             {
                 return Reading::Adopt {
@@ -231,20 +236,39 @@ impl Machine {
         }
     }
 
-    /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
-    /// one square off its start rank, that pawn having left the square before the capturer
-    /// was lifted. The board cannot tell this from a pawn that went on two squares and was
-    /// taken en passant (3.7.3.1) before its landing square was sampled: the same pieces end
-    /// on the same squares, and timing does not settle it (an opponent in a hurry takes the
-    /// pawn before its player pressed, a slide pauses). The single step is kept; when the
-    /// pawn left within one scan of arriving or before its player pressed, the arbiter is
-    /// told.
-    pub(super) fn unsampled_double_step(&self, capture: Move) -> Option<Doubt> {
+    /// A pawn capture `capture` onto the square where the opponent's pawn was recorded
+    /// stepping one square off its start rank, when the board reported the square two
+    /// squares off it since the step, and that square is empty again: the pawn went on
+    /// two squares and was taken en passant (3.7.3.1), which explains that report; the
+    /// single step and a normal capture leave it unexplained. A step already made final is
+    /// read again, and the arbiter told.
+    fn double_step_shown(&self, capture: Move) -> Option<Reading> {
+        let (step, double, en_passant) = self.step_or_double(capture)?;
         let n = self.game.plies();
-        if n == 0 || n - 1 < self.settled {
+        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let shown = self.last_seen[double.to() as usize].is_some_and(|t| t >= arrived);
+        if !shown || self.physical.board().occupied().contains(double.to()) {
             return None;
         }
-        let step = self.game.moves()[n - 1].mv;
+        let moves = vec![double, en_passant];
+        let doubt = (n - 1 < self.settled).then(|| Doubt::Reread {
+            from: n - 1,
+            withdrawn: vec![step],
+            moves: moves.clone(),
+        });
+        Some(Reading::Adopt {
+            from: n - 1,
+            moves,
+            doubt,
+        })
+    }
+
+    /// For a pawn capture `capture` onto the square the last recorded move, a pawn's single
+    /// step off its start rank, reached: that step, the double step it could have been, and
+    /// the capture en passant that would then have taken it.
+    fn step_or_double(&self, capture: Move) -> Option<(Move, Move, Move)> {
+        let n = self.game.plies();
+        let step = self.game.moves().last()?.mv;
         let Move::Normal {
             role: Role::Pawn,
             from: start,
@@ -278,9 +302,32 @@ impl Machine {
             from: capturer,
             to: stop,
         };
-        if to != stop || !after_double.is_legal(en_passant) {
+        (to == stop && after_double.is_legal(en_passant)).then_some((step, double, en_passant))
+    }
+
+    /// A pawn capture `capture` onto the square where the opponent's pawn has just stepped
+    /// one square off its start rank, that pawn having left the square before the capturer
+    /// was lifted. The board cannot tell this from a pawn that went on two squares and was
+    /// taken en passant (3.7.3.1) before its landing square was sampled: the same pieces end
+    /// on the same squares, and timing does not settle it (an opponent in a hurry takes the
+    /// pawn before its player pressed, a slide pauses). The single step is kept; when the
+    /// pawn left within one scan of arriving or before its player pressed, the arbiter is
+    /// told.
+    pub(super) fn unsampled_double_step(&self, capture: Move) -> Option<Doubt> {
+        let n = self.game.plies();
+        if n == 0 || n - 1 < self.settled {
             return None;
         }
+        let (step, double, _) = self.step_or_double(capture)?;
+        let Move::Normal {
+            from: capturer,
+            to: stop,
+            ..
+        } = capture
+        else {
+            return None;
+        };
+        let before = &self.game.positions()[n - 1];
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
         let left = self.stepped_pawn_left(stop, capturer, before.turn(), arrived)?;
         Some(Doubt::Unsampled {
