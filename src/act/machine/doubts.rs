@@ -24,6 +24,9 @@ pub(super) enum Doubt {
     },
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
+    /// The piece a pawn became at ply `from`, recorded as a queen, then made `shown`, a
+    /// knight's move: the game from that ply was read again with a knight.
+    PromotionShown { from: usize, shown: Move },
     /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
     /// `rewrites` when they replace moves already recorded.
     Overlapping {
@@ -129,6 +132,7 @@ impl Machine {
                 self.gone_on_at_once_alert(*first, *next, *ms, t)
             }
             Doubt::PromotionPiece => self.promotion_piece_alert(t),
+            Doubt::PromotionShown { from, shown } => self.promotion_shown_alert(*from, *shown, t),
         }
     }
 
@@ -399,6 +403,26 @@ impl Machine {
         a.message = "the board cannot tell which piece the pawn became: a queen is \
                      recorded; the arbiter should check"
             .to_string();
+        a
+    }
+
+    /// 4.6: the promoted piece, recorded as a queen, made a knight's move: the promotion
+    /// is recorded as a knight's from its ply on.
+    fn promotion_shown_alert(&self, from: usize, shown: Move, t: Millis) -> Alert {
+        let promoter = self.game.positions()[from].turn();
+        let mut a = self.alert("4.6", Some(promoter), t, Severity::Warning);
+        a.ply = ply_number(from + 1);
+        a.squares = [shown.from(), Some(shown.to())]
+            .into_iter()
+            .flatten()
+            .map(|s| s.to_string())
+            .collect();
+        a.message = format!(
+            "the piece the pawn became on {} went on like a knight, to {}: the promotion is \
+             recorded as a knight's, and the moves since read again; the arbiter should check",
+            shown.from().map_or(String::new(), |s| s.to_string()),
+            shown.to()
+        );
         a
     }
 

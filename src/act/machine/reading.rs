@@ -103,6 +103,7 @@ impl Machine {
             // no piece is in the air, whatever the last report was.
             .or_else(|| self.moved_on(&s, false))
             .or_else(|| self.both_moved_on(&s))
+            .or_else(|| self.knight_promotion_shown(&s))
         {
             return reading;
         }

@@ -8,6 +8,10 @@ use super::{Machine, REREAD_PLIES};
 use crate::act::search::{Explanation, Sensed};
 use crate::board::Millis;
 
+/// How many plies back a promotion recorded as a queen may be read again as a knight's from
+/// the promoted piece's first move: a knight made by promotion usually moves at once.
+const PROMOTION_SHOWN_PLIES: usize = 12;
+
 impl Machine {
     /// The last move is final, but play was held soon after it and the board now
     /// shows its piece standing on another square it could have reached instead: the piece
@@ -234,6 +238,67 @@ impl Machine {
             moves: vec![m],
             doubt,
         }
+    }
+
+    /// On a board that senses only occupancy a promotion is recorded as a queen, with a
+    /// doubt: the board cannot show the piece. When the promoted piece, not moved since,
+    /// makes a move only a knight makes, it was a knight (or the move was illegal, which
+    /// the arbiter told of the doubt can still judge): the game from the promotion is read
+    /// again with a knight, if every move since stays legal.
+    pub(super) fn knight_promotion_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
+        if self.config.identifies_pieces {
+            return None;
+        }
+        let moves = self.game.moves();
+        let n = moves.len();
+        let from = (n.saturating_sub(PROMOTION_SHOWN_PLIES)..n)
+            .rev()
+            .find(|&j| moves[j].mv.promotion() == Some(Role::Queen))?;
+        let Move::Normal {
+            role,
+            from: pawn,
+            capture,
+            to: square,
+            ..
+        } = moves[from].mv
+        else {
+            return None;
+        };
+        let since = &moves[from + 1..];
+        if since
+            .iter()
+            .any(|p| p.mv.from() == Some(square) || p.mv.to() == square)
+        {
+            return None;
+        }
+        let knight = Move::Normal {
+            role,
+            from: pawn,
+            capture,
+            to: square,
+            promotion: Some(Role::Knight),
+        };
+        let mut pos = self.game.positions()[from].clone();
+        let mut read = Vec::with_capacity(since.len() + 2);
+        for m in std::iter::once(knight).chain(since.iter().map(|p| p.mv)) {
+            if !pos.is_legal(m) {
+                return None;
+            }
+            pos.play_unchecked(m);
+            read.push(m);
+        }
+        let [(shown, _)] = s.single_moves(&pos)[..] else {
+            return None;
+        };
+        if shown.from() != Some(square) {
+            return None;
+        }
+        read.push(shown);
+        Some(Reading::Adopt {
+            from,
+            moves: read,
+            doubt: Some(Doubt::PromotionShown { from, shown }),
+        })
     }
 
     /// A pawn capture `capture` onto the square where the opponent's pawn was recorded
