@@ -303,8 +303,8 @@ impl Machine {
         a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves)));
         a.message = format!(
             "the moves {} from ply {}, already confirmed, were read again as {}: only that \
-             explains what the board reported since (a late or lost update); the \
-             arbiter should check",
+             explains what the board reported since (a late or lost update, or a piece \
+             touched meanwhile); the arbiter should check",
             self.uci_line(withdrawn),
             ply_number(from + 1),
             self.uci_line(moves),

@@ -151,8 +151,27 @@ impl Machine {
             if let Some(shorter) = self.fewer_moves_before(s, k, kept) {
                 return Some(shorter);
             }
+            let replaced = single
+                .as_ref()
+                .and_then(|(m, _)| self.pressed_move_replaced(k, &[*m]));
+            // A lift after the press is the reply begun, or a touch: the pressed move, which
+            // explained the board then, is not replaced by a capture of the piece in the air.
+            if replaced.is_some() && self.lifted_last {
+                return None;
+            }
             return Some(match single {
-                Some((m, doubt)) if !back_here => self.one_move_from(k, m, doubt),
+                Some((m, doubt)) if !back_here => match self.one_move_from(k, m, doubt) {
+                    Reading::Adopt {
+                        from,
+                        moves,
+                        doubt: None,
+                    } => Reading::Adopt {
+                        doubt: self.pressed_move_replaced(from, &moves),
+                        from,
+                        moves,
+                    },
+                    reading => reading,
+                },
                 _ => Reading::Adopt {
                     from: k,
                     moves: Vec::new(),
@@ -161,6 +180,29 @@ impl Machine {
             });
         }
         None
+    }
+
+    /// A doubt when `moves`, read from position `k`, replace a move its player's press
+    /// completed by a move of another piece, or to a square off the recorded move's line: no
+    /// late report of a slide explains that, but a touched or knocked piece may (on a board
+    /// that senses only occupancy, a touched pawn reads as the capture of it). Not while play
+    /// is held: the end of the hold is told anyway.
+    fn pressed_move_replaced(&self, k: usize, moves: &[Move]) -> Option<Doubt> {
+        let recorded = self.game.moves().get(k)?.mv;
+        let first = *moves.first()?;
+        let went_on = first.from() == recorded.from()
+            && first.role() == recorded.role()
+            && first.from().is_some_and(|from| {
+                shakmaty::attacks::between(from, first.to()).contains(recorded.to())
+            });
+        let told = self.held.is_some();
+        (k < self.completed && first != recorded && !went_on && !first.is_castle() && !told).then(
+            || Doubt::Reread {
+                from: k,
+                withdrawn: self.moves_since(k),
+                moves: moves.to_vec(),
+            },
+        )
     }
 
     /// `s` with the evidence of captures a reading from position `k` has
