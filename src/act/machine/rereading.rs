@@ -301,17 +301,30 @@ impl Machine {
         })
     }
 
-    /// A pawn capture `capture` onto the square where the opponent's pawn was recorded
-    /// stepping one square off its start rank, when the board reported the square two
-    /// squares off it since the step, and that square is empty again: the pawn went on
-    /// two squares and was taken en passant (3.7.3.1), which explains that report; the
-    /// single step and a normal capture leave it unexplained. A step already made final is
-    /// read again, and the arbiter told.
+    /// On a board that senses only occupancy, a pawn capture `capture` onto the square
+    /// where the opponent's pawn was recorded stepping one square off its start rank, when
+    /// the board reported the square two squares off it occupied since the step and before
+    /// the capturer was lifted, and that square is empty again: the pawn went on two squares
+    /// and was taken en passant (3.7.3.1), which explains that report; the single step and a
+    /// normal capture leave it unexplained. (The capturer touched down there on its way
+    /// would be reported after its lift.) A step already made final is read again, and the
+    /// arbiter told.
     fn double_step_shown(&self, capture: Move) -> Option<Reading> {
+        if self.config.identifies_pieces {
+            return None;
+        }
         let (step, double, en_passant) = self.step_or_double(capture)?;
         let n = self.game.plies();
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
-        let shown = self.last_seen[double.to() as usize].is_some_and(|t| t >= arrived);
+        let square = double.to() as usize;
+        let capturer_lifted = capture
+            .from()
+            .and_then(|from| self.first_lift(from, self.game.position().turn(), arrived))
+            .unwrap_or(Millis::MAX);
+        // The square's last report emptied it; the one before put the pawn there.
+        let shown = self.seen_before[square]
+            .is_some_and(|t| t >= arrived && t <= capturer_lifted)
+            && self.last_seen[square].is_some_and(|t| t >= arrived);
         if !shown || self.physical.board().occupied().contains(double.to()) {
             return None;
         }
