@@ -788,10 +788,14 @@ impl Run {
             acked,
         };
         if let Ok(text) = serde_json::to_string(&cursor) {
-            let tmp = self.cursor_path.with_extension("json.tmp");
-            if std::fs::write(&tmp, text).is_ok() {
-                let _ = std::fs::rename(&tmp, &self.cursor_path);
-            }
+            // Through a spare kept beside it: a new file for each rewrite costs the disk more
+            // than the write.
+            let spare = self.cursor_path.with_extension("json.spare");
+            let _ = crate::recorder::layout::replace_through(
+                &self.cursor_path,
+                &spare,
+                text.as_bytes(),
+            );
         }
     }
 }

@@ -205,7 +205,7 @@ impl BoardTask {
             }
         }
         task.keep_longer_file();
-        task.write_files();
+        task.write_files(true);
         task
     }
 
@@ -360,7 +360,7 @@ impl BoardTask {
             self.ask_for_log(link.as_ref());
         }
         if self.files_behind_since.is_some() {
-            self.write_files();
+            self.write_files(true);
         }
         if let Some(link) = link {
             link.handle.shutdown();
@@ -561,7 +561,7 @@ impl BoardTask {
         }
         if !events.is_empty() {
             self.publish(&mut events);
-            self.write_files();
+            self.write_files(true);
         }
         self.events = events;
     }
@@ -582,7 +582,7 @@ impl BoardTask {
         }
         self.events = events;
         if self.files_behind_since.is_some() {
-            self.write_files();
+            self.write_files(false);
         }
     }
 
@@ -695,7 +695,7 @@ impl BoardTask {
         let entries = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
         self.commit(entries).await;
         self.publish(&mut events);
-        self.write_files();
+        self.write_files(true);
         answer
     }
 
@@ -792,7 +792,7 @@ impl BoardTask {
                 "board {}: the new game is journalled and recorded now",
                 self.number
             ));
-            self.write_files();
+            self.write_files(true);
         }
     }
 
@@ -829,30 +829,22 @@ impl BoardTask {
     fn files_changed(&mut self, t_ms: Millis) {
         self.files_behind_since.get_or_insert(t_ms);
         if self.shared.journal_failing() {
-            self.write_files();
+            self.write_files(true);
         }
     }
 
-    /// Rewrites the board's PGN file and the round's files.
-    fn write_files(&mut self) {
+    /// Has the board's PGN file and the round's files rewritten; with `wait`, returns once
+    /// the board's file is written.
+    fn write_files(&mut self, wait: bool) {
         let summary = BoardSummary {
             board: self.number,
             result: self.pipeline.result().to_string(),
             live: self.pipeline.live(),
         };
         let pgn = self.pipeline.board_pgn();
-        self.shared.publish_board(self.number, pgn, summary);
-        if let (Some(t_ms), Some(probe)) =
-            (self.files_behind_since.take(), &self.shared.latency_probe)
-        {
-            let since_arrival = self
-                .shared
-                .session
-                .epoch()
-                .elapsed()
-                .saturating_sub(Duration::from_millis(t_ms));
-            let _ = probe.send(since_arrival);
-        }
+        let arrived = self.files_behind_since.take();
+        self.shared
+            .publish_board(self.number, pgn, summary, arrived, wait);
     }
 }
 

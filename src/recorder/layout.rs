@@ -104,6 +104,16 @@ fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     result
 }
 
+/// Replaces `path` with `bytes` without a sync, through the spare copy `spare` (a file of
+/// the same file system, kept for the next rewrite): readers see the old text or the new
+/// one, and a rewrite makes no new file. For a small file rewritten often, such as a cursor.
+pub fn replace_through(path: &Path, spare: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match replace_through_spare(path, bytes, false, spare) {
+        ThroughSpare::Done(result) => result,
+        ThroughSpare::Unavailable | ThroughSpare::Refused => replace_file(path, bytes, false),
+    }
+}
+
 /// What became of a rewrite through a spare copy.
 enum ThroughSpare {
     /// Written (or failed as a new file would have).
@@ -151,8 +161,16 @@ fn replace_through_spare(path: &Path, bytes: &[u8], sync: bool, spare: &Path) ->
     }
     match renameat2(None, spare, None, path, RenameFlags::RENAME_EXCHANGE) {
         Ok(()) => ThroughSpare::Done(Ok(())),
-        // The first write of `path`: nothing to trade with.
-        Err(Errno::ENOENT) => ThroughSpare::Done(std::fs::rename(spare, path)),
+        // The first write of `path`: nothing to trade with. A new spare is made now, when the
+        // recorder starts, rather than at the next rewrite: the first moves of a round come on
+        // every board at once, and making a file can cost a millisecond of the disk's time.
+        Err(Errno::ENOENT) => {
+            let renamed = std::fs::rename(spare, path);
+            if renamed.is_ok() {
+                let _ = std::fs::File::create(spare);
+            }
+            ThroughSpare::Done(renamed)
+        }
         Err(Errno::EINVAL | Errno::ENOSYS | Errno::EXDEV | Errno::EOPNOTSUPP) => {
             ThroughSpare::Refused
         }
@@ -586,14 +604,15 @@ mod tests {
             "1. e4 e5 *\n",
             "1. d4 *\n",
         ];
+        let spare = spares.join("round-1.game-3.pgn");
         let mut inodes = std::collections::BTreeSet::new();
         for text in texts {
             out.write_game(1, 3, text).unwrap();
+            assert!(spare.exists(), "the next rewrite has its spare ready");
             assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
             inodes.insert(inode(&path));
         }
         assert_eq!(inodes.len(), 2, "the file and its spare trade places");
-        let spare = spares.join("round-1.game-3.pgn");
         assert_eq!(std::fs::read_to_string(spare).unwrap(), texts[2]);
         let published: Vec<String> = std::fs::read_dir(out.round_dir(1))
             .unwrap()
@@ -658,6 +677,7 @@ mod tests {
         out.prepare(1).unwrap();
         out.write_game(1, 1, "1. e4 *\n").unwrap();
         let spare = spares.join("round-1.game-1.pgn");
+        let ready = inode(&spare);
         let claim = SpareClaim::take(&spare).unwrap();
         out.write_game(1, 1, "1. e4 e5 *\n").unwrap();
         drop(claim);
@@ -665,6 +685,10 @@ mod tests {
             std::fs::read_to_string(out.game_path(1, 1)).unwrap(),
             "1. e4 e5 *\n"
         );
-        assert!(!spare.exists(), "the spare was not touched while claimed");
+        assert_eq!(
+            (inode(&spare), std::fs::read_to_string(&spare).unwrap()),
+            (ready, String::new()),
+            "the spare was not touched while claimed"
+        );
     }
 }

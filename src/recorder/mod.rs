@@ -77,6 +77,7 @@ pub mod channel;
 mod discovery;
 pub mod event_bench;
 pub mod event_run;
+mod game_files;
 pub mod layout;
 pub mod leds;
 pub mod outage_bench;
@@ -99,6 +100,7 @@ pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
 pub use replay::LINK_LOST;
 
+use crate::board::Millis;
 use crate::driver::probe::Candidates;
 use crate::server::feed::Feed;
 use crate::store::{Journal, SharedJournal};
@@ -297,6 +299,8 @@ pub(crate) struct Shared {
     pub buses: BTreeMap<PathBuf, crate::driver::bus_boards::BusBoards>,
     /// Pushes the round to lichess after every change, when asked to.
     pub pusher: Mutex<Option<crate::server::lichess::Pusher>>,
+    /// Rewrites the boards' PGN files off the runtime's threads.
+    pub game_files: game_files::GameFiles,
     /// See [`RunOptions::pegasus_key`].
     pub pegasus_key: Option<crate::wire::pegasus::DeveloperKey>,
 }
@@ -346,11 +350,20 @@ impl Shared {
         }
     }
 
-    /// Stores board `board`'s PGN and summary and rewrites its `game-K.pgn`; the round's
-    /// files follow within [`ROUND_FILES_DELAY`].
+    /// Stores board `board`'s PGN and summary and has its `game-K.pgn` rewritten by the file
+    /// writer, waiting for it with `wait`; the round's files follow within
+    /// [`ROUND_FILES_DELAY`]. `arrived` is the arrival of the oldest change the text shows
+    /// (for the latency probe).
     /// Most chunks (a piece lifted, a clock reading) leave the game's text as it was: then
     /// nothing is rewritten, unless the last write of the file failed.
-    pub(crate) fn publish_board(&self, board: u32, pgn: String, summary: BoardSummary) {
+    pub(crate) fn publish_board(
+        &self,
+        board: u32,
+        pgn: String,
+        summary: BoardSummary,
+        arrived: Option<Millis>,
+        wait: bool,
+    ) {
         let round = self.config.round;
         let path = self.out.game_path(round, board);
         let unchanged = lock(&self.boards)
@@ -358,12 +371,21 @@ impl Shared {
             .get(&board)
             .is_some_and(|(p, s)| *p == pgn && *s == summary);
         if unchanged && !lock(&self.unwritable).contains(&path) {
+            self.probe_latency(arrived);
             return;
         }
         self.feed.set_pgn(round, board, pgn.clone());
-        let folder = self.files();
-        let written = off_the_runtime(|| folder.write_game(round, board, &pgn));
-        self.check_written(&path, written);
+        let file = game_files::GameFile {
+            board,
+            pgn: pgn.clone(),
+            synced: self.journal_failing(),
+            arrived,
+        };
+        match self.game_files.queue(file) {
+            Some(file) => off_the_runtime(|| self.write_game_file(file)),
+            None if wait => off_the_runtime(|| self.game_files.flush()),
+            None => {}
+        }
         let mut boards = lock(&self.boards);
         if boards.games.get(&board).is_none_or(|(_, s)| *s != summary) {
             boards.index_changed = true;
@@ -372,6 +394,31 @@ impl Shared {
         boards.generation += 1;
         drop(boards);
         self.round_changed.notify_one();
+    }
+
+    /// Rewrites a board's `game-K.pgn` (blocking).
+    fn write_game_file(&self, file: game_files::GameFile) {
+        let round = self.config.round;
+        let written = self
+            .out
+            .clone()
+            .synced(file.synced)
+            .write_game(round, file.board, &file.pgn);
+        self.check_written(&self.out.game_path(round, file.board), written);
+        self.probe_latency(file.arrived);
+    }
+
+    /// Tells the latency probe, if there is one, how long ago a change that the files now
+    /// show arrived.
+    fn probe_latency(&self, arrived: Option<Millis>) {
+        if let (Some(t_ms), Some(probe)) = (arrived, &self.latency_probe) {
+            let since_arrival = self
+                .session
+                .epoch()
+                .elapsed()
+                .saturating_sub(Duration::from_millis(t_ms));
+            let _ = probe.send(since_arrival);
+        }
     }
 
     /// The output folder as the journal's state asks. While the journal takes every entry,
@@ -669,7 +716,7 @@ impl Recorder {
         };
         let (discovery, prober) = Discovery::start(setup);
         let buses = bus_chains(&config, session.epoch());
-        let shared = Arc::new(Shared {
+        let shared = Arc::new_cyclic(|shared| Shared {
             config: config.clone(),
             out,
             feed: options.feed.clone(),
@@ -687,6 +734,7 @@ impl Recorder {
             buses,
             pusher: Mutex::new(pusher),
             pegasus_key: options.pegasus_key.clone(),
+            game_files: game_files::GameFiles::start(shared.clone()),
         });
         let mut boards = BTreeMap::new();
         let mut tasks = Vec::new();
@@ -1010,6 +1058,7 @@ impl RecorderHandle {
         }
         let last = Arc::clone(&self.shared);
         let _ = tokio::task::spawn_blocking(move || {
+            last.game_files.flush();
             last.write_round_files();
             last.sync_round_files();
         })
