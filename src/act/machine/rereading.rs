@@ -322,8 +322,7 @@ impl Machine {
             .and_then(|from| self.first_lift(from, self.game.position().turn(), arrived))
             .unwrap_or(Millis::MAX);
         // The square's last report emptied it; the one before put the pawn there.
-        let shown = self.seen_before[square]
-            .is_some_and(|t| t >= arrived && t <= capturer_lifted)
+        let shown = self.seen_before[square].is_some_and(|t| t >= arrived && t <= capturer_lifted)
             && self.last_seen[square].is_some_and(|t| t >= arrived);
         if !shown || self.physical.board().occupied().contains(double.to()) {
             return None;
