@@ -71,7 +71,7 @@ impl Machine {
                 out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
             }
             self.set_held_now(Some(d), t, out);
-        } else if let Some(m) = s.move_with_opponent_hand(&current) {
+        } else if let Some((m, _)) = s.move_with_opponent_hand(&current) {
             // The presser's pieces show his legal move; what else differs is the opponent's
             // hand, which no press of the presser answers for.
             let n = self.game.plies();

@@ -1,6 +1,6 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Move, Position};
+use shakmaty::{Bitboard, Color, Position};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
@@ -120,26 +120,22 @@ impl Machine {
             return false;
         }
         let first = self.game.moves()[ply - 1].mv;
-        let s = self.sensed();
         let left_landing = self.last_seen[first.to() as usize];
-        // Seen one after the other, a hand begun before the piece went on is a reply that
-        // overlapped the move, which the press alone does not settle.
-        let reply_not_before = |m: &Move| {
-            let mut after = before.clone();
-            after.play_unchecked(*m);
-            s.diff(after.board())
-                .into_iter()
-                .all(|sq| self.last_seen[sq as usize] >= left_landing)
-        };
-        let longer = s.move_with_opponent_hand(before).filter(|m| {
-            m.from() == first.from()
-                && m.role() == first.role()
-                && *m != first
-                && reply_not_before(m)
-        });
-        let Some(longer) = longer else {
+        let Some((longer, hand)) = self.sensed().move_with_opponent_hand(before) else {
             return false;
         };
+        // Seen one after the other, a hand begun before the piece went on is a reply that
+        // overlapped the move, which the press alone does not settle.
+        let reply_not_before = hand
+            .into_iter()
+            .all(|sq| self.last_seen[sq as usize] >= left_landing);
+        if longer.from() != first.from()
+            || longer.role() != first.role()
+            || longer == first
+            || !reply_not_before
+        {
+            return false;
+        }
         self.adopt(ply - 1, &[longer], t, out);
         // The frame that showed the piece gone on showed the reply begun: a slide, or a
         // piece released and moved again (4.7), for the arbiter to tell.

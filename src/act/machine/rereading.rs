@@ -395,13 +395,8 @@ impl Machine {
         if n == 0 || n - 1 < self.settled {
             return None;
         }
-        let (step, double, _) = self.step_or_double(capture)?;
-        let Move::Normal {
-            from: capturer,
-            to: stop,
-            ..
-        } = capture
-        else {
+        let (step, double, en_passant) = self.step_or_double(capture)?;
+        let (Some(capturer), stop) = (en_passant.from(), en_passant.to()) else {
             return None;
         };
         let before = &self.game.positions()[n - 1];

@@ -236,29 +236,31 @@ impl Sensed<'_> {
     /// The one legal move from `pos` that leaves every piece of the side to move where the
     /// sensed board shows it, the board differing from that move's position only in the
     /// opponent's pieces (lifted, or put down where no legal reply puts them: a reply
-    /// under way, a piece touched down on its way). Only on a board that names pieces; `None`
-    /// when no move, or more than one, fits, or when the board shows the move's position.
-    pub fn move_with_opponent_hand(&self, pos: &Chess) -> Option<Move> {
+    /// under way, a piece touched down on its way), with the squares where it differs. Only on
+    /// a board that names pieces; `None` when no move, or more than one, fits, or when the
+    /// board shows the move's position.
+    pub fn move_with_opponent_hand(&self, pos: &Chess) -> Option<(Move, Bitboard)> {
         if !self.identifies {
             return None;
         }
         let d = self.diff(pos.board());
         let mover = pos.turn();
-        let mut fits = pos.legal_moves().into_iter().filter(|&m| {
+        let mut fits = pos.legal_moves().into_iter().filter_map(|m| {
             if !touches(m, d) {
-                return false;
+                return None;
             }
             let mut after = pos.clone();
             after.play_unchecked(m);
             let rest = self.diff(after.board());
             let opponents = |p: Option<Piece>| p.is_none_or(|p| p.color != mover);
-            rest.any()
+            let theirs = rest.any()
                 && rest.into_iter().all(|sq| {
                     opponents(after.board().piece_at(sq)) && opponents(self.board.piece_at(sq))
-                })
+                });
+            theirs.then_some((m, rest))
         });
         match (fits.next(), fits.next()) {
-            (Some(m), None) => Some(m),
+            (Some(fit), None) => Some(fit),
             _ => None,
         }
     }
