@@ -24,6 +24,10 @@ pub(super) enum Doubt {
     },
     /// An occupancy-only board cannot show which piece a pawn became.
     PromotionPiece,
+    /// At a press, the presser's piece was off its square and not seen put down: on an
+    /// occupancy-only board `capture`, the one capture that leaves that board, shows no
+    /// more (its victim's square stays occupied) than the piece still in the hand.
+    CaptureUnseen { capture: Move },
     /// The piece a pawn became at ply `from`, recorded as a queen, then made `shown`, a
     /// knight's move: the game from that ply was read again with a knight.
     PromotionShown { from: usize, shown: Move },
@@ -132,6 +136,7 @@ impl Machine {
                 self.gone_on_at_once_alert(*first, *next, *ms, t)
             }
             Doubt::PromotionPiece => self.promotion_piece_alert(t),
+            Doubt::CaptureUnseen { capture } => self.capture_unseen_alert(*capture, t),
             Doubt::PromotionShown { from, shown } => self.promotion_shown_alert(*from, *shown, t),
         }
     }
@@ -403,6 +408,28 @@ impl Machine {
         a.message = "the board cannot tell which piece the pawn became: a queen is \
                      recorded; the arbiter should check"
             .to_string();
+        a
+    }
+
+    /// 8.5.3: a capture recorded at its press though the board never showed the capturer
+    /// landing, as a board that senses only occupancy cannot when the victim's lift falls
+    /// between two scans.
+    fn capture_unseen_alert(&self, capture: Move, t: Millis) -> Alert {
+        let side = self.game.position().turn();
+        let mut a = self.alert("8.5.3", Some(!side), t, Severity::Warning);
+        a.ply = self.ply();
+        a.squares = square_names(squares_of(capture));
+        let piece = touch::name(capture.role());
+        let san = self.game.moves().last().map_or("", |p| p.san.as_str());
+        a.message = format!(
+            "{} pressed the clock with the {piece} lifted from {} and not seen put down: the \
+             board senses only occupancy, and {san}, the one capture that leaves it as it is, \
+             is recorded; the arbiter should check that the {piece} stands on {} (a piece \
+             still in the hand at the press looks the same)",
+            color_word(!side),
+            capture.from().map_or(String::new(), |sq| sq.to_string()),
+            capture.to()
+        );
         a
     }
 

@@ -46,6 +46,15 @@ impl Machine {
             // The board is still one an earlier press of this player waits for: that press
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
+        } else if let Some(m) = s
+            .capture_landed_unseen(&current)
+            .filter(|&m| self.step_or_double(m).is_none())
+        {
+            // The press says the move is over, and one capture is all the board can show
+            // (were the victim a pawn's step, a double step taken en passant shows the same).
+            if self.adopt_at_press(by, m, t, out) {
+                self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
+            }
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
@@ -74,12 +83,7 @@ impl Machine {
         } else if let Some((m, _)) = s.move_with_opponent_hand(&current) {
             // The presser's pieces show his legal move; what else differs is the opponent's
             // hand, which no press of the presser answers for.
-            let n = self.game.plies();
-            self.adopt(n, &[m], t, out);
-            if self.phase == Phase::Playing && self.game.plies() == n + 1 {
-                self.complete(by, t, n + 1, out);
-                let d = self.sensed().diff(self.game.position().board());
-                self.set_held(d.any().then_some(d), t, out);
+            if self.adopt_at_press(by, m, t, out) {
                 // A press of the opponent's made since, while this one waited for the board,
                 // is his for the move his hand was making: judged as such in its turn.
                 if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
@@ -88,7 +92,7 @@ impl Machine {
                     self.pending_press = Some(Press {
                         by: !by,
                         t_ms: answer,
-                        ply: n + 2,
+                        ply: self.game.plies() + 1,
                         due: answer.saturating_add(self.config.press_grace_ms),
                         promotion: None,
                         awaited: None,
@@ -98,6 +102,21 @@ impl Machine {
         } else if !self.take_up_again_at_press(by, t, out) {
             self.completed_illegal_move(by, t, d, out);
         }
+    }
+
+    /// Records `m`, the presser's move the board shows, as the move his press completed,
+    /// and holds the board on what else differs. False when the move did not stand (the
+    /// game ended, or it was not recorded).
+    fn adopt_at_press(&mut self, by: Color, m: Move, t: Millis, out: &mut Vec<Event>) -> bool {
+        let n = self.game.plies();
+        self.adopt(n, &[m], t, out);
+        if self.phase != Phase::Playing || self.game.plies() != n + 1 {
+            return false;
+        }
+        self.complete(by, t, n + 1, out);
+        let d = self.sensed().diff(self.game.position().board());
+        self.set_held(d.any().then_some(d), t, out);
+        true
     }
 
     /// What looked like a move still being made may be moves already made, some of them

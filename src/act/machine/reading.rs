@@ -91,7 +91,7 @@ impl Machine {
         let n = positions.len() - 1;
         let current = &positions[n];
         if s.diff(current.board()).is_empty() {
-            return Reading::Current;
+            return self.capture_landing_shown(&s).unwrap_or(Reading::Current);
         }
         if let Some((m, doubt)) = choose(&s.single_moves(current)) {
             return self.one_move_from(n, m, doubt);
@@ -133,6 +133,18 @@ impl Machine {
             let back_here = s.diff(pos.board()).is_empty();
             let single = choose(&self.evidence_from(s, k).single_moves(pos));
             if !back_here && single.is_none() {
+                continue;
+            }
+            // A move pressed, or standing longer than a slide pauses, was released: a piece
+            // put on an empty square that may be the reply being made (its arrival reported
+            // before its lift, in the scan's order) is that reply, not the move changed.
+            let stood = self
+                .reached_at
+                .get(k + 1)
+                .map(|&t| self.now.saturating_sub(t));
+            let released =
+                k < self.completed || stood.is_some_and(|ms| ms > self.config.moved_on_ms);
+            if !back_here && k + 1 == n && released && self.reply_landing(s) {
                 continue;
             }
             // Both players' moves withdrawn is rarer than both playing on (a repetition,
@@ -182,12 +194,20 @@ impl Machine {
         None
     }
 
+    /// True when the board shows a piece put on a square empty in the game's position, and
+    /// may be the next move being made from there: the reply's arrival, reported before its
+    /// lift in the scan's order.
+    pub(super) fn reply_landing(&self, s: &Sensed<'_>) -> bool {
+        let current = self.game.position();
+        (s.board.occupied() & !current.board().occupied()).any() && s.in_progress(current)
+    }
+
     /// A doubt when `moves`, read from position `k`, replace a move its player's press
     /// completed by a move of another piece, or to a square off the recorded move's line: no
     /// late report of a slide explains that, but a touched or knocked piece may (on a board
     /// that senses only occupancy, a touched pawn reads as the capture of it). Not while play
     /// is held: the end of the hold is told anyway.
-    fn pressed_move_replaced(&self, k: usize, moves: &[Move]) -> Option<Doubt> {
+    pub(super) fn pressed_move_replaced(&self, k: usize, moves: &[Move]) -> Option<Doubt> {
         let recorded = self.game.moves().get(k)?.mv;
         let first = *moves.first()?;
         let went_on = first.from() == recorded.from()
@@ -207,7 +227,7 @@ impl Machine {
 
     /// `s` with the evidence of captures a reading from position `k` has
     /// ([`Machine::capture_evidence`]).
-    fn evidence_from<'a>(&self, s: &Sensed<'a>, k: usize) -> Sensed<'a> {
+    pub(super) fn evidence_from<'a>(&self, s: &Sensed<'a>, k: usize) -> Sensed<'a> {
         Sensed {
             placed: self.capture_evidence(k),
             ..*s

@@ -24,6 +24,10 @@ impl Machine {
         if n == 0 || n > self.settled || (with_replies && self.held.is_none()) {
             return None;
         }
+        // The final move stands when a reply being made may explain the board.
+        if !with_replies && self.reply_landing(s) {
+            return None;
+        }
         let made = self.reached_at.get(n).copied().unwrap_or(0);
         let doubted = self.doubted_since();
         if doubted > made.saturating_add(self.config.moved_on_ms) {
@@ -301,6 +305,35 @@ impl Machine {
         })
     }
 
+    /// On a board that senses only occupancy, when the last recorded move is a capture not
+    /// yet final whose victim's square the board never reported after the move began, and
+    /// it has since reported a placement on another square that a capture by the same piece
+    /// takes: that report is where the piece landed (the victim's lift fell between two
+    /// scans), and the board shows the same either way. Read as that capture; a pressed one
+    /// is read again with the arbiter told.
+    pub(super) fn capture_landing_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let k = n.checked_sub(1)?;
+        if self.config.identifies_pieces || self.lifted_last || k < self.settled {
+            return None;
+        }
+        let recorded = self.game.moves()[k].mv;
+        if recorded.capture().is_none() || self.capture_evidence(k).contains(recorded.to()) {
+            return None;
+        }
+        let [(shown, _)] = self
+            .evidence_from(s, k)
+            .single_moves(&self.game.positions()[k])[..]
+        else {
+            return None;
+        };
+        (shown != recorded).then(|| Reading::Adopt {
+            from: k,
+            moves: vec![shown],
+            doubt: self.pressed_move_replaced(k, &[shown]),
+        })
+    }
+
     /// On a board that senses only occupancy, a pawn capture `capture` onto the square
     /// where the opponent's pawn was recorded stepping one square off its start rank, when
     /// the board reported the square two squares off it occupied since the step and before
@@ -343,7 +376,7 @@ impl Machine {
     /// For a pawn capture `capture` onto the square the last recorded move, a pawn's single
     /// step off its start rank, reached: that step, the double step it could have been, and
     /// the capture en passant that would then have taken it.
-    fn step_or_double(&self, capture: Move) -> Option<(Move, Move, Move)> {
+    pub(super) fn step_or_double(&self, capture: Move) -> Option<(Move, Move, Move)> {
         let n = self.game.plies();
         let step = self.game.moves().last()?.mv;
         let Move::Normal {

@@ -200,6 +200,37 @@ impl Sensed<'_> {
             .collect()
     }
 
+    /// On a board that senses only occupancy, the one legal capture from `pos` whose
+    /// position the sensed board shows: the capturer is off its square, and its victim's
+    /// square, never seen empty, shows the same whether the capturer replaced the victim or
+    /// is still in the hand. `None` on a board that names pieces, and when no capture, or
+    /// more than one, fits.
+    pub fn capture_landed_unseen(&self, pos: &Chess) -> Option<Move> {
+        let d = self.diff(pos.board());
+        if self.identifies || d.is_empty() {
+            return None;
+        }
+        let mut fits = pos.legal_moves().into_iter().filter(|&m| {
+            let plain_capture = matches!(
+                m,
+                Move::Normal {
+                    capture: Some(_),
+                    promotion: None,
+                    ..
+                }
+            );
+            plain_capture && {
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                self.diff(after.board()).is_empty()
+            }
+        });
+        match (fits.next(), fits.next()) {
+            (Some(fit), None) => Some(fit),
+            _ => None,
+        }
+    }
+
     fn shows_all_but_arrival(&self, pos: &Chess, m: Move) -> bool {
         let mut after = pos.clone();
         after.play_unchecked(m);

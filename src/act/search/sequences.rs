@@ -4,6 +4,7 @@
 use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
 use super::{Explanation, Reports, Sensed, squares_of, touches};
+use crate::act::physical::board_diff;
 use crate::board::Millis;
 
 /// Nodes a reconstruction may visit before giving up (keeps the worst case bounded).
@@ -24,7 +25,8 @@ impl Sensed<'_> {
     /// on since `reports.since`, but for one square in the whole sequence (a missed update):
     /// a sequence of moves nobody was seen making is no explanation. The order must agree
     /// with the report times ([`Reports::inversion`]); among several sequences, the one that
-    /// agrees with them best wins when no other agrees as well.
+    /// agrees with them best wins when no other agrees as well, and among those that agree
+    /// equally, the one that changes every reported square when no other does.
     pub fn sequences(&self, start: &Chess, max_depth: usize, reports: &Reports<'_>) -> Explanation {
         self.sequences_within(start, 2..=max_depth, reports)
     }
@@ -72,6 +74,12 @@ impl Sensed<'_> {
             for (seq, inv) in &found {
                 if *inv == best {
                     fits.push(seq.clone());
+                }
+            }
+            if fits.len() > 1 && !reports.outage {
+                let mut accounting = fits.iter().filter(|seq| accounts_for(start, seq, seen));
+                if let (Some(seq), None) = (accounting.next(), accounting.next()) {
+                    return Explanation::Unique(seq.clone());
                 }
             }
             return match fits.len() {
@@ -146,6 +154,19 @@ impl Sensed<'_> {
             extra <= promotions
         })
     }
+}
+
+/// True when the moves of `seq`, played from `start`, change every square in `seen`: no
+/// report is left to a touched piece put back, as another sequence may need.
+fn accounts_for(start: &Chess, seq: &[Move], seen: Bitboard) -> bool {
+    let mut pos = start.clone();
+    let mut changed = Bitboard::EMPTY;
+    for &m in seq {
+        let before = pos.board().clone();
+        pos.play_unchecked(m);
+        changed |= board_diff(&before, pos.board(), true);
+    }
+    seen.is_subset(changed)
 }
 
 /// The state of one reconstruction search.
