@@ -114,9 +114,25 @@ impl Machine {
         // A lift completes no sequence of moves: a piece just lifted is in the air, not
         // captured on a square nobody saw it reach.
         if (in_progress || self.lifted_last) && !pressed {
+            // Moves read with a square never shown may be told apart by a later report: the
+            // board then shows, without a lift pending, moves whose every arrival it saw.
+            if !self.lifted_last
+                && matches!(self.doubt, Some(Doubt::UnseenArrival { .. }))
+                && let Some(reading @ Reading::Adopt { .. }) = self.shortest_reconstruction(&s)
+                && !matches!(
+                    reading,
+                    Reading::Adopt {
+                        doubt: Some(Doubt::UnseenArrival { .. } | Doubt::Sequences { .. }),
+                        ..
+                    }
+                )
+            {
+                return reading;
+            }
             return Reading::Unexplained { in_progress };
         }
         self.shortest_reconstruction(&s)
+            .map(|reading| self.slide_end_after_press(reading))
             .or_else(|| self.moved_on(&s, true))
             .or_else(|| self.reread_final_moves(&s))
             .unwrap_or(Reading::Unexplained { in_progress: false })
@@ -137,14 +153,20 @@ impl Machine {
             }
             // A move pressed, or standing longer than a slide pauses, was released: a piece
             // put on an empty square that may be the reply being made (its arrival reported
-            // before its lift, in the scan's order) is that reply, not the move changed.
+            // before its lift, in the scan's order) is that reply, not the move changed. A
+            // capture the board never showed is no such move: the report may correct it.
             let stood = self
                 .reached_at
                 .get(k + 1)
                 .map(|&t| self.now.saturating_sub(t));
             let released =
                 k < self.completed || stood.is_some_and(|ms| ms > self.config.moved_on_ms);
-            if !back_here && k + 1 == n && released && self.reply_landing(s) {
+            if !back_here
+                && k + 1 == n
+                && released
+                && !self.capture_unevidenced(k)
+                && self.reply_landing(s)
+            {
                 continue;
             }
             // Both players' moves withdrawn is rarer than both playing on (a repetition,

@@ -25,7 +25,7 @@ impl Machine {
             return None;
         }
         // The final move stands when a reply being made may explain the board.
-        if !with_replies && self.reply_landing(s) {
+        if !with_replies && !self.capture_unevidenced(n - 1) && self.reply_landing(s) {
             return None;
         }
         let made = self.reached_at.get(n).copied().unwrap_or(0);
@@ -314,13 +314,10 @@ impl Machine {
     pub(super) fn capture_landing_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
         let n = self.game.plies();
         let k = n.checked_sub(1)?;
-        if self.config.identifies_pieces || self.lifted_last || k < self.settled {
+        if self.lifted_last || k < self.settled || !self.capture_unevidenced(k) {
             return None;
         }
         let recorded = self.game.moves()[k].mv;
-        if recorded.capture().is_none() || self.capture_evidence(k).contains(recorded.to()) {
-            return None;
-        }
         let [(shown, _)] = self
             .evidence_from(s, k)
             .single_moves(&self.game.positions()[k])[..]
@@ -332,6 +329,18 @@ impl Machine {
             moves: vec![shown],
             doubt: self.pressed_move_replaced(k, &[shown]),
         })
+    }
+
+    /// On a board that senses only occupancy, true when the recorded move `k` is a capture
+    /// whose square the board never reported after position `k` was reached: a reading the
+    /// board's later reports may still correct.
+    pub(super) fn capture_unevidenced(&self, k: usize) -> bool {
+        let Some(recorded) = self.game.moves().get(k).map(|p| p.mv) else {
+            return false;
+        };
+        !self.config.identifies_pieces
+            && recorded.capture().is_some()
+            && !self.capture_evidence(k).contains(recorded.to())
     }
 
     /// On a board that senses only occupancy, a pawn capture `capture` onto the square

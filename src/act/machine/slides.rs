@@ -4,6 +4,7 @@ use shakmaty::{Move, Position};
 
 use super::Machine;
 use super::doubts::Doubt;
+use super::reading::Reading;
 
 impl Machine {
     /// A revision of the recorded move at position `k` by `m`, the same piece from the same square
@@ -126,6 +127,83 @@ impl Machine {
             next,
             ms,
         })
+    }
+
+    /// `reading`, unless it reads two moves from the last position, a reply and then `next`,
+    /// a move carrying the piece of the presser's last move on along its line, that the board
+    /// showed going on within a scan after his press and before the reply arrived: a hand does
+    /// not move again before the reply is made, but a slow scan reports a slide's end after
+    /// the press, while the reply is being made. That is then read as the longer move and the
+    /// reply, with the arbiter told (the press came before the board showed the last square).
+    pub(super) fn slide_end_after_press(&self, reading: Reading) -> Reading {
+        let n = self.game.plies();
+        let Reading::Adopt { from, moves, .. } = &reading else {
+            return reading;
+        };
+        let (&[reply, next], Some(k)) = (moves.as_slice(), n.checked_sub(1)) else {
+            return reading;
+        };
+        if *from != n {
+            return reading;
+        }
+        let Move::Normal {
+            role,
+            from: start,
+            capture: None,
+            to,
+            promotion: None,
+        } = self.game.moves()[k].mv
+        else {
+            return reading;
+        };
+        let carries_on = next.from() == Some(to)
+            && next.role() == role
+            && shakmaty::attacks::between(start, next.to()).contains(to);
+        let mover = self.game.positions()[k].turn();
+        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let pressed = self.pressed_at[mover as usize].filter(|&p| p >= arrived);
+        let went_on = [to, next.to()]
+            .into_iter()
+            .filter_map(|sq| self.last_seen[sq as usize])
+            .min();
+        let replied = self.last_seen[reply.to() as usize];
+        let (Some(pressed), Some(went_on), Some(replied)) = (pressed, went_on, replied) else {
+            return reading;
+        };
+        if !carries_on
+            || went_on < pressed
+            || went_on > pressed.saturating_add(self.config.scan_period_ms)
+            || went_on >= replied
+        {
+            return reading;
+        }
+        let mut pos = self.game.positions()[k].clone();
+        let Some(longer) = pos
+            .legal_moves()
+            .into_iter()
+            .find(|m| m.from() == Some(start) && m.to() == next.to() && m.promotion().is_none())
+        else {
+            return reading;
+        };
+        pos.play_unchecked(longer);
+        if !pos.is_legal(reply) {
+            return reading;
+        }
+        pos.play_unchecked(reply);
+        let mut expected = self.game.position().clone();
+        expected.play_unchecked(reply);
+        expected.play_unchecked(next);
+        if pos.board() != expected.board() {
+            return reading;
+        }
+        Reading::Adopt {
+            from: k,
+            moves: vec![longer, reply],
+            doubt: Some(Doubt::MovedOn {
+                first: self.game.moves()[k].mv,
+                stood_ms: went_on.saturating_sub(arrived),
+            }),
+        }
     }
 
     /// When `next`, the move of the player to move at position `k`, carries the piece of his
