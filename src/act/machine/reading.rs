@@ -115,16 +115,17 @@ impl Machine {
         // captured on a square nobody saw it reach.
         if (in_progress || self.lifted_last) && !pressed {
             // Moves read with a square never shown may be told apart by a later report: the
-            // board then shows, without a lift pending, moves whose every arrival it saw.
+            // board then shows, without a lift pending, as many moves from the same position
+            // whose every arrival it saw.
             if !self.lifted_last
-                && matches!(self.doubt, Some(Doubt::UnseenArrival { .. }))
-                && let Some(reading @ Reading::Adopt { .. }) = self.shortest_reconstruction(&s)
+                && let Some(Doubt::UnseenArrival { moves: doubted, .. }) = &self.doubt
+                && let Some(reading) = self.shortest_reconstruction(&s)
+                && let Reading::Adopt { from, moves, doubt } = &reading
+                && *from + doubted.len() == n
+                && moves.len() == doubted.len()
                 && !matches!(
-                    reading,
-                    Reading::Adopt {
-                        doubt: Some(Doubt::UnseenArrival { .. } | Doubt::Sequences { .. }),
-                        ..
-                    }
+                    doubt,
+                    Some(Doubt::UnseenArrival { .. } | Doubt::Sequences { .. })
                 )
             {
                 return reading;
