@@ -152,7 +152,8 @@ impl Machine {
             if !back_here && single.is_none() {
                 continue;
             }
-            // A move pressed, or standing longer than a slide pauses, was released: a piece
+            // A move pressed, or standing longer than a slide pauses, was released, and a
+            // capture the board showed landing after the capturer's lift was made: a piece
             // put on an empty square that may be the reply being made (its arrival reported
             // before its lift, in the scan's order) is that reply, not the move changed. A
             // capture the board never showed is no such move: the report may correct it.
@@ -160,11 +161,12 @@ impl Machine {
                 .reached_at
                 .get(k + 1)
                 .map(|&t| self.now.saturating_sub(t));
-            let released =
-                k < self.completed || stood.is_some_and(|ms| ms > self.config.moved_on_ms);
+            let made = k < self.completed
+                || stood.is_some_and(|ms| ms > self.config.moved_on_ms)
+                || self.capture_seen_landing(k);
             if !back_here
                 && k + 1 == n
-                && released
+                && made
                 && !self.capture_unevidenced(k)
                 && self.reply_landing(s)
             {

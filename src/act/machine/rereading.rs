@@ -343,6 +343,21 @@ impl Machine {
             && !self.capture_evidence(k).contains(recorded.to())
     }
 
+    /// True when the recorded move `k` is a capture whose square the board reported after
+    /// it reported the capturer lifted: the capturer was seen landing.
+    pub(super) fn capture_seen_landing(&self, k: usize) -> bool {
+        let Some(m) = self.game.moves().get(k).map(|p| p.mv) else {
+            return false;
+        };
+        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        let mover = self.game.positions()[k].turn();
+        let lifted = m
+            .from()
+            .and_then(|from| self.first_lift(from, mover, since));
+        m.is_capture()
+            && lifted.is_some_and(|l| self.last_seen[m.to() as usize].is_some_and(|t| t > l))
+    }
+
     /// On a board that senses only occupancy, a pawn capture `capture` onto the square
     /// where the opponent's pawn was recorded stepping one square off its start rank, when
     /// the board reported the square two squares off it occupied since the step and before
