@@ -152,24 +152,8 @@ impl Machine {
             if !back_here && single.is_none() {
                 continue;
             }
-            // A move pressed, or standing longer than a slide pauses, was released, and a
-            // capture the board showed landing after the capturer's lift was made: a piece
-            // put on an empty square that may be the reply being made (its arrival reported
-            // before its lift, in the scan's order) is that reply, not the move changed. A
-            // capture the board never showed is no such move: the report may correct it.
-            let stood = self
-                .reached_at
-                .get(k + 1)
-                .map(|&t| self.now.saturating_sub(t));
-            let made = k < self.completed
-                || stood.is_some_and(|ms| ms > self.config.moved_on_ms)
-                || self.capture_seen_landing(k);
-            if !back_here
-                && k + 1 == n
-                && made
-                && !self.capture_unevidenced(k)
-                && self.reply_landing(s)
-            {
+            // A move made is not changed for what may be the reply's arrival.
+            if !back_here && k + 1 == n && self.last_move_made(k) && self.reply_lands_after(k, s) {
                 continue;
             }
             // Both players' moves withdrawn is rarer than both playing on (a repetition,
@@ -219,12 +203,29 @@ impl Machine {
         None
     }
 
+    /// True when the last move, recorded from position `k`, was made: pressed, standing
+    /// longer than a slide pauses, or a capture the board showed landing after the
+    /// capturer's lift.
+    fn last_move_made(&self, k: usize) -> bool {
+        let stood = self
+            .reached_at
+            .get(k + 1)
+            .map(|&t| self.now.saturating_sub(t));
+        k < self.completed
+            || stood.is_some_and(|ms| ms > self.config.moved_on_ms)
+            || self.capture_seen_landing(k)
+    }
+
     /// True when the board shows a piece put on a square empty in the game's position, and
-    /// may be the next move being made from there: the reply's arrival, reported before its
-    /// lift in the scan's order.
-    pub(super) fn reply_landing(&self, s: &Sensed<'_>) -> bool {
+    /// may be the next move being made from there (the reply's arrival, reported before its
+    /// lift in the scan's order), after the last move, recorded from position `k`: that
+    /// move then stands. Not after a capture the board never showed, which a later report
+    /// may correct.
+    pub(super) fn reply_lands_after(&self, k: usize, s: &Sensed<'_>) -> bool {
         let current = self.game.position();
-        (s.board.occupied() & !current.board().occupied()).any() && s.in_progress(current)
+        !self.capture_unevidenced(k)
+            && (s.board.occupied() & !current.board().occupied()).any()
+            && s.in_progress(current)
     }
 
     /// A doubt when `moves`, read from position `k`, replace a move its player's press

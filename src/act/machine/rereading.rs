@@ -25,7 +25,7 @@ impl Machine {
             return None;
         }
         // The final move stands when a reply being made may explain the board.
-        if !with_replies && !self.capture_unevidenced(n - 1) && self.reply_landing(s) {
+        if !with_replies && self.reply_lands_after(n - 1, s) {
             return None;
         }
         let made = self.reached_at.get(n).copied().unwrap_or(0);

@@ -129,81 +129,57 @@ impl Machine {
         })
     }
 
-    /// `reading`, unless it reads two moves from the last position, a reply and then `next`,
-    /// a move carrying the piece of the presser's last move on along its line, that the board
-    /// showed going on within a scan after his press and before the reply arrived: a hand does
-    /// not move again before the reply is made, but a slow scan reports a slide's end after
-    /// the press, while the reply is being made. That is then read as the longer move and the
-    /// reply, with the arbiter told (the press came before the board showed the last square).
+    /// `reading`, unless it reads two moves from the last position, a reply and then a move
+    /// carrying the piece of the presser's last move on along its line
+    /// ([`Machine::slide_ended_after_press`]): then the longer move and the reply.
     pub(super) fn slide_end_after_press(&self, reading: Reading) -> Reading {
-        let n = self.game.plies();
-        let Reading::Adopt { from, moves, .. } = &reading else {
-            return reading;
-        };
-        let (&[reply, next], Some(k)) = (moves.as_slice(), n.checked_sub(1)) else {
-            return reading;
-        };
-        if *from != n {
-            return reading;
+        match &reading {
+            Reading::Adopt { from, moves, .. } if *from == self.game.plies() => match moves[..] {
+                [reply, next] => self.slide_ended_after_press(reply, next).unwrap_or(reading),
+                _ => reading,
+            },
+            _ => reading,
         }
-        let Move::Normal {
-            role,
-            from: start,
-            capture: None,
-            to,
-            promotion: None,
-        } = self.game.moves()[k].mv
-        else {
-            return reading;
-        };
-        let carries_on = next.from() == Some(to)
-            && next.role() == role
-            && shakmaty::attacks::between(start, next.to()).contains(to);
+    }
+
+    /// The reading of `reply` and then `next` from the last position when `next` carries the
+    /// piece of the presser's last move on along its line, and the board showed it going on
+    /// within a scan after his press and before the reply arrived: a hand does not move again
+    /// before the reply is made, but a slow scan reports a slide's end after the press, while
+    /// the reply is being made. Read as the longer move and the reply, with the arbiter told
+    /// (the press came before the board showed the last square).
+    fn slide_ended_after_press(&self, reply: Move, next: Move) -> Option<Reading> {
+        let n = self.game.plies();
+        let k = n.checked_sub(1)?;
+        let (first, longer) = self.carried_on_past(k, reply, next)?;
         let mover = self.game.positions()[k].turn();
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
-        let pressed = self.pressed_at[mover as usize].filter(|&p| p >= arrived);
-        let went_on = [to, next.to()]
+        let pressed = self.pressed_at[mover as usize].filter(|&p| p >= arrived)?;
+        let went_on = [first.to(), next.to()]
             .into_iter()
             .filter_map(|sq| self.last_seen[sq as usize])
-            .min();
-        let replied = self.last_seen[reply.to() as usize];
-        let (Some(pressed), Some(went_on), Some(replied)) = (pressed, went_on, replied) else {
-            return reading;
-        };
-        if !carries_on
-            || went_on < pressed
+            .min()?;
+        let replied = self.last_seen[reply.to() as usize]?;
+        if went_on < pressed
             || went_on > pressed.saturating_add(self.config.scan_period_ms)
             || went_on >= replied
         {
-            return reading;
+            return None;
         }
         let mut pos = self.game.positions()[k].clone();
-        let Some(longer) = pos
-            .legal_moves()
-            .into_iter()
-            .find(|m| m.from() == Some(start) && m.to() == next.to() && m.promotion().is_none())
-        else {
-            return reading;
-        };
         pos.play_unchecked(longer);
-        if !pos.is_legal(reply) {
-            return reading;
-        }
         pos.play_unchecked(reply);
         let mut expected = self.game.position().clone();
         expected.play_unchecked(reply);
         expected.play_unchecked(next);
-        if pos.board() != expected.board() {
-            return reading;
-        }
-        Reading::Adopt {
+        (pos.board() == expected.board()).then(|| Reading::Adopt {
             from: k,
             moves: vec![longer, reply],
             doubt: Some(Doubt::MovedOn {
-                first: self.game.moves()[k].mv,
+                first,
                 stood_ms: went_on.saturating_sub(arrived),
             }),
-        }
+        })
     }
 
     /// When `next`, the move of the player to move at position `k`, carries the piece of his
@@ -211,7 +187,15 @@ impl Machine {
     /// longer move to where `next` ends, if it was legal and the opponent's reply legal
     /// after it.
     pub(super) fn carried_on_line(&self, k: usize, next: Move) -> Option<(Move, Move)> {
-        let first = self.game.moves().get(k.checked_sub(2)?)?.mv;
+        let j = k.checked_sub(2)?;
+        self.carried_on_past(j, self.game.moves().get(j + 1)?.mv, next)
+    }
+
+    /// When `next` carries the piece of the recorded move `j` (a plain move) on along the
+    /// same line after the opponent's `reply`: that move, and the one longer move to where
+    /// `next` ends, if it was legal and `reply` legal after it.
+    fn carried_on_past(&self, j: usize, reply: Move, next: Move) -> Option<(Move, Move)> {
+        let first = self.game.moves().get(j)?.mv;
         let Move::Normal {
             role,
             from,
@@ -228,13 +212,12 @@ impl Machine {
         if !carries_on {
             return None;
         }
-        let mut pos = self.game.positions()[k - 2].clone();
+        let mut pos = self.game.positions()[j].clone();
         let longer = pos
             .legal_moves()
             .into_iter()
             .find(|m| m.from() == Some(from) && m.to() == next.to() && m.promotion().is_none())?;
         pos.play_unchecked(longer);
-        pos.is_legal(self.game.moves()[k - 1].mv)
-            .then_some((first, longer))
+        pos.is_legal(reply).then_some((first, longer))
     }
 }

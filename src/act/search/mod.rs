@@ -92,6 +92,14 @@ impl Sensed<'_> {
     }
 }
 
+/// The one item of `items`; `None` when there is none, or more than one.
+pub(super) fn only<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
+    match (items.next(), items.next()) {
+        (Some(item), None) => Some(item),
+        _ => None,
+    }
+}
+
 /// True when the move starts (or, for castling, involves the rook) on a differing square.
 pub(super) fn touches(m: Move, d: Bitboard) -> bool {
     match m {

@@ -3,7 +3,7 @@
 
 use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square};
 
-use super::{Sensed, squares_of, touches};
+use super::{Sensed, only, squares_of, touches};
 use crate::act::physical::board_diff;
 
 /// True when `a` and `b` differ as a board that names pieces (or only sees occupancy) tells
@@ -102,7 +102,7 @@ impl Sensed<'_> {
     /// back), lying off the board or on empty squares, and the squares that differ. `None`
     /// when no move, or more than one, fits.
     pub fn move_with_pieces_displaced(&self, pos: &Chess) -> Option<(Move, Bitboard)> {
-        let mut fits = pos.legal_moves().into_iter().filter_map(|m| {
+        let fits = pos.legal_moves().into_iter().filter_map(|m| {
             let mut after = pos.clone();
             after.play_unchecked(m);
             let d = self.diff(after.board());
@@ -130,10 +130,7 @@ impl Sensed<'_> {
             }
             Some((m, d))
         });
-        match (fits.next(), fits.next()) {
-            (Some(fit), None) => Some(fit),
-            _ => None,
-        }
+        only(fits)
     }
 
     /// The legal moves from `pos` the sensed board shows made but for their arrival: the
@@ -210,7 +207,7 @@ impl Sensed<'_> {
         if self.identifies || d.is_empty() {
             return None;
         }
-        let mut fits = pos.legal_moves().into_iter().filter(|&m| {
+        let fits = pos.legal_moves().into_iter().filter(|&m| {
             let plain_capture = matches!(
                 m,
                 Move::Normal {
@@ -225,10 +222,7 @@ impl Sensed<'_> {
                 self.diff(after.board()).is_empty()
             }
         });
-        match (fits.next(), fits.next()) {
-            (Some(fit), None) => Some(fit),
-            _ => None,
-        }
+        only(fits)
     }
 
     fn shows_all_but_arrival(&self, pos: &Chess, m: Move) -> bool {
@@ -276,7 +270,7 @@ impl Sensed<'_> {
         }
         let d = self.diff(pos.board());
         let mover = pos.turn();
-        let mut fits = pos.legal_moves().into_iter().filter_map(|m| {
+        let fits = pos.legal_moves().into_iter().filter_map(|m| {
             if !touches(m, d) {
                 return None;
             }
@@ -290,10 +284,7 @@ impl Sensed<'_> {
                 });
             theirs.then_some((m, rest))
         });
-        match (fits.next(), fits.next()) {
-            (Some(fit), None) => Some(fit),
-            _ => None,
-        }
+        only(fits)
     }
 
     /// The promotion the sensed board shows unfinished: the pawn of the side to move stands

@@ -3,7 +3,7 @@
 
 use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
-use super::{Explanation, Reports, Sensed, squares_of, touches};
+use super::{Explanation, Reports, Sensed, only, squares_of, touches};
 use crate::act::physical::board_diff;
 use crate::board::Millis;
 
@@ -76,11 +76,11 @@ impl Sensed<'_> {
                     fits.push(seq.clone());
                 }
             }
-            if fits.len() > 1 && !reports.outage {
-                let mut accounting = fits.iter().filter(|seq| accounts_for(start, seq, seen));
-                if let (Some(seq), None) = (accounting.next(), accounting.next()) {
-                    return Explanation::Unique(seq.clone());
-                }
+            if fits.len() > 1
+                && !reports.outage
+                && let Some(seq) = only(fits.iter().filter(|seq| accounts_for(start, seq, seen)))
+            {
+                return Explanation::Unique(seq.clone());
             }
             return match fits.len() {
                 1 => Explanation::Unique(fits.remove(0)),
