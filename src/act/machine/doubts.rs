@@ -399,11 +399,20 @@ impl Machine {
     /// 4.6: an occupancy-only board cannot show which piece a pawn became; a queen is
     /// recorded.
     fn promotion_piece_alert(&self, t: Millis) -> Alert {
-        let side = self.game.position().turn();
-        let mut a = self.alert("4.6", Some(!side), t, Severity::Warning);
+        let moves = self.game.moves();
+        // The promotion may be read with moves after it, as part of a sequence.
+        let promoted = (0..moves.len())
+            .rev()
+            .find(|&j| moves[j].mv.is_promotion())
+            .or(moves.len().checked_sub(1));
+        let side = promoted.map_or(!self.game.position().turn(), |j| {
+            self.game.positions()[j].turn()
+        });
+        let mut a = self.alert("4.6", Some(side), t, Severity::Warning);
         a.ply = self.ply();
-        if let Some(last) = self.game.moves().last() {
-            a.squares = vec![last.mv.to().to_string()];
+        if let Some(j) = promoted {
+            a.ply = ply_number(j + 1);
+            a.squares = vec![moves[j].mv.to().to_string()];
         }
         a.message = "the board cannot tell which piece the pawn became: a queen is \
                      recorded; the arbiter should check"

@@ -53,6 +53,35 @@ pub(super) fn choose(singles: &[(Move, Chess)]) -> Option<(Move, Option<Doubt>)>
     }
 }
 
+/// Of sequences that differ only in what their pawns promoted to, the one that promotes
+/// every pawn to a queen: what an occupancy-only board records when it cannot tell.
+fn queen_promotions(seqs: &[Vec<Move>]) -> Option<Vec<Move>> {
+    let as_queen = |seq: &[Move]| -> Vec<Move> {
+        seq.iter()
+            .map(|&m| match m {
+                Move::Normal {
+                    role,
+                    from,
+                    capture,
+                    to,
+                    promotion: Some(_),
+                } => Move::Normal {
+                    role,
+                    from,
+                    capture,
+                    to,
+                    promotion: Some(Role::Queen),
+                },
+                m => m,
+            })
+            .collect()
+    };
+    let queens = as_queen(seqs.first()?);
+    let promotes = queens.iter().any(|m| m.is_promotion());
+    (promotes && seqs.contains(&queens) && seqs.iter().all(|seq| as_queen(seq) == queens))
+        .then_some(queens)
+}
+
 pub(super) fn common_prefix(seqs: &[Vec<Move>]) -> Vec<Move> {
     let Some(first) = seqs.first() else {
         return Vec::new();
@@ -375,12 +404,15 @@ impl Machine {
                 moves: seq.clone(),
                 ms: overlap,
             })
-        } else {
-            unseen.any().then(|| Doubt::UnseenArrival {
+        } else if unseen.any() {
+            Some(Doubt::UnseenArrival {
                 moves: seq.clone(),
                 squares: unseen,
                 pressed: self.arrivals_pressed_for(k, &seq),
             })
+        } else {
+            (!self.config.identifies_pieces && seq.iter().any(|m| m.is_promotion()))
+                .then_some(Doubt::PromotionPiece)
         };
         Reading::Adopt {
             from: k,
@@ -440,6 +472,10 @@ impl Machine {
             (Some(seq), None) if seqs.iter().any(|q| q.iter().any(|m| m.is_promotion())) => {
                 Explanation::Unique(seq.clone())
             }
+            _ if !self.config.identifies_pieces => match queen_promotions(&seqs) {
+                Some(seq) => Explanation::Unique(seq),
+                None => Explanation::Ambiguous(seqs),
+            },
             _ => Explanation::Ambiguous(seqs),
         }
     }

@@ -57,6 +57,16 @@ impl Reports<'_> {
             .collect()
     }
 
+    /// The squares reported twice during the moves being reconstructed: on a board that
+    /// senses only occupancy, a square one move left and a later one filled shows as it did
+    /// before them, and only its reports tell that a move began there.
+    pub(super) fn left_and_refilled(&self) -> Bitboard {
+        Bitboard::FULL
+            .into_iter()
+            .filter(|&sq| self.previous[sq as usize].is_some_and(|t| t >= self.since))
+            .collect()
+    }
+
     /// Every piece `seq` carries, played from `start`, with the report times of its arrival
     /// and of its departure when no later move of the sequence changes that square again
     /// (only then is the square's last report that arrival or departure).
@@ -241,6 +251,25 @@ impl Reports<'_> {
     /// than zero means a reply was over before the move it answers, which hands do not do.
     pub fn finished_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
         self.most_before_arrival(start, seq, |later| later.arrived)
+    }
+
+    /// How long before a piece of `seq` was seen leaving its square a piece of a later move
+    /// was: zero when the moves were seen begun in their order. Captures on one square leave
+    /// only their lifts to tell their order.
+    pub fn begun_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
+        let carried = self.carried(start, seq);
+        let mut most = 0;
+        for earlier in &carried {
+            let Some(left) = earlier.left else {
+                continue;
+            };
+            for later in carried.iter().filter(|c| c.ply > earlier.ply) {
+                if let Some(t) = later.left {
+                    most = most.max(left.saturating_sub(t));
+                }
+            }
+        }
+        most
     }
 
     /// The most that `seen` of a piece carried by a later move of `seq` comes before the

@@ -79,6 +79,12 @@ impl Sensed<'_> {
             if fits.len() > 1
                 && !reports.outage
                 && let Some(seq) = only(fits.iter().filter(|seq| accounts_for(start, seq, seen)))
+                    .or_else(|| {
+                        only(
+                            fits.iter()
+                                .filter(|seq| reports.begun_out_of_order(start, seq) == 0),
+                        )
+                    })
             {
                 return Explanation::Unique(seq.clone());
             }
@@ -104,6 +110,14 @@ impl Sensed<'_> {
                 if walk.allows(m).is_some() && walk.found.len() < walk.keep {
                     let mut seq = walk.path.clone();
                     seq.push(m);
+                    // A start the board hides is read only from reports that show every
+                    // piece of the sequence where it stood between its moves.
+                    if !self.identifies
+                        && self.begins_on_a_square_refilled(walk.start, &seq)
+                        && walk.reports.unseen_arrivals(walk.start, &seq).any()
+                    {
+                        continue;
+                    }
                     if let Some(inv) = walk.reports.inversion(walk.start, &seq) {
                         walk.found.push((seq, inv));
                     }
@@ -111,8 +125,13 @@ impl Sensed<'_> {
             }
             return;
         }
+        let origins = if walk.identifies {
+            d
+        } else {
+            d | walk.reports.left_and_refilled()
+        };
         for m in pos.legal_moves() {
-            let Some(unseen) = walk.allows(m).filter(|_| touches(m, d)) else {
+            let Some(unseen) = walk.allows(m).filter(|_| touches(m, origins)) else {
                 continue;
             };
             let mut next = pos.clone();
@@ -126,6 +145,21 @@ impl Sensed<'_> {
             walk.unseen = before;
             walk.path.pop();
         }
+    }
+
+    /// Whether a move of `seq` (played from `start`) begins on a square the board shows as
+    /// it was before it: a later move filled the square again, and only its reports tell.
+    fn begins_on_a_square_refilled(&self, start: &Chess, seq: &[Move]) -> bool {
+        let mut pos = start.clone();
+        seq.iter().any(|&m| {
+            let origin = match m {
+                Move::Castle { king, .. } => king,
+                _ => m.from().unwrap_or(m.to()),
+            };
+            let hidden = !self.diff(pos.board()).contains(origin);
+            pos.play_unchecked(m);
+            hidden
+        })
     }
 
     /// Whether the sensed material can be reached from `pos` by captures and promotions.
