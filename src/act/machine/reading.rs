@@ -411,8 +411,8 @@ impl Machine {
                 pressed: self.arrivals_pressed_for(k, &seq),
             })
         } else {
-            (!self.config.identifies_pieces && seq.iter().any(|m| m.is_promotion()))
-                .then_some(Doubt::PromotionPiece)
+            let queened = seq.iter().any(|m| m.promotion() == Some(Role::Queen));
+            (!self.config.identifies_pieces && queened).then_some(Doubt::PromotionPiece)
         };
         Reading::Adopt {
             from: k,

@@ -243,52 +243,41 @@ impl Reports<'_> {
     /// More than zero means the next player began before the previous move was over, or
     /// that one of the "moves" was a piece knocked over by the hand making the other.
     pub fn overlap(&self, start: &Chess, seq: &[Move]) -> Millis {
-        self.most_before_arrival(start, seq, |later| later.left)
+        self.most_before(start, seq, |earlier| earlier.arrived, |later| later.left)
     }
 
     /// How long before a piece of `seq` was seen arriving for good a piece of a later move
     /// of the sequence was: zero when the moves were seen finished in their order. More
     /// than zero means a reply was over before the move it answers, which hands do not do.
     pub fn finished_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
-        self.most_before_arrival(start, seq, |later| later.arrived)
+        self.most_before(start, seq, |earlier| earlier.arrived, |later| later.arrived)
     }
 
     /// How long before a piece of `seq` was seen leaving its square a piece of a later move
     /// was: zero when the moves were seen begun in their order. Captures on one square leave
     /// only their lifts to tell their order.
     pub fn begun_out_of_order(&self, start: &Chess, seq: &[Move]) -> Millis {
-        let carried = self.carried(start, seq);
-        let mut most = 0;
-        for earlier in &carried {
-            let Some(left) = earlier.left else {
-                continue;
-            };
-            for later in carried.iter().filter(|c| c.ply > earlier.ply) {
-                if let Some(t) = later.left {
-                    most = most.max(left.saturating_sub(t));
-                }
-            }
-        }
-        most
+        self.most_before(start, seq, |earlier| earlier.left, |later| later.left)
     }
 
-    /// The most that `seen` of a piece carried by a later move of `seq` comes before the
-    /// arrival of a piece carried by an earlier one.
-    fn most_before_arrival(
+    /// The most that `seen_later` of a piece carried by a later move of `seq` comes before
+    /// `seen_earlier` of a piece carried by an earlier one.
+    fn most_before(
         &self,
         start: &Chess,
         seq: &[Move],
-        seen: impl Fn(&Carried) -> Option<Millis>,
+        seen_earlier: impl Fn(&Carried) -> Option<Millis>,
+        seen_later: impl Fn(&Carried) -> Option<Millis>,
     ) -> Millis {
         let carried = self.carried(start, seq);
         let mut most = 0;
         for earlier in &carried {
-            let Some(arrived) = earlier.arrived else {
+            let Some(first) = seen_earlier(earlier) else {
                 continue;
             };
             for later in carried.iter().filter(|c| c.ply > earlier.ply) {
-                if let Some(t) = seen(later) {
-                    most = most.max(arrived.saturating_sub(t));
+                if let Some(t) = seen_later(later) {
+                    most = most.max(first.saturating_sub(t));
                 }
             }
         }

@@ -125,7 +125,7 @@ impl Sensed<'_> {
             }
             return;
         }
-        let origins = if walk.identifies {
+        let origins = if self.identifies {
             d
         } else {
             d | walk.reports.left_and_refilled()
