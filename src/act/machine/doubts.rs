@@ -401,9 +401,9 @@ impl Machine {
     fn promotion_piece_alert(&self, t: Millis) -> Alert {
         let moves = self.game.moves();
         // The promotion may be read with moves after it, as part of a sequence.
-        let promoted = (0..moves.len())
-            .rev()
-            .find(|&j| moves[j].mv.is_promotion())
+        let promoted = moves
+            .iter()
+            .rposition(|p| p.mv.is_promotion())
             .or(moves.len().checked_sub(1));
         let side = promoted.map_or(!self.game.position().turn(), |j| {
             self.game.positions()[j].turn()

@@ -56,30 +56,23 @@ pub(super) fn choose(singles: &[(Move, Chess)]) -> Option<(Move, Option<Doubt>)>
 /// Of sequences that differ only in what their pawns promoted to, the one that promotes
 /// every pawn to a queen: what an occupancy-only board records when it cannot tell.
 fn queen_promotions(seqs: &[Vec<Move>]) -> Option<Vec<Move>> {
-    let as_queen = |seq: &[Move]| -> Vec<Move> {
+    let queens = crate::act::search::only(seqs.iter().filter(|seq| {
         seq.iter()
-            .map(|&m| match m {
-                Move::Normal {
-                    role,
-                    from,
-                    capture,
-                    to,
-                    promotion: Some(_),
-                } => Move::Normal {
-                    role,
-                    from,
-                    capture,
-                    to,
-                    promotion: Some(Role::Queen),
-                },
-                m => m,
-            })
-            .collect()
+            .all(|m| m.promotion().is_none_or(|role| role == Role::Queen))
+    }))?;
+    let same_but_promotion = |a: &Move, b: &Move| {
+        (a.from(), a.to(), a.role(), a.capture(), a.is_promotion())
+            == (b.from(), b.to(), b.role(), b.capture(), b.is_promotion())
     };
-    let queens = as_queen(seqs.first()?);
-    let promotes = queens.iter().any(|m| m.is_promotion());
-    (promotes && seqs.contains(&queens) && seqs.iter().all(|seq| as_queen(seq) == queens))
-        .then_some(queens)
+    let differ_only_there = |seq: &Vec<Move>| {
+        seq.len() == queens.len()
+            && seq
+                .iter()
+                .zip(queens)
+                .all(|(a, b)| same_but_promotion(a, b))
+    };
+    (queens.iter().any(|m| m.is_promotion()) && seqs.iter().all(differ_only_there))
+        .then(|| queens.clone())
 }
 
 pub(super) fn common_prefix(seqs: &[Vec<Move>]) -> Vec<Move> {

@@ -47,12 +47,21 @@ impl Sensed<'_> {
             NODE_BUDGET
         };
         let seen = reports.seen();
+        // On a board that senses only occupancy, a later move may fill the square an earlier
+        // one left: the board then shows it as before, but reported it twice.
+        let refilled = if self.identifies {
+            Bitboard::EMPTY
+        } else {
+            reports.left_and_refilled()
+        };
         let keep = if reports.outage { GAP_KEEP } else { KEEP };
         for depth in depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
             let mut walk = Walk {
                 seen,
+                refilled,
+                hidden_start: false,
                 identifies: self.identifies,
                 unseen: Bitboard::EMPTY,
                 start,
@@ -112,10 +121,7 @@ impl Sensed<'_> {
                     seq.push(m);
                     // A start the board hides is read only from reports that show every
                     // piece of the sequence where it stood between its moves.
-                    if !self.identifies
-                        && self.begins_on_a_square_refilled(walk.start, &seq)
-                        && walk.reports.unseen_arrivals(walk.start, &seq).any()
-                    {
+                    if walk.hidden_start && walk.reports.unseen_arrivals(walk.start, &seq).any() {
                         continue;
                     }
                     if let Some(inv) = walk.reports.inversion(walk.start, &seq) {
@@ -125,13 +131,12 @@ impl Sensed<'_> {
             }
             return;
         }
-        let origins = if self.identifies {
-            d
-        } else {
-            d | walk.reports.left_and_refilled()
-        };
         for m in pos.legal_moves() {
-            let Some(unseen) = walk.allows(m).filter(|_| touches(m, origins)) else {
+            let hidden = !touches(m, d);
+            let Some(unseen) = walk
+                .allows(m)
+                .filter(|_| !hidden || touches(m, walk.refilled))
+            else {
                 continue;
             };
             let mut next = pos.clone();
@@ -141,25 +146,13 @@ impl Sensed<'_> {
             }
             walk.path.push(m);
             let before = std::mem::replace(&mut walk.unseen, unseen);
+            let hidden_before = walk.hidden_start;
+            walk.hidden_start |= hidden;
             self.search(&next, depth - 1, walk);
             walk.unseen = before;
+            walk.hidden_start = hidden_before;
             walk.path.pop();
         }
-    }
-
-    /// Whether a move of `seq` (played from `start`) begins on a square the board shows as
-    /// it was before it: a later move filled the square again, and only its reports tell.
-    fn begins_on_a_square_refilled(&self, start: &Chess, seq: &[Move]) -> bool {
-        let mut pos = start.clone();
-        seq.iter().any(|&m| {
-            let origin = match m {
-                Move::Castle { king, .. } => king,
-                _ => m.from().unwrap_or(m.to()),
-            };
-            let hidden = !self.diff(pos.board()).contains(origin);
-            pos.play_unchecked(m);
-            hidden
-        })
     }
 
     /// Whether the sensed material can be reached from `pos` by captures and promotions.
@@ -206,6 +199,11 @@ fn accounts_for(start: &Chess, seq: &[Move], seen: Bitboard) -> bool {
 /// The state of one reconstruction search.
 struct Walk<'a> {
     seen: Bitboard,
+    /// Squares reported twice during the moves (occupancy-only boards): a move may begin
+    /// there though the board shows the square as before.
+    refilled: Bitboard,
+    /// A move of the path begins on such a square.
+    hidden_start: bool,
     /// False on occupancy-only boards.
     identifies: bool,
     unseen: Bitboard,
