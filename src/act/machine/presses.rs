@@ -194,7 +194,19 @@ impl Machine {
                 } else if self.carried_on_beside_reply(n, t, out) {
                     self.complete(by, t, n, out);
                 } else {
-                    // The board may report the last placement after the press.
+                    // The board may report the last placement after the press. A press of
+                    // the side to move still waiting is judged in its turn, not dropped.
+                    if let Some(waiting) = self.pending_press.filter(|&p| {
+                        p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
+                    }) && self.overtaken_press.is_none()
+                    {
+                        self.overtaken_press = Some(Press {
+                            due: waiting
+                                .due
+                                .max(t.saturating_add(self.config.press_grace_ms)),
+                            ..waiting
+                        });
+                    }
                     self.pending_press = Some(Press {
                         by,
                         t_ms: t,
