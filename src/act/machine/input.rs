@@ -168,6 +168,7 @@ impl Machine {
         {
             self.pending_press = None;
             if self.phase == Phase::Playing
+                && !self.gone_on_to_unseen_capture(press, now, out)
                 && !self.try_complete(press, out)
                 && self.is_for_next_move(press)
             {

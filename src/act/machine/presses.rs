@@ -100,7 +100,10 @@ impl Machine {
         let by_presser = ply >= 1
             && ply <= self.game.plies()
             && self.game.positions()[ply - 1].turn() == press.by;
-        if by_presser && ply > self.completed && self.landing_stands(ply) {
+        if by_presser
+            && ply > self.completed
+            && (self.landing_stands(ply) || self.carried_on_beside_reply(ply, press.t_ms, out))
+        {
             self.complete(press.by, press.t_ms, ply, out);
         }
         by_presser
@@ -112,13 +115,11 @@ impl Machine {
     /// presser's move is over, and his pieces show it: the longer move is recorded, with a
     /// doubt. True when it was.
     fn carried_on_beside_reply(&mut self, ply: usize, t: Millis, out: &mut Vec<Event>) -> bool {
-        let before = &self.game.positions()[ply - 1];
-        let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        // The opponent's press since says the move was over before it went on.
-        let answered = self.pressed_at[!before.turn() as usize].is_some_and(|p| p >= made);
-        if ply != self.game.plies() || ply <= self.settled || answered {
+        if !self.may_have_gone_on(ply) {
             return false;
         }
+        let before = &self.game.positions()[ply - 1];
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
         let first = self.game.moves()[ply - 1].mv;
         let left_landing = self.last_seen[first.to() as usize];
         let Some((longer, hand)) = self.sensed().move_with_opponent_hand(before) else {
@@ -142,6 +143,65 @@ impl Machine {
         let stood_ms = left_landing.map_or(0, |left| left.saturating_sub(made));
         self.raise_doubt(Doubt::MovedOn { first, stood_ms }, t, out);
         self.game.plies() == ply
+    }
+
+    /// True when the last move, at `ply` and still open, may have gone on past the square it
+    /// was read on: no press of the opponent's answered it (the press that completed his
+    /// own move before it is no answer).
+    fn may_have_gone_on(&self, ply: usize) -> bool {
+        let Some(before) = self.game.positions().get(ply.wrapping_sub(1)) else {
+            return false;
+        };
+        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let answered = self.pressed_at[!before.turn() as usize]
+            .is_some_and(|p| p >= made && self.turn_start.get(ply - 1) != Some(&p));
+        ply == self.game.plies() && ply > self.settled && !answered
+    }
+
+    /// A press of the last mover, due, with his piece gone from the square it was read on
+    /// and not seen put down: on a board that cannot tell pieces apart, a capture further
+    /// on shows no change where it lands. When the board as it is fits such a capture by
+    /// the same piece alone, it is recorded with its doubt once a report of the arrival has
+    /// had [`MachineConfig::missed_update_ms`] to come. True when the press was dealt with
+    /// (the capture recorded, or the press kept waiting for it).
+    ///
+    /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
+    pub(super) fn gone_on_to_unseen_capture(
+        &mut self,
+        press: Press,
+        now: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let ply = press.ply;
+        if ply <= self.completed || !self.may_have_gone_on(ply) || self.landing_stands(ply) {
+            return false;
+        }
+        let before = &self.game.positions()[ply - 1];
+        let first = self.game.moves()[ply - 1].mv;
+        if before.turn() != press.by {
+            return false;
+        }
+        let Some(capture) = self
+            .sensed()
+            .capture_landed_unseen(before)
+            .filter(|m| m.from() == first.from() && *m != first)
+        else {
+            return false;
+        };
+        let waited = press.t_ms.saturating_add(self.config.missed_update_ms);
+        if now < waited {
+            self.pending_press = Some(Press {
+                due: waited,
+                ..press
+            });
+            return true;
+        }
+        self.adopt(ply - 1, &[capture], press.t_ms, out);
+        self.raise_doubt(Doubt::CaptureUnseen { capture }, press.t_ms, out);
+        if self.game.plies() == ply {
+            self.complete(press.by, press.t_ms, ply, out);
+        }
+        true
     }
 
     /// The player who pressed last, if anyone did.
