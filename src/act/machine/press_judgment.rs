@@ -51,8 +51,21 @@ impl Machine {
             .filter(|&m| self.step_or_double(m).is_none())
         {
             // The press says the move is over, and one capture is all the board can show
-            // (were the victim a pawn's step, a double step taken en passant shows the same).
-            if self.adopt_at_press(by, m, t, out) {
+            // (were the victim a pawn's step, a double step taken en passant shows the same),
+            // unless the last move and another reply show every arrival.
+            if let Some(Reading::Adopt { from, moves, doubt }) = self.every_report_a_step(&s, m) {
+                self.adopt(from, &moves, t, out);
+                match doubt {
+                    Some(doubt) => self.raise_doubt(doubt, t, out),
+                    None => self.doubt = None,
+                }
+                let n = self.game.plies();
+                if self.phase == Phase::Playing && n > self.completed {
+                    self.complete(by, t, n, out);
+                }
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
+            } else if self.adopt_at_press(by, m, t, out) {
                 self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
             }
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {

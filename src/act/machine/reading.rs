@@ -161,6 +161,45 @@ impl Machine {
             .unwrap_or(Reading::Unexplained { in_progress: false })
     }
 
+    /// On a board that senses only occupancy, `m`, a capture from the position as recorded
+    /// whose landing the board did not show, is the last resort of a press: the last move,
+    /// still open, and a different reply to it may explain the board with every arrival
+    /// seen. That one sequence, when the reports pick it, is read instead.
+    pub(super) fn every_report_a_step(&self, s: &Sensed<'_>, m: Move) -> Option<Reading> {
+        let n = self.game.plies();
+        if self.config.identifies_pieces
+            || !m.is_capture()
+            || n == 0
+            || n - 1 < self.settled.saturating_sub(super::REREAD_PLIES)
+        {
+            return None;
+        }
+        let k = n - 1;
+        let start = &self.game.positions()[k];
+        let reports = self.reports(k);
+        let Explanation::Unique(seq) = s.sequences_within(start, 2..=2, &reports) else {
+            return None;
+        };
+        let withdrawn = self.moves_since(k);
+        if seq == [withdrawn[0], m] || reports.unseen_arrivals(start, &seq).any() {
+            return None;
+        }
+        if k < self.settled {
+            // A press made the last move final on the board as it was reported then.
+            return Some(Reading::Adopt {
+                from: k,
+                moves: seq.clone(),
+                doubt: Some(Doubt::Reread {
+                    from: k,
+                    withdrawn,
+                    moves: seq,
+                }),
+            });
+        }
+        let overlap = reports.overlap(start, &seq);
+        Some(self.reconstructed(k, seq, overlap, &reports))
+    }
+
     /// A revision: the board is back at a position whose move no press made final, or one
     /// move from there explains it (a slide that continued, a rook-first castling).
     fn revision(&self, s: &Sensed<'_>) -> Option<Reading> {
