@@ -193,6 +193,7 @@ impl Machine {
                 self.result_signal(signal, at, out);
             }
         }
+        self.tell_still_differing(now, out);
     }
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
@@ -233,6 +234,7 @@ impl Machine {
             signal,
             self.hold_due(),
             self.take_up_due,
+            self.still_differing_due(),
         ]
         .into_iter()
         .flatten()
@@ -240,6 +242,7 @@ impl Machine {
     }
 
     pub(super) fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
+        self.still_since = (t, false);
         match self.phase {
             Phase::Ended => {
                 // The arbiter may still be moving the kings: the signal that stands counts,

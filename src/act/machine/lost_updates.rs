@@ -7,7 +7,42 @@ use super::{Machine, Phase};
 use crate::act::{Event, Severity};
 use crate::board::Millis;
 
+/// How long the board may differ from the game with nothing changing before the arbiter is
+/// told: a player holds a piece in the air for seconds, not a minute; a piece standing on a
+/// square the board never reported (a lost update) stays unseen until someone looks.
+pub(super) const STILL_DIFFERING_MS: Millis = 60_000;
+
 impl Machine {
+    /// When a board differing from the game, unchanged since, is to be told, if it is.
+    pub(super) fn still_differing_due(&self) -> Option<Millis> {
+        let (since, told) = self.still_since;
+        (self.phase == Phase::Playing
+            && !told
+            && self.sensed().diff(self.game.position().board()).any())
+        .then(|| since.saturating_add(STILL_DIFFERING_MS))
+    }
+
+    /// 8.5.3: the board has differed from the game for [`STILL_DIFFERING_MS`] with nothing
+    /// changing: a move whose last report was lost (its piece put down unseen, its victim
+    /// still shown), or a piece still in the hand. Told once until the board changes.
+    pub(super) fn tell_still_differing(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let Some(due) = self.still_differing_due().filter(|&due| now >= due) else {
+            return;
+        };
+        self.still_since.1 = true;
+        let d = self.sensed().diff(self.game.position().board());
+        let mut a = self.alert("8.5.3", None, due, Severity::Warning);
+        a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "the board has differed from the game on {} for {} s with nothing reported: a \
+             piece put down where the board did not report it (a lost update), or one still \
+             in the hand; the arbiter should check the board",
+            a.squares.join(" "),
+            STILL_DIFFERING_MS / 1000
+        );
+        out.push(Event::Alert(a));
+    }
+
     /// Looks for a lost lift once a surplus piece has stood long enough; before anything
     /// is settled, so that the move it corrects is still open.
     pub(super) fn correct_due_surplus(&mut self, now: Millis, out: &mut Vec<Event>) {

@@ -166,6 +166,9 @@ pub struct Machine {
     outage: Option<Millis>,
     /// The last observation was a lift: a piece is in the air.
     lifted_last: bool,
+    /// When the board last changed, and whether a board differing from the game and
+    /// unchanged since was told (see [`lost_updates::STILL_DIFFERING_MS`]).
+    still_since: (Millis, bool),
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
@@ -268,6 +271,7 @@ impl Machine {
             pending_signal: None,
             outage: None,
             lifted_last: false,
+            still_since: (0, false),
             signalled: None,
             link_gap: None,
             clock_running: None,
