@@ -78,6 +78,7 @@ impl Machine {
                     self.read_and_adopt(t, out);
                     return;
                 }
+                self.reply_fits_a_longer_last_move(t, out);
                 if !in_progress && !self.signal_under_way() {
                     self.take_up_after_quiet(t);
                 }

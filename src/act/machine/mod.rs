@@ -166,6 +166,9 @@ pub struct Machine {
     outage: Option<Millis>,
     /// The last observation was a lift: a piece is in the air.
     lifted_last: bool,
+    /// The last move whose reply the board showed legal only had it gone further along
+    /// its line: told once.
+    longer_last_told: Option<usize>,
     /// When the board last changed, and whether a board differing from the game and
     /// unchanged since was told (see [`lost_updates::STILL_DIFFERING_MS`]).
     still_since: (Millis, bool),
@@ -272,6 +275,7 @@ impl Machine {
             outage: None,
             lifted_last: false,
             still_since: (0, false),
+            longer_last_told: None,
             signalled: None,
             link_gap: None,
             clock_running: None,

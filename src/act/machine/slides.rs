@@ -1,10 +1,13 @@
 //! A piece that went on along its line after it was read as a move.
 
-use shakmaty::{Move, Position};
+use shakmaty::san::San;
+use shakmaty::{Bitboard, Move, Position, attacks};
 
-use super::Machine;
 use super::doubts::Doubt;
 use super::reading::Reading;
+use super::{Machine, color_word};
+use crate::act::{Event, Severity};
+use crate::board::Millis;
 
 impl Machine {
     /// A revision of the recorded move at position `k` by `m`, the same piece from the same square
@@ -219,5 +222,89 @@ impl Machine {
             .find(|m| m.from() == Some(from) && m.to() == next.to() && m.promotion().is_none())?;
         pos.play_unchecked(longer);
         pos.is_legal(reply).then_some((first, longer))
+    }
+
+    /// 8.5.3, told at once: the board shows the side to move's reply made, illegal after the
+    /// last move as recorded, but legal had that move's piece gone on along its line to a
+    /// square the board shows empty. On a slow scan a piece that stood there less than a scan
+    /// is never reported, and where it stopped the board cannot tell; the reply's press would
+    /// otherwise make it an illegal move, told only then. Once for each last move.
+    pub(super) fn reply_fits_a_longer_last_move(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let n = self.game.plies();
+        if n == 0 || n <= self.settled || self.longer_last_told == Some(n) {
+            return;
+        }
+        let last = self.game.moves()[n - 1].mv;
+        let before = &self.game.positions()[n - 1];
+        let Some(from) = last.from() else {
+            return;
+        };
+        let s = self.sensed();
+        // The piece is seen gone from the square it was read on.
+        if s.board.occupied().contains(last.to()) {
+            return;
+        }
+        let legal_now = self.game.position().legal_moves();
+        let differing = s.diff(self.game.position().board());
+        let mut stops = Bitboard::EMPTY;
+        let mut reply_san = None;
+        for longer in before.legal_moves() {
+            let goes_on = longer.from() == Some(from)
+                && longer.role() == last.role()
+                && !longer.is_castle()
+                && attacks::between(from, longer.to()).contains(last.to());
+            if !goes_on {
+                continue;
+            }
+            let mut went_on = before.clone();
+            went_on.play_unchecked(longer);
+            for reply in went_on.legal_moves() {
+                // A reply illegal after the move as recorded, itself seen made: only the
+                // longer move's landing is unseen.
+                let reply_squares = crate::act::search::squares_of(reply);
+                let legal_anyway = legal_now
+                    .iter()
+                    .any(|m| m.from() == reply.from() && m.to() == reply.to());
+                if legal_anyway
+                    || !differing.contains(reply.to())
+                    || reply_squares.contains(longer.to())
+                    || reply_squares.contains(last.to())
+                {
+                    continue;
+                }
+                let mut after = went_on.clone();
+                after.play_unchecked(reply);
+                if s.diff(after.board()) == Bitboard::from(longer.to()) {
+                    stops |= Bitboard::from(longer.to());
+                    reply_san.get_or_insert_with(|| San::from_move(&went_on, reply));
+                }
+            }
+        }
+        let Some(reply_san) = reply_san else {
+            return;
+        };
+        self.longer_last_told = Some(n);
+        let mover = before.turn();
+        let mut a = self.alert("8.5.3", Some(mover), t, Severity::Warning);
+        a.ply = super::ply_number(n);
+        a.squares = std::iter::once(last.to())
+            .chain(stops)
+            .map(|sq| sq.to_string())
+            .collect();
+        a.message = format!(
+            "{}'s {} on the board is illegal after {}'s {} as recorded, but legal had that \
+             piece gone on to {}, where the board never reported it (it may have stood \
+             there less than a scan); the arbiter should check where it stopped",
+            color_word(!mover),
+            reply_san,
+            color_word(mover),
+            San::from_move(before, last),
+            stops
+                .into_iter()
+                .map(|sq| sq.to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
+        out.push(Event::Alert(a));
     }
 }
