@@ -242,7 +242,6 @@ impl Machine {
     }
 
     pub(super) fn board_changed(&mut self, t: Millis, out: &mut Vec<Event>) {
-        self.still_since = (t, false);
         match self.phase {
             Phase::Ended => {
                 // The arbiter may still be moving the kings: the signal that stands counts,

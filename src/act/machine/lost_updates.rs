@@ -13,23 +13,32 @@ use crate::board::Millis;
 pub(super) const STILL_DIFFERING_MS: Millis = 60_000;
 
 impl Machine {
-    /// When a board differing from the game, unchanged since, is to be told, if it is.
+    /// When a board differing from the game, with nothing reported since, is to be told, if
+    /// it is: [`STILL_DIFFERING_MS`] after the last report.
     pub(super) fn still_differing_due(&self) -> Option<Millis> {
-        let (since, told) = self.still_since;
+        let last_report = self.last_report();
+        let ending = self.pending_signal.is_some() || self.pending_end.is_some();
         (self.phase == Phase::Playing
-            && !told
+            && !ending
+            && self.still_told != Some(last_report)
             && self.sensed().diff(self.game.position().board()).any())
-        .then(|| since.saturating_add(STILL_DIFFERING_MS))
+        .then(|| last_report.saturating_add(STILL_DIFFERING_MS))
+    }
+
+    /// When the board last reported a square changed (a field update, or a dump that found
+    /// it changed).
+    fn last_report(&self) -> Millis {
+        self.last_seen.iter().flatten().max().copied().unwrap_or(0)
     }
 
     /// 8.5.3: the board has differed from the game for [`STILL_DIFFERING_MS`] with nothing
-    /// changing: a move whose last report was lost (its piece put down unseen, its victim
-    /// still shown), or a piece still in the hand. Told once until the board changes.
+    /// reported: a move whose last report was lost (its piece put down unseen, its victim
+    /// still shown), or a piece still in the hand. Told once until the board reports again.
     pub(super) fn tell_still_differing(&mut self, now: Millis, out: &mut Vec<Event>) {
         let Some(due) = self.still_differing_due().filter(|&due| now >= due) else {
             return;
         };
-        self.still_since.1 = true;
+        self.still_told = Some(self.last_report());
         let d = self.sensed().diff(self.game.position().board());
         let mut a = self.alert("8.5.3", None, due, Severity::Warning);
         a.squares = d.into_iter().map(|sq| sq.to_string()).collect();

@@ -169,9 +169,9 @@ pub struct Machine {
     /// The last move whose reply the board showed legal only had it gone further along
     /// its line: told once.
     longer_last_told: Option<usize>,
-    /// When the board last changed, and whether a board differing from the game and
-    /// unchanged since was told (see [`lost_updates::STILL_DIFFERING_MS`]).
-    still_since: (Millis, bool),
+    /// The time of the last report after which the board, differing from the game, was
+    /// told to have stood unchanged (see [`lost_updates::STILL_DIFFERING_MS`]).
+    still_told: Option<Millis>,
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
@@ -274,7 +274,7 @@ impl Machine {
             pending_signal: None,
             outage: None,
             lifted_last: false,
-            still_since: (0, false),
+            still_told: None,
             longer_last_told: None,
             signalled: None,
             link_gap: None,

@@ -54,17 +54,7 @@ impl Machine {
             // (were the victim a pawn's step, a double step taken en passant shows the same),
             // unless the last move and another reply show every arrival.
             if let Some(Reading::Adopt { from, moves, doubt }) = self.every_report_a_step(&s, m) {
-                self.adopt(from, &moves, t, out);
-                match doubt {
-                    Some(doubt) => self.raise_doubt(doubt, t, out),
-                    None => self.doubt = None,
-                }
-                let n = self.game.plies();
-                if self.phase == Phase::Playing && n > self.completed {
-                    self.complete(by, t, n, out);
-                }
-                let d = self.sensed().diff(self.game.position().board());
-                self.set_held(d.any().then_some(d), t, out);
+                self.adopt_for_press(by, from, &moves, doubt, t, out);
             } else if self.adopt_at_press(by, m, t, out) {
                 self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
             }
@@ -153,12 +143,27 @@ impl Machine {
         if from < self.settled || moves.is_empty() || self.pending_end.is_some() {
             return false;
         }
-        self.adopt(from, &moves, t, out);
+        self.adopt_for_press(by, from, &moves, doubt, t, out);
+        true
+    }
+
+    /// Records `moves` from position `from`, read at a press by `by` at `t`, with their
+    /// doubt: the press completes the presser's latest move, the reply read with it or not,
+    /// and the board is held on what else differs.
+    fn adopt_for_press(
+        &mut self,
+        by: Color,
+        from: usize,
+        moves: &[Move],
+        doubt: Option<Doubt>,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        self.adopt(from, moves, t, out);
         match doubt {
             Some(doubt) => self.raise_doubt(doubt, t, out),
             None => self.doubt = None,
         }
-        // The press completes the presser's latest move, the reply read with it or not.
         let n = self.game.plies();
         let latest = (n.saturating_sub(1)..=n)
             .rev()
@@ -171,7 +176,6 @@ impl Machine {
         }
         let d = self.sensed().diff(self.game.position().board());
         self.set_held(d.any().then_some(d), t, out);
-        true
     }
 
     /// 7.4: the press came after the legal move `san` made with pieces knocked off their

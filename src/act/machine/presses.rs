@@ -149,7 +149,10 @@ impl Machine {
     /// was read on: no press of the opponent's answered it (the press that completed his
     /// own move before it is no answer).
     fn may_have_gone_on(&self, ply: usize) -> bool {
-        let Some(before) = self.game.positions().get(ply.wrapping_sub(1)) else {
+        let Some(before) = ply
+            .checked_sub(1)
+            .and_then(|k| self.game.positions().get(k))
+        else {
             return false;
         };
         let made = self.reached_at.get(ply).copied().unwrap_or(0);

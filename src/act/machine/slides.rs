@@ -244,18 +244,24 @@ impl Machine {
         if s.board.occupied().contains(last.to()) {
             return;
         }
+        let longer_moves: Vec<Move> = before
+            .legal_moves()
+            .into_iter()
+            .filter(|longer| {
+                longer.from() == Some(from)
+                    && longer.role() == last.role()
+                    && !longer.is_castle()
+                    && attacks::between(from, longer.to()).contains(last.to())
+            })
+            .collect();
+        if longer_moves.is_empty() {
+            return;
+        }
         let legal_now = self.game.position().legal_moves();
         let differing = s.diff(self.game.position().board());
         let mut stops = Bitboard::EMPTY;
         let mut reply_san = None;
-        for longer in before.legal_moves() {
-            let goes_on = longer.from() == Some(from)
-                && longer.role() == last.role()
-                && !longer.is_castle()
-                && attacks::between(from, longer.to()).contains(last.to());
-            if !goes_on {
-                continue;
-            }
+        for longer in longer_moves {
             let mut went_on = before.clone();
             went_on.play_unchecked(longer);
             for reply in went_on.legal_moves() {
