@@ -396,6 +396,9 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
         "observations": summary.observations,
         "exact_games": summary.exact_games,
         "exact_percent": (summary.exact_percent() * 100.0).round() / 100.0,
+        "promotions_told_games": summary.promotions_told_games,
+        "exact_or_promotion_told_percent":
+            (summary.exact_or_promotion_told_percent() * 100.0).round() / 100.0,
         "silently_wrong_moves": summary.silently_wrong_moves,
         "silently_wrong_games": summary.silently_wrong_games,
         "diverged_games": summary.diverged_games,

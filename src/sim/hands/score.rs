@@ -22,6 +22,11 @@
 //!   later; a wrong move recorded after the game's last ply must be doubted by its own
 //!   observation. The silently wrong moves of a game are all its recorded moves from that
 //!   ply on that differ from the game.
+//! - **promotion told**: a game not exact only because the board cannot show which piece a
+//!   pawn became (occupancy-only boards): the record has every ply and the right result,
+//!   every ply that differs is a promotion recorded to another piece on the same squares,
+//!   and a 4.6 alert names that ply. This is what the Laws ask of such a board (the
+//!   arbiter is told, nothing is guessed silently); it is counted apart from exact games.
 //! - **latency** of a correctly recorded ply: from the completing observation (the first
 //!   one after which every square the move changes shows its new content) to the
 //!   observation at which the recorded `Move` event was emitted, counted in observations
@@ -137,6 +142,9 @@ pub struct Verdict {
     pub first_divergence: Option<usize>,
     /// True when that divergence was silent.
     pub silent: bool,
+    /// Not exact only because of promoted pieces the board could not show, each told by
+    /// a 4.6 alert (see the module documentation).
+    pub promotions_told: bool,
     /// Wrong recorded moves counted in a silent divergence.
     pub silently_wrong_moves: usize,
     /// The last result event's result.
@@ -242,9 +250,32 @@ pub fn judge(sim: &SimulatedGame, run: &Run) -> Verdict {
                 .count();
         }
     }
+    v.promotions_told = !v.exact && v.result_ok && only_promotions_told(truth, &record, run);
     judge_alerts(sim, run, &mut v);
     judge_latency(sim, &record, &mut v);
     v
+}
+
+/// True when `record` has every ply of `truth` and differs only in promoted pieces, each
+/// on a ply a 4.6 alert names.
+fn only_promotions_told(truth: &[String], record: &[(String, usize)], run: &Run) -> bool {
+    let told = |ply: usize| {
+        run.events.iter().any(
+            |(_, e)| matches!(e, Event::Alert(a) if a.article == "4.6" && a.ply as usize == ply),
+        )
+    };
+    record.len() == truth.len()
+        && truth
+            .iter()
+            .zip(record)
+            .enumerate()
+            .filter(|(_, (played, (recorded, _)))| *played != recorded)
+            .all(|(i, (played, (recorded, _)))| {
+                played.len() == 5
+                    && recorded.len() == 5
+                    && played[..4] == recorded[..4]
+                    && told(i + 1)
+            })
 }
 
 fn judge_alerts(sim: &SimulatedGame, run: &Run, v: &mut Verdict) {
@@ -377,6 +408,8 @@ pub struct Failure {
     pub first_divergence: Option<usize>,
     /// True when that divergence was silent.
     pub silent: bool,
+    /// Not exact only because of promoted pieces the board could not show, each told.
+    pub promotions_told: bool,
     /// Plies recorded and plies in the game.
     pub recorded_plies: usize,
     /// Plies of the game.
@@ -403,6 +436,9 @@ pub struct Summary {
     pub observations: usize,
     /// Games recorded exactly (moves and result).
     pub exact_games: usize,
+    /// Games not exact only because of promoted pieces the board could not show, each
+    /// told by a 4.6 alert.
+    pub promotions_told_games: usize,
     /// Silently wrong moves (see the module documentation).
     pub silently_wrong_moves: usize,
     /// Games with a silent divergence.
@@ -459,6 +495,7 @@ impl Summary {
         self.plies += v.plies;
         self.observations += sim.observations.len();
         self.exact_games += usize::from(v.exact);
+        self.promotions_told_games += usize::from(v.promotions_told);
         self.silently_wrong_moves += v.silently_wrong_moves;
         self.silently_wrong_games += usize::from(v.silent);
         self.diverged_games += usize::from(v.first_divergence.is_some());
@@ -513,6 +550,7 @@ impl Summary {
                 seed,
                 first_divergence: v.first_divergence,
                 silent: v.silent,
+                promotions_told: v.promotions_told,
                 recorded_plies: v.recorded.len(),
                 plies: v.plies,
                 expected: sim.moves_uci.get(at).cloned(),
@@ -529,6 +567,15 @@ impl Summary {
             0.0
         } else {
             100.0 * self.exact_games as f64 / self.games as f64
+        }
+    }
+
+    /// Share of games exact or not exact only by promoted pieces told, in percent.
+    pub fn exact_or_promotion_told_percent(&self) -> f64 {
+        if self.games == 0 {
+            0.0
+        } else {
+            100.0 * (self.exact_games + self.promotions_told_games) as f64 / self.games as f64
         }
     }
 
@@ -623,6 +670,63 @@ mod tests {
         assert!(v.exact, "{v:?}");
         assert_eq!(v.first_divergence, None);
         assert_eq!(v.latency_observations.len(), 3);
+    }
+
+    #[test]
+    fn a_promotion_the_board_could_not_show_is_told_not_exact() {
+        let moves: Vec<String> = ["a7a8n", "e8d7", "a8b6"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let sim = simulate_game(
+            Some("4k3/P7/8/8/8/8/7P/4K3 w - - 0 1"),
+            false,
+            &moves,
+            None,
+            Noise::Clean,
+            4,
+        );
+        let told = |ply: u32| {
+            let mut a = alert(Severity::Warning);
+            if let Event::Alert(alert) = &mut a {
+                alert.article = "4.6".into();
+                alert.ply = ply;
+            }
+            a
+        };
+        let judged = |events: Vec<(usize, Event)>| {
+            judge(
+                &sim,
+                &Run {
+                    events,
+                    ..Run::default()
+                },
+            )
+        };
+        let queened = vec![
+            (1, mv(1, "a7a8q")),
+            (1, told(1)),
+            (2, mv(2, "e8d7")),
+            (3, mv(3, "a8b6")),
+        ];
+        let v = judged(queened.clone());
+        assert!(!v.exact && v.promotions_told, "{v:?}");
+
+        let mut untold = queened.clone();
+        untold.remove(1);
+        assert!(!judged(untold).promotions_told);
+
+        let mut told_elsewhere = queened.clone();
+        told_elsewhere[1] = (1, told(2));
+        assert!(!judged(told_elsewhere).promotions_told);
+
+        let mut another_move = queened.clone();
+        another_move[2] = (2, mv(2, "e8e7"));
+        assert!(!judged(another_move).promotions_told);
+
+        let mut short = queened;
+        short.pop();
+        assert!(!judged(short).promotions_told);
     }
 
     #[test]
