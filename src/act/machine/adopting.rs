@@ -33,7 +33,11 @@ impl Machine {
             if press.due == WHEN_RESTORED
                 && matches!(
                     self.doubt,
-                    Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
+                    Some(
+                        Doubt::Overlapping { .. }
+                            | Doubt::UnseenArrival { .. }
+                            | Doubt::StoodUnseen { .. }
+                    )
                 )
                 && self.completion.is_some_and(|c| c.ply == press.ply)
             {
@@ -122,7 +126,9 @@ impl Machine {
         // may still explain the board better.
         if matches!(
             doubt,
-            Some(Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. })
+            Some(
+                Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. } | Doubt::StoodUnseen { .. }
+            )
         ) {
             self.settled = self.settled.min(from).min(settled_before);
             self.reconstructed_from = Some(from);

@@ -1,6 +1,6 @@
 //! Doubts: why an adopted move is not certain, and the alert that says so.
 
-use shakmaty::{Bitboard, Move, Position, Rank, Role};
+use shakmaty::{Bitboard, Move, Position, Rank, Role, Square};
 
 use super::{Machine, color_word, ply_number};
 use crate::act::Alert;
@@ -47,6 +47,15 @@ pub(super) enum Doubt {
         squares: Bitboard,
         pressed: Bitboard,
     },
+    /// A game held on a board nothing else explained was read on from ply `from` as `moves`:
+    /// the first of them put its piece on `stood`, which the board never reported, and the
+    /// same player's next move took it on (a piece put down for less than a scan). The
+    /// press that was judged a completed illegal move there completed the first move.
+    StoodUnseen {
+        from: usize,
+        moves: Vec<Move>,
+        stood: Square,
+    },
     /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
     /// arriving, and that piece then went on: a piece knocked by the moving hand may have
     /// been read as the reply.
@@ -91,6 +100,12 @@ impl Machine {
             self.gap_alert_raised(&doubt, &mut alert);
             out.push(Event::Alert(alert));
         }
+        if let Doubt::StoodUnseen { from, .. } = doubt
+            && let Some(first) = self.game.moves().get(from)
+        {
+            let san = first.san.clone();
+            self.withdraw_penalty_judged_at(from, san, t, out);
+        }
         self.doubt = Some(doubt);
     }
 
@@ -114,6 +129,7 @@ impl Machine {
                 squares,
                 pressed,
             } => self.unseen_arrival_alert(moves, *squares, *pressed, t),
+            Doubt::StoodUnseen { moves, stood, .. } => self.stood_unseen_alert(moves, *stood, t),
             Doubt::QuickReply { reply, ms } => self.quick_reply_doubt_alert(*reply, *ms, t),
             Doubt::Unsampled {
                 step,
@@ -253,6 +269,22 @@ impl Machine {
              but the board never showed it there: a knocked or displaced piece may \
              have been read as moves; the arbiter should check",
             a.squares.join(" ")
+        );
+        a
+    }
+
+    /// 7.4: moves read on from a held game with a piece that stood on a square the board
+    /// never reported: a displaced piece may have been read as moves.
+    fn stood_unseen_alert(&self, moves: &[Move], stood: Square, t: Millis) -> Alert {
+        let mut a = self.alert("7.4", None, t, Severity::Warning);
+        let sans;
+        (a.ply, sans) = self.last_moves(moves.len());
+        a.squares = square_names(squares_of_all(moves));
+        a.message = format!(
+            "the moves {sans} explain the board only with the first piece moved standing on \
+             {stood} for less than a scan, where the board never showed it, before its \
+             player moved it on: a knocked or displaced piece may have been read as moves; \
+             the arbiter should check"
         );
         a
     }

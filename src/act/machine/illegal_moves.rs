@@ -251,4 +251,33 @@ impl Machine {
             out.push(Event::Alert(a));
         }
     }
+
+    /// Withdraws, with an info 7.5.5 alert, the penalty proposal judged at a press when the
+    /// game stood at ply `basis`: the board has since shown that press completed `san`, a
+    /// legal move whose landing it never reported.
+    pub(super) fn withdraw_penalty_judged_at(
+        &mut self,
+        basis: usize,
+        san: String,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        let withdrawn: Vec<_> = self
+            .penalties
+            .extract_if(.., |&mut (_, judged)| judged == basis)
+            .collect();
+        for (by, _) in withdrawn {
+            let mut a = self.alert("7.5.5", Some(by), t, Severity::Info);
+            a.ply = ply_number(basis + 1);
+            a.evidence_ms = vec![t];
+            a.message = format!(
+                "Proposal withdrawn: the press of {} judged a completed illegal move at ply \
+                 {} completed {san}, a legal move the board did not show landing; it is not \
+                 counted",
+                color_word(by),
+                ply_number(basis + 1),
+            );
+            out.push(Event::Alert(a));
+        }
+    }
 }

@@ -1,10 +1,10 @@
 //! Reading the board: what explains what it shows, relative to the game.
 
-use shakmaty::{Chess, Move, Position, Role};
+use shakmaty::{Bitboard, Chess, Move, Position, Role, Square, attacks};
 
 use super::Machine;
 use super::doubts::Doubt;
-use crate::act::search::{Explanation, Reports, Sensed};
+use crate::act::search::{Explanation, Reports, Sensed, squares_of};
 use crate::board::Millis;
 
 /// What the board shows, relative to the game.
@@ -140,14 +140,21 @@ impl Machine {
             // board then shows, without a lift pending, as many moves from the same position
             // whose every arrival it saw.
             if !self.lifted_last
-                && let Some(Doubt::UnseenArrival { moves: doubted, .. }) = &self.doubt
+                && let Some(
+                    Doubt::UnseenArrival { moves: doubted, .. }
+                    | Doubt::StoodUnseen { moves: doubted, .. },
+                ) = &self.doubt
                 && let Some(reading) = self.shortest_reconstruction(&s)
                 && let Reading::Adopt { from, moves, doubt } = &reading
                 && *from + doubted.len() == n
                 && moves.len() == doubted.len()
                 && !matches!(
                     doubt,
-                    Some(Doubt::UnseenArrival { .. } | Doubt::Sequences { .. })
+                    Some(
+                        Doubt::UnseenArrival { .. }
+                            | Doubt::StoodUnseen { .. }
+                            | Doubt::Sequences { .. }
+                    )
                 )
             {
                 return reading;
@@ -158,7 +165,69 @@ impl Machine {
             .map(|reading| self.slide_end_after_press(reading))
             .or_else(|| self.moved_on(&s, true))
             .or_else(|| self.reread_final_moves(&s))
+            .or_else(|| {
+                (!in_progress)
+                    .then(|| self.held_piece_stood_unseen(&s))
+                    .flatten()
+            })
             .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// A game held on a board nothing else explains, read on when the first piece moved
+    /// from where the game stands stood on a square for less than a scan, unreported, and
+    /// its player's next move took it on from there, off the line it came along (a piece
+    /// put down, the clock pressed, and moved on at once in fast play): the one such
+    /// sequence of moves, with the unseen arrival doubted.
+    fn held_piece_stood_unseen(&self, s: &Sensed<'_>) -> Option<Reading> {
+        self.held?;
+        let n = self.game.plies();
+        let start = &self.game.positions()[n];
+        let reports = self.reports(n);
+        let depth = self.reconstruction_depth(n);
+        let Explanation::Unique(seq) = s.sequences_with_unseen_stay(start, depth, &reports) else {
+            return None;
+        };
+        let stood = seq[0].to();
+        let unreported = reports.times[stood as usize].is_none_or(|t| t < reports.since)
+            && reports.unseen_arrivals(start, &seq) == Bitboard::from(stood);
+        // A square on the line the piece went on along is one it slid over, not stood on.
+        let moved_on = seq
+            .iter()
+            .skip(2)
+            .step_by(2)
+            .find(|m| m.from() == Some(stood))
+            .is_some_and(|on| {
+                seq[0]
+                    .from()
+                    .is_some_and(|from| !attacks::between(from, on.to()).contains(stood))
+            });
+        // The reply was made after the piece stood, begun a hand's answer after it left, and
+        // its player pressed the clock after it began: two moves, not a piece knocked by one
+        // hand.
+        let reported = |sq: Square| reports.times[sq as usize].filter(|&t| t >= reports.since);
+        let replier = !start.turn();
+        let answered_after = seq[0].from().and_then(reported).is_some_and(|left| {
+            squares_of(seq[1])
+                .into_iter()
+                .filter_map(reported)
+                .min()
+                .is_some_and(|reply| {
+                    reply >= left + self.config.two_hands_threshold_ms
+                        && self.pressed_at[replier as usize].is_some_and(|p| p > reply)
+                })
+        });
+        if !(unreported && moved_on && answered_after) {
+            return None;
+        }
+        Some(Reading::Adopt {
+            from: n,
+            moves: seq.clone(),
+            doubt: Some(Doubt::StoodUnseen {
+                from: n,
+                moves: seq,
+                stood,
+            }),
+        })
     }
 
     /// On a board that senses only occupancy, `m`, a capture from the position as recorded

@@ -38,6 +38,36 @@ impl Sensed<'_> {
         depths: std::ops::RangeInclusive<usize>,
         reports: &Reports<'_>,
     ) -> Explanation {
+        self.explain(start, depths, reports, false)
+    }
+
+    /// The shortest sequences of 2 to `max_depth` moves from `start` that leave the sensed
+    /// board with a piece that stood on a square for less than a scan: a move arrived
+    /// there and a later one left it, and the board never reported it (a piece put down
+    /// and moved on at once). That square is the sequence's one square never reported.
+    /// [`Sensed::sequences`] finds none of these: it is what is left to try when those do
+    /// not explain the board.
+    pub fn sequences_with_unseen_stay(
+        &self,
+        start: &Chess,
+        max_depth: usize,
+        reports: &Reports<'_>,
+    ) -> Explanation {
+        if reports.outage {
+            return Explanation::None;
+        }
+        self.explain(start, 2..=max_depth, reports, true)
+    }
+
+    /// The search of [`Sensed::sequences_within`]: with `unseen_stays`, only sequences
+    /// with a stay between two scans.
+    fn explain(
+        &self,
+        start: &Chess,
+        depths: std::ops::RangeInclusive<usize>,
+        reports: &Reports<'_>,
+        unseen_stays: bool,
+    ) -> Explanation {
         if !self.feasible(start) {
             return Explanation::None;
         }
@@ -63,7 +93,8 @@ impl Sensed<'_> {
                 refilled,
                 hidden_start: false,
                 identifies: self.identifies,
-                unseen: Bitboard::EMPTY,
+                unseen_stays,
+                unseen: Unseen::default(),
                 start,
                 reports,
                 path: &mut path,
@@ -116,7 +147,10 @@ impl Sensed<'_> {
         }
         if depth == 1 {
             for (m, _) in self.single_moves(pos) {
-                if walk.allows(m).is_some() && walk.found.len() < walk.keep {
+                let allowed = walk
+                    .allows(m)
+                    .is_some_and(|unseen| unseen.stayed || !walk.unseen_stays);
+                if allowed && walk.found.len() < walk.keep {
                     let mut seq = walk.path.clone();
                     seq.push(m);
                     // A start the board hides is read only from reports that show every
@@ -206,7 +240,10 @@ struct Walk<'a> {
     hidden_start: bool,
     /// False on occupancy-only boards.
     identifies: bool,
-    unseen: Bitboard,
+    /// Only sequences in which a piece stands on the unseen square between two of their
+    /// moves are kept.
+    unseen_stays: bool,
+    unseen: Unseen,
     start: &'a Chess,
     reports: &'a Reports<'a>,
     path: &'a mut Vec<Move>,
@@ -216,11 +253,23 @@ struct Walk<'a> {
     keep: usize,
 }
 
+/// The squares a sequence uses that the board never reported on.
+#[derive(Debug, Clone, Copy, Default)]
+struct Unseen {
+    squares: Bitboard,
+    /// Of `squares`, the one a move arrived on that no later move has left yet: with
+    /// unseen stays, a later move may leave it once, and none use it after that.
+    arrived: Bitboard,
+    /// A move left the unseen square another had arrived on.
+    stayed: bool,
+}
+
 impl Walk<'_> {
     /// The squares never reported on that the sequence would use with `m` added, if that
     /// is at most one square used by one move (one missed update: a square two moves of
-    /// the sequence changed would have been reported twice).
-    fn allows(&self, m: Move) -> Option<Bitboard> {
+    /// the sequence changed would have been reported twice), or, with unseen stays, one
+    /// square a move arrived on and `m` leaves.
+    fn allows(&self, m: Move) -> Option<Unseen> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
             // The pawn taken en passant leaves a square of its own.
@@ -242,12 +291,38 @@ impl Walk<'_> {
             return None;
         }
         if self.reports.outage {
-            return Some(self.unseen | fresh);
+            return Some(Unseen {
+                squares: self.unseen.squares | fresh,
+                ..self.unseen
+            });
         }
-        if (fresh & self.unseen).any() {
-            return None;
+        let again = fresh & self.unseen.squares;
+        if again.any() {
+            let leaves = match m {
+                Move::EnPassant { from, to } => {
+                    Bitboard::from(from) | Bitboard::from(super::ep_victim(from, to))
+                }
+                _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from),
+            };
+            let stays = self.unseen_stays
+                && fresh == again
+                && again == self.unseen.arrived
+                && again.is_subset(leaves);
+            return stays.then_some(Unseen {
+                squares: self.unseen.squares,
+                arrived: Bitboard::EMPTY,
+                stayed: true,
+            });
         }
-        let unseen = self.unseen | fresh;
-        (unseen.count() <= 1).then_some(unseen)
+        let squares = self.unseen.squares | fresh;
+        let arrived = match m {
+            Move::Normal { to, .. } | Move::EnPassant { to, .. } => fresh & Bitboard::from(to),
+            _ => Bitboard::EMPTY,
+        };
+        (squares.count() <= 1).then_some(Unseen {
+            squares,
+            arrived: self.unseen.arrived | arrived,
+            stayed: self.unseen.stayed,
+        })
     }
 }

@@ -350,3 +350,44 @@ fn an_occupancy_board_needs_a_report_on_a_captured_square() {
         Explanation::Unique(read)
     );
 }
+
+/// A bishop put on e4 and taken on to b7 after the reply, e4 never reported (a twic game
+/// on a Bluetooth board scanning at half speed): only a search for a stay between two
+/// scans finds it, and not across a gap in the link, where nothing is expected reported.
+#[test]
+fn a_piece_stood_unseen_is_found_only_when_looked_for() {
+    let start = position(
+        "6k1/B4pp1/1P2p1np/2p5/2P3P1/R6P/P4P2/1b1r1BK1 b - - 0 37",
+        false,
+    );
+    let read = moves_from(&start, &["b1e4", "a3e3", "e4b7"]);
+    let mut reached = start.clone();
+    for &m in &read {
+        reached.play_unchecked(m);
+    }
+    let s = Sensed {
+        board: reached.board(),
+        identifies: false,
+        placed: Bitboard::EMPTY,
+    };
+    let t = times(&[
+        (Square::B1, 100),
+        (Square::A3, 467),
+        (Square::E3, 498),
+        (Square::B7, 1225),
+    ]);
+    let reports = reported(&t, &t);
+    assert_eq!(s.sequences(&start, 3, &reports), Explanation::None);
+    assert_eq!(
+        s.sequences_with_unseen_stay(&start, 3, &reports),
+        Explanation::Unique(read)
+    );
+    let outage = Reports {
+        outage: true,
+        ..reports
+    };
+    assert_eq!(
+        s.sequences_with_unseen_stay(&start, 3, &outage),
+        Explanation::None
+    );
+}
