@@ -100,11 +100,8 @@ impl Machine {
             self.gap_alert_raised(&doubt, &mut alert);
             out.push(Event::Alert(alert));
         }
-        if let Doubt::StoodUnseen { from, .. } = doubt
-            && let Some(first) = self.game.moves().get(from)
-        {
-            let san = first.san.clone();
-            self.withdraw_penalty_judged_at(from, san, t, out);
+        if let Doubt::StoodUnseen { from, .. } = doubt {
+            self.withdraw_penalty_judged_at(from, t, out);
         }
         self.doubt = Some(doubt);
     }

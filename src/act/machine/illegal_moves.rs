@@ -232,51 +232,67 @@ impl Machine {
     /// from ply `keep + 1` on, which a revision has just withdrawn: the board's reading they
     /// judged no longer stands, and a player is not charged for it. The count goes down.
     pub(super) fn withdraw_penalties(&mut self, keep: usize, t: Millis, out: &mut Vec<Event>) {
+        self.withdraw_proposals(
+            |basis| basis > keep,
+            t,
+            out,
+            |by, basis| {
+                format!(
+                    "the completed illegal move of {} judged at ply {} rested on moves from ply {} \
+                 on, which the board has since shown were other moves",
+                    color_word(by),
+                    ply_number(basis + 1),
+                    ply_number(keep + 1)
+                )
+            },
+        );
+    }
+
+    /// Withdraws, with an info 7.5.5 alert, the penalty proposal judged at a press when the
+    /// game stood at ply `basis`: the board has since shown that press completed the move
+    /// now recorded there, a legal move whose landing it never reported.
+    pub(super) fn withdraw_penalty_judged_at(
+        &mut self,
+        basis: usize,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(san) = self.game.moves().get(basis).map(|p| p.san.clone()) else {
+            return;
+        };
+        self.withdraw_proposals(
+            |judged| judged == basis,
+            t,
+            out,
+            |by, _| {
+                format!(
+                    "the press of {} judged a completed illegal move at ply {} completed {san}, a \
+                 legal move the board did not show landing",
+                    color_word(by),
+                    ply_number(basis + 1),
+                )
+            },
+        );
+    }
+
+    /// Withdraws the proposals whose basis `rests_on` accepts, each with an info 7.5.5 alert
+    /// saying `why`.
+    fn withdraw_proposals(
+        &mut self,
+        rests_on: impl Fn(usize) -> bool,
+        t: Millis,
+        out: &mut Vec<Event>,
+        why: impl Fn(Color, usize) -> String,
+    ) {
         let withdrawn: Vec<_> = self
             .penalties
-            .extract_if(.., |&mut (_, basis)| basis > keep)
+            .extract_if(.., |&mut (_, basis)| rests_on(basis))
             .collect();
         for (by, basis) in withdrawn {
             let mut a = self.alert("7.5.5", Some(by), t, Severity::Info);
             a.ply = ply_number(basis + 1);
             a.evidence_ms = vec![t];
-            a.message = format!(
-                "Proposal withdrawn: the completed illegal move of {} judged at ply {} \
-                 rested on moves from ply {} on, which the board has since shown were other \
-                 moves; it is not counted",
-                color_word(by),
-                ply_number(basis + 1),
-                ply_number(keep + 1)
-            );
-            out.push(Event::Alert(a));
-        }
-    }
-
-    /// Withdraws, with an info 7.5.5 alert, the penalty proposal judged at a press when the
-    /// game stood at ply `basis`: the board has since shown that press completed `san`, a
-    /// legal move whose landing it never reported.
-    pub(super) fn withdraw_penalty_judged_at(
-        &mut self,
-        basis: usize,
-        san: String,
-        t: Millis,
-        out: &mut Vec<Event>,
-    ) {
-        let withdrawn: Vec<_> = self
-            .penalties
-            .extract_if(.., |&mut (_, judged)| judged == basis)
-            .collect();
-        for (by, _) in withdrawn {
-            let mut a = self.alert("7.5.5", Some(by), t, Severity::Info);
-            a.ply = ply_number(basis + 1);
-            a.evidence_ms = vec![t];
-            a.message = format!(
-                "Proposal withdrawn: the press of {} judged a completed illegal move at ply \
-                 {} completed {san}, a legal move the board did not show landing; it is not \
-                 counted",
-                color_word(by),
-                ply_number(basis + 1),
-            );
+            a.message = format!("Proposal withdrawn: {}; it is not counted", why(by, basis));
             out.push(Event::Alert(a));
         }
     }

@@ -314,6 +314,24 @@ fn position(fen: &str, chess960: bool) -> Chess {
         .clone()
 }
 
+/// `moves` played from `start`.
+fn played(start: &Chess, moves: &[Move]) -> Chess {
+    let mut pos = start.clone();
+    for &m in moves {
+        pos.play_unchecked(m);
+    }
+    pos
+}
+
+/// What a board that senses only occupancy senses when it shows `board`.
+fn occupancy(board: &Board) -> Sensed<'_> {
+    Sensed {
+        board,
+        identifies: false,
+        placed: Bitboard::EMPTY,
+    }
+}
+
 /// On a board that senses only occupancy, a piece still in the hand and a capture on a
 /// square the board never reported leave the same squares: only a report on the captured
 /// square makes the capture an explanation (24...Nd7 in the hand, 25.Rbc1 made, read as
@@ -325,15 +343,8 @@ fn an_occupancy_board_needs_a_report_on_a_captured_square() {
         false,
     );
     let read = moves_from(&start, &["c5b3", "b1c1"]);
-    let mut reached = start.clone();
-    for &m in &read {
-        reached.play_unchecked(m);
-    }
-    let s = Sensed {
-        board: reached.board(),
-        identifies: false,
-        placed: Bitboard::EMPTY,
-    };
+    let reached = played(&start, &read);
+    let s = occupancy(reached.board());
     let in_the_hand = times(&[(Square::C5, 100), (Square::B1, 200), (Square::C1, 210)]);
     assert_eq!(
         s.sequences(&start, 2, &reported(&in_the_hand, &in_the_hand)),
@@ -361,15 +372,8 @@ fn a_piece_stood_unseen_is_found_only_when_looked_for() {
         false,
     );
     let read = moves_from(&start, &["b1e4", "a3e3", "e4b7"]);
-    let mut reached = start.clone();
-    for &m in &read {
-        reached.play_unchecked(m);
-    }
-    let s = Sensed {
-        board: reached.board(),
-        identifies: false,
-        placed: Bitboard::EMPTY,
-    };
+    let reached = played(&start, &read);
+    let s = occupancy(reached.board());
     let t = times(&[
         (Square::B1, 100),
         (Square::A3, 467),
