@@ -306,9 +306,19 @@ impl Machine {
     /// 3.7.3.1: a pawn's single step taken on its square may have been a double step taken
     /// en passant before the board sampled its landing square.
     fn unsampled_alert(&self, step: Move, double: Move, stood_ms: Millis, t: Millis) -> Alert {
-        let side = self.game.position().turn();
-        let mut a = self.alert("3.7.3.1", Some(!side), t, Severity::Warning);
-        a.ply = self.ply().saturating_sub(1);
+        // The step may be followed by the capture alone or by more moves read with it.
+        let moves = self.game.moves();
+        let stepped = moves
+            .iter()
+            .rposition(|p| p.mv == step)
+            .unwrap_or(moves.len().saturating_sub(2));
+        let capturer = self
+            .game
+            .positions()
+            .get(stepped + 1)
+            .map_or(!self.game.position().turn(), |p| p.turn());
+        let mut a = self.alert("3.7.3.1", Some(capturer), t, Severity::Warning);
+        a.ply = ply_number(stepped + 1);
         let uci = |m: Move| shakmaty::uci::UciMove::from_standard(m).to_string();
         a.squares = [step.from(), Some(step.to()), Some(double.to())]
             .into_iter()

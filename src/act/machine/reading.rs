@@ -513,7 +513,15 @@ impl Machine {
             })
         } else {
             let queened = seq.iter().any(|m| m.promotion() == Some(Role::Queen));
-            (!self.config.identifies_pieces && queened).then_some(Doubt::PromotionPiece)
+            (!self.config.identifies_pieces && queened)
+                .then_some(Doubt::PromotionPiece)
+                // The first move takes a pawn that has just stepped: it may have gone on two
+                // squares and been taken en passant unseen, as when read alone.
+                .or_else(|| {
+                    (k == self.game.plies())
+                        .then(|| self.unsampled_double_step(seq[0]))
+                        .flatten()
+                })
         };
         Reading::Adopt {
             from: k,
