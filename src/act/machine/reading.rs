@@ -608,6 +608,7 @@ impl Machine {
                 .config
                 .identifies_pieces
                 .then_some(self.placements.as_slice()),
+            whole_frames: self.config.whole_frames,
         }
     }
 

@@ -111,6 +111,7 @@ mod tests {
             slack: 600,
             outage: true,
             placed: None,
+            whole_frames: false,
         }
     }
 

@@ -29,6 +29,8 @@ pub struct Reports<'a> {
     /// found there) lately, with the time: a piece arriving on a square is seen only if
     /// the board named it there.
     pub placed: Option<&'a [(Square, Piece, Millis)]>,
+    /// The board sends whole frames: every square is sampled at once.
+    pub whole_frames: bool,
 }
 
 impl Reports<'_> {
@@ -42,11 +44,22 @@ impl Reports<'_> {
         slack: Millis::MAX,
         outage: false,
         placed: None,
+        whole_frames: false,
     };
 
     /// When `sq` last changed, if it changed during the moves being reconstructed.
     fn time(&self, sq: Square) -> Option<Millis> {
         self.times[sq as usize].filter(|&t| t >= self.since)
+    }
+
+    /// True when `sq` was reported during the moves being reconstructed, other than by the
+    /// whole frame in which the start position was reached: on a board that sends whole
+    /// frames, that report is the arrival that reached it, and a later change (a capture
+    /// there) shows in a later frame. A board that samples its squares one by one may fold
+    /// an arrival and a quick capture into one report.
+    pub(super) fn changed_after_start(&self, sq: Square) -> bool {
+        self.time(sq)
+            .is_some_and(|t| !self.whole_frames || t > self.since)
     }
 
     /// The squares reported during the moves being reconstructed.

@@ -287,7 +287,11 @@ impl Walk<'_> {
                 ..
             }
         );
-        if !self.identifies && captures && !self.seen.contains(m.to()) && !self.reports.outage {
+        if !self.identifies
+            && captures
+            && !self.reports.changed_after_start(m.to())
+            && !self.reports.outage
+        {
             return None;
         }
         if self.reports.outage {

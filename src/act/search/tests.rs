@@ -53,6 +53,7 @@ fn reported<'a>(
         slack: 600,
         outage: false,
         placed: None,
+        whole_frames: false,
     }
 }
 
