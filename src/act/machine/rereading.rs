@@ -497,9 +497,6 @@ impl Machine {
                 }
                 Some(left)
             }
-            // The square went straight from the pawn to the capturer: every sample between
-            // showed the pawn, so it left within a scan of the capturer's arrival, and only
-            // an arrival within a scan of the step leaves room for the double step.
             // On a board that senses only occupancy the capture shows no change there: the
             // capturer's lift is the last the pawn can be known to have stood.
             None if !self.config.identifies_pieces => {
@@ -510,6 +507,9 @@ impl Machine {
                     .map(|l| l.t_ms)?;
                 (lifted.saturating_sub(arrived) <= self.config.report_reorder_ms).then_some(lifted)
             }
+            // The square went straight from the pawn to the capturer: every sample between
+            // showed the pawn, so it left within a scan of the capturer's arrival, and only
+            // an arrival within a scan of the step leaves room for the double step.
             None => {
                 let replaced = self.last_seen[stop as usize].filter(|&t| t >= arrived)?;
                 if replaced.saturating_sub(arrived) > self.config.report_reorder_ms {
