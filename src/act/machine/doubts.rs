@@ -56,6 +56,11 @@ pub(super) enum Doubt {
         moves: Vec<Move>,
         stood: Square,
     },
+    /// The reconstructed `moves` began in another order than their pieces were lifted:
+    /// a later move's piece left its square `ms` before an earlier move's, more than a scan
+    /// reorders. Only a lost update (a lift never reported) makes that order possible, and
+    /// another order may be the real one (captures on one square).
+    LiftedOutOfOrder { moves: Vec<Move>, ms: Millis },
     /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
     /// arriving, and that piece then went on: a piece knocked by the moving hand may have
     /// been read as the reply.
@@ -127,6 +132,7 @@ impl Machine {
                 pressed,
             } => self.unseen_arrival_alert(moves, *squares, *pressed, t),
             Doubt::StoodUnseen { moves, stood, .. } => self.stood_unseen_alert(moves, *stood, t),
+            Doubt::LiftedOutOfOrder { moves, ms } => self.lifted_out_of_order_alert(moves, *ms, t),
             Doubt::QuickReply { reply, ms } => self.quick_reply_doubt_alert(*reply, *ms, t),
             Doubt::Unsampled {
                 step,
@@ -282,6 +288,21 @@ impl Machine {
              {stood} for less than a scan, where the board never showed it, before its \
              player moved it on: a knocked or displaced piece may have been read as moves; \
              the arbiter should check"
+        );
+        a
+    }
+
+    /// 8.5.3: moves read in an order their lifts contradict: a lift was not reported, and
+    /// the moves may have been made in another order.
+    fn lifted_out_of_order_alert(&self, moves: &[Move], ms: Millis, t: Millis) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        let sans;
+        (a.ply, sans) = self.last_moves(moves.len());
+        a.squares = square_names(squares_of_all(moves));
+        a.message = format!(
+            "the moves {sans} explain the board, but a later one's piece was lifted {ms} ms \
+             before an earlier one's: a board update was lost, and the moves may have been \
+             made in another order; the arbiter should check"
         );
         a
     }

@@ -498,7 +498,9 @@ impl Machine {
         overlap: Millis,
         reports: &Reports<'_>,
     ) -> Reading {
-        let unseen = reports.unseen_arrivals(&self.game.positions()[k], &seq);
+        let start = &self.game.positions()[k];
+        let unseen = reports.unseen_arrivals(start, &seq);
+        let out_of_order = reports.begun_out_of_order(start, &seq);
         let doubt = if overlap > 0 {
             Some(Doubt::Overlapping {
                 rewrites: self.rewrites_recorded(k, &seq),
@@ -510,6 +512,11 @@ impl Machine {
                 moves: seq.clone(),
                 squares: unseen,
                 pressed: self.arrivals_pressed_for(k, &seq),
+            })
+        } else if out_of_order > self.config.report_reorder_ms {
+            Some(Doubt::LiftedOutOfOrder {
+                moves: seq.clone(),
+                ms: out_of_order,
             })
         } else {
             let queened = seq.iter().any(|m| m.promotion() == Some(Role::Queen));
