@@ -191,16 +191,13 @@ impl Machine {
         } else {
             Severity::Warning
         };
-        let mut a = self.alert("7.4", None, t, severity);
-        let sans;
-        (a.ply, sans) = self.last_moves(moves.len());
-        a.squares = square_names(squares_of_all(moves));
-        a.message = format!(
-            "the moves {sans} were read from actions that overlapped by {ms} ms (a move \
-             began before the one before it was over): one of them may be a knocked or \
-             displaced piece; the arbiter should check"
-        );
-        a
+        self.moves_alert("7.4", severity, moves, squares_of_all(moves), t, |sans| {
+            format!(
+                "the moves {sans} were read from actions that overlapped by {ms} ms (a move \
+                 began before the one before it was over): one of them may be a knocked or \
+                 displaced piece; the arbiter should check"
+            )
+        })
     }
 
     /// The squares moves of `seq` (read from position `k`) put a piece on whose player then
@@ -263,48 +260,41 @@ impl Machine {
         } else {
             Severity::Warning
         };
-        let mut a = self.alert("7.4", None, t, severity);
-        let sans;
-        (a.ply, sans) = self.last_moves(moves.len());
-        a.squares = square_names(squares);
-        a.message = format!(
-            "the moves {sans} need a piece to arrive on {} and be taken or moved on, \
-             but the board never showed it there: a knocked or displaced piece may \
-             have been read as moves; the arbiter should check",
-            a.squares.join(" ")
-        );
-        a
+        self.moves_alert("7.4", severity, moves, squares, t, |sans| {
+            format!(
+                "the moves {sans} need a piece to arrive on {} and be taken or moved on, \
+                 but the board never showed it there: a knocked or displaced piece may \
+                 have been read as moves; the arbiter should check",
+                square_names(squares).join(" ")
+            )
+        })
     }
 
     /// 7.4: moves read on from a held game with a piece that stood on a square the board
     /// never reported: a displaced piece may have been read as moves.
     fn stood_unseen_alert(&self, moves: &[Move], stood: Square, t: Millis) -> Alert {
-        let mut a = self.alert("7.4", None, t, Severity::Warning);
-        let sans;
-        (a.ply, sans) = self.last_moves(moves.len());
-        a.squares = square_names(squares_of_all(moves));
-        a.message = format!(
-            "the moves {sans} explain the board only with the first piece moved standing on \
-             {stood} for less than a scan, where the board never showed it, before its \
-             player moved it on: a knocked or displaced piece may have been read as moves; \
-             the arbiter should check"
-        );
-        a
+        let squares = squares_of_all(moves);
+        self.moves_alert("7.4", Severity::Warning, moves, squares, t, |sans| {
+            format!(
+                "the moves {sans} explain the board only with the first piece moved standing \
+                 on {stood} for less than a scan, where the board never showed it, before its \
+                 player moved it on: a knocked or displaced piece may have been read as \
+                 moves; the arbiter should check"
+            )
+        })
     }
 
     /// 8.5.3: moves read in an order their lifts contradict: a lift was not reported, and
     /// the moves may have been made in another order.
     fn lifted_out_of_order_alert(&self, moves: &[Move], ms: Millis, t: Millis) -> Alert {
-        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
-        let sans;
-        (a.ply, sans) = self.last_moves(moves.len());
-        a.squares = square_names(squares_of_all(moves));
-        a.message = format!(
-            "the moves {sans} explain the board, but a later one's piece was lifted {ms} ms \
-             before an earlier one's: a board update was lost, and the moves may have been \
-             made in another order; the arbiter should check"
-        );
-        a
+        let squares = squares_of_all(moves);
+        self.moves_alert("8.5.3", Severity::Warning, moves, squares, t, |sans| {
+            format!(
+                "the moves {sans} explain the board, but a later one's piece was lifted {ms} \
+                 ms before an earlier one's: a board update was lost, and the moves may have \
+                 been made in another order; the arbiter should check"
+            )
+        })
     }
 
     /// 7.4: a reply complete sooner than a hand answers, while the piece it answered went
@@ -532,6 +522,25 @@ impl Machine {
     }
 
     /// The ply number of the first of the last `count` recorded moves, and their SAN.
+    /// An alert about `moves`, the last recorded, on `squares`: its ply is the first of
+    /// them, and `message` is given their SAN.
+    fn moves_alert(
+        &self,
+        article: &str,
+        severity: Severity,
+        moves: &[Move],
+        squares: Bitboard,
+        t: Millis,
+        message: impl FnOnce(&str) -> String,
+    ) -> Alert {
+        let mut a = self.alert(article, None, t, severity);
+        let sans;
+        (a.ply, sans) = self.last_moves(moves.len());
+        a.squares = square_names(squares);
+        a.message = message(&sans);
+        a
+    }
+
     fn last_moves(&self, count: usize) -> (u32, String) {
         let first = self.game.plies().saturating_sub(count);
         let sans: Vec<&str> = self.game.moves()[first..]

@@ -1,6 +1,6 @@
 //! Reading the board: what explains what it shows, relative to the game.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Role, Square, attacks};
+use shakmaty::{Bitboard, Chess, Move, Position, Role, attacks};
 
 use super::Machine;
 use super::doubts::Doubt;
@@ -188,7 +188,7 @@ impl Machine {
             return None;
         };
         let stood = seq[0].to();
-        let unreported = reports.times[stood as usize].is_none_or(|t| t < reports.since)
+        let unreported = reports.time(stood).is_none()
             && reports.unseen_arrivals(start, &seq) == Bitboard::from(stood);
         // A square on the line the piece went on along is one it slid over, not stood on.
         let moved_on = seq
@@ -204,18 +204,20 @@ impl Machine {
         // The reply was made after the piece stood, begun a hand's answer after it left, and
         // its player pressed the clock after it began: two moves, not a piece knocked by one
         // hand.
-        let reported = |sq: Square| reports.times[sq as usize].filter(|&t| t >= reports.since);
         let replier = !start.turn();
-        let answered_after = seq[0].from().and_then(reported).is_some_and(|left| {
-            squares_of(seq[1])
-                .into_iter()
-                .filter_map(reported)
-                .min()
-                .is_some_and(|reply| {
-                    reply >= left + self.config.two_hands_threshold_ms
-                        && self.pressed_at[replier as usize].is_some_and(|p| p > reply)
-                })
-        });
+        let answered_after = seq[0]
+            .from()
+            .and_then(|sq| reports.time(sq))
+            .is_some_and(|left| {
+                squares_of(seq[1])
+                    .into_iter()
+                    .filter_map(|sq| reports.time(sq))
+                    .min()
+                    .is_some_and(|reply| {
+                        reply >= left + self.config.two_hands_threshold_ms
+                            && self.pressed_at[replier as usize].is_some_and(|p| p > reply)
+                    })
+            });
         if !(unreported && moved_on && answered_after) {
             return None;
         }
@@ -500,7 +502,7 @@ impl Machine {
     ) -> Reading {
         let start = &self.game.positions()[k];
         let unseen = reports.unseen_arrivals(start, &seq);
-        let out_of_order = reports.begun_out_of_order(start, &seq);
+        let out_of_order = || reports.begun_out_of_order(start, &seq);
         let doubt = if overlap > 0 {
             Some(Doubt::Overlapping {
                 rewrites: self.rewrites_recorded(k, &seq),
@@ -513,10 +515,12 @@ impl Machine {
                 squares: unseen,
                 pressed: self.arrivals_pressed_for(k, &seq),
             })
-        } else if out_of_order > self.config.report_reorder_ms {
+        } else if let ms = out_of_order()
+            && ms > self.config.report_reorder_ms
+        {
             Some(Doubt::LiftedOutOfOrder {
                 moves: seq.clone(),
-                ms: out_of_order,
+                ms,
             })
         } else {
             let queened = seq.iter().any(|m| m.promotion() == Some(Role::Queen));

@@ -3,9 +3,10 @@
 use shakmaty::san::San;
 use shakmaty::{Bitboard, Move, Position, attacks};
 
-use super::doubts::Doubt;
+use super::doubts::{Doubt, square_names};
 use super::reading::Reading;
 use super::{Machine, color_word};
+use crate::act::search::squares_of;
 use crate::act::{Event, Severity};
 use crate::board::Millis;
 
@@ -267,7 +268,7 @@ impl Machine {
             for reply in went_on.legal_moves() {
                 // A reply illegal after the move as recorded, itself seen made: only the
                 // longer move's landing is unseen.
-                let reply_squares = crate::act::search::squares_of(reply);
+                let reply_squares = squares_of(reply);
                 let legal_anyway = legal_now
                     .iter()
                     .any(|m| m.from() == reply.from() && m.to() == reply.to());
@@ -305,11 +306,7 @@ impl Machine {
             reply_san,
             color_word(mover),
             San::from_move(before, last),
-            stops
-                .into_iter()
-                .map(|sq| sq.to_string())
-                .collect::<Vec<_>>()
-                .join(" or ")
+            square_names(stops).join(" or ")
         );
         out.push(Event::Alert(a));
     }

@@ -48,7 +48,7 @@ impl Reports<'_> {
     };
 
     /// When `sq` last changed, if it changed during the moves being reconstructed.
-    fn time(&self, sq: Square) -> Option<Millis> {
+    pub fn time(&self, sq: Square) -> Option<Millis> {
         self.times[sq as usize].filter(|&t| t >= self.since)
     }
 
