@@ -290,15 +290,20 @@ struct Folded {
     run: Vec<(usize, u8, bool)>,
 }
 
+/// The log's field changes folded into runs. A power-up ends a run: the picture it writes
+/// after is never seen live, so a host's last change is never one of its records.
 fn folded_fields(log: &EepromLog) -> Vec<Folded> {
     let mut folded: Vec<Folded> = Vec::new();
     let mut untold = false;
+    let mut powered_up = false;
     for (entry, e) in log.entries.iter().enumerate() {
         match e.record {
             EepromRecord::FieldChange { field, piece, .. } => {
                 let change = FieldChange { field, piece };
                 match folded.last_mut() {
-                    Some(last) if last.change.field == field => {
+                    Some(last)
+                        if last.change.field == field && !std::mem::take(&mut powered_up) =>
+                    {
                         last.change = change;
                         last.run.push((entry, piece, untold));
                     }
@@ -308,8 +313,13 @@ fn folded_fields(log: &EepromLog) -> Vec<Folded> {
                     }),
                 }
                 untold = false;
+                powered_up = false;
             }
             EepromRecord::ClockTime { .. } => {}
+            EepromRecord::PowerUp => {
+                untold = true;
+                powered_up = true;
+            }
             _ => untold = true,
         }
     }

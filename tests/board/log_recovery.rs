@@ -446,6 +446,39 @@ fn a_trail_of_two_changes_is_too_short() {
     );
 }
 
+/// The board switched off and on in the gap lists the field of the host's last change first,
+/// with the same piece: the listing is no change the host saw, so the gap is read exactly.
+#[test]
+fn a_power_up_listing_the_last_field_seen_first_is_read_through() {
+    let change = |field, piece| Deed::Change {
+        field,
+        piece,
+        again: false,
+        after_ms: 1000,
+    };
+    let deeds = [
+        change(12, 0),
+        change(28, 1),
+        change(52, 0),
+        change(36, 7),
+        change(1, 0),
+        change(18, 2),
+        change(0, 0),
+        change(0, 1),
+        Deed::Press {
+            left: true,
+            used_ms: 4000,
+        },
+        change(18, 0),
+        change(27, 2),
+    ];
+    let mut played = play(&deeds, 8, Some((8, PowerUp::Unmoved)));
+    let log = EepromLog::decode(&played.memory.download());
+    let recovery = recover(&played.trail, &log, None).expect("read through the power-up");
+    assert_eq!(plain(&recovery.records), played.expected);
+    assert_eq!(played.expected.len(), 3, "{:?}", played.expected);
+}
+
 #[test]
 fn a_log_of_another_game_is_not_found() {
     let played = play(
