@@ -431,14 +431,23 @@ async fn a_server_that_lost_its_state_mid_round_loses_nothing() {
         &[],
         &dir.path().join("early.log"),
     );
+    let logs = || logs(dir.path(), &["pc.log", "early.log", "serve.log"]);
     round_played(&early_boards).await;
+    // The early game must be in the stream before the loss (the serve node reading it is the
+    // proof): on a loaded machine its last entries may still be on their way.
+    assert_played(
+        &[("the serve node before the loss", &serve_out)],
+        BOARDS + 1,
+        &early.moves,
+        Duration::from_secs(60),
+        logs,
+    );
     stop(early_recorder);
     let before_loss = game_file(&out, 1).map_or(0, |t| plies(&t));
     nats.lose_state();
 
     round_played(&boards).await;
     stop(recorder);
-    let logs = || logs(dir.path(), &["pc.log", "early.log", "serve.log"]);
     assert_played(
         &[("the recorder", &out), ("the serve node", &serve_out)],
         1,
