@@ -846,23 +846,35 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
                 args.boards
             );
         }
-        let go_on = tokio::select! {
-            () = interrupted() => false,
-            () = boards_played(&demo_boards.boards) => {
-                let pause = Duration::from_secs_f64((20.0 / args.speed.max(0.01)).clamp(3.0, 60.0));
-                println!(
-                    "Round {round}: every board has played its game; round {} starts in {} s.",
-                    round + 1,
-                    pause.as_secs()
-                );
+        let go_on = {
+            let played = boards_played(&demo_boards.boards);
+            tokio::pin!(played);
+            loop {
                 tokio::select! {
-                    () = interrupted() => false,
-                    () = tokio::time::sleep(pause) => true,
+                    () = interrupted() => break false,
+                    () = &mut played => {
+                        let pause =
+                            Duration::from_secs_f64((20.0 / args.speed.max(0.01)).clamp(3.0, 60.0));
+                        println!(
+                            "Round {round}: every board has played its game; round {} starts in {} s.",
+                            round + 1,
+                            pause.as_secs()
+                        );
+                        break tokio::select! {
+                            () = interrupted() => false,
+                            () = tokio::time::sleep(pause) => true,
+                        };
+                    }
+                    Some(asked) = run.next_round_asked() => match asked.refusal(round) {
+                        Some(why) => {
+                            let _ = asked.reply.send(Err(why));
+                        }
+                        None => {
+                            let _ = asked.reply.send(Ok(format!("round {} starts", round + 1)));
+                            break true;
+                        }
+                    },
                 }
-            }
-            Some(reply) = run.next_round_asked() => {
-                let _ = reply.send(Ok(format!("round {} starts", round + 1)));
-                true
             }
         };
         if !go_on {

@@ -11,15 +11,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::{Recorder, RecorderHandle, RunOptions, rounds, say};
 use crate::driver::probe::{Candidates, probe};
 use crate::event::rounds::{EventSpec, RoundPlan, next_board_number, unpaired_board};
 use crate::event::{BoardOrigins, BoardSource, EventConfig};
 
-/// The reply to the arbiter's "next round": what started, or why it cannot.
-pub type NextRoundReply = oneshot::Sender<Result<String, String>>;
+pub use crate::server::NextRoundAsk;
 
 /// An event being recorded: the round open now and how to open the next.
 pub struct EventRun {
@@ -30,7 +29,7 @@ pub struct EventRun {
     handle: RecorderHandle,
     /// The round open now.
     config: EventConfig,
-    next_round: mpsc::Receiver<NextRoundReply>,
+    next_round: mpsc::Receiver<NextRoundAsk>,
 }
 
 impl EventRun {
@@ -83,18 +82,30 @@ impl EventRun {
     }
 
     /// Waits for the arbiter's "Start round N+1" (from the desk).
-    pub async fn next_round_asked(&mut self) -> Option<NextRoundReply> {
+    pub async fn next_round_asked(&mut self) -> Option<NextRoundAsk> {
         self.next_round.recv().await
     }
 
     /// Closes the round open now and opens the next one on the same boards, answering
-    /// `reply` (the desk) with what started or why it cannot. A round that cannot be prepared
-    /// (its pairings missing) leaves the current one open. An error means that the next round
-    /// could not start after the current one closed: nothing is recorded any more.
+    /// `asked` (the desk) with what started or why it cannot. A round that cannot be prepared
+    /// (its pairings missing), or a request for a round no longer open, leaves the current one
+    /// open. An error means that the next round could not start after the current one
+    /// closed: nothing is recorded any more.
     pub async fn open_next_round(
         mut self,
-        reply: Option<NextRoundReply>,
+        asked: Option<NextRoundAsk>,
     ) -> Result<EventRun, String> {
+        let reply = match asked {
+            Some(asked) => {
+                if let Some(why) = asked.refusal(self.config.round) {
+                    say(&format!("next round refused: {why}"));
+                    let _ = asked.reply.send(Err(why));
+                    return Ok(self);
+                }
+                Some(asked.reply)
+            }
+            None => None,
+        };
         let next = self.config.round + 1;
         let plan = match self.spec.round(&self.boards, next) {
             Ok(plan) => plan,

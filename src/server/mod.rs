@@ -78,9 +78,31 @@ pub struct RoutedAction {
 /// [`ArbiterSink`].
 pub type DeskSink = mpsc::Sender<(RoutedAction, oneshot::Sender<Result<String, String>>)>;
 
-/// Where the server sends the arbiter's "next round": the recorder answers with a message once
-/// the next round starts, or why it cannot.
-pub type NextRoundSink = mpsc::Sender<oneshot::Sender<Result<String, String>>>;
+/// The arbiter's "next round" as the server passes it on.
+#[derive(Debug)]
+pub struct NextRoundAsk {
+    /// The round the arbiter's page showed being recorded: the recorder refuses when another
+    /// one is (a request sent twice, or from a page that had not followed the event yet).
+    /// `None` closes whichever round is open.
+    pub closing: Option<u32>,
+    /// Where the recorder answers with a message once the next round starts, or why it cannot.
+    pub reply: oneshot::Sender<Result<String, String>>,
+}
+
+impl NextRoundAsk {
+    /// Why the round open now must not be closed for this request, if it must not.
+    pub fn refusal(&self, open: u32) -> Option<String> {
+        self.closing.filter(|&asked| asked != open).map(|asked| {
+            format!(
+                "round {asked} is no longer being recorded (round {open} is): nothing was \
+                 started; to close round {open}, ask from a page that shows it"
+            )
+        })
+    }
+}
+
+/// Where the server sends the arbiter's "next round".
+pub type NextRoundSink = mpsc::Sender<NextRoundAsk>;
 
 /// Largest request body accepted (arbiter actions are small JSON objects).
 const MAX_BODY_BYTES: usize = 64 * 1024;

@@ -110,6 +110,14 @@ try {
     && (await desk.locator("#desk").isVisible()), 30_000);
   await eventually("the arbiter desk moved to round 2 by itself and is still unlocked",
     async () => (await whiteOf(desk, 1)) === names[1] && (await desk.locator("#desk").isVisible()));
+  check(/round 2 starts/.test(await desk.locator("#log").textContent()),
+    "the desk's log still says round 2 started after the page moved");
+  const again = await fetch(`${base}/api/arbiter/next-round`, {
+    method: "POST", headers: { Authorization: `Bearer ${token}` }, body: JSON.stringify({ round: 1 }),
+  });
+  const current = await (await fetch(`${base}/api/current`)).json();
+  check(again.status === 409 && current.round === 2,
+    `"next round" sent again for round 1 is refused and starts nothing (${again.status}, round ${current.round})`);
   await eventually("the game view moved to board 1 of round 2", async () => game.url().endsWith("/round/2/game/1")
     && (await game.locator("#white-name").textContent()) === names[1], 30_000);
   await grid.screenshot({ path: join(shots, "rounds-2.png"), fullPage: true });

@@ -112,6 +112,7 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
     let started = client
         .post(format!("{base}/api/arbiter/next-round"))
         .bearer_auth(&token)
+        .body(r#"{"round": 2}"#)
         .send()
         .await
         .unwrap();
@@ -127,6 +128,36 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(current["round"], 3, "the desk started round 3: {current}");
+    let again = client
+        .post(format!("{base}/api/arbiter/next-round"))
+        .bearer_auth(&token)
+        .body(r#"{"round": 2}"#)
+        .send()
+        .await
+        .unwrap();
+    let status = again.status().as_u16();
+    let said = again.text().await.unwrap_or_default();
+    assert_eq!(status, 409, "closing round 2 again is refused: {said}");
+    assert!(said.contains("round 3 is"), "{said}");
+    let malformed = client
+        .post(format!("{base}/api/arbiter/next-round"))
+        .bearer_auth(&token)
+        .body("round two")
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(
+        malformed.as_u16(),
+        400,
+        "a body that is not JSON is refused"
+    );
+    let current = get_json(&client, &format!("{base}/api/current")).await;
+    assert_eq!(
+        current.as_ref().map(|c| c["round"].clone()),
+        Some(serde_json::json!(3)),
+        "requests refused start no round"
+    );
     assert_eq!(
         std::fs::read_to_string(&token_file).unwrap(),
         token,

@@ -31,9 +31,27 @@ async function api(path, options = {}) {
   return { ok: response.ok, status: response.status, body };
 }
 
-function log(text, ok = true) {
-  const time = new Date().toLocaleTimeString();
+/// The desk's log lives in sessionStorage too: the page reloads when the event moves to the
+/// next round, and what the arbiter did just before (the round change itself) must stay.
+const LOG_KEY = "touchmove-arbiter-log";
+const LOG_KEPT = 200;
+
+function showLogEntry({ time, text, ok }) {
   $("log").prepend(el("li", { class: ok ? "ok" : "fail" }, el("time", {}, time), " ", text));
+}
+
+function keptLog() {
+  try { return JSON.parse(sessionStorage.getItem(LOG_KEY)) || []; } catch { return []; }
+}
+
+function log(text, ok = true) {
+  const entry = { time: new Date().toLocaleTimeString(), text, ok };
+  showLogEntry(entry);
+  sessionStorage.setItem(LOG_KEY, JSON.stringify([...keptLog(), entry].slice(-LOG_KEPT)));
+}
+
+function restoreLog() {
+  for (const entry of keptLog()) showLogEntry(entry);
 }
 
 /// A key for one action: random, and readable where crypto.randomUUID is not (plain http).
@@ -151,12 +169,24 @@ function wireControls() {
     const text = $("note").value.trim();
     if (g && text) act(selected, { action: "annotate", ply: g.ply, text }, "note added").then((ok) => { if (ok) $("note").value = ""; });
   };
-  $("lock").onclick = () => { sessionStorage.removeItem("touchmove-arbiter-token"); location.reload(); };
+  $("lock").onclick = () => {
+    sessionStorage.removeItem("touchmove-arbiter-token");
+    sessionStorage.removeItem(LOG_KEY);
+    location.reload();
+  };
   $("next-round").onclick = async () => {
     if (!confirm(`Close round ${round} and start round ${round + 1}? Round ${round}'s games are kept; `
       + "the boards are read again with the next round's pairings.")) return;
     $("next-round").disabled = true;
-    const { ok, body } = await api("/api/arbiter/next-round", { method: "POST" });
+    // The request names the round it closes: sent again, or from a page that has not followed
+    // the event yet, it is refused rather than closing the round after.
+    let answer;
+    try {
+      answer = await api("/api/arbiter/next-round", { method: "POST", body: JSON.stringify({ round }) });
+    } catch (e) {
+      answer = { ok: false, body: { error: `no answer (${e.message}); if round ${round + 1} started, this page moves to it by itself` } };
+    }
+    const { ok, body } = answer;
     log(ok ? body.message || `round ${round + 1} starts` : `Next round refused — ${body.error || "no answer"}`, ok);
     if (!ok) $("next-round").disabled = false;
   };
@@ -167,6 +197,7 @@ async function startDesk() {
   $("desk").hidden = false;
   $("lock").hidden = false;
   $("next-round").hidden = false;
+  restoreLog();
   if (round === null) round = await currentRound();
   if (round === null) {
     const rounds = await (await fetch("/api/rounds")).json();
