@@ -300,6 +300,9 @@ impl Machine {
                     doubt: None,
                 });
             }
+            if back_here && let Some(again) = self.reconstruction_cut_short(s, k) {
+                return Some(again);
+            }
             let kept = k - self.settled + usize::from(!back_here);
             if let Some(shorter) = self.fewer_moves_before(s, k, kept) {
                 return Some(shorter);
@@ -333,6 +336,33 @@ impl Machine {
             });
         }
         None
+    }
+
+    /// The doubtful reconstruction still open, cut short to the first `k` plies by a report
+    /// that took its last moves back, read again from where it began with as many moves: the
+    /// late report (a scan that showed an arrival after the press) may be what orders them,
+    /// and the same moves in another order can leave the same squares filled.
+    fn reconstruction_cut_short(&self, s: &Sensed<'_>, k: usize) -> Option<Reading> {
+        let from = self
+            .reconstructed_from
+            .filter(|&from| from >= self.settled && from + 2 <= k)?;
+        let depth = k - from;
+        let start = &self.game.positions()[from];
+        let Explanation::Unique(moves) =
+            s.sequences_within(start, depth..=depth, &self.reports(from))
+        else {
+            return None;
+        };
+        let withdrawn = self.moves_since(from);
+        (moves[..] != withdrawn[..depth]).then(|| Reading::Adopt {
+            from,
+            moves: moves.clone(),
+            doubt: Some(Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            }),
+        })
     }
 
     /// True when the last move, recorded from position `k`, was made: pressed, standing
