@@ -18,7 +18,7 @@ use crate::driver::probe::{Candidates, probe};
 use crate::event::rounds::{EventSpec, RoundPlan, next_board_number, unpaired_board};
 use crate::event::{BoardOrigins, BoardSource, EventConfig};
 
-pub use crate::server::NextRoundAsk;
+use crate::server::NextRoundAsk;
 
 /// An event being recorded: the round open now and how to open the next.
 pub struct EventRun {
