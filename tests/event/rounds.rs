@@ -109,13 +109,14 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
         token,
         "`record --round 2` keeps the event's token"
     );
-    let started = client
-        .post(format!("{base}/api/arbiter/next-round"))
-        .bearer_auth(&token)
-        .body(r#"{"round": 2}"#)
-        .send()
-        .await
-        .unwrap();
+    let next_round = |body: &'static str| {
+        client
+            .post(format!("{base}/api/arbiter/next-round"))
+            .bearer_auth(&token)
+            .body(body)
+            .send()
+    };
+    let started = next_round(r#"{"round": 2}"#).await.unwrap();
     assert!(started.status().is_success(), "{:?}", started.text().await);
     let mut current = serde_json::Value::Null;
     for _ in 0..100 {
@@ -128,25 +129,12 @@ async fn the_next_round_keeps_the_earlier_one_and_becomes_current() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(current["round"], 3, "the desk started round 3: {current}");
-    let again = client
-        .post(format!("{base}/api/arbiter/next-round"))
-        .bearer_auth(&token)
-        .body(r#"{"round": 2}"#)
-        .send()
-        .await
-        .unwrap();
+    let again = next_round(r#"{"round": 2}"#).await.unwrap();
     let status = again.status().as_u16();
     let said = again.text().await.unwrap_or_default();
     assert_eq!(status, 409, "closing round 2 again is refused: {said}");
     assert!(said.contains("round 3 is"), "{said}");
-    let malformed = client
-        .post(format!("{base}/api/arbiter/next-round"))
-        .bearer_auth(&token)
-        .body("round two")
-        .send()
-        .await
-        .unwrap()
-        .status();
+    let malformed = next_round("round two").await.unwrap().status();
     assert_eq!(
         malformed.as_u16(),
         400,

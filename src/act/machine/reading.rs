@@ -22,6 +22,22 @@ pub(super) enum Reading {
     Unexplained { in_progress: bool },
 }
 
+impl Reading {
+    /// The moves recorded from ply `from` on (`withdrawn`) read again as `moves`, and the
+    /// arbiter told (8.5.3).
+    pub(super) fn reread(from: usize, withdrawn: Vec<Move>, moves: Vec<Move>) -> Reading {
+        Reading::Adopt {
+            from,
+            moves: moves.clone(),
+            doubt: Some(Doubt::Reread {
+                from,
+                withdrawn,
+                moves,
+            }),
+        }
+    }
+}
+
 /// What the report times say of a reconstructed sequence of moves ([`Reports::overlap`],
 /// [`Reports::finished_out_of_order`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -257,15 +273,7 @@ impl Machine {
         }
         if k < self.settled {
             // A press made the last move final on the board as it was reported then.
-            return Some(Reading::Adopt {
-                from: k,
-                moves: seq.clone(),
-                doubt: Some(Doubt::Reread {
-                    from: k,
-                    withdrawn,
-                    moves: seq,
-                }),
-            });
+            return Some(Reading::reread(k, withdrawn, seq));
         }
         let overlap = reports.overlap(start, &seq);
         Some(self.reconstructed(k, seq, overlap, &reports))
@@ -354,15 +362,7 @@ impl Machine {
             return None;
         };
         let withdrawn = self.moves_since(from);
-        (moves[..] != withdrawn[..depth]).then(|| Reading::Adopt {
-            from,
-            moves: moves.clone(),
-            doubt: Some(Doubt::Reread {
-                from,
-                withdrawn,
-                moves,
-            }),
-        })
+        (moves[..] != withdrawn[..depth]).then(|| Reading::reread(from, withdrawn, moves))
     }
 
     /// True when the last move, recorded from position `k`, was made: pressed, standing

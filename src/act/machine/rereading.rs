@@ -118,15 +118,7 @@ impl Machine {
                 && m.from()
                     .is_some_and(|from| shakmaty::attacks::between(from, m.to()).contains(w.to()))
         });
-        went_on.then(|| Reading::Adopt {
-            from,
-            moves: moves.clone(),
-            doubt: Some(Doubt::Reread {
-                from,
-                withdrawn,
-                moves,
-            }),
-        })
+        went_on.then(|| Reading::reread(from, withdrawn, moves))
     }
 
     /// Moves made final that the board, nothing else explaining it, shows were other moves: from
