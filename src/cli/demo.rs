@@ -865,15 +865,12 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
                             () = tokio::time::sleep(pause) => true,
                         };
                     }
-                    Some(asked) = run.next_round_asked() => match asked.refusal(round) {
-                        Some(why) => {
-                            let _ = asked.reply.send(Err(why));
-                        }
-                        None => {
-                            let _ = asked.reply.send(Ok(format!("round {} starts", round + 1)));
+                    Some(asked) = run.next_round_asked() => {
+                        if let Ok(reply) = asked.accept(round) {
+                            let _ = reply.send(Ok(format!("round {} starts", round + 1)));
                             break true;
                         }
-                    },
+                    }
                 }
             }
         };

@@ -17,7 +17,6 @@ use super::{Recorder, RecorderHandle, RunOptions, rounds, say};
 use crate::driver::probe::{Candidates, probe};
 use crate::event::rounds::{EventSpec, RoundPlan, next_board_number, unpaired_board};
 use crate::event::{BoardOrigins, BoardSource, EventConfig};
-
 use crate::server::NextRoundAsk;
 
 /// An event being recorded: the round open now and how to open the next.
@@ -95,16 +94,12 @@ impl EventRun {
         mut self,
         asked: Option<NextRoundAsk>,
     ) -> Result<EventRun, String> {
-        let reply = match asked {
-            Some(asked) => {
-                if let Some(why) = asked.refusal(self.config.round) {
-                    say(&format!("next round refused: {why}"));
-                    let _ = asked.reply.send(Err(why));
-                    return Ok(self);
-                }
-                Some(asked.reply)
+        let reply = match asked.map(|a| a.accept(self.config.round)).transpose() {
+            Ok(reply) => reply,
+            Err(why) => {
+                say(&format!("next round refused: {why}"));
+                return Ok(self);
             }
-            None => None,
         };
         let next = self.config.round + 1;
         let plan = match self.spec.round(&self.boards, next) {

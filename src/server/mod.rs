@@ -90,14 +90,20 @@ pub struct NextRoundAsk {
 }
 
 impl NextRoundAsk {
-    /// Why the round open now must not be closed for this request, if it must not.
-    pub fn refusal(&self, open: u32) -> Option<String> {
-        self.closing.filter(|&asked| asked != open).map(|asked| {
-            format!(
-                "round {asked} is no longer being recorded (round {open} is): nothing was \
-                 started; to close round {open}, ask from a page that shows it"
-            )
-        })
+    /// Where to answer once the next round starts, when this request may close `open`, the
+    /// round open now; otherwise the request is answered with the reason, which is returned.
+    pub fn accept(self, open: u32) -> Result<oneshot::Sender<Result<String, String>>, String> {
+        match self.closing.filter(|&asked| asked != open) {
+            None => Ok(self.reply),
+            Some(asked) => {
+                let why = format!(
+                    "round {asked} is no longer being recorded (round {open} is): nothing was \
+                     started; to close round {open}, ask from a page that shows it"
+                );
+                let _ = self.reply.send(Err(why.clone()));
+                Err(why)
+            }
+        }
     }
 }
 

@@ -521,7 +521,6 @@ impl Machine {
             .join(" ")
     }
 
-    /// The ply number of the first of the last `count` recorded moves, and their SAN.
     /// An alert about `moves`, the last recorded, on `squares`: its ply is the first of
     /// them, and `message` is given their SAN.
     fn moves_alert(
@@ -541,6 +540,7 @@ impl Machine {
         a
     }
 
+    /// The ply number of the first of the last `count` recorded moves, and their SAN.
     fn last_moves(&self, count: usize) -> (u32, String) {
         let first = self.game.plies().saturating_sub(count);
         let sans: Vec<&str> = self.game.moves()[first..]

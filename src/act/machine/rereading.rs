@@ -473,15 +473,15 @@ impl Machine {
             .iter()
             .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)
             .map(|l| l.t_ms);
+        let capturer_lifted = self
+            .lifts
+            .iter()
+            .find(|l| l.sq == capturer && l.t_ms >= arrived)
+            .map(|l| l.t_ms);
         match seen_leaving {
             Some(left) => {
-                let capturer_lifted = self
-                    .lifts
-                    .iter()
-                    .find(|l| l.sq == capturer && l.t_ms >= arrived)
-                    .map_or(Millis::MAX, |l| l.t_ms);
                 let before_press = self.pressed_at[stepper as usize].is_some_and(|p| p > left);
-                if left > capturer_lifted
+                if left > capturer_lifted.unwrap_or(Millis::MAX)
                     || (!before_press
                         && left.saturating_sub(arrived) > self.config.report_reorder_ms)
                 {
@@ -491,14 +491,8 @@ impl Machine {
             }
             // On a board that senses only occupancy the capture shows no change there: the
             // capturer's lift is the last the pawn can be known to have stood.
-            None if !self.config.identifies_pieces => {
-                let lifted = self
-                    .lifts
-                    .iter()
-                    .find(|l| l.sq == capturer && l.t_ms >= arrived)
-                    .map(|l| l.t_ms)?;
-                (lifted.saturating_sub(arrived) <= self.config.report_reorder_ms).then_some(lifted)
-            }
+            None if !self.config.identifies_pieces => capturer_lifted
+                .filter(|&lifted| lifted.saturating_sub(arrived) <= self.config.report_reorder_ms),
             // The square went straight from the pawn to the capturer: every sample between
             // showed the pawn, so it left within a scan of the capturer's arrival, and only
             // an arrival within a scan of the step leaves room for the double step.
