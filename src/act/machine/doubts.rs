@@ -61,6 +61,10 @@ pub(super) enum Doubt {
     /// reorders. Only a lost update (a lift never reported) makes that order possible, and
     /// another order may be the real one (captures on one square).
     LiftedOutOfOrder { moves: Vec<Move>, ms: Millis },
+    /// On a board that senses only occupancy, the reconstructed `moves` include `capture`,
+    /// whose square the board never showed change after the capturing piece was lifted:
+    /// that piece may have been still in the hand, or put on a square not yet reported.
+    CaptureNotShown { moves: Vec<Move>, capture: Move },
     /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
     /// arriving, and that piece then went on: a piece knocked by the moving hand may have
     /// been read as the reply.
@@ -133,6 +137,9 @@ impl Machine {
             } => self.unseen_arrival_alert(moves, *squares, *pressed, t),
             Doubt::StoodUnseen { moves, stood, .. } => self.stood_unseen_alert(moves, *stood, t),
             Doubt::LiftedOutOfOrder { moves, ms } => self.lifted_out_of_order_alert(moves, *ms, t),
+            Doubt::CaptureNotShown { moves, capture } => {
+                self.capture_not_shown_alert(moves, *capture, t)
+            }
             Doubt::QuickReply { reply, ms } => self.quick_reply_doubt_alert(*reply, *ms, t),
             Doubt::Unsampled {
                 step,
@@ -191,11 +198,19 @@ impl Machine {
         } else {
             Severity::Warning
         };
+        // A report that shows one move's piece arriving and the next one's leaving cannot
+        // order them: they overlapped as far as the board can tell.
+        let how = if ms == 0 {
+            "that the board reported at once (a move began before the one before it was \
+             over, or with it)"
+                .to_string()
+        } else {
+            format!("that overlapped by {ms} ms (a move began before the one before it was over)")
+        };
         self.moves_alert("7.4", severity, moves, squares_of_all(moves), t, |sans| {
             format!(
-                "the moves {sans} were read from actions that overlapped by {ms} ms (a move \
-                 began before the one before it was over): one of them may be a knocked or \
-                 displaced piece; the arbiter should check"
+                "the moves {sans} were read from actions {how}: one of them may be a knocked \
+                 or displaced piece; the arbiter should check"
             )
         })
     }
@@ -280,6 +295,21 @@ impl Machine {
                  on {stood} for less than a scan, where the board never showed it, before its \
                  player moved it on: a knocked or displaced piece may have been read as \
                  moves; the arbiter should check"
+            )
+        })
+    }
+
+    /// 8.5.3: moves read together, one of them a capture the board never showed landing.
+    fn capture_not_shown_alert(&self, moves: &[Move], capture: Move, t: Millis) -> Alert {
+        let squares = squares_of(capture);
+        self.moves_alert("8.5.3", Severity::Warning, moves, squares, t, |sans| {
+            format!(
+                "the moves {sans} were read together, and the board, which senses only \
+                 occupancy, never showed {} change after the capturing piece left {}: that \
+                 piece may still have been in the hand, or put on a square not yet reported; \
+                 the arbiter should check",
+                capture.to(),
+                capture.from().map_or(String::new(), |sq| sq.to_string()),
             )
         })
     }

@@ -3,7 +3,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, Role, attacks};
 
 use super::Machine;
-use super::doubts::Doubt;
+use super::doubts::{Doubt, squares_of_all};
 use crate::act::search::{Explanation, Reports, Sensed, squares_of};
 use crate::board::Millis;
 
@@ -533,7 +533,7 @@ impl Machine {
         let start = &self.game.positions()[k];
         let unseen = reports.unseen_arrivals(start, &seq);
         let out_of_order = || reports.begun_out_of_order(start, &seq);
-        let doubt = if overlap > 0 {
+        let doubt = if overlap > 0 || self.begun_before_press(start, &seq, reports) {
             Some(Doubt::Overlapping {
                 rewrites: self.rewrites_recorded(k, &seq),
                 moves: seq.clone(),
@@ -563,12 +563,73 @@ impl Machine {
                         .then(|| self.unsampled_double_step(seq[0]))
                         .flatten()
                 })
+                .or_else(|| {
+                    self.capture_not_shown(&seq, reports)
+                        .map(|capture| Doubt::CaptureNotShown {
+                            moves: seq.clone(),
+                            capture,
+                        })
+                })
+                // A move its player pressed for, replaced by another of his: the arbiter is
+                // told, as when one move is read again.
+                .or_else(|| self.pressed_move_replaced(k, &seq))
         };
         Reading::Adopt {
             from: k,
             moves: seq,
             doubt,
         }
+    }
+
+    /// On a board that senses only occupancy, the capture of `seq` whose square the board
+    /// has not reported since the moves began (at most the arrival that began them, before
+    /// the capturing piece was reported lifted), and that no later move of `seq` changes:
+    /// nothing shows that it landed there.
+    fn capture_not_shown(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
+        if self.config.identifies_pieces {
+            return None;
+        }
+        seq.iter().enumerate().find_map(|(i, &m)| {
+            let Move::Normal {
+                from,
+                to,
+                capture: Some(_),
+                ..
+            } = m
+            else {
+                return None;
+            };
+            let later = squares_of_all(&seq[i + 1..]);
+            if later.contains(to) || later.contains(from) {
+                return None;
+            }
+            let lifted = reports.time(from)?;
+            reports
+                .time(to)
+                .is_none_or(|t| t == reports.since && t < lifted)
+                .then_some(m)
+        })
+    }
+
+    /// On a board that senses only occupancy, true when a move of `seq` (read from `start`)
+    /// began in the same report as the arrival of a move before it, whose player has not
+    /// pressed the clock since: a hand that answers does not start within one scan of the
+    /// move it answers, before its press, but a knocked piece moves with the hand that
+    /// knocks it, and the board shows a knocked piece as a move.
+    fn begun_before_press(&self, start: &Chess, seq: &[Move], reports: &Reports<'_>) -> bool {
+        if self.config.identifies_pieces {
+            return false;
+        }
+        reports
+            .begun_at_an_arrival(start, seq)
+            .is_some_and(|(i, arrived)| {
+                let mover = if i % 2 == 0 {
+                    start.turn()
+                } else {
+                    !start.turn()
+                };
+                self.pressed_at[mover as usize].is_none_or(|p| p < arrived)
+            })
     }
 
     /// A reading from a revisable position before `k` that keeps fewer moves than `kept`,

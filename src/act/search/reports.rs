@@ -259,6 +259,21 @@ impl Reports<'_> {
         self.most_before(start, seq, |earlier| earlier.arrived, |later| later.left)
     }
 
+    /// The first move of `seq` (its index, and the time of the report) whose arrival was
+    /// reported together with a later move's departure: the board cannot say which came
+    /// first, so the later move may have begun before that one was over
+    /// ([`Reports::overlap`] counts only what the times prove).
+    pub fn begun_at_an_arrival(&self, start: &Chess, seq: &[Move]) -> Option<(usize, Millis)> {
+        let carried = self.carried(start, seq);
+        carried.iter().find_map(|earlier| {
+            let arrived = earlier.arrived?;
+            carried
+                .iter()
+                .any(|later| later.ply > earlier.ply && later.left == Some(arrived))
+                .then_some((earlier.ply, arrived))
+        })
+    }
+
     /// How long before a piece of `seq` was seen arriving for good a piece of a later move
     /// of the sequence was: zero when the moves were seen finished in their order. More
     /// than zero means a reply was over before the move it answers, which hands do not do.
