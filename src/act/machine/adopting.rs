@@ -6,9 +6,9 @@ use super::doubts::{Doubt, squares_of_all};
 use super::presses::WHEN_RESTORED;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
-use crate::act::Event;
 use crate::act::ending::{self};
 use crate::act::start::SetUp;
+use crate::act::{AlertRef, Event, Severity};
 use crate::board::Millis;
 
 impl Machine {
@@ -243,6 +243,7 @@ impl Machine {
             t_ms: t,
         });
         self.quick_reply_revised(keep, replacing, out);
+        self.withdraw_move_alerts(keep, replacing, t, out);
         self.game.truncate(keep);
         self.withdraw_penalties(keep, t, out);
         if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
@@ -252,6 +253,42 @@ impl Machine {
         self.reached_at.truncate(keep + 1);
         self.completed = self.completed.min(keep);
         self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
+    }
+
+    /// Withdraws, with one info 8.5.3 alert, what was said of how the moves after the first
+    /// `keep` plies were made, as they are read again as `replacing`: a move read again
+    /// unchanged at its ply keeps what was said of it.
+    fn withdraw_move_alerts(
+        &mut self,
+        keep: usize,
+        replacing: &[Move],
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        let moves = self.game.moves();
+        let changed = |ply: usize| {
+            let recorded = moves.get(ply - 1).map(|p| p.mv);
+            recorded.is_none() || recorded != replacing.get(ply - 1 - keep).copied()
+        };
+        let withdrawn: Vec<AlertRef> = self
+            .move_alerts
+            .extract_if(.., |r| r.ply as usize > keep && changed(r.ply as usize))
+            .collect();
+        if withdrawn.is_empty() {
+            return;
+        }
+        let mut a = self.alert("8.5.3", None, t, Severity::Info);
+        a.ply = ply_number(keep + 1);
+        a.evidence_ms = vec![t];
+        let articles: Vec<&str> = withdrawn.iter().map(|r| r.article.as_str()).collect();
+        a.message = format!(
+            "what was noted of how the moves from ply {} were made ({}) no longer stands: \
+             those moves were read again as other moves",
+            ply_number(keep + 1),
+            articles.join(", ")
+        );
+        a.withdraws = withdrawn;
+        out.push(Event::Alert(a));
     }
 
     pub(super) fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {

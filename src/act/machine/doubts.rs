@@ -104,7 +104,13 @@ impl Machine {
         // How moves read across a gap overlapped in time is not known: their times are
         // estimates.
         let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
-        if timed || !self.untimed {
+        // The lifts of a castling made rook first, judged with the move, told it already.
+        let told = matches!(&doubt, Doubt::MovedOn { first, .. } if first.role() == Role::Rook)
+            && self
+                .move_alerts
+                .iter()
+                .any(|r| r.article == "4.4.2" && r.ply == self.ply() && r.t_ms == t);
+        if (timed || !self.untimed) && !told {
             let mut alert = self.doubt_alert(&doubt, t);
             self.gap_alert_raised(&doubt, &mut alert);
             out.push(Event::Alert(alert));

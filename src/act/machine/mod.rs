@@ -124,6 +124,9 @@ pub struct Machine {
     /// The 7.5.5 proposals standing (each a completed illegal move of its player), with the
     /// number of recorded moves each rests on.
     penalties: Vec<(Color, usize)>,
+    /// The alerts about how recorded moves were made (touch-move findings): a revision that
+    /// withdraws a move withdraws what was said of it.
+    move_alerts: Vec<AlertRef>,
     /// The ply from which the last reading adopted with a doubt of a displaced piece was
     /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
     reconstructed_from: Option<usize>,
@@ -258,6 +261,7 @@ impl Machine {
             press_reading: None,
             unexchanged: None,
             penalties: Vec::new(),
+            move_alerts: Vec::new(),
             reconstructed_from: None,
             completion: None,
             open_claims: Vec::new(),

@@ -82,12 +82,19 @@ impl Machine {
             });
             self.unpressed_reply = Some((n + 1, m));
         }
-        if let Some(f) = finding {
+        // A move read again unchanged at its ply keeps what was said of it, once.
+        let told = |article: &str| {
+            self.move_alerts
+                .iter()
+                .any(|r| r.ply == ply && r.article == article)
+        };
+        if let Some(f) = finding.filter(|f| !told(f.article)) {
             let mut a = self.alert(f.article, Some(mover), t, f.severity);
             a.ply = ply;
             a.evidence_ms = f.evidence_ms;
             a.squares = f.squares.iter().map(ToString::to_string).collect();
             a.message = f.message;
+            self.move_alerts.push(a.reference());
             out.push(Event::Alert(a));
             self.open_claims.push((ply, mover));
         }

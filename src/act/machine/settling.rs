@@ -117,10 +117,12 @@ impl Machine {
 
     pub(super) fn settle(&mut self, plies: usize) {
         self.settled = plies.min(self.game.plies());
-        if let Some(had_move) = self.had_move(self.settled) {
+        // Moves read again are judged again under 4.3 and 4.4: the lifts of every move that
+        // may still be read again are kept.
+        let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
+        if let Some(had_move) = self.had_move(oldest_open) {
             self.lifts.retain(|l| l.t_ms >= had_move);
         }
-        let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
         if let Some(&since) = self.reached_at.get(oldest_open) {
             self.placements.retain(|&(_, _, t)| t >= since);
         }
