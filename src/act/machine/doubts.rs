@@ -4,7 +4,7 @@ use shakmaty::{Bitboard, Move, Position, Rank, Role, Square};
 
 use super::{Machine, color_word, ply_number};
 use crate::act::Alert;
-use crate::act::search::squares_of;
+use crate::act::search::{mover_at, squares_of};
 use crate::act::touch;
 use crate::act::{Event, Severity};
 use crate::board::Millis;
@@ -104,16 +104,14 @@ impl Machine {
         // How moves read across a gap overlapped in time is not known: their times are
         // estimates.
         let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
-        // The lifts of a castling made rook first, judged with the move, told it already.
-        let told = matches!(&doubt, Doubt::MovedOn { first, .. } if first.role() == Role::Rook)
-            && self
-                .move_alerts
-                .iter()
-                .any(|r| r.article == "4.4.2" && r.ply == self.ply() && r.t_ms == t);
-        if (timed || !self.untimed) && !told {
+        if timed || !self.untimed {
             let mut alert = self.doubt_alert(&doubt, t);
-            self.gap_alert_raised(&doubt, &mut alert);
-            out.push(Event::Alert(alert));
+            // What the touches of the move just recorded told (a castling made rook first,
+            // 4.4.2) is not told again.
+            if !self.move_alerts.iter().any(|r| alert.is(r)) {
+                self.gap_alert_raised(&doubt, &mut alert);
+                out.push(Event::Alert(alert));
+            }
         }
         if let Doubt::StoodUnseen { from, .. } = doubt {
             self.withdraw_penalty_judged_at(from, t, out);
@@ -234,11 +232,7 @@ impl Machine {
         };
         let last_reached = self.reached_at.last().copied().unwrap_or(0);
         for (i, m) in seq.iter().enumerate() {
-            let mover = if i % 2 == 0 {
-                start.turn()
-            } else {
-                !start.turn()
-            };
+            let mover = mover_at(start, i);
             let since = self.reached_at.get(k + i).copied().unwrap_or(last_reached);
             let (Some(from), Some(press), Some(taken)) = (
                 m.from(),

@@ -4,7 +4,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Role, attacks};
 
 use super::Machine;
 use super::doubts::{Doubt, squares_of_all};
-use crate::act::search::{Explanation, Reports, Sensed, squares_of};
+use crate::act::search::{Explanation, Reports, Sensed, mover_at, squares_of};
 use crate::board::Millis;
 
 /// What the board shows, relative to the game.
@@ -623,12 +623,7 @@ impl Machine {
         reports
             .begun_at_an_arrival(start, seq)
             .is_some_and(|(i, arrived)| {
-                let mover = if i % 2 == 0 {
-                    start.turn()
-                } else {
-                    !start.turn()
-                };
-                self.pressed_at[mover as usize].is_none_or(|p| p < arrived)
+                self.pressed_at[mover_at(start, i) as usize].is_none_or(|p| p < arrived)
             })
     }
 

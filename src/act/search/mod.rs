@@ -108,6 +108,15 @@ pub(super) fn touches(m: Move, d: Bitboard) -> bool {
     }
 }
 
+/// Who makes move `i` (0-based) of a sequence played from `start`.
+pub fn mover_at(start: &Chess, i: usize) -> Color {
+    if i.is_multiple_of(2) {
+        start.turn()
+    } else {
+        !start.turn()
+    }
+}
+
 /// The squares a move touches: origin, destination, en passant victim, castling squares.
 pub fn squares_of(m: Move) -> Bitboard {
     match m {

@@ -1,9 +1,9 @@
 //! When the board reported each square: the evidence a reconstruction must agree with in
 //! time as well as in squares.
 
-use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, Square, attacks};
+use shakmaty::{Bitboard, Chess, Color, Move, Piece, Role, Square, attacks};
 
-use super::squares_of;
+use super::{mover_at, squares_of};
 use crate::board::Millis;
 
 /// When the board reported each square's latest change: the evidence a reconstruction must
@@ -84,13 +84,7 @@ impl Reports<'_> {
     /// and of its departure when no later move of the sequence changes that square again
     /// (only then is the square's last report that arrival or departure).
     fn carried(&self, start: &Chess, seq: &[Move]) -> Vec<Carried> {
-        let turn = |i: usize| {
-            if i.is_multiple_of(2) {
-                start.turn()
-            } else {
-                !start.turn()
-            }
-        };
+        let turn = |i: usize| mover_at(start, i);
         // A later move sliding over a square reports it again: its latest report is then
         // that passage, not this sequence's arrival or departure.
         let touched: Vec<Bitboard> = seq
@@ -180,13 +174,7 @@ impl Reports<'_> {
         if self.outage {
             return Bitboard::EMPTY;
         }
-        let turn = |i: usize| {
-            if i.is_multiple_of(2) {
-                start.turn()
-            } else {
-                !start.turn()
-            }
-        };
+        let turn = |i: usize| mover_at(start, i);
         let mut unseen = Bitboard::EMPTY;
         for (i, &m) in seq.iter().enumerate() {
             let later = seq[i + 1..]
