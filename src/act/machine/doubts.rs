@@ -1,6 +1,6 @@
 //! Doubts: why an adopted move is not certain, and the alert that says so.
 
-use shakmaty::{Bitboard, Move, Position, Rank, Role, Square};
+use shakmaty::{Bitboard, Move, Piece, Position, Rank, Role, Square, attacks};
 
 use super::{Machine, color_word, ply_number};
 use crate::act::Alert;
@@ -222,9 +222,10 @@ impl Machine {
     /// The squares moves of `seq` (read from position `k`) put a piece on whose player then
     /// pressed the clock, after lifting it and before the piece taking it there was seen
     /// arriving: the press says the move was made (6.2.1), and no other square explains it,
-    /// so the board only missed the piece standing there a moment. Nobody presses for a
-    /// piece knocked over. Not a pawn's single step from its first rank: it may have been a
-    /// double step taken en passant (3.7.3.1), the other square never seen either.
+    /// so the board only missed the piece standing there a moment, unless it named the piece
+    /// put down on another square meanwhile. Nobody presses for a piece knocked over. Not a
+    /// pawn's single step from its first rank: it may have been a double step taken en
+    /// passant (3.7.3.1), the other square never seen either.
     pub(super) fn arrivals_pressed_for(&self, k: usize, seq: &[Move]) -> Bitboard {
         let mut pressed = Bitboard::EMPTY;
         let Some(start) = self.game.positions().get(k) else {
@@ -232,6 +233,14 @@ impl Machine {
         };
         let last_reached = self.reached_at.last().copied().unwrap_or(0);
         for (i, m) in seq.iter().enumerate() {
+            // Only a piece taken or moved on by a later move of `seq` needed an arrival the
+            // board may have missed; the last move to a square was seen arriving there.
+            let changed_again = seq[i + 1..]
+                .iter()
+                .any(|later| later.from() == Some(m.to()) || later.to() == m.to());
+            if !changed_again {
+                continue;
+            }
             let mover = mover_at(start, i);
             let since = self.reached_at.get(k + i).copied().unwrap_or(last_reached);
             let (Some(from), Some(press), Some(taken)) = (
@@ -247,9 +256,24 @@ impl Machine {
             if first_step {
                 continue;
             }
-            let lifted = self.first_lift(from, mover, since);
-            if lifted.is_some_and(|lifted| lifted < press)
+            let Some(lifted) = self.first_lift(from, mover, since) else {
+                continue;
+            };
+            // The board named the piece put down elsewhere, off its way there, after the lift:
+            // the press was for that move, not for one to a square never shown.
+            let piece = Piece {
+                color: mover,
+                role: m.role(),
+            };
+            let put_elsewhere = self.placements.iter().any(|&(sq, p, t)| {
+                p == piece
+                    && sq != m.to()
+                    && !attacks::between(from, m.to()).contains(sq)
+                    && (lifted..taken).contains(&t)
+            });
+            if lifted < press
                 && press.saturating_add(self.config.report_lag_ms) < taken
+                && !put_elsewhere
             {
                 pressed.add(m.to());
             }

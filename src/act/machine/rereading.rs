@@ -1,6 +1,6 @@
 //! Re-reading moves already recorded from what the board showed since.
 
-use shakmaty::{Color, Move, Position, Role, Square};
+use shakmaty::{Color, Move, Piece, Position, Role, Square};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
@@ -350,21 +350,30 @@ impl Machine {
             && lifted.is_some_and(|l| self.last_seen[m.to() as usize].is_some_and(|t| t > l))
     }
 
-    /// On a board that senses only occupancy, a pawn capture `capture` onto the square
-    /// where the opponent's pawn was recorded stepping one square off its start rank, when
-    /// the board reported the square two squares off it occupied since the step and before
-    /// the capturer was lifted, and that square is empty again: the pawn went on two squares
-    /// and was taken en passant (3.7.3.1), which explains that report; the single step and a
-    /// normal capture leave it unexplained. (The capturer touched down there on its way
-    /// would be reported after its lift.) A step already made final is read again, and the
-    /// arbiter told.
+    /// A pawn capture `capture` onto the square where the opponent's pawn was recorded
+    /// stepping one square off its start rank, when the board reported the square two
+    /// squares off it occupied since the step (by that pawn, on a board that names pieces)
+    /// and before the capturer was lifted, and that square is empty again: the pawn went on
+    /// two squares and was taken en passant (3.7.3.1), which explains that report; the single
+    /// step and a normal capture leave it unexplained. (The capturer touched down there on its
+    /// way would be reported after its lift.) A step already made final is read again, and
+    /// the arbiter told.
     fn double_step_shown(&self, capture: Move) -> Option<Reading> {
-        if self.config.identifies_pieces {
-            return None;
-        }
         let (step, double, en_passant) = self.step_or_double(capture)?;
         let n = self.game.plies();
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let pawn = Piece {
+            color: self.game.positions()[n - 1].turn(),
+            role: Role::Pawn,
+        };
+        if self.config.identifies_pieces
+            && !self
+                .placements
+                .iter()
+                .any(|&(sq, p, t)| sq == double.to() && p == pawn && t >= arrived)
+        {
+            return None;
+        }
         let square = double.to() as usize;
         let capturer_lifted = capture
             .from()
