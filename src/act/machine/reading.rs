@@ -186,6 +186,7 @@ impl Machine {
                     .then(|| self.held_piece_stood_unseen(&s))
                     .flatten()
             })
+            .or_else(|| (!in_progress).then(|| self.reread_held_game(&s)).flatten())
             .unwrap_or(Reading::Unexplained { in_progress: false })
     }
 

@@ -12,6 +12,9 @@ use crate::board::Millis;
 /// the promoted piece's first move: a knight made by promotion usually moves at once.
 const PROMOTION_SHOWN_PLIES: usize = 12;
 
+/// How many plies back a held game is read again from.
+const HELD_REREAD_PLIES: usize = 4;
+
 impl Machine {
     /// The last move is final, but play was held soon after it and the board now
     /// shows its piece standing on another square it could have reached instead: the piece
@@ -197,6 +200,35 @@ impl Machine {
             });
         }
         None
+    }
+
+    /// A game held on a board nothing else explains for longer than
+    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) (a slide's longest
+    /// pause), read again from up to [`HELD_REREAD_PLIES`] plies back: the one sequence of
+    /// moves from there that leaves the board as it is, every move on squares the board
+    /// reported since, replaces the moves recorded since, and the arbiter is warned. A move
+    /// read wrong in a burst of late reports otherwise holds the game for good, since every
+    /// move after it is read against the wrong position.
+    pub(super) fn reread_held_game(&self, s: &Sensed<'_>) -> Option<Reading> {
+        self.held?;
+        if self.now < self.held_since.saturating_add(self.config.moved_on_ms) {
+            return None;
+        }
+        let n = self.game.plies();
+        let oldest = n
+            .saturating_sub(HELD_REREAD_PLIES)
+            .max(self.gap_start().map_or(0, |g| g + 1));
+        (oldest..n).rev().find_map(|k| {
+            let back = n - k;
+            let depths = back.max(2)..=back + 2;
+            let Explanation::Unique(moves) =
+                s.sequences_within(&self.game.positions()[k], depths, &self.reports(k))
+            else {
+                return None;
+            };
+            let withdrawn = self.moves_since(k);
+            (moves.first() != withdrawn.first()).then(|| Reading::reread(k, withdrawn, moves))
+        })
     }
 
     /// The reading of one move `m` that leaves the board as it is from position `k`: the
