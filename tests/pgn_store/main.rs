@@ -1,4 +1,5 @@
-//! The PGN reader and writer, and the journal store under crashes, tasks and read-only files.
+//! The PGN reader and writer, and the journal store under crashes and tasks (read-only files:
+//! `tests/store_read_only.rs`, a process of its own).
 
 mod pgn_bad_input;
 mod pgn_roundtrip;
@@ -6,4 +7,3 @@ mod store_async;
 mod store_crash;
 mod store_export_capture;
 mod store_journal;
-mod store_read_only;

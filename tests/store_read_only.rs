@@ -2,8 +2,9 @@
 //! recorded stays readable.
 //!
 //! Root ignores file permissions, so when run as root this test drops its effective user to
-//! `nobody` first. That changes the whole process, which is why this is the only test in this
-//! file.
+//! `nobody` first. That changes the whole process: other tests running beside it could no
+//! longer write their own temporary folders, so this is a test binary of its own, with this
+//! one test.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
