@@ -157,6 +157,14 @@ impl Machine {
         self.placements.push((sq, piece, t));
     }
 
+    /// True when the board named `piece` put down on `sq` at or after `since` (boards that
+    /// name pieces only).
+    pub(super) fn named_on(&self, sq: Square, piece: Piece, since: Millis) -> bool {
+        self.placements
+            .iter()
+            .any(|&(at, p, t)| at == sq && p == piece && t >= since)
+    }
+
     /// When `color` first lifted a piece from `sq` at or after `since`, if seen.
     pub(super) fn first_lift(&self, sq: Square, color: Color, since: Millis) -> Option<Millis> {
         self.lifts

@@ -1,6 +1,6 @@
 //! Reading the board: what explains what it shows, relative to the game.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Role, attacks};
+use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, attacks};
 
 use super::Machine;
 use super::doubts::{Doubt, squares_of_all};
@@ -183,10 +183,12 @@ impl Machine {
             .or_else(|| self.reread_final_moves(&s))
             .or_else(|| {
                 (!in_progress)
-                    .then(|| self.held_piece_stood_unseen(&s))
+                    .then(|| {
+                        self.held_piece_stood_unseen(&s)
+                            .or_else(|| self.reread_held_game(&s))
+                    })
                     .flatten()
             })
-            .or_else(|| (!in_progress).then(|| self.reread_held_game(&s)).flatten())
             .unwrap_or(Reading::Unexplained { in_progress: false })
     }
 
@@ -668,11 +670,11 @@ impl Machine {
     pub(super) fn promotion_seen(&self, since: Millis, seqs: Vec<Vec<Move>>) -> Explanation {
         let seen = |m: &Move| match m.promotion() {
             None => true,
-            Some(role) => self.placements.iter().any(|&(sq, piece, t)| {
+            Some(role) => {
                 // A piece of the promoting side: the opponent's back rank is its goal.
-                let promoting = sq.rank() == (!piece.color).backrank();
-                sq == m.to() && promoting && piece.role == role && t >= since
-            }),
+                let color = Color::from_white(m.to().rank() == Color::Black.backrank());
+                self.named_on(m.to(), Piece { color, role }, since)
+            }
         };
         let mut matching = seqs.iter().filter(|seq| seq.iter().all(seen));
         match (matching.next(), matching.next()) {

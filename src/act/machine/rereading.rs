@@ -398,12 +398,7 @@ impl Machine {
             color: self.game.positions()[n - 1].turn(),
             role: Role::Pawn,
         };
-        if self.config.identifies_pieces
-            && !self
-                .placements
-                .iter()
-                .any(|&(sq, p, t)| sq == double.to() && p == pawn && t >= arrived)
-        {
+        if self.config.identifies_pieces && !self.named_on(double.to(), pawn, arrived) {
             return None;
         }
         let square = double.to() as usize;
