@@ -26,7 +26,7 @@ use shakmaty::{Bitboard, Board, Color, Piece, Position, Rank, Square};
 
 use crate::act::ending::Ending;
 use crate::act::physical::PhysicalBoard;
-use crate::act::search::Sensed;
+use crate::act::search::{Sensed, squares_of};
 use crate::act::start::StartRules;
 use crate::act::touch::Lift;
 use crate::act::{Alert, AlertRef, Event, Severity};
@@ -395,17 +395,29 @@ impl Machine {
         if self.config.identifies_pieces {
             return placed;
         }
-        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        let since = self.reports_since(k);
         let empty = !self.physical.board().occupied();
         let reported = |sq: Square| self.last_seen[sq as usize].filter(|&t| t >= since);
         // Before the last move the placements were cleared; a square reported after `k` was
         // reached (not the arrival that reached it) and occupied now was last placed on.
-        let placed = if k < self.game.plies() {
-            let reported_since: Bitboard = Bitboard::FULL
+        // So was one reported after the press that ended the move reaching `k`, if the board
+        // showed that move only later, but for the move's own squares: their report may be
+        // the move itself.
+        let reported_since = || -> Bitboard {
+            Bitboard::FULL
                 .into_iter()
                 .filter(|&sq| reported(sq).is_some_and(|t| t > since))
-                .collect();
-            placed | (reported_since & !empty)
+                .collect()
+        };
+        let placed = if k < self.game.plies() {
+            placed | (reported_since() & !empty)
+        } else if self
+            .reached_at
+            .get(k)
+            .is_some_and(|&reached| since < reached)
+        {
+            let last_move = self.game.moves()[k - 1].mv;
+            placed | (reported_since() & !empty & !squares_of(last_move))
         } else {
             placed
         };
@@ -427,6 +439,22 @@ impl Machine {
         }
         // 4.6: the new piece may be put on the promotion square before the pawn leaves.
         in_time | (placed & self.promotion_squares(k, empty))
+    }
+
+    /// Since when the board's reports belong to moves made from position `k`: since `k` was
+    /// read, or, for the current position, since its mover's press if that came first: a scan
+    /// that reports a move late lets it be read only after the press, and what the board
+    /// reported after the press (the reply's capture begun) belongs to the reply.
+    fn reports_since(&self, k: usize) -> Millis {
+        let reached = self.reached_at.get(k).copied().unwrap_or(0);
+        if k == 0 || k != self.game.plies() || self.completed < k {
+            return reached;
+        }
+        let mover = !self.game.position().turn();
+        let before = self.reached_at.get(k - 1).copied().unwrap_or(0);
+        self.pressed_at[mover as usize]
+            .filter(|&p| p > before && p < reached)
+            .unwrap_or(reached)
     }
 
     /// The squares on which pawns that stood on their seventh rank in position `k` and whose
