@@ -91,6 +91,33 @@ fn queen_promotions(seqs: &[Vec<Move>]) -> Option<Vec<Move>> {
         .then(|| queens.clone())
 }
 
+/// Of several sequences that leave the board as it is, the one that leaves fewer of the
+/// board's reports unexplained than every other (a double step whose square the board
+/// reported, against a single step): a square reported changed that no move touched needs a
+/// hand the sequence does not account for. Still ambiguous when no one sequence does.
+fn most_reports_explained(
+    start: &Chess,
+    seqs: Vec<Vec<Move>>,
+    reports: &Reports<'_>,
+) -> Explanation {
+    let unexplained: Vec<usize> = seqs
+        .iter()
+        .map(|seq| reports.unexplained(start, seq).count())
+        .collect();
+    let Some(&fewest) = unexplained.iter().min() else {
+        return Explanation::Ambiguous(seqs);
+    };
+    let mut best = seqs
+        .iter()
+        .zip(&unexplained)
+        .filter(|&(_, &u)| u == fewest)
+        .map(|(seq, _)| seq);
+    match (best.next(), best.next()) {
+        (Some(seq), None) => Explanation::Unique(seq.clone()),
+        _ => Explanation::Ambiguous(seqs),
+    }
+}
+
 pub(super) fn common_prefix(seqs: &[Vec<Move>]) -> Vec<Move> {
     let Some(first) = seqs.first() else {
         return Vec::new();
@@ -460,7 +487,12 @@ impl Machine {
             }
             let reports = self.reports(k);
             let explanation = match s.sequences(&positions[k], depth, &reports) {
-                Explanation::Ambiguous(seqs) => self.promotion_seen(reports.since, seqs),
+                Explanation::Ambiguous(seqs) => match self.promotion_seen(reports.since, seqs) {
+                    Explanation::Ambiguous(seqs) => {
+                        most_reports_explained(&positions[k], seqs, &reports)
+                    }
+                    explanation => explanation,
+                },
                 explanation => explanation,
             };
             // Across a gap in the link the position is certain and the order is not: the

@@ -165,6 +165,19 @@ impl Reports<'_> {
         Some(total)
     }
 
+    /// The squares the board reported during the moves that `seq`, played from `start`,
+    /// neither changes nor passes over: reports it leaves unexplained.
+    pub fn unexplained(&self, start: &Chess, seq: &[Move]) -> Bitboard {
+        let covered = seq
+            .iter()
+            .enumerate()
+            .fold(Bitboard::EMPTY, |acc, (i, &m)| {
+                let mover = mover_at(start, i);
+                acc | touched_squares(m, mover) | passed_squares(m, mover)
+            });
+        self.seen() & !covered
+    }
+
     /// Squares on which a piece of `seq` arrives and a later move of `seq` changes again
     /// (takes it, or moves it on), though the board never showed it there: it reported the
     /// square only once during the moves, or, naming pieces, never named that piece there.

@@ -396,3 +396,24 @@ fn a_piece_stood_unseen_is_found_only_when_looked_for() {
         Explanation::None
     );
 }
+
+#[test]
+fn a_reported_square_no_move_touches_is_left_unexplained() {
+    // After 1.d4 c6 2.d5: ...e5 dxe6 and ...e6 dxe6 leave the same board; the board reported
+    // e5 filled and emptied, which only the double step explains.
+    let start = after(&["d2d4", "c7c6", "d4d5"]);
+    let t = times(&[
+        (Square::E7, 100),
+        (Square::D5, 200),
+        (Square::E5, 500),
+        (Square::E6, 400),
+    ]);
+    let reports = reported(&t, &t);
+    let double = moves_from(&start, &["e7e5", "d5e6"]);
+    let single = moves_from(&start, &["e7e6", "d5e6"]);
+    assert_eq!(reports.unexplained(&start, &double), Bitboard::EMPTY);
+    assert_eq!(
+        reports.unexplained(&start, &single),
+        Bitboard::from(Square::E5)
+    );
+}
