@@ -76,9 +76,10 @@ fn queen_promotions(seqs: &[Vec<Move>]) -> Option<Vec<Move>> {
         seq.iter()
             .all(|m| m.promotion().is_none_or(|role| role == Role::Queen))
     }))?;
+    // Whether a move captures, not what: the piece a pawn promoted to may be taken at once.
     let same_but_promotion = |a: &Move, b: &Move| {
-        (a.from(), a.to(), a.role(), a.capture(), a.is_promotion())
-            == (b.from(), b.to(), b.role(), b.capture(), b.is_promotion())
+        (a.from(), a.to(), a.role(), a.is_capture(), a.is_promotion())
+            == (b.from(), b.to(), b.role(), b.is_capture(), b.is_promotion())
     };
     let differ_only_there = |seq: &Vec<Move>| {
         seq.len() == queens.len()
