@@ -18,14 +18,32 @@ pub struct NatsServer {
     store: PathBuf,
     log: PathBuf,
     options: Vec<String>,
+    /// Whether the test asked for its port: its clients expect it there from then on.
+    port_given: std::cell::Cell<bool>,
 }
 
-/// A free loopback port (the OS picks it; the server binds it right after).
+/// A loopback port free now, below the kernel's ephemeral range (where the ports of outgoing
+/// connections and of `bind(0)` come from, so that no client of the test takes it before the
+/// server binds it), and never handed out before by this process (tests run side by side).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    use std::hash::{BuildHasher, Hasher};
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let (low, high) = (20_000u16, ephemeral_from.max(21_000));
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..10_000 {
+        let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+        random.write_usize(given.len());
+        let port = low + (random.finish() % u64::from(high - low)) as u16;
+        if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.push(port);
+            return port;
+        }
+    }
+    panic!("no free loopback port in {low}..{high}")
 }
 
 impl NatsServer {
@@ -45,28 +63,52 @@ impl NatsServer {
             store: dir.join("js"),
             log: dir.join("nats.log"),
             options: options.iter().map(|o| o.to_string()).collect(),
+            port_given: std::cell::Cell::new(false),
         }
     }
 
     /// The server's port.
     pub fn port(&self) -> u16 {
+        self.port_given.set(true);
         self.port
     }
 
     /// `nats://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
+        format!("nats://127.0.0.1:{}", self.port())
     }
 
-    /// Starts the server again on the same port and store (after [`NatsServer::kill`]).
+    /// Starts the server again on the same port and store (after [`NatsServer::kill`]). A
+    /// server that finds its port taken (by a process the test does not know) moves to another
+    /// one, unless the test already gave its port to clients.
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "the server runs already");
+        for _ in 0..5 {
+            match self.start_once() {
+                Ok(()) => return,
+                Err(log) if !self.port_given.get() && log.contains("address already in use") => {
+                    self.port = free_port();
+                }
+                Err(log) => panic!("nats-server on port {} did not start:\n{log}", self.port),
+            }
+        }
+        panic!("nats-server found every port it tried taken");
+    }
+
+    /// Starts the server and waits until its log says it is ready (a client that reached the
+    /// port might have reached another process): `Err` with what it logged if it exited first.
+    fn start_once(&mut self) -> Result<(), String> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.log)
             .unwrap();
-        let child = Command::new(server_binary::nats_server())
+        let logged_before = log.metadata().map(|m| m.len() as usize).unwrap_or(0);
+        let logged_since = || {
+            let text = std::fs::read(&self.log).unwrap_or_default();
+            String::from_utf8_lossy(text.get(logged_before..).unwrap_or_default()).into_owned()
+        };
+        let mut child = Command::new(server_binary::nats_server())
             .args(["-js", "-a", "127.0.0.1", "-p"])
             .arg(self.port.to_string())
             .arg("-sd")
@@ -79,10 +121,20 @@ impl NatsServer {
                 let server = server_binary::nats_server().display();
                 panic!("{server} does not start: {e}")
             });
-        self.child = Some(child);
         let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < until, "nats-server did not start");
+        loop {
+            if child.try_wait().ok().flatten().is_some() {
+                return Err(logged_since());
+            }
+            if logged_since().contains("Server is ready") {
+                self.child = Some(child);
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("not ready after 10 s\n{}", logged_since()));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
