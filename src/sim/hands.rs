@@ -102,6 +102,10 @@ pub struct SensorModel {
     /// at once, an emptied square before a placement, and a frame damaged on the line is
     /// replaced by the next (no change is lost, and no dump is needed).
     pub whole_frame: bool,
+    /// The board senses only whether a square is occupied (Pegasus): a piece that takes
+    /// another's place between two samples of its square (a capture whose victim went
+    /// first, a piece swapped for another) changes nothing it can report.
+    pub occupancy_only: bool,
 }
 
 impl SensorModel {
@@ -119,6 +123,7 @@ impl SensorModel {
         } else if kind != crate::board::kind::BoardKind::Dgt && self.scan_period_ms > 0.0 {
             self.scan_period_ms = kind.scan_period_ms() as f64;
         }
+        self.occupancy_only = !kind.identifies_pieces();
         self
     }
 }
@@ -277,6 +282,7 @@ impl HandModel {
                 latency_ms: 3.0,
                 drop_probability: 0.0,
                 whole_frame: false,
+                occupancy_only: false,
             },
         }
     }
@@ -306,6 +312,7 @@ impl HandModel {
             latency_ms: rng.gen_range(2.0..8.0),
             drop_probability: 0.000_05,
             whole_frame: false,
+            occupancy_only: false,
         };
         m
     }
@@ -340,6 +347,7 @@ impl HandModel {
             latency_ms: rng.gen_range(2.0..20.0),
             drop_probability: 0.002,
             whole_frame: false,
+            occupancy_only: false,
         };
         m
     }

@@ -100,7 +100,12 @@ pub(super) fn report(
                 state = changes[i].1;
                 i += 1;
             }
-            if state != reported {
+            let changed = if sensor.occupancy_only {
+                state.is_some() != reported.is_some()
+            } else {
+                state != reported
+            };
+            if changed {
                 reported = state;
                 let (kind, order) = match state {
                     Some(p) => (ObservationKind::Placed(sq, Some(p)), 100 + scan_index(sq)),
@@ -303,6 +308,7 @@ mod tests {
             latency_ms,
             drop_probability,
             whole_frame: false,
+            occupancy_only: false,
         }
     }
 
@@ -346,6 +352,38 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:?}");
         assert_eq!(snapshot_of(&out[1]), Some(&Board::empty()));
         assert!(out[1].t_ms >= out[0].t_ms + 2000, "{out:?}");
+    }
+
+    #[test]
+    fn a_board_that_senses_occupancy_reports_no_piece_taking_anothers_place_unsampled() {
+        // A knight takes the pawn on e2: the pawn lifted, the knight put down, both between
+        // two samples of e2 (no sample falls in a 2 ms window of a 200 ms scan).
+        let knight = Piece {
+            color: Color::Black,
+            role: Role::Knight,
+        };
+        let events = [
+            at(1000.0, Phys::Lift(Square::E2)),
+            at(1001.0, Phys::Put(Square::E2, knight)),
+        ];
+        let fields = |out: &[Observation]| -> Vec<ObservationKind> {
+            out.iter()
+                .filter(|o| snapshot_of(o).is_none())
+                .map(|o| o.kind.clone())
+                .collect()
+        };
+        let (named, _) = received(&sensor(200.0, 0.0, 0.0), &events);
+        assert_eq!(
+            fields(&named),
+            [ObservationKind::Placed(Square::E2, Some(knight))],
+            "a board that names pieces sees another piece on e2"
+        );
+        let occupancy = SensorModel {
+            occupancy_only: true,
+            ..sensor(200.0, 0.0, 0.0)
+        };
+        let (sensed, _) = received(&occupancy, &events);
+        assert_eq!(fields(&sensed), [], "e2 was occupied at every sample");
     }
 
     #[test]

@@ -122,6 +122,8 @@ pub(super) fn report(
                 starts[k] + u64::from(idx) * len / 64
             };
             let scans = starts.len() - 1;
+            let occupancy_only =
+                matches!(sensor, SensorKind::Fields { board } if !board.identifies_pieces());
             // Each square's changes, in time order.
             let mut per_square: Vec<Vec<(Millis, Option<Piece>)>> = vec![Vec::new(); 64];
             for h in happenings {
@@ -147,7 +149,14 @@ pub(super) fn report(
                         now = changes[j].1;
                         j += 1;
                     }
-                    if now != reported {
+                    // A board that senses only occupancy reports no piece taking
+                    // another's place between two samples.
+                    let changed = if occupancy_only {
+                        now.is_some() != reported.is_some()
+                    } else {
+                        now != reported
+                    };
+                    if changed {
                         reported = now;
                         if drop_p > 0.0 && rng.gen_bool(drop_p) {
                             lost.push(Observation {
