@@ -102,8 +102,8 @@ pub struct SensorModel {
     /// at once, an emptied square before a placement, and a frame damaged on the line is
     /// replaced by the next (no change is lost, and no dump is needed).
     pub whole_frame: bool,
-    /// The board senses only whether a square is occupied (Pegasus): a piece that takes
-    /// another's place between two samples of its square (a capture whose victim went
+    /// The board senses only whether a square is occupied (Sentio, Pegasus): a piece that
+    /// takes another's place between two samples of its square (a capture whose victim went
     /// first, a piece swapped for another) changes nothing it can report.
     pub occupancy_only: bool,
 }
