@@ -122,8 +122,11 @@ pub(super) fn report(
                 starts[k] + u64::from(idx) * len / 64
             };
             let scans = starts.len() - 1;
-            let occupancy_only =
-                matches!(sensor, SensorKind::Fields { board } if !board.identifies_pieces());
+            let occupancy_only = matches!(
+                sensor,
+                SensorKind::Frames { board } | SensorKind::Fields { board }
+                    if !board.identifies_pieces()
+            );
             // Each square's changes, in time order.
             let mut per_square: Vec<Vec<(Millis, Option<Piece>)>> = vec![Vec::new(); 64];
             for h in happenings {
