@@ -35,9 +35,11 @@ fn free_port() -> u16 {
     let (low, high) = (20_000u16, ephemeral_from.max(21_000));
     let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     for _ in 0..10_000 {
-        let mut random = std::collections::hash_map::RandomState::new().build_hasher();
-        random.write_usize(given.len());
-        let port = low + (random.finish() % u64::from(high - low)) as u16;
+        // Each `RandomState` has keys of its own: an empty hash of it is a fresh random number.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        let port = low + (random % u64::from(high - low)) as u16;
         if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
             given.push(port);
             return port;
