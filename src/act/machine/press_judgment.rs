@@ -58,6 +58,25 @@ impl Machine {
             } else if self.adopt_at_press(by, m, t, out) {
                 self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
             }
+        } else if let Some((m, reply)) = self.capture_landed_unseen_before_reply(t, &s, &current) {
+            // The capture's landing unseen, and the opponent's reply begun after the press:
+            // the press completed the capture; the reply is read as far as the board shows it.
+            if self.adopt_at_press(by, m, t, out) {
+                self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
+                match reply {
+                    Some(reply) => {
+                        let n = self.game.plies();
+                        let now = self.now;
+                        self.adopt(n, &[reply], now, out);
+                        let d = self.sensed().diff(self.game.position().board());
+                        self.set_held(d.any().then_some(d), now, out);
+                        if self.game.plies() == n + 1 {
+                            self.judge_answer_in_turn(by, t);
+                        }
+                    }
+                    None => self.judge_answer_in_turn(by, t),
+                }
+            }
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
@@ -87,23 +106,56 @@ impl Machine {
             // The presser's pieces show his legal move; what else differs is the opponent's
             // hand, which no press of the presser answers for.
             if self.adopt_at_press(by, m, t, out) {
-                // A press of the opponent's made since, while this one waited for the board,
-                // is his for the move his hand was making: judged as such in its turn.
-                if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
-                    && self.pending_press.is_none()
-                {
-                    self.pending_press = Some(Press {
-                        by: !by,
-                        t_ms: answer,
-                        ply: self.game.plies() + 1,
-                        due: answer.saturating_add(self.config.press_grace_ms),
-                        promotion: None,
-                        awaited: None,
-                    });
-                }
+                self.judge_answer_in_turn(by, t);
             }
         } else if !self.take_up_again_at_press(by, t, out) {
             self.completed_illegal_move(by, t, d, out);
+        }
+    }
+
+    /// A press of the opponent's made since `by`'s press at `t`, while that one waited for
+    /// the board, is his for the move his hand was making: judged as such in its turn.
+    fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
+        let n = self.game.plies();
+        if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
+            && self.pending_press.is_none()
+        {
+            self.pending_press = Some(Press {
+                by: !by,
+                t_ms: answer,
+                ply: if self.game.position().turn() == by {
+                    n
+                } else {
+                    n + 1
+                },
+                due: answer.saturating_add(self.config.press_grace_ms),
+                promotion: None,
+                awaited: None,
+            });
+        }
+    }
+
+    /// The one capture by the presser whose landing the board did not show and after which
+    /// every other difference was reported after the press `t` (the opponent's reply begun
+    /// since), with the reply when the board shows it made. A capture the last move and
+    /// another reply may explain instead is left to the other readings.
+    fn capture_landed_unseen_before_reply(
+        &self,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &shakmaty::Chess,
+    ) -> Option<(Move, Option<Move>)> {
+        let reported_after_press = |d: Bitboard| {
+            d.into_iter()
+                .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
+        };
+        let mut fits = s
+            .captures_landed_unseen_before_reply(current)
+            .into_iter()
+            .filter(|&(m, d, _)| reported_after_press(d) && self.step_or_double(m).is_none());
+        match (fits.next(), fits.next()) {
+            (Some((m, _, reply)), None) => Some((m, reply)),
+            _ => None,
         }
     }
 

@@ -1,11 +1,12 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Position};
+use shakmaty::{Bitboard, Color, Move, Position};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
 use super::{Machine, Phase};
 use crate::act::Event;
+use crate::act::search::only;
 use crate::act::touch::Lift;
 use crate::board::Millis;
 
@@ -43,6 +44,7 @@ impl Machine {
         };
         self.overtaken_press = None;
         if self.phase != Phase::Playing
+            || self.overtaken_press_gone_on(press, now, out)
             || self.try_complete(press, out)
             || !self.is_for_next_move(press)
         {
@@ -175,19 +177,11 @@ impl Machine {
         now: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        let ply = press.ply;
-        if ply <= self.completed || !self.may_have_gone_on(ply) || self.landing_stands(ply) {
+        if !self.may_have_gone_on(press.ply) {
             return false;
         }
-        let before = &self.game.positions()[ply - 1];
-        let first = self.game.moves()[ply - 1].mv;
-        if before.turn() != press.by {
-            return false;
-        }
-        let Some(capture) = self
-            .sensed()
-            .capture_landed_unseen(before)
-            .filter(|m| m.from() == first.from() && *m != first)
+        let Some((capture, _)) =
+            self.capture_gone_on_to(press, |m, d| d.is_empty().then_some((m, None)))
         else {
             return false;
         };
@@ -199,12 +193,127 @@ impl Machine {
             });
             return true;
         }
+        self.adopt_gone_on(press, capture, None, out);
+        true
+    }
+
+    /// [`Machine::gone_on_to_unseen_capture`] for a press the opponent's press overtook:
+    /// the opponent's hand, at work since the press, may also show on the board, as his
+    /// pieces lifted or his reply made. The opponent's press waits with this one.
+    fn overtaken_press_gone_on(&mut self, press: Press, now: Millis, out: &mut Vec<Event>) -> bool {
+        let reported_since_press = |d: Bitboard| {
+            d.into_iter()
+                .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > press.t_ms))
+        };
+        let Some((capture, reply)) = self.capture_gone_on_to(press, |m, d| {
+            if d.is_empty() {
+                return Some((m, None));
+            }
+            if !reported_since_press(d) {
+                return None;
+            }
+            let s = self.sensed();
+            let mut after = self.game.positions()[press.ply - 1].clone();
+            after.play_unchecked(m);
+            match only(s.single_moves(&after).into_iter()) {
+                Some((reply, _)) => Some((m, Some(reply))),
+                None => {
+                    let two_made = || {
+                        after.legal_moves().into_iter().any(|reply| {
+                            let mut next = after.clone();
+                            next.play_unchecked(reply);
+                            !s.single_moves(&next).is_empty()
+                        })
+                    };
+                    (s.in_progress(&after) || s.in_progress_after_one(&after) || two_made())
+                        .then_some((m, None))
+                }
+            }
+        }) else {
+            return false;
+        };
+        // The opponent's press already says the move was over: a late report of where the
+        // piece landed comes within a scan.
+        let waited = press.t_ms.saturating_add(self.config.report_reorder_ms);
+        if now < waited {
+            self.overtaken_press = Some(Press {
+                due: waited,
+                ..press
+            });
+            if let Some(answer) = self.pending_press.as_mut() {
+                answer.due = answer.due.max(waited);
+            }
+            return true;
+        }
+        self.adopt_gone_on(press, capture, reply, out);
+        true
+    }
+
+    /// The one capture by the piece of the last move, read at `press.ply` and still open,
+    /// whose landing the board could not show, now that the piece left the square it was
+    /// read on; `fits` keeps a capture given the squares the board shows differing from
+    /// the position after it, with the reply those squares show, if any.
+    fn capture_gone_on_to(
+        &self,
+        press: Press,
+        fits: impl Fn(Move, Bitboard) -> Option<(Move, Option<Move>)>,
+    ) -> Option<(Move, Option<Move>)> {
+        let ply = press.ply;
+        if ply <= self.completed || ply != self.game.plies() || self.landing_stands(ply) {
+            return None;
+        }
+        let before = &self.game.positions()[ply - 1];
+        let first = self.game.moves()[ply - 1].mv;
+        let s = self.sensed();
+        if before.turn() != press.by || s.identifies {
+            return None;
+        }
+        let mut found = before.legal_moves().into_iter().filter_map(|m| {
+            let plain_capture = matches!(
+                m,
+                Move::Normal {
+                    capture: Some(_),
+                    promotion: None,
+                    ..
+                }
+            );
+            if !plain_capture || m.from() != first.from() || m == first {
+                return None;
+            }
+            let mut after = before.clone();
+            after.play_unchecked(m);
+            let d = s.diff(after.board());
+            if d.contains(m.to()) {
+                return None;
+            }
+            fits(m, d)
+        });
+        match (found.next(), found.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Records `capture` in place of the move read at `press.ply`, completed by `press`,
+    /// with its doubt, and the opponent's `reply` after it when the board shows it made.
+    fn adopt_gone_on(
+        &mut self,
+        press: Press,
+        capture: Move,
+        reply: Option<Move>,
+        out: &mut Vec<Event>,
+    ) {
+        let ply = press.ply;
         self.adopt(ply - 1, &[capture], press.t_ms, out);
         self.raise_doubt(Doubt::CaptureUnseen { capture }, press.t_ms, out);
-        if self.game.plies() == ply {
-            self.complete(press.by, press.t_ms, ply, out);
+        if self.game.plies() != ply {
+            return;
         }
-        true
+        self.complete(press.by, press.t_ms, ply, out);
+        if let Some(reply) = reply {
+            let now = self.now;
+            self.adopt(ply, &[reply], now, out);
+        }
     }
 
     /// The player who pressed last, if anyone did.
@@ -306,6 +415,16 @@ impl Machine {
                 .pending_press
                 .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
                 .map(|p| p.t_ms);
+            // The opponent's press for his move, still waiting for the board, is judged
+            // before this one: his piece may have gone on to a capture the board cannot show.
+            if let Some(own) = self
+                .pending_press
+                .filter(|p| p.by != by && p.ply == n && p.due != WHEN_RESTORED)
+                && n > self.completed
+                && self.overtaken_press.is_none()
+            {
+                self.overtaken_press = Some(own);
+            }
             self.pending_press = Some(Press {
                 by,
                 t_ms: t,

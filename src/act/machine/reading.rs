@@ -228,6 +228,21 @@ impl Machine {
     fn held_piece_stood_unseen(&self, s: &Sensed<'_>) -> Option<Reading> {
         self.held?;
         let n = self.game.plies();
+        // A capture read at a press with nothing shown on its square, and the reply after
+        // it, may have been that piece put down elsewhere and the reply (both show the same).
+        let capture_not_shown = n.checked_sub(2).filter(|&k| {
+            k + super::REREAD_PLIES >= self.settled
+                && self.game.moves()[k].mv.is_capture()
+                && self.reports(k).time(self.game.moves()[k].mv.to()).is_none()
+        });
+        std::iter::once(n)
+            .chain(capture_not_shown)
+            .find_map(|k| self.piece_stood_unseen_from(k, s))
+    }
+
+    /// [`Machine::held_piece_stood_unseen`] for the moves from position `k` on.
+    fn piece_stood_unseen_from(&self, k: usize, s: &Sensed<'_>) -> Option<Reading> {
+        let n = k;
         let start = &self.game.positions()[n];
         let reports = self.reports(n);
         let depth = self.reconstruction_depth(n);
@@ -267,6 +282,10 @@ impl Machine {
             });
         if !(unreported && moved_on && answered_after) {
             return None;
+        }
+        if n < self.game.plies() {
+            let withdrawn = self.moves_since(n);
+            return (seq.first() != withdrawn.first()).then(|| Reading::reread(n, withdrawn, seq));
         }
         Some(Reading::Adopt {
             from: n,
@@ -636,13 +655,17 @@ impl Machine {
                 return None;
             };
             let later = squares_of_all(&seq[i + 1..]);
-            if later.contains(to) || later.contains(from) {
+            if later.contains(to) {
                 return None;
             }
-            let lifted = reports.time(from)?;
+            if reports.time(to).is_none() {
+                return Some(m);
+            }
+            // A later move on the capturer's square hides when it was lifted.
+            let lifted = reports.time(from).filter(|_| !later.contains(from))?;
             reports
                 .time(to)
-                .is_none_or(|t| t == reports.since && t < lifted)
+                .is_some_and(|t| t == reports.since && t < lifted)
                 .then_some(m)
         })
     }

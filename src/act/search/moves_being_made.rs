@@ -225,6 +225,43 @@ impl Sensed<'_> {
         only(fits)
     }
 
+    /// On a board that senses only occupancy, the plain captures from `pos` whose landing
+    /// the board did not show, each with what the board shows of the reply begun since:
+    /// the squares that differ from the position after the capture (none: use
+    /// [`Sensed::capture_landed_unseen`]), all of them squares the reply may have changed
+    /// (its pieces lifted, or one reply made), with that reply when one explains them.
+    pub fn captures_landed_unseen_before_reply(
+        &self,
+        pos: &Chess,
+    ) -> Vec<(Move, Bitboard, Option<Move>)> {
+        if self.identifies {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        for m in pos.legal_moves() {
+            let Move::Normal {
+                capture: Some(_),
+                promotion: None,
+                ..
+            } = m
+            else {
+                continue;
+            };
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let d = self.diff(after.board());
+            if d.is_empty() || d.contains(m.to()) {
+                continue;
+            }
+            if let Some((reply, _)) = only(self.single_moves(&after).into_iter()) {
+                found.push((m, d, Some(reply)));
+            } else if d.is_subset(after.board().by_color(after.turn()) & !self.board.occupied()) {
+                found.push((m, d, None));
+            }
+        }
+        found
+    }
+
     fn shows_all_but_arrival(&self, pos: &Chess, m: Move) -> bool {
         let mut after = pos.clone();
         after.play_unchecked(m);

@@ -178,6 +178,20 @@ impl Reports<'_> {
         self.seen() & !covered
     }
 
+    /// True when move `i` of `seq`, played from `start`, passes over a square the board
+    /// reported during the moves that no other move of `seq` changes or passes over: the
+    /// piece was seen on its way, as a slide shows it.
+    pub fn seen_on_its_way(&self, start: &Chess, seq: &[Move], i: usize) -> bool {
+        let others = seq.iter().enumerate().filter(|&(j, _)| j != i).fold(
+            Bitboard::EMPTY,
+            |acc, (j, &m)| {
+                let mover = mover_at(start, j);
+                acc | touched_squares(m, mover) | passed_squares(m, mover)
+            },
+        );
+        (passed_squares(seq[i], mover_at(start, i)) & self.seen() & !others).any()
+    }
+
     /// Squares on which a piece of `seq` arrives and a later move of `seq` changes again
     /// (takes it, or moves it on), though the board never showed it there: it reported the
     /// square only once during the moves, or, naming pieces, never named that piece there.

@@ -147,12 +147,22 @@ impl Sensed<'_> {
         }
         if depth == 1 {
             for (m, _) in self.single_moves(pos) {
-                let allowed = walk
+                let Some(unseen) = walk
                     .allows(m)
-                    .is_some_and(|unseen| unseen.stayed || !walk.unseen_stays);
-                if allowed && walk.found.len() < walk.keep {
+                    .filter(|unseen| unseen.stayed || !walk.unseen_stays)
+                else {
+                    continue;
+                };
+                if walk.found.len() < walk.keep {
                     let mut seq = walk.path.clone();
                     seq.push(m);
+                    // A capture never shown landing is read only when the piece was seen
+                    // sliding on its way there, and its player has moved again since.
+                    if let Some(i) = unseen.capture_landed
+                        && (seq.len() < i + 3 || !walk.reports.seen_on_its_way(walk.start, &seq, i))
+                    {
+                        continue;
+                    }
                     // A start the board hides is read only from reports that show every
                     // piece of the sequence where it stood between its moves.
                     if walk.hidden_start && walk.reports.unseen_arrivals(walk.start, &seq).any() {
@@ -262,6 +272,10 @@ struct Unseen {
     arrived: Bitboard,
     /// A move left the unseen square another had arrived on.
     stayed: bool,
+    /// On a board that senses only occupancy, the index in the sequence of the capture
+    /// whose square the board never reported (its victim replaced unseen, or the capturer
+    /// still in the hand): kept only when its player moved again later in the sequence.
+    capture_landed: Option<usize>,
 }
 
 impl Walk<'_> {
@@ -287,13 +301,18 @@ impl Walk<'_> {
                 ..
             }
         );
-        if !self.identifies
+        let landed_unseen = !self.identifies
             && captures
             && !self.reports.changed_after_start(m.to())
-            && !self.reports.outage
-        {
+            && !self.reports.outage;
+        if landed_unseen && (self.unseen_stays || self.unseen.capture_landed.is_some()) {
             return None;
         }
+        let capture_landed = if landed_unseen {
+            Some(self.path.len())
+        } else {
+            self.unseen.capture_landed
+        };
         if self.reports.outage {
             return Some(Unseen {
                 squares: self.unseen.squares | fresh,
@@ -316,6 +335,7 @@ impl Walk<'_> {
                 squares: self.unseen.squares,
                 arrived: Bitboard::EMPTY,
                 stayed: true,
+                capture_landed,
             });
         }
         let squares = self.unseen.squares | fresh;
@@ -327,6 +347,7 @@ impl Walk<'_> {
             squares,
             arrived: self.unseen.arrived | arrived,
             stayed: self.unseen.stayed,
+            capture_landed,
         })
     }
 }
