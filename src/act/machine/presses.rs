@@ -1,6 +1,6 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Move, Position};
+use shakmaty::{Bitboard, Color, Move, Position, attacks};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
@@ -268,28 +268,43 @@ impl Machine {
         if before.turn() != press.by || s.identifies {
             return None;
         }
-        let mut found = before.legal_moves().into_iter().filter_map(|m| {
-            let plain_capture = matches!(
-                m,
-                Move::Normal {
-                    capture: Some(_),
-                    promotion: None,
-                    ..
+        let found: Vec<(Move, Option<Move>)> = before
+            .legal_moves()
+            .into_iter()
+            .filter_map(|m| {
+                let plain_capture = matches!(
+                    m,
+                    Move::Normal {
+                        capture: Some(_),
+                        promotion: None,
+                        ..
+                    }
+                );
+                if !plain_capture || m.from() != first.from() || m == first {
+                    return None;
                 }
-            );
-            if !plain_capture || m.from() != first.from() || m == first {
-                return None;
-            }
-            let mut after = before.clone();
-            after.play_unchecked(m);
-            let d = s.diff(after.board());
-            if d.contains(m.to()) {
-                return None;
-            }
-            fits(m, d)
-        });
-        match (found.next(), found.next()) {
-            (Some(one), None) => Some(one),
+                let mut after = before.clone();
+                after.play_unchecked(m);
+                let d = s.diff(after.board());
+                if d.contains(m.to()) {
+                    return None;
+                }
+                fits(m, d)
+            })
+            .collect();
+        // A piece seen on its way goes on along its line: of several captures, the one
+        // past the square it was read on.
+        let on_its_line = |m: Move| {
+            m.from()
+                .is_some_and(|from| attacks::between(from, m.to()).contains(first.to()))
+        };
+        let along: Vec<(Move, Option<Move>)> = found
+            .iter()
+            .copied()
+            .filter(|(m, _)| on_its_line(*m))
+            .collect();
+        match (&along[..], &found[..]) {
+            ([one], _) | ([], [one]) => Some(*one),
             _ => None,
         }
     }
