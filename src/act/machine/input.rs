@@ -178,6 +178,7 @@ impl Machine {
                 }
             }
         }
+        self.completed_move_gone_on(now, out);
         self.settle_completion(now);
         self.withdraw_wrong_gap_alerts(now, out);
         self.take_up_if_due(now, out);
@@ -215,6 +216,14 @@ impl Machine {
                     && !self.slide_reported_ahead(c.ply)
             })
             .map(|c| self.completion_due(c));
+        // ... and for a report of where the piece went on to, a while.
+        let gone_on = self
+            .completion
+            .filter(|c| self.slide_may_continue(c.ply))
+            .and_then(|c| self.game.moves().get(c.ply.wrapping_sub(1)))
+            .and_then(|played| self.last_seen[played.mv.to() as usize])
+            .map(|left| left.saturating_add(self.config.missed_update_ms))
+            .filter(|&due| due > self.now);
         let surplus = self.surplus.map(|(_, _, due)| due);
         // An end whose move's landing square was vacated again waits for the board too.
         let end = self
@@ -229,6 +238,7 @@ impl Machine {
         [
             press,
             settle,
+            gone_on,
             surplus,
             end,
             signal,

@@ -249,6 +249,47 @@ impl Machine {
         true
     }
 
+    /// A move its press completed, whose piece the board then showed leaving its landing
+    /// within a scan of the press, with no report of where it went: the piece was lifted on
+    /// before the press (a slide reported late) to a capture the board cannot show. Once a
+    /// report of its landing elsewhere has had [`MachineConfig::missed_update_ms`] to come,
+    /// the one such capture along its line is recorded instead, with its doubt, while the
+    /// completion is still open and the opponent has lifted nothing since.
+    ///
+    /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
+    pub(super) fn completed_move_gone_on(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let Some(c) = self.completion else {
+            return;
+        };
+        let Some(played) = self.game.moves().get(c.ply.wrapping_sub(1)) else {
+            return;
+        };
+        let Some(left) = self.last_seen[played.mv.to() as usize] else {
+            return;
+        };
+        let left_within_scan = left.saturating_sub(c.pressed) <= self.config.report_reorder_ms;
+        if c.ply != self.game.plies()
+            || !left_within_scan
+            || now < left.saturating_add(self.config.missed_update_ms)
+            || !self.slide_may_continue(c.ply)
+        {
+            return;
+        }
+        let press = Press {
+            by: c.by,
+            t_ms: c.pressed,
+            ply: c.ply,
+            due: now,
+            promotion: None,
+            awaited: None,
+        };
+        if let Some((capture, _)) =
+            self.capture_gone_on_to(press, |m, d| d.is_empty().then_some((m, None)))
+        {
+            self.adopt_gone_on(press, capture, None, out);
+        }
+    }
+
     /// The one capture by the piece of the last move, read at `press.ply` and still open,
     /// whose landing the board could not show, now that the piece left the square it was
     /// read on; `fits` keeps a capture given the squares the board shows differing from
@@ -259,7 +300,8 @@ impl Machine {
         fits: impl Fn(Move, Bitboard) -> Option<(Move, Option<Move>)>,
     ) -> Option<(Move, Option<Move>)> {
         let ply = press.ply;
-        if ply <= self.completed || ply != self.game.plies() || self.landing_stands(ply) {
+        let open = ply > self.completed || self.completion.is_some_and(|c| c.ply == ply);
+        if !open || ply != self.game.plies() || self.landing_stands(ply) {
             return None;
         }
         let before = &self.game.positions()[ply - 1];
@@ -324,7 +366,10 @@ impl Machine {
         if self.game.plies() != ply {
             return;
         }
-        self.complete(press.by, press.t_ms, ply, out);
+        // A move already completed is completed again by the revision itself.
+        if self.completed < ply {
+            self.complete(press.by, press.t_ms, ply, out);
+        }
         if let Some(reply) = reply {
             let now = self.now;
             self.adopt(ply, &[reply], now, out);
