@@ -180,8 +180,8 @@ impl Machine {
         if !self.may_have_gone_on(press.ply) {
             return false;
         }
-        let Some((capture, _)) =
-            self.capture_gone_on_to(press, |m, d| d.is_empty().then_some((m, None)))
+        let Some((capture, reply)) =
+            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, m, d))
         else {
             return false;
         };
@@ -193,43 +193,53 @@ impl Machine {
             });
             return true;
         }
-        self.adopt_gone_on(press, capture, None, out);
+        self.adopt_gone_on(press, capture, reply, out);
         true
+    }
+
+    /// Whether the board, differing on `d` from the position after the presser's capture
+    /// `m`, shows that capture made: nothing else changed, or only the opponent's hand since
+    /// the press (his pieces lifted, his reply made, the presser's next move begun), with
+    /// the reply when one alone explains the board.
+    fn shown_after_capture(
+        &self,
+        press: Press,
+        m: Move,
+        d: Bitboard,
+    ) -> Option<(Move, Option<Move>)> {
+        if d.is_empty() {
+            return Some((m, None));
+        }
+        let reported_since_press = d
+            .into_iter()
+            .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > press.t_ms));
+        if !reported_since_press {
+            return None;
+        }
+        let s = self.sensed();
+        let mut after = self.game.positions()[press.ply - 1].clone();
+        after.play_unchecked(m);
+        if let Some((reply, _)) = only(s.single_moves(&after).into_iter()) {
+            return Some((m, Some(reply)));
+        }
+        let two_made = || {
+            after.legal_moves().into_iter().any(|reply| {
+                let mut next = after.clone();
+                next.play_unchecked(reply);
+                !s.single_moves(&next).is_empty()
+            })
+        };
+        (s.in_progress(&after) || s.in_progress_after_one(&after) || two_made())
+            .then_some((m, None))
     }
 
     /// [`Machine::gone_on_to_unseen_capture`] for a press the opponent's press overtook:
     /// the opponent's hand, at work since the press, may also show on the board, as his
     /// pieces lifted or his reply made. The opponent's press waits with this one.
     fn overtaken_press_gone_on(&mut self, press: Press, now: Millis, out: &mut Vec<Event>) -> bool {
-        let reported_since_press = |d: Bitboard| {
-            d.into_iter()
-                .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > press.t_ms))
-        };
-        let Some((capture, reply)) = self.capture_gone_on_to(press, |m, d| {
-            if d.is_empty() {
-                return Some((m, None));
-            }
-            if !reported_since_press(d) {
-                return None;
-            }
-            let s = self.sensed();
-            let mut after = self.game.positions()[press.ply - 1].clone();
-            after.play_unchecked(m);
-            match only(s.single_moves(&after).into_iter()) {
-                Some((reply, _)) => Some((m, Some(reply))),
-                None => {
-                    let two_made = || {
-                        after.legal_moves().into_iter().any(|reply| {
-                            let mut next = after.clone();
-                            next.play_unchecked(reply);
-                            !s.single_moves(&next).is_empty()
-                        })
-                    };
-                    (s.in_progress(&after) || s.in_progress_after_one(&after) || two_made())
-                        .then_some((m, None))
-                }
-            }
-        }) else {
+        let Some((capture, reply)) =
+            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, m, d))
+        else {
             return false;
         };
         // The opponent's press already says the move was over: a late report of where the
