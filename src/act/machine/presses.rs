@@ -165,9 +165,10 @@ impl Machine {
 
     /// A press of the last mover, due, with his piece gone from the square it was read on
     /// and not seen put down: on a board that cannot tell pieces apart, a capture further
-    /// on shows no change where it lands. When the board as it is fits such a capture by
-    /// the same piece alone, it is recorded with its doubt once a report of the arrival has
-    /// had [`MachineConfig::missed_update_ms`] to come. True when the press was dealt with
+    /// on shows no change where it lands. When the board as it is shows such a capture by
+    /// the same piece ([`Machine::shown_after_capture`]), it is recorded with its doubt once
+    /// a report of the arrival has had [`MachineConfig::missed_update_ms`] to come, and the
+    /// opponent's reply after it when the board shows one. True when the press was dealt with
     /// (the capture recorded, or the press kept waiting for it).
     ///
     /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
