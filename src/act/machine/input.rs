@@ -168,7 +168,7 @@ impl Machine {
         {
             self.pending_press = None;
             if self.phase == Phase::Playing
-                && !self.gone_on_to_unseen_capture(press, now, out)
+                && !self.gone_on_to_unseen_capture(press, now, false, out)
                 && !self.try_complete(press, out)
                 && self.is_for_next_move(press)
             {
@@ -218,11 +218,8 @@ impl Machine {
             .map(|c| self.completion_due(c));
         // ... and for a report of where the piece went on to, a while.
         let gone_on = self
-            .completion
-            .filter(|c| self.slide_may_continue(c.ply))
-            .and_then(|c| self.game.moves().get(c.ply.wrapping_sub(1)))
-            .and_then(|played| self.last_seen[played.mv.to() as usize])
-            .map(|left| left.saturating_add(self.config.missed_update_ms))
+            .completed_move_gone_on_due()
+            .map(|(_, due)| due)
             .filter(|&due| due > self.now);
         let surplus = self.surplus.map(|(_, _, due)| due);
         // An end whose move's landing square was vacated again waits for the board too.

@@ -145,14 +145,10 @@ impl Machine {
         s: &Sensed<'_>,
         current: &shakmaty::Chess,
     ) -> Option<(Move, Option<Move>)> {
-        let reported_after_press = |d: Bitboard| {
-            d.into_iter()
-                .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
-        };
         let mut fits = s
             .captures_landed_unseen_before_reply(current)
             .into_iter()
-            .filter(|&(m, d, _)| reported_after_press(d) && self.step_or_double(m).is_none());
+            .filter(|&(m, d, _)| self.all_reported_after(d, t) && self.step_or_double(m).is_none());
         match (fits.next(), fits.next()) {
             (Some((m, _, reply)), None) => Some((m, reply)),
             _ => None,

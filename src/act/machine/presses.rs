@@ -4,6 +4,7 @@ use shakmaty::{Bitboard, Color, Move, Position, attacks};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
+use super::settling::Completion;
 use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::search::only;
@@ -44,7 +45,7 @@ impl Machine {
         };
         self.overtaken_press = None;
         if self.phase != Phase::Playing
-            || self.overtaken_press_gone_on(press, now, out)
+            || self.gone_on_to_unseen_capture(press, now, true, out)
             || self.try_complete(press, out)
             || !self.is_for_next_move(press)
         {
@@ -168,17 +169,21 @@ impl Machine {
     /// on shows no change where it lands. When the board as it is shows such a capture by
     /// the same piece ([`Machine::shown_after_capture`]), it is recorded with its doubt once
     /// a report of the arrival has had [`MachineConfig::missed_update_ms`] to come, and the
-    /// opponent's reply after it when the board shows one. True when the press was dealt with
-    /// (the capture recorded, or the press kept waiting for it).
+    /// opponent's reply after it when the board shows one. An `overtaken` press (the
+    /// opponent pressed since) is judged though the opponent answered, waits only a scan
+    /// ([`MachineConfig::report_reorder_ms`]), and the opponent's press waits with it. True
+    /// when the press was dealt with (the capture recorded, or the press kept waiting for it).
     ///
     /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
+    /// [`MachineConfig::report_reorder_ms`]: crate::act::MachineConfig::report_reorder_ms
     pub(super) fn gone_on_to_unseen_capture(
         &mut self,
         press: Press,
         now: Millis,
+        overtaken: bool,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.may_have_gone_on(press.ply) {
+        if !overtaken && !self.may_have_gone_on(press.ply) {
             return false;
         }
         let Some((capture, reply)) =
@@ -186,15 +191,28 @@ impl Machine {
         else {
             return false;
         };
-        let waited = press.t_ms.saturating_add(self.config.missed_update_ms);
-        if now < waited {
-            self.pending_press = Some(Press {
-                due: waited,
-                ..press
-            });
+        let wait = if overtaken {
+            self.config.report_reorder_ms
+        } else {
+            self.config.missed_update_ms
+        };
+        let waited = press.t_ms.saturating_add(wait);
+        if now >= waited {
+            self.adopt_gone_on(press, capture, reply, out);
             return true;
         }
-        self.adopt_gone_on(press, capture, reply, out);
+        let waiting = Some(Press {
+            due: waited,
+            ..press
+        });
+        if overtaken {
+            self.overtaken_press = waiting;
+            if let Some(answer) = self.pending_press.as_mut() {
+                answer.due = answer.due.max(waited);
+            }
+        } else {
+            self.pending_press = waiting;
+        }
         true
     }
 
@@ -211,10 +229,7 @@ impl Machine {
         if d.is_empty() {
             return Some((m, None));
         }
-        let reported_since_press = d
-            .into_iter()
-            .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > press.t_ms));
-        if !reported_since_press {
+        if !self.all_reported_after(d, press.t_ms) {
             return None;
         }
         let s = self.sensed();
@@ -234,32 +249,6 @@ impl Machine {
             .then_some((m, None))
     }
 
-    /// [`Machine::gone_on_to_unseen_capture`] for a press the opponent's press overtook:
-    /// the opponent's hand, at work since the press, may also show on the board, as his
-    /// pieces lifted or his reply made. The opponent's press waits with this one.
-    fn overtaken_press_gone_on(&mut self, press: Press, now: Millis, out: &mut Vec<Event>) -> bool {
-        let Some((capture, reply)) =
-            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, m, d))
-        else {
-            return false;
-        };
-        // The opponent's press already says the move was over: a late report of where the
-        // piece landed comes within a scan.
-        let waited = press.t_ms.saturating_add(self.config.report_reorder_ms);
-        if now < waited {
-            self.overtaken_press = Some(Press {
-                due: waited,
-                ..press
-            });
-            if let Some(answer) = self.pending_press.as_mut() {
-                answer.due = answer.due.max(waited);
-            }
-            return true;
-        }
-        self.adopt_gone_on(press, capture, reply, out);
-        true
-    }
-
     /// A move its press completed, whose piece the board then showed leaving its landing
     /// within a scan of the press, with no report of where it went: the piece was lifted on
     /// before the press (a slide reported late) to a capture the board cannot show. Once a
@@ -269,21 +258,10 @@ impl Machine {
     ///
     /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
     pub(super) fn completed_move_gone_on(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let Some(c) = self.completion else {
+        let Some((c, due)) = self.completed_move_gone_on_due() else {
             return;
         };
-        let Some(played) = self.game.moves().get(c.ply.wrapping_sub(1)) else {
-            return;
-        };
-        let Some(left) = self.last_seen[played.mv.to() as usize] else {
-            return;
-        };
-        let left_within_scan = left.saturating_sub(c.pressed) <= self.config.report_reorder_ms;
-        if c.ply != self.game.plies()
-            || !left_within_scan
-            || now < left.saturating_add(self.config.missed_update_ms)
-            || !self.slide_may_continue(c.ply)
-        {
+        if now < due {
             return;
         }
         let press = Press {
@@ -299,6 +277,17 @@ impl Machine {
         {
             self.adopt_gone_on(press, capture, None, out);
         }
+    }
+
+    /// The completion [`Machine::completed_move_gone_on`] may revise, and when: its piece
+    /// left the landing within a scan of the press and may still be sliding on.
+    pub(super) fn completed_move_gone_on_due(&self) -> Option<(Completion, Millis)> {
+        let c = self.completion.filter(|c| c.ply == self.game.plies())?;
+        let played = self.game.moves().get(c.ply.wrapping_sub(1))?;
+        let left = self.last_seen[played.mv.to() as usize]?;
+        let left_within_scan = left.saturating_sub(c.pressed) <= self.config.report_reorder_ms;
+        (left_within_scan && self.slide_may_continue(c.ply))
+            .then(|| (c, left.saturating_add(self.config.missed_update_ms)))
     }
 
     /// The one capture by the piece of the last move, read at `press.ply` and still open,
@@ -385,6 +374,12 @@ impl Machine {
             let now = self.now;
             self.adopt(ply, &[reply], now, out);
         }
+    }
+
+    /// True when every square of `d` was last reported after `t`: changed since then.
+    pub(super) fn all_reported_after(&self, d: Bitboard, t: Millis) -> bool {
+        d.into_iter()
+            .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
     }
 
     /// The player who pressed last, if anyone did.
