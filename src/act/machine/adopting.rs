@@ -13,6 +13,7 @@ use crate::board::Millis;
 
 impl Machine {
     pub(super) fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let plies_before = self.game.plies();
         self.read_and_adopt(t, out);
         if self.phase != Phase::Playing || self.sensed().diff(self.game.position().board()).any() {
             return;
@@ -43,6 +44,11 @@ impl Machine {
             {
                 self.completion = None;
             }
+        }
+        // After the waiting presses, which complete the moves before it: a reply pressed for
+        // before those were read.
+        if plies_before != self.game.plies() {
+            self.complete_reply_pressed_early(out);
         }
     }
 

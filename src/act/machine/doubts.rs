@@ -26,8 +26,9 @@ pub(super) enum Doubt {
     PromotionPiece,
     /// At a press, the presser's piece was off its square and not seen put down: on an
     /// occupancy-only board `capture`, the one capture that leaves that board, shows no
-    /// more (its victim's square stays occupied) than the piece still in the hand.
-    CaptureUnseen { capture: Move },
+    /// more (its victim's square stays occupied) than the piece still in the hand. `others`:
+    /// the other captures by that piece that leave the same board, when it is not the one.
+    CaptureUnseen { capture: Move, others: Vec<Move> },
     /// The piece a pawn became at ply `from`, recorded as a queen, then made `shown`, a
     /// knight's move: the game from that ply was read again with a knight.
     PromotionShown { from: usize, shown: Move },
@@ -92,6 +93,16 @@ pub(super) enum Doubt {
         withdrawn: Vec<Move>,
         moves: Vec<Move>,
     },
+}
+
+impl Doubt {
+    /// [`Doubt::CaptureUnseen`] for `capture`, the one capture that leaves the board.
+    pub(super) fn capture_unseen(capture: Move) -> Doubt {
+        Doubt::CaptureUnseen {
+            capture,
+            others: Vec::new(),
+        }
+    }
 }
 
 impl Machine {
@@ -166,7 +177,9 @@ impl Machine {
                 self.gone_on_at_once_alert(*first, *next, *ms, t)
             }
             Doubt::PromotionPiece => self.promotion_piece_alert(t),
-            Doubt::CaptureUnseen { capture } => self.capture_unseen_alert(*capture, t),
+            Doubt::CaptureUnseen { capture, others } => {
+                self.capture_unseen_alert(*capture, others, t)
+            }
             Doubt::PromotionShown { from, shown } => self.promotion_shown_alert(*from, *shown, t),
         }
     }
@@ -527,22 +540,39 @@ impl Machine {
     /// 8.5.3: a capture recorded at its press though the board never showed the capturer
     /// landing, as a board that senses only occupancy cannot when the victim's lift falls
     /// between two scans.
-    fn capture_unseen_alert(&self, capture: Move, t: Millis) -> Alert {
+    fn capture_unseen_alert(&self, capture: Move, others: &[Move], t: Millis) -> Alert {
         let side = self.game.position().turn();
         let mut a = self.alert("8.5.3", Some(!side), t, Severity::Warning);
         a.ply = self.ply();
-        a.squares = square_names(squares_of(capture));
+        a.squares = square_names(squares_of_all(std::iter::once(&capture).chain(others)));
         let piece = touch::name(capture.role());
         let san = self.game.moves().last().map_or("", |p| p.san.as_str());
-        a.message = format!(
-            "{} pressed the clock with the {piece} lifted from {} and not seen put down: the \
-             board senses only occupancy, and {san}, the one capture that leaves it as it is, \
-             is recorded; the arbiter should check that the {piece} stands on {} (a piece \
-             still in the hand at the press looks the same)",
-            color_word(!side),
-            capture.from().map_or(String::new(), |sq| sq.to_string()),
-            capture.to()
-        );
+        let from = capture.from().map_or(String::new(), |sq| sq.to_string());
+        a.message = if others.is_empty() {
+            format!(
+                "{} pressed the clock with the {piece} lifted from {from} and not seen put down: \
+                 the board senses only occupancy, and {san}, the one capture that leaves it as it \
+                 is, is recorded; the arbiter should check that the {piece} stands on {} (a piece \
+                 still in the hand at the press looks the same)",
+                color_word(!side),
+                capture.to()
+            )
+        } else {
+            let before = &self.game.positions()[self.game.plies() - 1];
+            let others: Vec<String> = others
+                .iter()
+                .map(|&m| shakmaty::san::San::from_move(before, m).to_string())
+                .collect();
+            format!(
+                "{} pressed the clock with the {piece} lifted from {from} and not seen put down: \
+                 the board senses only occupancy, and {san} or {} leave it as it is; {san}, the \
+                 one that wins most at first sight, is recorded. The arbiter should check where \
+                 the {piece} stands: the board's later reports correct the record if they show \
+                 the other capture",
+                color_word(!side),
+                others.join(" or ")
+            )
+        };
         a
     }
 

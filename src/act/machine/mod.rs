@@ -1,6 +1,7 @@
 //! The act-of-moving machine: observations in, moves and alerts out.
 
 mod adopting;
+mod capture_choice;
 mod config;
 mod dead_position;
 mod doubts;
@@ -103,6 +104,9 @@ pub struct Machine {
     /// The doubt last raised about the open moves: raised once, cleared when the board is
     /// read without one.
     doubt: Option<Doubt>,
+    /// The captures a press left undecided on a board that senses only occupancy, while the
+    /// board's later reports may still show which was made.
+    capture_choice: Option<capture_choice::CaptureChoice>,
     /// A completed illegal move (7.5.1) whose position has not been restored yet, while
     /// the game is held on it; true once a press made on the unrestored board was told.
     unrestored: Option<bool>,
@@ -110,6 +114,10 @@ pub struct Machine {
     pressed_at: [Option<Millis>; 2],
     /// A press waiting to be judged or to complete its move.
     pending_press: Option<Press>,
+    /// The time of a press by the player not to move, made while nothing of his was left to
+    /// complete and the opponent's press waited for the board: his reply's, if both moves
+    /// are read together ([`Machine::complete_reply_pressed_early`]).
+    reply_pressed_early: Option<Millis>,
     /// A press by the side to move that the opponent's press overtook while it waited for
     /// the board to come to rest; judged, before the opponent's, when that one falls due.
     overtaken_press: Option<Press>,
@@ -254,9 +262,11 @@ impl Machine {
             told_held: None,
             held_seen: Bitboard::EMPTY,
             doubt: None,
+            capture_choice: None,
             unrestored: None,
             pressed_at: [None; 2],
             pending_press: None,
+            reply_pressed_early: None,
             overtaken_press: None,
             press_reading: None,
             unexchanged: None,

@@ -56,13 +56,15 @@ impl Machine {
             if let Some(Reading::Adopt { from, moves, doubt }) = self.every_report_a_step(&s, m) {
                 self.adopt_for_press(by, from, &moves, doubt, t, out);
             } else if self.adopt_at_press(by, m, t, out) {
-                self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
+                self.raise_doubt(Doubt::capture_unseen(m), t, out);
             }
+        } else if let Some((chosen, others)) = self.undecided_captures(&s) {
+            self.record_chosen_capture(by, chosen, others, t, out);
         } else if let Some((m, reply)) = self.capture_landed_unseen_before_reply(t, &s, &current) {
             // The capture's landing unseen, and the opponent's reply begun after the press:
             // the press completed the capture; the reply is read as far as the board shows it.
             if self.adopt_at_press(by, m, t, out) {
-                self.raise_doubt(Doubt::CaptureUnseen { capture: m }, t, out);
+                self.raise_doubt(Doubt::capture_unseen(m), t, out);
                 match reply {
                     Some(reply) => {
                         let n = self.game.plies();

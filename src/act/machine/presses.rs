@@ -97,6 +97,39 @@ impl Machine {
         (now < wait_until && in_motion()).then(|| now.saturating_add(grace).min(wait_until))
     }
 
+    /// A reply pressed for before the move it answers was read ([`Machine::on_press`]), once
+    /// both are read together and that move completed: the press completes the reply when it
+    /// came after the board reported the reply's piece lifted.
+    pub(super) fn complete_reply_pressed_early(&mut self, out: &mut Vec<Event>) {
+        let Some(pressed) = self.reply_pressed_early else {
+            return;
+        };
+        let n = self.game.plies();
+        if n != self.completed + 1 || n < 2 {
+            return;
+        }
+        self.reply_pressed_early = None;
+        // Moves read by a doubtful reconstruction stay open together until the next move is
+        // made: the press does not make them final.
+        if matches!(
+            self.doubt,
+            Some(
+                Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. } | Doubt::StoodUnseen { .. }
+            )
+        ) {
+            return;
+        }
+        let mover = self.game.positions()[n - 1].turn();
+        let lifted = self.game.moves()[n - 1]
+            .mv
+            .from()
+            .and_then(|sq| self.last_seen[sq as usize]);
+        if self.pressed_at[mover as usize] == Some(pressed) && lifted.is_some_and(|l| l <= pressed)
+        {
+            self.complete(mover, pressed, n, out);
+        }
+    }
+
     /// Completes the ply a press was for, if the game now holds that ply by the presser.
     pub(super) fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
         let ply = press.ply;
@@ -362,7 +395,7 @@ impl Machine {
     ) {
         let ply = press.ply;
         self.adopt(ply - 1, &[capture], press.t_ms, out);
-        self.raise_doubt(Doubt::CaptureUnseen { capture }, press.t_ms, out);
+        self.raise_doubt(Doubt::capture_unseen(capture), press.t_ms, out);
         if self.game.plies() != ply {
             return;
         }
@@ -425,7 +458,15 @@ impl Machine {
         let to_move = self.game.position().turn();
         let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
         if by != to_move {
-            if n > 0 && n > self.completed {
+            if n == self.completed
+                && self
+                    .pending_press
+                    .is_some_and(|p| p.by == to_move && self.is_for_next_move(p))
+            {
+                // The reply pressed for before the move it answers was read: kept for the
+                // reply, should both be read together.
+                self.reply_pressed_early = Some(t);
+            } else if n > 0 && n > self.completed {
                 if board_is_game {
                     let ply = self.pressed_ply(by, n);
                     self.complete(by, t, ply, out);

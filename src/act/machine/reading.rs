@@ -170,6 +170,7 @@ impl Machine {
             .or_else(|| self.moved_on(&s, false))
             .or_else(|| self.both_moved_on(&s))
             .or_else(|| self.knight_promotion_shown(&s))
+            .or_else(|| self.capture_choice_corrected(&s, pressed))
         {
             return reading;
         }
@@ -347,10 +348,14 @@ impl Machine {
                 continue;
             }
             // Both players' moves withdrawn is rarer than both playing on (a repetition,
-            // fast play): when as many moves from here explain the board, they are the game.
+            // fast play): when as many moves from here explain the board, they are the game,
+            // unless one of them is a capture the board never showed (the withdrawal shows
+            // every square it needs).
             if n - k >= 2
-                && let Explanation::Unique(on) = s.sequences(current, n - k, &self.reports(n))
+                && let reports = self.reports(n)
+                && let Explanation::Unique(on) = s.sequences(current, n - k, &reports)
                 && on.len() == n - k
+                && self.capture_not_shown(&on, &reports).is_none()
             {
                 return Some(Reading::Adopt {
                     from: n,
@@ -765,6 +770,7 @@ impl Machine {
                 .identifies_pieces
                 .then_some(self.placements.as_slice()),
             whole_frames: self.config.whole_frames,
+            pressed: self.pressed_at,
         }
     }
 

@@ -203,26 +203,35 @@ impl Sensed<'_> {
     /// is still in the hand. `None` on a board that names pieces, and when no capture, or
     /// more than one, fits.
     pub fn capture_landed_unseen(&self, pos: &Chess) -> Option<Move> {
+        only(self.captures_landed_unseen(pos).into_iter())
+    }
+
+    /// On a board that senses only occupancy, every plain capture from `pos` after which the
+    /// board shows exactly what it shows: the capturer's square empty, the victim's as full
+    /// as before.
+    pub fn captures_landed_unseen(&self, pos: &Chess) -> Vec<Move> {
         let d = self.diff(pos.board());
         if self.identifies || d.is_empty() {
-            return None;
+            return Vec::new();
         }
-        let fits = pos.legal_moves().into_iter().filter(|&m| {
-            let plain_capture = matches!(
-                m,
-                Move::Normal {
-                    capture: Some(_),
-                    promotion: None,
-                    ..
+        pos.legal_moves()
+            .into_iter()
+            .filter(|&m| {
+                let plain_capture = matches!(
+                    m,
+                    Move::Normal {
+                        capture: Some(_),
+                        promotion: None,
+                        ..
+                    }
+                );
+                plain_capture && {
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    self.diff(after.board()).is_empty()
                 }
-            );
-            plain_capture && {
-                let mut after = pos.clone();
-                after.play_unchecked(m);
-                self.diff(after.board()).is_empty()
-            }
-        });
-        only(fits)
+            })
+            .collect()
     }
 
     /// On a board that senses only occupancy, the plain captures from `pos` whose landing

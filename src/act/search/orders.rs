@@ -112,6 +112,7 @@ mod tests {
             outage: true,
             placed: None,
             whole_frames: false,
+            pressed: [None; 2],
         }
     }
 

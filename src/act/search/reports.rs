@@ -1,7 +1,7 @@
 //! When the board reported each square: the evidence a reconstruction must agree with in
 //! time as well as in squares.
 
-use shakmaty::{Bitboard, Chess, Color, Move, Piece, Role, Square, attacks};
+use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, Square, attacks};
 
 use super::{mover_at, squares_of};
 use crate::board::Millis;
@@ -31,6 +31,9 @@ pub struct Reports<'a> {
     pub placed: Option<&'a [(Square, Piece, Millis)]>,
     /// The board sends whole frames: every square is sampled at once.
     pub whole_frames: bool,
+    /// Each player's latest clock press, indexed by colour: a press after a piece's lift
+    /// says its move was made, wherever the board failed to show it land.
+    pub pressed: [Option<Millis>; 2],
 }
 
 impl Reports<'_> {
@@ -45,6 +48,7 @@ impl Reports<'_> {
         outage: false,
         placed: None,
         whole_frames: false,
+        pressed: [None; 2],
     };
 
     /// When `sq` last changed, if it changed during the moves being reconstructed.
@@ -60,6 +64,20 @@ impl Reports<'_> {
     pub(super) fn changed_after_start(&self, sq: Square) -> bool {
         self.time(sq)
             .is_some_and(|t| !self.whole_frames || t > self.since)
+    }
+
+    /// True when the board may have reported the landing of the capture `m`: its square
+    /// changed during the moves ([`Reports::changed_after_start`]) and, on a board that
+    /// senses only occupancy, no earlier than a scan's reordering before the capturer's lift.
+    /// An earlier report is the victim's arrival: the capture itself left the square full.
+    pub(super) fn capture_landing_reported(&self, m: Move) -> bool {
+        self.changed_after_start(m.to())
+            && (self.placed.is_some()
+                || self.time(m.to()).is_some_and(|landed| {
+                    m.from()
+                        .and_then(|from| self.time(from))
+                        .is_none_or(|lift| landed.saturating_add(self.slack) >= lift)
+                }))
     }
 
     /// The squares reported during the moves being reconstructed.
@@ -116,9 +134,16 @@ impl Reports<'_> {
                         self.seen_on_the_way(piece, from, to)
                             .map_or(t, |w| w.min(t))
                     });
+                // On a board that senses only occupancy, a capture leaves its square full: a
+                // report of it from before the capturer left is the victim's arrival.
+                let victims_arrival = |arrived: Millis| {
+                    self.placed.is_none()
+                        && m.is_capture()
+                        && left.is_some_and(|l| arrived.saturating_add(self.slack) < l)
+                };
                 carried.push(Carried {
                     ply: i,
-                    arrived: final_time(to),
+                    arrived: final_time(to).filter(|&a| !victims_arrival(a)),
                     left,
                 });
             }
@@ -176,6 +201,31 @@ impl Reports<'_> {
                 acc | touched_squares(m, mover) | passed_squares(m, mover)
             });
         self.seen() & !covered
+    }
+
+    /// True when the player of move `i` of `seq`, played from `start`, pressed the clock
+    /// after the board reported that move's piece lifted, and reported nothing put down
+    /// between (no square but the opponent's changed: his reply may have begun): the move
+    /// was made by then, and landed where the board could not show it.
+    pub fn pressed_after_lift(&self, start: &Chess, seq: &[Move], i: usize) -> bool {
+        let mover = mover_at(start, i);
+        let (Some(from), Some(pressed)) = (seq[i].from(), self.pressed[mover as usize]) else {
+            return false;
+        };
+        let Some(lift) = self.time(from).filter(|&lift| pressed >= lift) else {
+            return false;
+        };
+        let mut before = start.clone();
+        for &m in &seq[..i] {
+            before.play_unchecked(m);
+        }
+        let opponents = before.board().by_color(!mover);
+        let between = |t: Option<Millis>| t.is_some_and(|t| t > lift && t <= pressed);
+        !Bitboard::FULL.into_iter().any(|sq| {
+            sq != from
+                && !opponents.contains(sq)
+                && (between(self.times[sq as usize]) || between(self.previous[sq as usize]))
+        })
     }
 
     /// True when move `i` of `seq`, played from `start`, passes over a square the board

@@ -156,9 +156,11 @@ impl Sensed<'_> {
                 if walk.found.len() < walk.keep {
                     let mut seq = walk.path.clone();
                     seq.push(m);
-                    // A capture never shown landing is read only when the piece was seen
-                    // sliding on its way there, and its player has moved again since.
+                    // A capture never shown landing is read only when its player pressed
+                    // the clock after lifting the piece, or when the piece was seen sliding
+                    // on its way there and its player has moved again since.
                     if let Some(i) = unseen.capture_landed
+                        && !walk.reports.pressed_after_lift(walk.start, &seq, i)
                         && (seq.len() < i + 3 || !walk.reports.seen_on_its_way(walk.start, &seq, i))
                     {
                         continue;
@@ -303,7 +305,7 @@ impl Walk<'_> {
         );
         let landed_unseen = !self.identifies
             && captures
-            && !self.reports.changed_after_start(m.to())
+            && !self.reports.capture_landing_reported(m)
             && !self.reports.outage;
         if landed_unseen && (self.unseen_stays || self.unseen.capture_landed.is_some()) {
             return None;

@@ -54,6 +54,7 @@ fn reported<'a>(
         outage: false,
         placed: None,
         whole_frames: false,
+        pressed: [None; 2],
     }
 }
 
@@ -416,4 +417,63 @@ fn a_reported_square_no_move_touches_is_left_unexplained() {
         reports.unexplained(&start, &single),
         Bitboard::from(Square::E5)
     );
+}
+
+#[test]
+fn a_press_after_the_lift_vouches_for_a_capture_only_with_nothing_put_down_between() {
+    // After 1. e4 d5, White's pawn is lifted from e4 at 1000 and White presses at 1200:
+    // exd5 was made, wherever the board failed to show it land.
+    let start: Chess = after(&["e2e4", "d7d5"]);
+    let seq = moves_from(&start, &["e4d5"]);
+    let lifted = times(&[(Square::E4, 1000)]);
+    let pressed = Reports {
+        pressed: [None, Some(1200)],
+        ..reported(&lifted, &[None; 64])
+    };
+    assert!(pressed.pressed_after_lift(&start, &seq, 0));
+    // Black's hand on the board meanwhile (his pawn lifted from d5) is no landing of White's.
+    let reply_begun = times(&[(Square::E4, 1000), (Square::D5, 1100)]);
+    let with_reply = Reports {
+        times: &reply_begun,
+        ..pressed
+    };
+    assert!(with_reply.pressed_after_lift(&start, &seq, 0));
+    // A square put down on between the lift and the press may be where the pawn went.
+    let put_down = times(&[(Square::E4, 1000), (Square::E5, 1100)]);
+    let landed = Reports {
+        times: &put_down,
+        ..pressed
+    };
+    assert!(!landed.pressed_after_lift(&start, &seq, 0));
+    // A press before the lift, or Black's press, says nothing of White's move.
+    let early = Reports {
+        pressed: [None, Some(900)],
+        ..pressed
+    };
+    assert!(!early.pressed_after_lift(&start, &seq, 0));
+    let black = Reports {
+        pressed: [Some(1200), None],
+        ..pressed
+    };
+    assert!(!black.pressed_after_lift(&start, &seq, 0));
+}
+
+#[test]
+fn on_an_occupancy_board_a_report_before_the_capturers_lift_is_no_capture() {
+    // After 1. e4 d5 2. exd5, Black's queen takes back on d5. The board reported d5 at 1000
+    // (White's pawn arriving) and the queen lifted from d8 at 3000: that report is the pawn's,
+    // and the capture itself left d5 full.
+    let start: Chess = after(&["e2e4", "d7d5", "e4d5"]);
+    let capture = moves_from(&start, &["d8d5"])[0];
+    let reports = times(&[(Square::D5, 1000), (Square::D8, 3000)]);
+    let occupancy = reported(&reports, &[None; 64]);
+    assert!(!occupancy.capture_landing_reported(capture));
+    assert_eq!(
+        occupancy.inversion(&start, &[capture]),
+        Some(0),
+        "the victim's arrival is no arrival of the capturer"
+    );
+    // Within a scan's reordering of the lift, the report may be the capture's.
+    let close = times(&[(Square::D5, 2700), (Square::D8, 3000)]);
+    assert!(reported(&close, &[None; 64]).capture_landing_reported(capture));
 }
