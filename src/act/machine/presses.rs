@@ -219,9 +219,9 @@ impl Machine {
         if !overtaken && !self.may_have_gone_on(press.ply) {
             return false;
         }
-        let Some((capture, reply)) =
-            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, m, d))
-        else {
+        let Some((capture, reply)) = self.capture_gone_on_to(press, |m, d| {
+            self.shown_after_capture(press, self.move_read_at(press.ply), m, d)
+        }) else {
             return false;
         };
         let wait = if overtaken {
@@ -249,20 +249,27 @@ impl Machine {
         true
     }
 
+    /// When the move at `ply` was read: the opponent's hand on the board since is his reply
+    /// begun or made, even before the press.
+    fn move_read_at(&self, ply: usize) -> Millis {
+        self.reached_at.get(ply).copied().unwrap_or(self.now)
+    }
+
     /// Whether the board, differing on `d` from the position after the presser's capture
     /// `m`, shows that capture made: nothing else changed, or only the opponent's hand since
-    /// the press (his pieces lifted, his reply made, the presser's next move begun), with
-    /// the reply when one alone explains the board.
+    /// `since` (his pieces lifted, his reply made, the presser's next move begun), with the
+    /// reply when one alone explains the board.
     fn shown_after_capture(
         &self,
         press: Press,
+        since: Millis,
         m: Move,
         d: Bitboard,
     ) -> Option<(Move, Option<Move>)> {
         if d.is_empty() {
             return Some((m, None));
         }
-        if !self.all_reported_after(d, press.t_ms) {
+        if !self.all_reported_after(d, since) {
             return None;
         }
         let s = self.sensed();
@@ -305,10 +312,11 @@ impl Machine {
             promotion: None,
             awaited: None,
         };
-        if let Some((capture, _)) =
-            self.capture_gone_on_to(press, |m, d| d.is_empty().then_some((m, None)))
+        let made = self.move_read_at(c.ply);
+        if let Some((capture, reply)) =
+            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, made, m, d))
         {
-            self.adopt_gone_on(press, capture, None, out);
+            self.adopt_gone_on(press, capture, reply, out);
         }
     }
 
