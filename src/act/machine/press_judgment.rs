@@ -138,9 +138,10 @@ impl Machine {
     }
 
     /// The one capture by the presser whose landing the board did not show and after which
-    /// every other difference was reported after the press `t` (the opponent's reply begun
-    /// since), with the reply when the board shows it made. A capture the last move and
-    /// another reply may explain instead is left to the other readings.
+    /// every other difference was reported after the capturer's lift, or the press `t` if
+    /// earlier (the opponent's reply begun since: in fast play he starts before the press),
+    /// with the reply when the board shows it made. A capture the last move and another reply
+    /// may explain instead is left to the other readings.
     fn capture_landed_unseen_before_reply(
         &self,
         t: Millis,
@@ -150,7 +151,11 @@ impl Machine {
         let mut fits = s
             .captures_landed_unseen_before_reply(current)
             .into_iter()
-            .filter(|&(m, d, _)| self.all_reported_after(d, t) && self.step_or_double(m).is_none());
+            .filter(|&(m, d, _)| {
+                let lifted = m.from().and_then(|sq| self.last_seen[sq as usize]);
+                let since = lifted.map_or(t, |l| l.min(t));
+                self.all_reported_after(d, since) && self.step_or_double(m).is_none()
+            });
         match (fits.next(), fits.next()) {
             (Some((m, _, reply)), None) => Some((m, reply)),
             _ => None,
