@@ -294,7 +294,8 @@ impl Machine {
     /// before the press (a slide reported late) to a capture the board cannot show. Once a
     /// report of its landing elsewhere has had [`MachineConfig::missed_update_ms`] to come,
     /// the one such capture along its line is recorded instead, with its doubt, while the
-    /// completion is still open and the opponent has lifted nothing since.
+    /// completion is still open and the opponent had lifted nothing before the piece left; what
+    /// his hand did since is read as his reply after the capture.
     ///
     /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
     pub(super) fn completed_move_gone_on(&mut self, now: Millis, out: &mut Vec<Event>) {
