@@ -32,14 +32,7 @@ impl Machine {
             // by a doubtful reconstruction stay open together until the next move is made,
             // and the waiting press does not make them final.
             if press.due == WHEN_RESTORED
-                && matches!(
-                    self.doubt,
-                    Some(
-                        Doubt::Overlapping { .. }
-                            | Doubt::UnseenArrival { .. }
-                            | Doubt::StoodUnseen { .. }
-                    )
-                )
+                && self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open)
                 && self.completion.is_some_and(|c| c.ply == press.ply)
             {
                 self.completion = None;
@@ -130,12 +123,7 @@ impl Machine {
         // Moves read from a doubtful reconstruction stay open together until the
         // next move is made, and make no move before them final: a restored piece
         // may still explain the board better.
-        if matches!(
-            doubt,
-            Some(
-                Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. } | Doubt::StoodUnseen { .. }
-            )
-        ) {
+        if doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
             self.settled = self.settled.min(from).min(settled_before);
             self.reconstructed_from = Some(from);
         }

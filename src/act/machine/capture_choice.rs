@@ -5,11 +5,11 @@
 //! others; the board's later reports correct the record if they show another one was made.
 
 use shakmaty::uci::UciMove;
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Chess, Move, Position, Role, Square};
 
+use super::Machine;
 use super::doubts::Doubt;
 use super::reading::{Reading, choose};
-use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::search::Sensed;
 use crate::board::Millis;
@@ -73,41 +73,32 @@ pub(super) fn likeliest(
 
 impl Machine {
     /// At a press, with the presser's piece off its square and not seen put down anywhere,
-    /// when two or more captures by it leave the board as it is: the likeliest, and the
-    /// others. `None` when the board shows one such capture or none.
-    pub(super) fn undecided_captures(&self, s: &Sensed<'_>) -> Option<(Move, Vec<Move>)> {
-        let current = self.game.position();
-        let captures = s.captures_landed_unseen(current);
+    /// when two or more `captures` by it leave the board as it is
+    /// ([`Sensed::captures_landed_unseen`]): the likeliest, and the others. `None` when the
+    /// board shows one such capture or none.
+    pub(super) fn undecided_captures(&self, captures: Vec<Move>) -> Option<(Move, Vec<Move>)> {
         // A pawn taken on the square of its single step may have made a double step taken en
         // passant: that reading is left to the one-capture path.
         if captures.len() < 2 || captures.iter().any(|&m| self.step_or_double(m).is_some()) {
             return None;
         }
         let last_arrival = self.game.moves().last().map(|p| p.mv.to());
-        let chosen = likeliest(current, &captures, last_arrival)?;
+        let chosen = likeliest(self.game.position(), &captures, last_arrival)?;
         Some((
             chosen,
             captures.into_iter().filter(|&m| m != chosen).collect(),
         ))
     }
 
-    /// Records `chosen`, of the captures a press by `by` at `t` left undecided, as the move
-    /// the press completed, names `others` for the arbiter, and keeps them open to the
-    /// board's later reports.
-    pub(super) fn record_chosen_capture(
+    /// Tells the arbiter that `chosen`, the capture just recorded at a press, is one of
+    /// several with `others`, and keeps those open to the board's later reports.
+    pub(super) fn keep_capture_choice(
         &mut self,
-        by: Color,
         chosen: Move,
         others: Vec<Move>,
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        let ply = self.game.plies();
-        self.adopt(ply, &[chosen], t, out);
-        if self.phase != Phase::Playing || self.game.plies() != ply + 1 {
-            return;
-        }
-        self.complete(by, t, ply + 1, out);
         self.raise_doubt(
             Doubt::CaptureUnseen {
                 capture: chosen,
@@ -117,12 +108,10 @@ impl Machine {
             out,
         );
         self.capture_choice = Some(CaptureChoice {
-            ply,
+            ply: self.game.plies() - 1,
             chosen,
             others,
         });
-        let d = self.sensed().diff(self.game.position().board());
-        self.set_held(d.any().then_some(d), t, out);
     }
 
     /// The game read again with another of the captures a press left undecided, when the
@@ -184,36 +173,25 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::fen::Fen;
-    use shakmaty::{CastlingMode, Square};
+    use crate::act::search::tests::{moves_from, position};
 
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
-
-    fn capture(pos: &Chess, from: Square, to: Square) -> Move {
-        pos.legal_moves()
-            .into_iter()
-            .find(|m| m.from() == Some(from) && m.to() == to)
-            .unwrap()
+    fn capture(pos: &Chess, uci: &str) -> Move {
+        moves_from(pos, &[uci])[0]
     }
 
     #[test]
     fn the_capture_that_wins_material_is_likelier_than_one_into_a_defended_square() {
         // The knight on e4 can take the bishop on c3, defended by the b2 pawn, or the pawn on
         // f2, defended by the king: a knight for a bishop beats a knight for a pawn.
-        let pos = position("4k3/8/8/8/4n3/2B5/1P3P2/6K1 b - - 0 1");
-        let bishop = capture(&pos, Square::E4, Square::C3);
-        let pawn = capture(&pos, Square::E4, Square::F2);
+        let pos = position("4k3/8/8/8/4n3/2B5/1P3P2/6K1 b - - 0 1", false);
+        let bishop = capture(&pos, "e4c3");
+        let pawn = capture(&pos, "e4f2");
         assert_eq!(likeliest(&pos, &[pawn, bishop], None), Some(bishop));
         // A queen on e4 can take a bishop on c2, defended by the king, or a loose pawn on f4:
         // the pawn is the safer win.
-        let pos = position("4k3/8/8/8/4qP2/8/2B5/3K4 b - - 0 1");
-        let bishop = capture(&pos, Square::E4, Square::C2);
-        let pawn = capture(&pos, Square::E4, Square::F4);
+        let pos = position("4k3/8/8/8/4qP2/8/2B5/3K4 b - - 0 1", false);
+        let bishop = capture(&pos, "e4c2");
+        let pawn = capture(&pos, "e4f4");
         assert_eq!(likeliest(&pos, &[bishop, pawn], None), Some(pawn));
     }
 
@@ -221,9 +199,9 @@ mod tests {
     fn between_equal_gains_the_recapture_is_likelier() {
         // A rook on d8 can take a knight on d4 or one on a8, both undefended: the knight that
         // just arrived on d4 is the one taken back.
-        let pos = position("N2r2k1/8/8/8/3N4/8/8/6K1 b - - 0 1");
-        let back = capture(&pos, Square::D8, Square::D4);
-        let corner = capture(&pos, Square::D8, Square::A8);
+        let pos = position("N2r2k1/8/8/8/3N4/8/8/6K1 b - - 0 1", false);
+        let back = capture(&pos, "d8d4");
+        let corner = capture(&pos, "d8a8");
         assert_eq!(
             likeliest(&pos, &[corner, back], Some(Square::D4)),
             Some(back)

@@ -96,6 +96,16 @@ pub(super) enum Doubt {
 }
 
 impl Doubt {
+    /// True for the doubts of a displaced piece read as moves (overlapping moves, an arrival
+    /// or a stay never shown): the moves read with it stay open together until the next move
+    /// is made, and no press makes them final.
+    pub(super) fn keeps_moves_open(&self) -> bool {
+        matches!(
+            self,
+            Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. } | Doubt::StoodUnseen { .. }
+        )
+    }
+
     /// [`Doubt::CaptureUnseen`] for `capture`, the one capture that leaves the board.
     pub(super) fn capture_unseen(capture: Move) -> Doubt {
         Doubt::CaptureUnseen {

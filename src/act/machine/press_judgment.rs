@@ -31,6 +31,7 @@ impl Machine {
             .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
+        let unseen_captures = s.captures_landed_unseen(&current);
         // A pawn on the last rank at the press is a promotion the press completed (7.5.2),
         // capture or not, even when it was taken back before the press is judged.
         if let Some(m) = s.unfinished_promotion(&current).or(at_press) {
@@ -46,9 +47,8 @@ impl Machine {
             // The board is still one an earlier press of this player waits for: that press
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
-        } else if let Some(m) = s
-            .capture_landed_unseen(&current)
-            .filter(|&m| self.step_or_double(m).is_none())
+        } else if let [m] = *unseen_captures
+            && self.step_or_double(m).is_none()
         {
             // The press says the move is over, and one capture is all the board can show
             // (were the victim a pawn's step, a double step taken en passant shows the same),
@@ -58,8 +58,10 @@ impl Machine {
             } else if self.adopt_at_press(by, m, t, out) {
                 self.raise_doubt(Doubt::capture_unseen(m), t, out);
             }
-        } else if let Some((chosen, others)) = self.undecided_captures(&s) {
-            self.record_chosen_capture(by, chosen, others, t, out);
+        } else if let Some((chosen, others)) = self.undecided_captures(unseen_captures) {
+            if self.adopt_at_press(by, chosen, t, out) {
+                self.keep_capture_choice(chosen, others, t, out);
+            }
         } else if let Some((m, reply)) = self.capture_landed_unseen_before_reply(t, &s, &current) {
             // The capture's landing unseen, and the opponent's reply begun after the press:
             // the press completed the capture; the reply is read as far as the board shows it.
@@ -152,8 +154,7 @@ impl Machine {
             .captures_landed_unseen_before_reply(current)
             .into_iter()
             .filter(|&(m, d, _)| {
-                let lifted = m.from().and_then(|sq| self.last_seen[sq as usize]);
-                let since = lifted.map_or(t, |l| l.min(t));
+                let since = self.lift_reported_at(m).map_or(t, |l| l.min(t));
                 self.all_reported_after(d, since) && self.step_or_double(m).is_none()
             });
         match (fits.next(), fits.next()) {
@@ -165,7 +166,13 @@ impl Machine {
     /// Records `m`, the presser's move the board shows, as the move his press completed,
     /// and holds the board on what else differs. False when the move did not stand (the
     /// game ended, or it was not recorded).
-    fn adopt_at_press(&mut self, by: Color, m: Move, t: Millis, out: &mut Vec<Event>) -> bool {
+    pub(super) fn adopt_at_press(
+        &mut self,
+        by: Color,
+        m: Move,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) -> bool {
         let n = self.game.plies();
         self.adopt(n, &[m], t, out);
         if self.phase != Phase::Playing || self.game.plies() != n + 1 {

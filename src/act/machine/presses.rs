@@ -109,21 +109,11 @@ impl Machine {
             return;
         }
         self.reply_pressed_early = None;
-        // Moves read by a doubtful reconstruction stay open together until the next move is
-        // made: the press does not make them final.
-        if matches!(
-            self.doubt,
-            Some(
-                Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. } | Doubt::StoodUnseen { .. }
-            )
-        ) {
+        if self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
             return;
         }
         let mover = self.game.positions()[n - 1].turn();
-        let lifted = self.game.moves()[n - 1]
-            .mv
-            .from()
-            .and_then(|sq| self.last_seen[sq as usize]);
+        let lifted = self.lift_reported_at(self.game.moves()[n - 1].mv);
         if self.pressed_at[mover as usize] == Some(pressed) && lifted.is_some_and(|l| l <= pressed)
         {
             self.complete(mover, pressed, n, out);
@@ -416,6 +406,11 @@ impl Machine {
             let now = self.now;
             self.adopt(ply, &[reply], now, out);
         }
+    }
+
+    /// When the board last reported the square `m` leaves: its piece's lift.
+    pub(super) fn lift_reported_at(&self, m: Move) -> Option<Millis> {
+        m.from().and_then(|sq| self.last_seen[sq as usize])
     }
 
     /// True when every square of `d` was last reported after `t`: changed since then.

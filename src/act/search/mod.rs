@@ -11,7 +11,7 @@ mod orders;
 mod reports;
 mod sequences;
 #[cfg(test)]
-mod tests;
+pub(in crate::act) mod tests;
 
 pub use orders::rank_orders;
 pub use reports::Reports;

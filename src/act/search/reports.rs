@@ -71,13 +71,20 @@ impl Reports<'_> {
     /// senses only occupancy, no earlier than a scan's reordering before the capturer's lift.
     /// An earlier report is the victim's arrival: the capture itself left the square full.
     pub(super) fn capture_landing_reported(&self, m: Move) -> bool {
+        let lift = m.from().and_then(|from| self.time(from));
         self.changed_after_start(m.to())
-            && (self.placed.is_some()
-                || self.time(m.to()).is_some_and(|landed| {
-                    m.from()
-                        .and_then(|from| self.time(from))
-                        .is_none_or(|lift| landed.saturating_add(self.slack) >= lift)
-                }))
+            && self
+                .time(m.to())
+                .is_some_and(|landed| !self.victims_arrival(m, landed, lift))
+    }
+
+    /// On a board that senses only occupancy, true when `reported`, a report of the square the
+    /// capture `m` lands on, came more than a scan's reordering before the capturer's `lift`:
+    /// it was the victim's arrival, since the capture itself left the square full.
+    fn victims_arrival(&self, m: Move, reported: Millis, lift: Option<Millis>) -> bool {
+        self.placed.is_none()
+            && m.is_capture()
+            && lift.is_some_and(|l| reported.saturating_add(self.slack) < l)
     }
 
     /// The squares reported during the moves being reconstructed.
@@ -134,16 +141,9 @@ impl Reports<'_> {
                         self.seen_on_the_way(piece, from, to)
                             .map_or(t, |w| w.min(t))
                     });
-                // On a board that senses only occupancy, a capture leaves its square full: a
-                // report of it from before the capturer left is the victim's arrival.
-                let victims_arrival = |arrived: Millis| {
-                    self.placed.is_none()
-                        && m.is_capture()
-                        && left.is_some_and(|l| arrived.saturating_add(self.slack) < l)
-                };
                 carried.push(Carried {
                     ply: i,
-                    arrived: final_time(to).filter(|&a| !victims_arrival(a)),
+                    arrived: final_time(to).filter(|&a| !self.victims_arrival(m, a, left)),
                     left,
                 });
             }

@@ -298,7 +298,7 @@ fn after_moves(ucis: &[&str]) -> Vec<Move> {
 }
 
 /// The moves `ucis` played from `start`.
-pub(super) fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
+pub(in crate::act) fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
     let mut pos = start.clone();
     ucis.iter()
         .map(|u| {
@@ -309,7 +309,8 @@ pub(super) fn moves_from(start: &Chess, ucis: &[&str]) -> Vec<Move> {
         .collect()
 }
 
-fn position(fen: &str, chess960: bool) -> Chess {
+/// The position `fen` sets up.
+pub(in crate::act) fn position(fen: &str, chess960: bool) -> Chess {
     crate::rules::Game::from_fen(fen, chess960)
         .unwrap()
         .start()
