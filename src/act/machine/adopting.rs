@@ -18,6 +18,17 @@ impl Machine {
         if self.phase != Phase::Playing || self.sensed().diff(self.game.position().board()).any() {
             return;
         }
+        // A press for a move the reading withdrew, its presser's move now the last: the
+        // press says that move is made.
+        let n = self.game.plies();
+        if let Some(press) = self.pending_press.as_mut()
+            && press.due != WHEN_RESTORED
+            && press.ply > n + 1
+            && n > 0
+            && self.game.positions()[n - 1].turn() == press.by
+        {
+            press.ply = n;
+        }
         // An overtaken press is for the ply before the opponent's: it completes first.
         if let Some(press) = self.overtaken_press
             && self.try_complete(press, out)

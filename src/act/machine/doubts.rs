@@ -560,10 +560,10 @@ impl Machine {
         let from = capture.from().map_or(String::new(), |sq| sq.to_string());
         a.message = if others.is_empty() {
             format!(
-                "{} pressed the clock with the {piece} lifted from {from} and not seen put down: \
-                 the board senses only occupancy, and {san}, the one capture that leaves it as it \
-                 is, is recorded; the arbiter should check that the {piece} stands on {} (a piece \
-                 still in the hand at the press looks the same)",
+                "{}'s {piece} left {from} and was not seen put down: the board senses only \
+                 occupancy, and {san}, the one capture that leaves it as it is, is recorded; the \
+                 arbiter should check that the {piece} stands on {} (a piece still in the hand \
+                 looks the same)",
                 color_word(!side),
                 capture.to()
             )
@@ -574,11 +574,11 @@ impl Machine {
                 .map(|&m| shakmaty::san::San::from_move(before, m).to_string())
                 .collect();
             format!(
-                "{} pressed the clock with the {piece} lifted from {from} and not seen put down: \
-                 the board senses only occupancy, and {san} or {} leave it as it is; {san}, the \
-                 one that wins most at first sight, is recorded. The arbiter should check where \
-                 the {piece} stands: the board's later reports correct the record if they show \
-                 the other capture",
+                "{}'s {piece} left {from} and was not seen put down: the board senses only \
+                 occupancy, and {san} or {} leave it as it is; {san}, the likeliest (a mate, \
+                 then the most material at first sight, a recapture, a check), is recorded. The \
+                 arbiter should check where the {piece} stands: the board's later reports correct \
+                 the record if they show the other capture",
                 color_word(!side),
                 others.join(" or ")
             )

@@ -76,6 +76,7 @@ impl Machine {
             && self.phase == Phase::Playing
         {
             self.on_lift(sq, piece, t, out);
+            self.gone_on_before_reply(sq, piece.color, t, out);
         }
         self.board_changed(t, out);
     }

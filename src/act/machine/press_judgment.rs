@@ -7,7 +7,7 @@ use super::doubts::Doubt;
 use super::presses::Press;
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, color_word};
-use crate::act::search::{Explanation, Sensed};
+use crate::act::search::{Explanation, Sensed, only, squares_of};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
 
@@ -62,11 +62,17 @@ impl Machine {
             if self.adopt_at_press(by, chosen, t, out) {
                 self.keep_capture_choice(chosen, others, t, out);
             }
-        } else if let Some((m, reply)) = self.capture_landed_unseen_before_reply(t, &s, &current) {
+        } else if let Some((m, reply, others)) =
+            self.capture_landed_unseen_before_reply(t, &s, &current)
+        {
             // The capture's landing unseen, and the opponent's reply begun after the press:
             // the press completed the capture; the reply is read as far as the board shows it.
             if self.adopt_at_press(by, m, t, out) {
-                self.raise_doubt(Doubt::capture_unseen(m), t, out);
+                if others.is_empty() {
+                    self.raise_doubt(Doubt::capture_unseen(m), t, out);
+                } else {
+                    self.keep_capture_choice(m, others, t, out);
+                }
                 match reply {
                     Some(reply) => {
                         let n = self.game.plies();
@@ -91,6 +97,10 @@ impl Machine {
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
             self.press_without_move(by, t, out);
+        } else if let Some(m) = self.move_with_reply_begun(t, &s, &current) {
+            if self.adopt_at_press(by, m, t, out) {
+                self.judge_answer_in_turn(by, t);
+            }
         } else if let Some((m, displaced)) = s.move_with_pieces_displaced(&current) {
             // 7.4: a legal move made with pieces knocked off or over on the way is no illegal
             // move; the press completes it once the pieces are back.
@@ -139,28 +149,66 @@ impl Machine {
         }
     }
 
-    /// The one capture by the presser whose landing the board did not show and after which
+    /// The capture by the presser whose landing the board did not show and after which
     /// every other difference was reported after the capturer's lift, or the press `t` if
     /// earlier (the opponent's reply begun since: in fast play he starts before the press),
-    /// with the reply when the board shows it made. A capture the last move and another reply
-    /// may explain instead is left to the other readings.
+    /// with the reply when the board shows it made, and the other captures that fit as well
+    /// (the likeliest is chosen among them, [`Machine::undecided_captures`]). A capture the
+    /// last move and another reply may explain instead is left to the other readings.
     fn capture_landed_unseen_before_reply(
         &self,
         t: Millis,
         s: &Sensed<'_>,
         current: &shakmaty::Chess,
-    ) -> Option<(Move, Option<Move>)> {
-        let mut fits = s
+    ) -> Option<(Move, Option<Move>, Vec<Move>)> {
+        let fits: Vec<(Move, Option<Move>)> = s
             .captures_landed_unseen_before_reply(current)
             .into_iter()
             .filter(|&(m, d, _)| {
                 let since = self.lift_reported_at(m).map_or(t, |l| l.min(t));
                 self.all_reported_after(d, since) && self.step_or_double(m).is_none()
-            });
-        match (fits.next(), fits.next()) {
-            (Some((m, _, reply)), None) => Some((m, reply)),
-            _ => None,
+            })
+            .map(|(m, _, reply)| (m, reply))
+            .collect();
+        let (chosen, others) = match fits[..] {
+            [] => return None,
+            [(m, _)] => (m, Vec::new()),
+            _ => self.undecided_captures(fits.iter().map(|&(m, _)| m).collect())?,
+        };
+        let reply = fits.iter().find(|&&(m, _)| m == chosen)?.1;
+        Some((chosen, reply, others))
+    }
+
+    /// On a board that senses only occupancy, the one legal move from `current` that the
+    /// board shows made when the rest of what differs is the opponent's pieces lifted, each
+    /// reported after the press at `t`: his reply begun, not pieces the presser knocked over
+    /// (those fall while the move is made). Every square the board reported since the last
+    /// move was read is one of these: a square that changed and changed back is not.
+    fn move_with_reply_begun(
+        &self,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &shakmaty::Chess,
+    ) -> Option<Move> {
+        if s.identifies {
+            return None;
         }
+        let read = self.reached_at.last().copied().unwrap_or(0);
+        let reported: Bitboard = Bitboard::FULL
+            .into_iter()
+            .filter(|&sq| self.last_seen[sq as usize].is_some_and(|r| r > read))
+            .collect();
+        let fits = current.legal_moves().into_iter().filter(|&m| {
+            let mut after = current.clone();
+            after.play_unchecked(m);
+            let d = s.diff(after.board());
+            let lifted = after.board().by_color(after.turn()) & !s.board.occupied();
+            d.any()
+                && d.is_subset(lifted)
+                && self.all_reported_after(d, t)
+                && reported.is_subset(d | squares_of(m))
+        });
+        only(fits)
     }
 
     /// Records `m`, the presser's move the board shows, as the move his press completed,

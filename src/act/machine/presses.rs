@@ -1,6 +1,6 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Move, Position, attacks};
+use shakmaty::{Bitboard, Color, Move, Position, Square, attacks};
 
 use super::doubts::Doubt;
 use super::reading::Reading;
@@ -73,7 +73,12 @@ impl Machine {
     /// the board, and so is the search for a lost update.
     pub(super) fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
-        let wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        let mut wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        // A board that shows a capture it cannot show has reported any other landing by
+        // then: the piece took there, and what comes later is the reply.
+        if self.shows_capture_unseen() {
+            wait_until = wait_until.min(self.landing_reported_by(press.t_ms));
+        }
         // A piece not yet shown where it went may be on its way still, or its report late.
         let in_motion = || {
             matches!(
@@ -311,6 +316,68 @@ impl Machine {
         }
     }
 
+    /// A last move no press completed, whose piece the board showed leaving the square it
+    /// was read on with no landing reported since, when the opponent (`lifter`) lifts a piece
+    /// from `sq` at `t`: his hand on the board says that move was over, so the one capture
+    /// along its line that the board cannot show is recorded instead, with its doubt, as a
+    /// press would have it ([`Machine::completed_move_gone_on`]). Not when the piece could
+    /// take on `sq`, nor the piece on `sq` take it on its landing: either lift may be a
+    /// capture's victim taken off first. The move stays uncompleted.
+    pub(super) fn gone_on_before_reply(
+        &mut self,
+        sq: Square,
+        lifter: Color,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        let n = self.game.plies();
+        if self.phase != Phase::Playing
+            || self.config.identifies_pieces
+            || n == 0
+            || n <= self.completed
+            || self.game.positions()[n - 1].turn() == lifter
+            || self.pending_press.is_some()
+        {
+            return;
+        }
+        let played = self.game.moves()[n - 1].mv;
+        let landing = played.to();
+        let takes = |pos: &shakmaty::Chess, from: Option<Square>, to: Square| {
+            pos.legal_moves()
+                .iter()
+                .any(|m| m.from() == from && m.to() == to && m.is_capture())
+        };
+        if takes(&self.game.positions()[n - 1], played.from(), sq)
+            || takes(self.game.position(), Some(sq), landing)
+        {
+            return;
+        }
+        let made = self.move_read_at(n);
+        let Some(left) = self.last_seen[landing as usize].filter(|&l| l > made && l < t) else {
+            return;
+        };
+        let press = Press {
+            by: !lifter,
+            t_ms: left,
+            ply: n,
+            due: t,
+            promotion: None,
+            awaited: None,
+        };
+        let Some((capture, reply)) =
+            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, left, m, d))
+        else {
+            return;
+        };
+        self.adopt(n - 1, &[capture], t, out);
+        self.raise_doubt(Doubt::capture_unseen(capture), t, out);
+        if let Some(reply) = reply
+            && self.game.plies() == n
+        {
+            self.adopt(n, &[reply], t, out);
+        }
+    }
+
     /// The completion [`Machine::completed_move_gone_on`] may revise, and when: its piece
     /// left the landing within a scan of the press and may still be sliding on.
     pub(super) fn completed_move_gone_on_due(&self) -> Option<(Completion, Millis)> {
@@ -408,6 +475,32 @@ impl Machine {
         }
     }
 
+    /// When the board has surely reported a landing made before a press at `pressed`: two
+    /// whole frames and the link's lag later, or, on a board that samples its squares one
+    /// by one, a scan with its margin ([`MachineConfig::report_reorder_ms`]).
+    ///
+    /// [`MachineConfig::report_reorder_ms`]: crate::act::MachineConfig::report_reorder_ms
+    pub(super) fn landing_reported_by(&self, pressed: Millis) -> Millis {
+        let c = &self.config;
+        let scan = if c.whole_frames {
+            2 * c.scan_period_ms
+        } else {
+            c.report_reorder_ms
+        };
+        pressed.saturating_add(scan + c.report_lag_ms)
+    }
+
+    /// True when the board shows a capture by the side to move that it cannot show: the
+    /// capturer lifted, nothing else changed ([`Sensed::captures_landed_unseen`]).
+    ///
+    /// [`Sensed::captures_landed_unseen`]: crate::act::search::Sensed::captures_landed_unseen
+    fn shows_capture_unseen(&self) -> bool {
+        !self
+            .sensed()
+            .captures_landed_unseen(self.game.position())
+            .is_empty()
+    }
+
     /// When the board last reported the square `m` leaves: its piece's lift.
     pub(super) fn lift_reported_at(&self, m: Move) -> Option<Millis> {
         m.from().and_then(|sq| self.last_seen[sq as usize])
@@ -446,10 +539,20 @@ impl Machine {
             // motion: the opponent's press says that motion was the reply. Both moves are
             // read once the reply's last updates had their time.
             self.pending_press = None;
-            self.overtaken_press = Some(Press {
-                due: t.saturating_add(self.config.press_grace_ms),
-                ..press
-            });
+            // A landing the presser made before his press has been reported by now: when the
+            // board shows only a capture it cannot show, the press is judged before the
+            // reply's reports come, so that they are not read as his landing.
+            let judge_now =
+                t >= self.landing_reported_by(press.t_ms) && self.shows_capture_unseen();
+            let due = if judge_now {
+                t
+            } else {
+                t.saturating_add(self.config.press_grace_ms)
+            };
+            self.overtaken_press = Some(Press { due, ..press });
+            if judge_now {
+                self.judge_overtaken_press(t, out);
+            }
         }
         self.pressed_at[by as usize] = Some(t);
         self.press_reading = None;

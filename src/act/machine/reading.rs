@@ -150,6 +150,27 @@ impl Machine {
         }
     }
 
+    /// On a board that senses only occupancy, a quick reply nobody pressed for, followed by
+    /// one more move, when the board then shows instead one move of the reply's opponent
+    /// by the piece his move before it lifted: the reply was a piece his hand knocked over
+    /// and set back (7.4), and that one move the game. Three moves and one leave the same
+    /// squares occupied; a hand does not answer that fast, and the answer was not pressed.
+    fn knocked_reply_set_back(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let (reply, _) = self.unpressed_reply.filter(|&(ply, _)| ply == n)?;
+        let k = reply.checked_sub(2)?;
+        if s.identifies || k < self.settled || self.quick_reply.is_none() {
+            return None;
+        }
+        let lifted = self.game.moves()[k].mv.from();
+        let (m, doubt) = choose(&s.single_moves(&self.game.positions()[k]))?;
+        (doubt.is_none() && m.from() == lifted).then(|| Reading::Adopt {
+            from: k,
+            moves: vec![m],
+            doubt: None,
+        })
+    }
+
     /// [`Machine::read`] among the moves not yet final.
     pub(super) fn read_within(&self, pressed: bool) -> Reading {
         let s = self.sensed();
@@ -160,7 +181,9 @@ impl Machine {
             return self.capture_landing_shown(&s).unwrap_or(Reading::Current);
         }
         if let Some((m, doubt)) = choose(&s.single_moves(current)) {
-            return self.one_move_from(n, m, doubt);
+            return self
+                .knocked_reply_set_back(&s)
+                .unwrap_or_else(|| self.one_move_from(n, m, doubt));
         }
         if let Some(reading) = self
             .resolve_doubt(&s)
@@ -437,12 +460,24 @@ impl Machine {
     /// may be the next move being made from there (the reply's arrival, reported before its
     /// lift in the scan's order), after the last move, recorded from position `k`: that
     /// move then stands. Not after a capture the board never showed, which a later report
-    /// may correct.
+    /// may correct, unless the piece was put down later than its player's press by more
+    /// than the board takes to report a landing.
     pub(super) fn reply_lands_after(&self, k: usize, s: &Sensed<'_>) -> bool {
         let current = self.game.position();
-        !self.capture_unevidenced(k)
-            && (s.board.occupied() & !current.board().occupied()).any()
+        let put = s.board.occupied() & !current.board().occupied();
+        (!self.capture_unevidenced(k) || self.put_after_landing_overdue(k, put))
+            && put.any()
             && s.in_progress(current)
+    }
+
+    /// True when every square of `put` was reported after the press of the player who moved
+    /// from position `k`, later than a landing made before that press is reported.
+    fn put_after_landing_overdue(&self, k: usize, put: Bitboard) -> bool {
+        let mover = self.game.positions()[k].turn();
+        let began = self.reached_at.get(k).copied().unwrap_or(0);
+        self.pressed_at[mover as usize]
+            .filter(|&p| p >= began)
+            .is_some_and(|p| self.all_reported_after(put, self.landing_reported_by(p)))
     }
 
     /// A doubt when `moves`, read from position `k`, replace a move its player's press

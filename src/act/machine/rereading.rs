@@ -388,8 +388,10 @@ impl Machine {
     /// and before the capturer was lifted, and that square is empty again: the pawn went on
     /// two squares and was taken en passant (3.7.3.1), which explains that report; the single
     /// step and a normal capture leave it unexplained. (The capturer touched down there on its
-    /// way would be reported after its lift.) A step already made final is read again, and
-    /// the arbiter told.
+    /// way would be reported after its lift.) A board that samples its squares one by one
+    /// and cannot name pieces may report the pawn there within a scan after the capturer's
+    /// lift: the pawn going on is still the likelier reading, with a 4.7 warning. A step
+    /// already made final is read again, and the arbiter told.
     fn double_step_shown(&self, capture: Move) -> Option<Reading> {
         let (step, double, en_passant) = self.step_or_double(capture)?;
         let n = self.game.plies();
@@ -407,17 +409,33 @@ impl Machine {
             .and_then(|from| self.first_lift(from, self.game.position().turn(), arrived))
             .unwrap_or(Millis::MAX);
         // The square's last report emptied it; the one before put the pawn there.
-        let shown = self.seen_before[square].is_some_and(|t| t >= arrived && t <= capturer_lifted)
+        let filled = self.seen_before[square].filter(|&t| t >= arrived);
+        let order_unsure = !self.config.whole_frames && !self.config.identifies_pieces;
+        let latest = if order_unsure {
+            capturer_lifted.saturating_add(self.config.report_reorder_ms)
+        } else {
+            capturer_lifted
+        };
+        let shown = filled.is_some_and(|t| t <= latest)
             && self.last_seen[square].is_some_and(|t| t >= arrived);
         if !shown || self.physical.board().occupied().contains(double.to()) {
             return None;
         }
         let moves = vec![double, en_passant];
-        let doubt = (n - 1 < self.settled).then(|| Doubt::Reread {
-            from: n - 1,
-            withdrawn: vec![step],
-            moves: moves.clone(),
-        });
+        let doubt = if n - 1 < self.settled {
+            Some(Doubt::Reread {
+                from: n - 1,
+                withdrawn: vec![step],
+                moves: moves.clone(),
+            })
+        } else {
+            filled
+                .filter(|&t| t > capturer_lifted)
+                .map(|t| Doubt::MovedOn {
+                    first: step,
+                    stood_ms: t.saturating_sub(arrived),
+                })
+        };
         Some(Reading::Adopt {
             from: n - 1,
             moves,
