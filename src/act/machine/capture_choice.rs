@@ -206,25 +206,26 @@ mod tests {
         assert_eq!(likeliest(&pos, &[bishop, pawn], None), Some(pawn));
     }
 
+    /// Asserts that of the captures `likelier` and `other` from `fen`, `likelier` is chosen
+    /// whichever comes first.
+    fn assert_likelier(fen: &str, likelier: &str, other: &str) {
+        let pos = position(fen, false);
+        let (likelier, other) = (capture(&pos, likelier), capture(&pos, other));
+        assert_eq!(likeliest(&pos, &[other, likelier], None), Some(likelier));
+        assert_eq!(likeliest(&pos, &[likelier, other], None), Some(likelier));
+    }
+
     #[test]
     fn the_capture_that_mates_is_likelier_than_one_that_wins_more() {
         // The rook on d4 can take a loose rook on a4, or the knight on d8 with mate on the
         // back rank.
-        let pos = position("3n2k1/5ppp/8/8/r2R4/8/5PPP/6K1 w - - 0 1", false);
-        let rook = capture(&pos, "d4a4");
-        let mate = capture(&pos, "d4d8");
-        assert_eq!(likeliest(&pos, &[rook, mate], None), Some(mate));
-        assert_eq!(likeliest(&pos, &[mate, rook], None), Some(mate));
+        assert_likelier("3n2k1/5ppp/8/8/r2R4/8/5PPP/6K1 w - - 0 1", "d4d8", "d4a4");
     }
 
     #[test]
     fn between_equal_gains_a_check_is_likelier() {
         // The queen on h5 can take a pawn on h4 or, with check, the pawn on h6.
-        let pos = position("7k/8/7p/7Q/7p/8/8/6K1 w - - 0 1", false);
-        let quiet = capture(&pos, "h5h4");
-        let check = capture(&pos, "h5h6");
-        assert_eq!(likeliest(&pos, &[quiet, check], None), Some(check));
-        assert_eq!(likeliest(&pos, &[check, quiet], None), Some(check));
+        assert_likelier("7k/8/7p/7Q/7p/8/8/6K1 w - - 0 1", "h5h6", "h5h4");
     }
 
     #[test]

@@ -413,12 +413,7 @@ impl Machine {
         // So was one reported after the press that ended the move reaching `k`, if the board
         // showed that move only later, but for the move's own squares: their report may be
         // the move itself.
-        let reported_since = || -> Bitboard {
-            Bitboard::FULL
-                .into_iter()
-                .filter(|&sq| reported(sq).is_some_and(|t| t > since))
-                .collect()
-        };
+        let reported_since = || self.squares_reported_after(since);
         let placed = if k < self.game.plies() {
             placed | (reported_since() & !empty)
         } else if self

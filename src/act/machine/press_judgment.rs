@@ -194,10 +194,7 @@ impl Machine {
             return None;
         }
         let read = self.reached_at.last().copied().unwrap_or(0);
-        let reported: Bitboard = Bitboard::FULL
-            .into_iter()
-            .filter(|&sq| self.last_seen[sq as usize].is_some_and(|r| r > read))
-            .collect();
+        let reported = self.squares_reported_after(read);
         let fits = current.legal_moves().into_iter().filter(|&m| {
             let mut after = current.clone();
             after.play_unchecked(m);

@@ -226,7 +226,7 @@ impl Machine {
         };
         let waited = press.t_ms.saturating_add(wait);
         if now >= waited {
-            self.adopt_gone_on(press, capture, reply, out);
+            self.adopt_gone_on(press, true, capture, reply, out);
             return true;
         }
         let waiting = Some(Press {
@@ -312,7 +312,7 @@ impl Machine {
         if let Some((capture, reply)) =
             self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, made, m, d))
         {
-            self.adopt_gone_on(press, capture, reply, out);
+            self.adopt_gone_on(press, true, capture, reply, out);
         }
     }
 
@@ -342,6 +342,10 @@ impl Machine {
         }
         let played = self.game.moves()[n - 1].mv;
         let landing = played.to();
+        let made = self.move_read_at(n);
+        let Some(left) = self.last_seen[landing as usize].filter(|&l| l > made && l < t) else {
+            return;
+        };
         let takes = |pos: &shakmaty::Chess, from: Option<Square>, to: Square| {
             pos.legal_moves()
                 .iter()
@@ -352,29 +356,19 @@ impl Machine {
         {
             return;
         }
-        let made = self.move_read_at(n);
-        let Some(left) = self.last_seen[landing as usize].filter(|&l| l > made && l < t) else {
-            return;
-        };
+        // The opponent's lift stands for the press that did not come.
         let press = Press {
             by: !lifter,
-            t_ms: left,
+            t_ms: t,
             ply: n,
             due: t,
             promotion: None,
             awaited: None,
         };
-        let Some((capture, reply)) =
+        if let Some((capture, reply)) =
             self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, left, m, d))
-        else {
-            return;
-        };
-        self.adopt(n - 1, &[capture], t, out);
-        self.raise_doubt(Doubt::capture_unseen(capture), t, out);
-        if let Some(reply) = reply
-            && self.game.plies() == n
         {
-            self.adopt(n, &[reply], t, out);
+            self.adopt_gone_on(press, false, capture, reply, out);
         }
     }
 
@@ -450,11 +444,13 @@ impl Machine {
         }
     }
 
-    /// Records `capture` in place of the move read at `press.ply`, completed by `press`,
-    /// with its doubt, and the opponent's `reply` after it when the board shows it made.
+    /// Records `capture` in place of the move read at `press.ply`, with its doubt, completed
+    /// by `press` when it was `pressed` (not the opponent's hand standing for a press), and
+    /// the opponent's `reply` after it when the board shows it made.
     fn adopt_gone_on(
         &mut self,
         press: Press,
+        pressed: bool,
         capture: Move,
         reply: Option<Move>,
         out: &mut Vec<Event>,
@@ -466,7 +462,7 @@ impl Machine {
             return;
         }
         // A move already completed is completed again by the revision itself.
-        if self.completed < ply {
+        if pressed && self.completed < ply {
             self.complete(press.by, press.t_ms, ply, out);
         }
         if let Some(reply) = reply {
@@ -504,6 +500,14 @@ impl Machine {
     /// When the board last reported the square `m` leaves: its piece's lift.
     pub(super) fn lift_reported_at(&self, m: Move) -> Option<Millis> {
         m.from().and_then(|sq| self.last_seen[sq as usize])
+    }
+
+    /// The squares last reported after `t`: changed since then.
+    pub(super) fn squares_reported_after(&self, t: Millis) -> Bitboard {
+        Bitboard::FULL
+            .into_iter()
+            .filter(|&sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
+            .collect()
     }
 
     /// True when every square of `d` was last reported after `t`: changed since then.
