@@ -11,7 +11,7 @@ use super::Machine;
 use super::doubts::Doubt;
 use super::reading::{Reading, choose};
 use crate::act::Event;
-use crate::act::search::Sensed;
+use crate::act::search::{Sensed, only, touches};
 use crate::board::Millis;
 
 /// How many plies after the choice the other captures stay open to the board's reports: a
@@ -82,6 +82,37 @@ pub(super) fn likeliest(
     captures.iter().rev().max_by_key(|m| key(m)).copied()
 }
 
+/// The moves from `pos` the board shows made since, when one of them uses a square in
+/// `victims` (where the undecided captures differ): none when it shows `pos`; else one
+/// move (with `pressed`, also a capture whose landing it cannot show); else two moves of
+/// fast play.
+fn shown_since(s: &Sensed<'_>, pos: &Chess, victims: Bitboard, pressed: bool) -> Option<Vec<Move>> {
+    let on_victims =
+        |m: Move| m.from().is_some_and(|sq| victims.contains(sq)) || victims.contains(m.to());
+    let d = s.diff(pos.board());
+    if d.is_empty() {
+        return Some(Vec::new());
+    }
+    let moves = match choose(&s.single_moves(pos))
+        .map(|(m, _)| m)
+        .or_else(|| pressed.then(|| s.capture_landed_unseen(pos)).flatten())
+    {
+        Some(m) => vec![m],
+        None => only(
+            pos.legal_moves()
+                .into_iter()
+                .filter(|&m| touches(m, d))
+                .flat_map(|m| {
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    s.single_moves(&after).into_iter().map(move |(r, _)| [m, r])
+                }),
+        )?
+        .to_vec(),
+    };
+    moves.iter().any(|&m| on_victims(m)).then_some(moves)
+}
+
 impl Machine {
     /// At a press, with the presser's piece off its square and not seen put down anywhere,
     /// when two or more `captures` by it leave the board as it is
@@ -128,7 +159,7 @@ impl Machine {
     /// The game read again with another of the captures a press left undecided, when the
     /// board shows what the recorded one cannot explain and exactly one other capture,
     /// followed by the moves recorded since, does: the board as it is, or one more move on
-    /// a square where the captures differ (with `pressed`, also that move's capture unseen).
+    /// a square where the captures differ, and more in fast play ([`shown_since`]).
     pub(super) fn capture_choice_corrected(
         &self,
         s: &Sensed<'_>,
@@ -143,8 +174,6 @@ impl Machine {
         let victims = std::iter::once(choice.chosen)
             .chain(choice.others.iter().copied())
             .fold(Bitboard::EMPTY, |b, m| b | m.to());
-        let on_victims =
-            |m: Move| m.from().is_some_and(|sq| victims.contains(sq)) || victims.contains(m.to());
         let since: Vec<Move> = self.game.moves()[choice.ply + 1..]
             .iter()
             .map(|p| p.mv)
@@ -159,14 +188,7 @@ impl Machine {
                 pos.play_unchecked(m);
                 moves.push(m);
             }
-            if s.diff(pos.board()).is_empty() {
-                return Some(moves);
-            }
-            let next = choose(&s.single_moves(&pos))
-                .map(|(m, _)| m)
-                .or_else(|| pressed.then(|| s.capture_landed_unseen(&pos)).flatten())
-                .filter(|&m| on_victims(m))?;
-            moves.push(next);
+            moves.extend(shown_since(s, &pos, victims, pressed)?);
             Some(moves)
         });
         let moves = match (readings.next(), readings.next()) {

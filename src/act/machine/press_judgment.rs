@@ -180,10 +180,19 @@ impl Machine {
     }
 
     /// On a board that senses only occupancy, the one legal move from `current` that the
-    /// board shows made when the rest of what differs is the opponent's pieces lifted, each
-    /// reported after the press at `t`: his reply begun, not pieces the presser knocked over
-    /// (those fall while the move is made). Every square the board reported since the last
-    /// move was read is one of these: a square that changed and changed back is not.
+    /// board shows made when the rest of what differs is pieces lifted by the players' hands
+    /// since: not pieces the presser knocked over (those fall while the move is made). They
+    /// are the opponent's pieces, each reported after the press at `t` (his reply begun), or
+    /// any time once he has pressed since `t` (his reply made), and the presser's own
+    /// pieces reported after that press (his next move begun). A board that samples its
+    /// squares one by one may report a lift made after the press up to a scan before it, so
+    /// there a lift reported within [`MachineConfig::report_reorder_ms`] before the press
+    /// counts too. Every square the board reported since the last move was read is one of
+    /// these: a square that changed and changed back is not. A landing the board reported
+    /// later than a landing before the press would be ([`Machine::landing_reported_by`]) is
+    /// a later move's, not this one's.
+    ///
+    /// [`MachineConfig::report_reorder_ms`]: super::config::MachineConfig::report_reorder_ms
     fn move_with_reply_begun(
         &self,
         t: Millis,
@@ -195,15 +204,27 @@ impl Machine {
         }
         let read = self.reached_at.last().copied().unwrap_or(0);
         let reported = self.squares_reported_after(read);
+        let begun_after = if self.config.whole_frames {
+            t
+        } else {
+            t.saturating_sub(self.config.report_reorder_ms)
+        };
+        let answered = self.pressed_at[(!current.turn()) as usize].filter(|&p| p > t);
+        let landed_by = self.landing_reported_by(t);
         let fits = current.legal_moves().into_iter().filter(|&m| {
             let mut after = current.clone();
             after.play_unchecked(m);
             let d = s.diff(after.board());
-            let lifted = after.board().by_color(after.turn()) & !s.board.occupied();
+            let lifted = |c: Color| d & after.board().by_color(c) & !s.board.occupied();
+            let (theirs, own) = (lifted(after.turn()), lifted(current.turn()));
             d.any()
-                && d.is_subset(lifted)
-                && self.all_reported_after(d, t)
+                && d == theirs | own
+                && (answered.is_some() || self.all_reported_after(theirs, begun_after))
+                && (own.is_empty() || answered.is_some_and(|p| self.all_reported_after(own, p)))
                 && reported.is_subset(d | squares_of(m))
+                && (squares_of(m) & after.board().occupied())
+                    .into_iter()
+                    .all(|sq| self.last_seen[sq as usize].is_none_or(|r| r <= landed_by))
         });
         only(fits)
     }

@@ -159,9 +159,17 @@ impl Sensed<'_> {
                     // A capture never shown landing is read only when its player pressed
                     // the clock after lifting the piece, or when the piece was seen sliding
                     // on its way there and its player has moved again since.
+                    // An exchange there shows the capture over: the recapture is read when
+                    // its player pressed after lifting his piece, or has been answered.
                     if let Some(i) = unseen.capture_landed
-                        && !walk.reports.pressed_after_lift(walk.start, &seq, i)
-                        && (seq.len() < i + 3 || !walk.reports.seen_on_its_way(walk.start, &seq, i))
+                        && if unseen.exchanged {
+                            seq.len() < i + 3
+                                && !walk.reports.pressed_after_lift(walk.start, &seq, i + 1)
+                        } else {
+                            !walk.reports.pressed_after_lift(walk.start, &seq, i)
+                                && (seq.len() < i + 3
+                                    || !walk.reports.seen_on_its_way(walk.start, &seq, i))
+                        }
                     {
                         continue;
                     }
@@ -278,6 +286,9 @@ struct Unseen {
     /// whose square the board never reported (its victim replaced unseen, or the capturer
     /// still in the hand): kept only when its player moved again later in the sequence.
     capture_landed: Option<usize>,
+    /// The move after that capture took back on its square, unseen as well: an exchange
+    /// made between two samples of the square, which stayed full throughout.
+    exchanged: bool,
 }
 
 impl Walk<'_> {
@@ -307,8 +318,23 @@ impl Walk<'_> {
             && captures
             && !self.reports.capture_landing_reported(m)
             && !self.reports.outage;
-        if landed_unseen && (self.unseen_stays || self.unseen.capture_landed.is_some()) {
+        if landed_unseen && self.unseen_stays {
             return None;
+        }
+        if landed_unseen && let Some(i) = self.unseen.capture_landed {
+            // Only a recapture at once, on the square of the capture, from a reported square,
+            // and on a board that samples each square once a scan (hundreds of milliseconds):
+            // whole frames come too often for two captures to fit between two of them.
+            let exchange = !self.reports.whole_frames
+                && !self.unseen.exchanged
+                && i + 1 == self.path.len()
+                && self.path[i].to() == m.to()
+                && fresh == Bitboard::from(m.to())
+                && self.unseen.arrived == fresh;
+            return exchange.then_some(Unseen {
+                exchanged: true,
+                ..self.unseen
+            });
         }
         let capture_landed = if landed_unseen {
             Some(self.path.len())
@@ -338,6 +364,7 @@ impl Walk<'_> {
                 arrived: Bitboard::EMPTY,
                 stayed: true,
                 capture_landed,
+                exchanged: self.unseen.exchanged,
             });
         }
         let squares = self.unseen.squares | fresh;
@@ -350,6 +377,7 @@ impl Walk<'_> {
             arrived: self.unseen.arrived | arrived,
             stayed: self.unseen.stayed,
             capture_landed,
+            exchanged: self.unseen.exchanged,
         })
     }
 }
