@@ -159,7 +159,7 @@ impl Machine {
     /// The game read again with another of the captures a press left undecided, when the
     /// board shows what the recorded one cannot explain and exactly one other capture,
     /// followed by the moves recorded since, does: the board as it is, or one more move on
-    /// a square where the captures differ, and more in fast play ([`shown_since`]).
+    /// a square where the captures differ, or two in fast play ([`shown_since`]).
     pub(super) fn capture_choice_corrected(
         &self,
         s: &Sensed<'_>,

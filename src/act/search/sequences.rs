@@ -158,9 +158,9 @@ impl Sensed<'_> {
                     seq.push(m);
                     // A capture never shown landing is read only when its player pressed
                     // the clock after lifting the piece, or when the piece was seen sliding
-                    // on its way there and its player has moved again since.
-                    // An exchange there shows the capture over: the recapture is read when
-                    // its player pressed after lifting his piece, or has been answered.
+                    // on its way there and its player has moved again since. An exchange
+                    // there shows the capture over; the recapture is read when its player
+                    // pressed after lifting his piece, or has been answered.
                     if let Some(i) = unseen.capture_landed
                         && if unseen.exchanged {
                             seq.len() < i + 3
@@ -295,7 +295,8 @@ impl Walk<'_> {
     /// The squares never reported on that the sequence would use with `m` added, if that
     /// is at most one square used by one move (one missed update: a square two moves of
     /// the sequence changed would have been reported twice), or, with unseen stays, one
-    /// square a move arrived on and `m` leaves.
+    /// square a move arrived on and `m` leaves, or, on a board that samples its squares one
+    /// by one, the unseen square of the capture just before taken back by `m`.
     fn allows(&self, m: Move) -> Option<Unseen> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
