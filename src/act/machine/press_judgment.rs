@@ -186,13 +186,11 @@ impl Machine {
     /// any time once he has pressed since `t` (his reply made), and the presser's own
     /// pieces reported after that press (his next move begun). A board that samples its
     /// squares one by one may report a lift made after the press up to a scan before it, so
-    /// there a lift reported within [`MachineConfig::report_reorder_ms`] before the press
-    /// counts too. Every square the board reported since the last move was read is one of
+    /// there a lift reported that much before the press counts too
+    /// ([`Machine::scan_order_slack`]). Every square the board reported since the last move was read is one of
     /// these: a square that changed and changed back is not. A landing the board reported
     /// later than a landing before the press would be ([`Machine::landing_reported_by`]) is
     /// a later move's, not this one's.
-    ///
-    /// [`MachineConfig::report_reorder_ms`]: super::config::MachineConfig::report_reorder_ms
     fn move_with_reply_begun(
         &self,
         t: Millis,
@@ -204,11 +202,7 @@ impl Machine {
         }
         let read = self.reached_at.last().copied().unwrap_or(0);
         let reported = self.squares_reported_after(read);
-        let begun_after = if self.config.whole_frames {
-            t
-        } else {
-            t.saturating_sub(self.config.report_reorder_ms)
-        };
+        let begun_after = t.saturating_sub(self.scan_order_slack());
         let answered = self.pressed_at[(!current.turn()) as usize].filter(|&p| p > t);
         let landed_by = self.landing_reported_by(t);
         let fits = current.legal_moves().into_iter().filter(|&m| {

@@ -73,12 +73,6 @@ impl Machine {
     /// the board, and so is the search for a lost update.
     pub(super) fn wait_for_motion(&self, press: Press, now: Millis) -> Option<Millis> {
         let grace = self.config.press_grace_ms;
-        let mut wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
-        // A board that shows a capture it cannot show has reported any other landing by
-        // then: the piece took there, and what comes later is the reply.
-        if self.shows_capture_unseen() {
-            wait_until = wait_until.min(self.landing_reported_by(press.t_ms));
-        }
         // A piece not yet shown where it went may be on its way still, or its report late.
         let in_motion = || {
             matches!(
@@ -98,6 +92,12 @@ impl Machine {
             && !matches!(self.read_board(), Reading::Current | Reading::Adopt { .. })
         {
             return Some(due);
+        }
+        let mut wait_until = press.t_ms.saturating_add(PRESS_WAITS_FOR_MOTION * grace);
+        // A board that shows a capture it cannot show has reported any other landing by
+        // then: the piece took there, and what comes later is the reply.
+        if now < wait_until && self.shows_capture_unseen() {
+            wait_until = wait_until.min(self.landing_reported_by(press.t_ms));
         }
         (now < wait_until && in_motion()).then(|| now.saturating_add(grace).min(wait_until))
     }
@@ -484,6 +484,19 @@ impl Machine {
             c.report_reorder_ms
         };
         pressed.saturating_add(scan + c.report_lag_ms)
+    }
+
+    /// How much earlier than another change the board may report a later one: on a board
+    /// that samples its squares one by one, up to a scan with its margin
+    /// ([`MachineConfig::report_reorder_ms`]); whole frames keep the order.
+    ///
+    /// [`MachineConfig::report_reorder_ms`]: crate::act::MachineConfig::report_reorder_ms
+    pub(super) fn scan_order_slack(&self) -> Millis {
+        if self.config.whole_frames {
+            0
+        } else {
+            self.config.report_reorder_ms
+        }
     }
 
     /// True when the board shows a capture by the side to move that it cannot show: the

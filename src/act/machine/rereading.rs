@@ -410,11 +410,10 @@ impl Machine {
             .unwrap_or(Millis::MAX);
         // The square's last report emptied it; the one before put the pawn there.
         let filled = self.seen_before[square].filter(|&t| t >= arrived);
-        let order_unsure = !self.config.whole_frames && !self.config.identifies_pieces;
-        let latest = if order_unsure {
-            capturer_lifted.saturating_add(self.config.report_reorder_ms)
-        } else {
+        let latest = if self.config.identifies_pieces {
             capturer_lifted
+        } else {
+            capturer_lifted.saturating_add(self.scan_order_slack())
         };
         let shown = filled.is_some_and(|t| t <= latest)
             && self.last_seen[square].is_some_and(|t| t >= arrived);
