@@ -128,7 +128,9 @@ impl Machine {
     }
 
     /// A press of the opponent's made since `by`'s press at `t`, while that one waited for
-    /// the board, is his for the move his hand was making: judged as such in its turn.
+    /// the board, is his for the move his hand was making: judged as such in its turn, once
+    /// its grace period is over, and not before now (the machine never asks to be woken in
+    /// the past).
     fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
         let n = self.game.plies();
         if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
@@ -142,7 +144,9 @@ impl Machine {
                 } else {
                     n + 1
                 },
-                due: answer.saturating_add(self.config.press_grace_ms),
+                due: answer
+                    .saturating_add(self.config.press_grace_ms)
+                    .max(self.now),
                 promotion: None,
                 awaited: None,
             });
