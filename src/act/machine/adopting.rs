@@ -298,6 +298,7 @@ impl Machine {
 
     pub(super) fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
         self.gap_read_again(from, moves);
+        self.reread_capture_choices(from, moves);
         let n = self.game.plies();
         let same = self.game.moves()[from.min(n)..]
             .iter()

@@ -5,7 +5,7 @@
 //! others; the board's later reports correct the record if they show another one was made.
 
 use shakmaty::uci::UciMove;
-use shakmaty::{Bitboard, Chess, Move, Position, Role, Square};
+use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, attacks};
 
 use super::Machine;
 use super::doubts::Doubt;
@@ -18,13 +18,46 @@ use crate::board::Millis;
 /// piece taken unseen is usually moved or taken again within a few moves.
 const CHOICE_OPEN_PLIES: usize = 40;
 
-/// The captures a press left undecided, and the one recorded.
+/// How many games a correction may weigh at once: past it, the later choices leave too many
+/// ways to read the moves since, and the record stands as it is.
+const MOST_REPLAYS: usize = 16;
+
+/// A capture recorded at a press while other captures by the same piece left the board as
+/// it is, kept open to the board's later reports.
 #[derive(Debug, Clone)]
 pub(super) struct CaptureChoice {
     /// The position the capture was made from.
     ply: usize,
-    chosen: Move,
-    others: Vec<Move>,
+    /// The capturer's square.
+    from: Square,
+    /// Captures once recorded here and withdrawn since, because the board ruled them out.
+    refuted: Vec<Move>,
+}
+
+/// Every capture the piece on `from` can make from `pos` with its landing unseen: each plain
+/// capture empties `from` and leaves its victim's square as full as before.
+fn unseen_captures_from(pos: &Chess, from: Square) -> Vec<Move> {
+    pos.legal_moves()
+        .into_iter()
+        .filter(|m| {
+            matches!(
+                m,
+                Move::Normal {
+                    capture: Some(_),
+                    promotion: None,
+                    ..
+                }
+            ) && m.from() == Some(from)
+        })
+        .collect()
+}
+
+/// One way of reading the game again: the moves from a choice's position, where they
+/// differ from the record, and the capture put in place of the recorded one.
+struct Replay {
+    pos: Chess,
+    moves: Vec<Move>,
+    changed: Bitboard,
 }
 
 /// A piece's worth in pawns, the king's beyond any exchange.
@@ -83,12 +116,29 @@ pub(super) fn likeliest(
 }
 
 /// The moves from `pos` the board shows made since, when one of them uses a square in
-/// `victims` (where the undecided captures differ): none when it shows `pos`; else one
-/// move (with `pressed`, also a capture whose landing it cannot show); else two moves of
-/// fast play.
-fn shown_since(s: &Sensed<'_>, pos: &Chess, victims: Bitboard, pressed: bool) -> Option<Vec<Move>> {
+/// `victims` (where the undecided captures differ) or they could not be played in the game
+/// as `recorded`: none when it shows `pos`; else one move (with `pressed`, also a capture
+/// whose landing it cannot show); else two moves of fast play.
+fn shown_since(
+    s: &Sensed<'_>,
+    pos: &Chess,
+    recorded: &Chess,
+    mode: CastlingMode,
+    victims: Bitboard,
+    pressed: bool,
+    hand_done: bool,
+) -> Option<Vec<Move>> {
     let on_victims =
         |m: Move| m.from().is_some_and(|sq| victims.contains(sq)) || victims.contains(m.to());
+    let playable_as_recorded = |moves: &[Move]| {
+        let mut pos = recorded.clone();
+        moves.iter().all(|&m| {
+            UciMove::from_move(m, mode)
+                .to_move(&pos)
+                .map(|m| pos.play_unchecked(m))
+                .is_ok()
+        })
+    };
     let d = s.diff(pos.board());
     if d.is_empty() {
         return Some(Vec::new());
@@ -110,7 +160,18 @@ fn shown_since(s: &Sensed<'_>, pos: &Chess, victims: Bitboard, pressed: bool) ->
         )?
         .to_vec(),
     };
-    moves.iter().any(|&m| on_victims(m)).then_some(moves)
+    // A piece on its way through a square: in the game as recorded it may be going on.
+    let sliding_on = |m: Move| {
+        recorded.legal_moves().iter().any(|r| {
+            r.from().is_some_and(|from| {
+                Some(from) == m.from() && attacks::between(from, r.to()).contains(m.to())
+            })
+        })
+    };
+    let unplayable_as_recorded = hand_done
+        && !playable_as_recorded(&moves)
+        && !moves.first().is_some_and(|&m| sliding_on(m));
+    (moves.iter().any(|&m| on_victims(m)) || unplayable_as_recorded).then_some(moves)
 }
 
 impl Machine {
@@ -133,7 +194,7 @@ impl Machine {
     }
 
     /// Tells the arbiter that `chosen`, the capture just recorded at a press, is one of
-    /// several with `others`, and keeps those open to the board's later reports.
+    /// several with `others`, and keeps the choice open to the board's later reports.
     pub(super) fn keep_capture_choice(
         &mut self,
         chosen: Move,
@@ -144,62 +205,178 @@ impl Machine {
         self.raise_doubt(
             Doubt::CaptureUnseen {
                 capture: chosen,
-                others: others.clone(),
+                others,
             },
             t,
             out,
         );
-        self.capture_choice = Some(CaptureChoice {
-            ply: self.game.plies() - 1,
-            chosen,
-            others,
+        let ply = self.game.plies() - 1;
+        self.capture_choices
+            .retain(|c| c.ply < ply && c.ply + CHOICE_OPEN_PLIES >= ply);
+        if let Some(from) = chosen.from() {
+            self.capture_choices.push(CaptureChoice {
+                ply,
+                from,
+                refuted: Vec::new(),
+            });
+        }
+    }
+
+    /// Before `moves` are adopted from position `from`: a choice whose capture they replace
+    /// by another capture of the same piece counts the replaced one refuted; one whose
+    /// capture they replace by anything else is closed.
+    pub(super) fn reread_capture_choices(&mut self, from: usize, moves: &[Move]) {
+        let recorded = self.game.moves();
+        self.capture_choices.retain_mut(|c| {
+            let (Some(old), Some(&new)) = (
+                recorded.get(c.ply).map(|p| p.mv),
+                c.ply.checked_sub(from).and_then(|i| moves.get(i)),
+            ) else {
+                return true;
+            };
+            if old == new {
+                return true;
+            }
+            let same_piece = new.is_capture() && new.from() == Some(c.from);
+            if same_piece {
+                c.refuted.push(old);
+            }
+            same_piece
         });
     }
 
-    /// The game read again with another of the captures a press left undecided, when the
-    /// board shows what the recorded one cannot explain and exactly one other capture,
-    /// followed by the moves recorded since, does: the board as it is, or one more move on
-    /// a square where the captures differ, or two in fast play ([`shown_since`]).
+    /// The open choices, each with the capture recorded for it now.
+    fn open_capture_choices(&self) -> impl Iterator<Item = (&CaptureChoice, Move)> {
+        let n = self.game.plies();
+        self.capture_choices.iter().filter_map(move |c| {
+            let recorded = self.game.moves().get(c.ply)?.mv;
+            (c.ply + CHOICE_OPEN_PLIES >= n
+                && recorded.is_capture()
+                && recorded.from() == Some(c.from))
+            .then_some((c, recorded))
+        })
+    }
+
+    /// The games that follow `capture` played in place of the one recorded at `ply`: the
+    /// moves recorded since, each as recorded, except that the capture of a later open
+    /// choice may be any capture its piece can make with its landing unseen. Empty when
+    /// more than [`MOST_REPLAYS`] games follow.
+    fn replays(&self, ply: usize, capture: Move, open_plies: &[usize]) -> Vec<Replay> {
+        let mode = self.game.castling_mode();
+        let mut pos = self.game.positions()[ply].clone();
+        pos.play_unchecked(capture);
+        let mut replays = vec![Replay {
+            pos,
+            moves: vec![capture],
+            changed: Bitboard::EMPTY,
+        }];
+        for (k, played) in self.game.moves().iter().enumerate().skip(ply + 1) {
+            let m = played.mv;
+            let mut next = Vec::new();
+            for r in replays {
+                let options = match m.from() {
+                    Some(from) if open_plies.contains(&k) => unseen_captures_from(&r.pos, from),
+                    _ => UciMove::from_move(m, mode)
+                        .to_move(&r.pos)
+                        .ok()
+                        .into_iter()
+                        .collect(),
+                };
+                for o in options {
+                    let mut pos = r.pos.clone();
+                    pos.play_unchecked(o);
+                    let mut moves = r.moves.clone();
+                    moves.push(o);
+                    let changed = if o.to() == m.to() {
+                        r.changed
+                    } else {
+                        r.changed | o.to() | m.to()
+                    };
+                    next.push(Replay {
+                        pos,
+                        moves,
+                        changed,
+                    });
+                }
+            }
+            if next.len() > MOST_REPLAYS {
+                return Vec::new();
+            }
+            replays = next;
+        }
+        replays
+    }
+
+    /// The game read again with another capture at one of the open choices, when the board
+    /// shows what the record cannot explain and that capture, followed by the moves
+    /// recorded since (a later choice's capture made again as the piece could in that
+    /// game), does: the board as it is, or one more move on a square where the captures
+    /// differ, or two in fast play ([`shown_since`]). The latest choice that explains the
+    /// board is corrected, as it changes the fewest moves; when several of its captures do,
+    /// the likeliest is read.
     pub(super) fn capture_choice_corrected(
         &self,
         s: &Sensed<'_>,
         pressed: bool,
     ) -> Option<Reading> {
-        let choice = self.capture_choice.as_ref()?;
-        let n = self.game.plies();
-        let recorded = self.game.moves().get(choice.ply)?.mv;
-        if recorded != choice.chosen || n > choice.ply + CHOICE_OPEN_PLIES {
-            return None;
-        }
-        let victims = std::iter::once(choice.chosen)
-            .chain(choice.others.iter().copied())
-            .fold(Bitboard::EMPTY, |b, m| b | m.to());
-        let since: Vec<Move> = self.game.moves()[choice.ply + 1..]
-            .iter()
-            .map(|p| p.mv)
-            .collect();
+        let open: Vec<(&CaptureChoice, Move)> = self.open_capture_choices().collect();
+        let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
+        let recorded_now = self.game.position();
         let mode = self.game.castling_mode();
-        let mut readings = choice.others.iter().filter_map(|&other| {
-            let mut pos = self.game.positions()[choice.ply].clone();
-            pos.play_unchecked(other);
-            let mut moves = vec![other];
-            for &m in &since {
-                let m = UciMove::from_move(m, mode).to_move(&pos).ok()?;
-                pos.play_unchecked(m);
-                moves.push(m);
+        open.iter().rev().find_map(|&(choice, recorded)| {
+            let pos = &self.game.positions()[choice.ply];
+            let captures = unseen_captures_from(pos, choice.from);
+            let victims = captures.iter().fold(Bitboard::EMPTY, |b, m| b | m.to());
+            let mut found: Vec<(Move, Vec<Move>)> = Vec::new();
+            let mut fast_play = false;
+            for &capture in &captures {
+                if capture == recorded || choice.refuted.contains(&capture) {
+                    continue;
+                }
+                for r in self.replays(choice.ply, capture, &open_plies) {
+                    if let Some(more) = shown_since(
+                        s,
+                        &r.pos,
+                        recorded_now,
+                        mode,
+                        victims | r.changed,
+                        pressed,
+                        pressed || !self.lifted_last,
+                    ) {
+                        fast_play |= more.len() > 1;
+                        found.push((capture, r.moves.into_iter().chain(more).collect()));
+                    }
+                }
             }
-            moves.extend(shown_since(s, &pos, victims, pressed)?);
-            Some(moves)
-        });
-        let moves = match (readings.next(), readings.next()) {
-            (Some(moves), None) => moves,
-            _ => return None,
-        };
-        Some(Reading::reread(
-            choice.ply,
-            self.moves_since(choice.ply),
-            moves,
-        ))
+            // Two moves read from the board alone are weaker evidence than the record's own
+            // moves: then only a single explanation is read.
+            if fast_play && found.len() > 1 {
+                return None;
+            }
+            let explaining: Vec<Move> = found.iter().map(|&(c, _)| c).collect();
+            let last_arrival = choice
+                .ply
+                .checked_sub(1)
+                .map(|k| self.game.moves()[k].mv.to());
+            let chosen = likeliest(pos, &explaining, last_arrival)?;
+            let mut readings = found.into_iter().filter(|&(c, _)| c == chosen);
+            let moves = match (readings.next(), readings.next()) {
+                (Some((_, moves)), None) => moves,
+                _ => return None,
+            };
+            let mut also: Vec<Move> = explaining.into_iter().filter(|&c| c != chosen).collect();
+            also.dedup();
+            Some(Reading::Adopt {
+                from: choice.ply,
+                moves: moves.clone(),
+                doubt: Some(Doubt::CaptureReread {
+                    from: choice.ply,
+                    withdrawn: self.moves_since(choice.ply),
+                    moves,
+                    also,
+                }),
+            })
+        })
     }
 }
 

@@ -93,6 +93,16 @@ pub(super) enum Doubt {
         withdrawn: Vec<Move>,
         moves: Vec<Move>,
     },
+    /// A capture recorded among several the board could not tell apart ([`Doubt::CaptureUnseen`])
+    /// and the moves since (`withdrawn`, from ply `from`) were read again as `moves`, which
+    /// begin with another of those captures: the board's later reports fit it, and `also`
+    /// the rest of the captures that fit them as well (the first of `moves` is the likeliest).
+    CaptureReread {
+        from: usize,
+        withdrawn: Vec<Move>,
+        moves: Vec<Move>,
+        also: Vec<Move>,
+    },
 }
 
 impl Doubt {
@@ -176,6 +186,12 @@ impl Machine {
                 withdrawn,
                 moves,
             } => self.reread_alert(*from, withdrawn, moves, t),
+            Doubt::CaptureReread {
+                from,
+                withdrawn,
+                moves,
+                also,
+            } => self.capture_reread_alert(*from, withdrawn, moves, also, t),
             Doubt::MovedOn { first, .. }
                 if first.role() == Role::Rook
                     && self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
@@ -440,6 +456,48 @@ impl Machine {
             self.uci_line(withdrawn),
             ply_number(from + 1),
             self.uci_line(moves),
+        );
+        a
+    }
+
+    /// 8.5.3: a capture the board could not tell apart from others read again as another of
+    /// them, with the moves since.
+    fn capture_reread_alert(
+        &self,
+        from: usize,
+        withdrawn: &[Move],
+        moves: &[Move],
+        also: &[Move],
+        t: Millis,
+    ) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(from + 1);
+        a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves).chain(also)));
+        let before = &self.game.positions()[from];
+        let san = |m: &Move| shakmaty::san::SanPlus::from_move(before.clone(), *m).to_string();
+        let (Some(old), Some(new)) = (withdrawn.first(), moves.first()) else {
+            return self.reread_alert(from, withdrawn, moves, t);
+        };
+        let fits = if also.is_empty() {
+            format!("only {} fits what the board reported since", san(new))
+        } else {
+            let also: Vec<String> = also.iter().map(san).collect();
+            format!(
+                "{} and {} fit what the board reported since, and {}, the likeliest, is recorded",
+                san(new),
+                also.join(" and "),
+                san(new)
+            )
+        };
+        a.message = format!(
+            "{}, recorded at ply {} as one of the captures the board could not tell apart, \
+             does not fit the board's later reports: the moves {} were read again as {} ({fits}); \
+             the arbiter should check where the {} stands",
+            san(old),
+            ply_number(from + 1),
+            self.uci_line(withdrawn),
+            self.uci_line(moves),
+            touch::name(new.role()),
         );
         a
     }

@@ -104,9 +104,9 @@ pub struct Machine {
     /// The doubt last raised about the open moves: raised once, cleared when the board is
     /// read without one.
     doubt: Option<Doubt>,
-    /// The captures a press left undecided on a board that senses only occupancy, while the
-    /// board's later reports may still show which was made.
-    capture_choice: Option<capture_choice::CaptureChoice>,
+    /// The captures presses left undecided on a board that senses only occupancy, while the
+    /// board's later reports may still show which were made.
+    capture_choices: Vec<capture_choice::CaptureChoice>,
     /// A completed illegal move (7.5.1) whose position has not been restored yet, while
     /// the game is held on it; true once a press made on the unrestored board was told.
     unrestored: Option<bool>,
@@ -262,7 +262,7 @@ impl Machine {
             told_held: None,
             held_seen: Bitboard::EMPTY,
             doubt: None,
-            capture_choice: None,
+            capture_choices: Vec::new(),
             unrestored: None,
             pressed_at: [None; 2],
             pending_press: None,

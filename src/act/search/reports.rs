@@ -228,6 +228,16 @@ impl Reports<'_> {
         })
     }
 
+    /// True when the player of move `i` of `seq`, played from `start`, pressed the clock
+    /// after lifting its piece (whatever else the board reported meanwhile).
+    pub fn pressed_since_lift(&self, start: &Chess, seq: &[Move], i: usize) -> bool {
+        let mover = mover_at(start, i);
+        seq.get(i)
+            .and_then(|m| self.time(m.from()?))
+            .zip(self.pressed[mover as usize])
+            .is_some_and(|(lift, pressed)| pressed >= lift)
+    }
+
     /// True when move `i` of `seq`, played from `start`, passes over a square the board
     /// reported during the moves that no other move of `seq` changes or passes over: the
     /// piece was seen on its way, as a slide shows it.

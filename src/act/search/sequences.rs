@@ -157,8 +157,9 @@ impl Sensed<'_> {
                     let mut seq = walk.path.clone();
                     seq.push(m);
                     // A capture never shown landing is read only when its player pressed
-                    // the clock after lifting the piece, or when the piece was seen sliding
-                    // on its way there and its player has moved again since. An exchange
+                    // the clock after lifting the piece, or has moved again since and the
+                    // piece was seen sliding on its way there or he pressed after lifting
+                    // the next one (one hand moves one piece at a time). An exchange
                     // there shows the capture over; the recapture is read when its player
                     // pressed after lifting his piece, or has been answered.
                     if let Some(i) = unseen.capture_landed
@@ -168,7 +169,12 @@ impl Sensed<'_> {
                         } else {
                             !walk.reports.pressed_after_lift(walk.start, &seq, i)
                                 && (seq.len() < i + 3
-                                    || !walk.reports.seen_on_its_way(walk.start, &seq, i))
+                                    || !(walk.reports.seen_on_its_way(walk.start, &seq, i)
+                                        || walk.reports.pressed_since_lift(
+                                            walk.start,
+                                            &seq,
+                                            i + 2,
+                                        )))
                         }
                     {
                         continue;
