@@ -181,8 +181,12 @@ impl Machine {
     /// board shows one such capture or none.
     pub(super) fn undecided_captures(&self, captures: Vec<Move>) -> Option<(Move, Vec<Move>)> {
         // A pawn taken on the square of its single step may have made a double step taken en
-        // passant: that reading is left to the one-capture path.
-        if captures.len() < 2 || captures.iter().any(|&m| self.step_or_double(m).is_some()) {
+        // passant: when the board showed it go on, that reading is left to the board's.
+        if captures.len() < 2
+            || captures
+                .iter()
+                .any(|&m| self.step_or_double(m).is_some() && self.double_step_shown(m).is_some())
+        {
             return None;
         }
         let last_arrival = self.game.moves().last().map(|p| p.mv.to());

@@ -48,15 +48,22 @@ impl Machine {
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
         } else if let [m] = *unseen_captures
-            && self.step_or_double(m).is_none()
+            && (self.step_or_double(m).is_none() || self.double_step_shown(m).is_none())
         {
-            // The press says the move is over, and one capture is all the board can show
-            // (were the victim a pawn's step, a double step taken en passant shows the same),
-            // unless the last move and another reply show every arrival.
+            // The press says the move is over, and one capture is all the board can show,
+            // unless the last move and another reply show every arrival. Were the victim a
+            // pawn's single step, a double step taken en passant leaves the same board: the
+            // step is kept unless the board showed the pawn go on (read elsewhere), and the
+            // arbiter is told when it left the square quickly enough to have gone on.
             if let Some(Reading::Adopt { from, moves, doubt }) = self.every_report_a_step(&s, m) {
                 self.adopt_for_press(by, from, &moves, doubt, t, out);
-            } else if self.adopt_at_press(by, m, t, out) {
-                self.raise_doubt(Doubt::capture_unseen(m), t, out);
+            } else {
+                let doubt = self
+                    .unsampled_double_step(m)
+                    .unwrap_or_else(|| Doubt::capture_unseen(m));
+                if self.adopt_at_press(by, m, t, out) {
+                    self.raise_doubt(doubt, t, out);
+                }
             }
         } else if let Some((chosen, others)) = self.undecided_captures(unseen_captures) {
             if self.adopt_at_press(by, chosen, t, out) {

@@ -392,7 +392,7 @@ impl Machine {
     /// and cannot name pieces may report the pawn there within a scan after the capturer's
     /// lift: the pawn going on is still the likelier reading, with a 4.7 warning. A step
     /// already made final is read again, and the arbiter told.
-    fn double_step_shown(&self, capture: Move) -> Option<Reading> {
+    pub(super) fn double_step_shown(&self, capture: Move) -> Option<Reading> {
         let (step, double, en_passant) = self.step_or_double(capture)?;
         let n = self.game.plies();
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
