@@ -327,6 +327,22 @@ impl Machine {
         let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
         let recorded_now = self.game.position();
         let mode = self.game.castling_mode();
+        // The record read on the same terms comes first: a correction is for a board the
+        // recorded captures cannot explain.
+        if open.is_empty()
+            || shown_since(
+                s,
+                recorded_now,
+                recorded_now,
+                mode,
+                Bitboard::FULL,
+                pressed,
+                false,
+            )
+            .is_some()
+        {
+            return None;
+        }
         open.iter().rev().find_map(|&(choice, recorded)| {
             let pos = &self.game.positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
