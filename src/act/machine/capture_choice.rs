@@ -52,11 +52,13 @@ fn unseen_captures_from(pos: &Chess, from: Square) -> Vec<Move> {
         .collect()
 }
 
-/// One way of reading the game again: the moves from a choice's position, where they
-/// differ from the record, and the capture put in place of the recorded one.
+/// One way of reading the game again from a choice's position.
 struct Replay {
+    /// The position the moves reach.
     pos: Chess,
+    /// The other capture, then the moves recorded since as they were made again.
     moves: Vec<Move>,
+    /// The landing squares of the moves made again differently, old and new.
     changed: Bitboard,
 }
 
@@ -116,21 +118,20 @@ pub(super) fn likeliest(
 }
 
 /// The moves from `pos` the board shows made since, when one of them uses a square in
-/// `victims` (where the undecided captures differ) or they could not be played in the game
-/// as `recorded`: none when it shows `pos`; else one move (with `pressed`, also a capture
-/// whose landing it cannot show); else two moves of fast play.
+/// `victims` (where the undecided captures differ) or, given the `recorded` position (once
+/// the hand is done), they could not be played from it: none when it shows `pos`; else one
+/// move (with `pressed`, also a capture whose landing it cannot show); else two moves of
+/// fast play.
 fn shown_since(
     s: &Sensed<'_>,
     pos: &Chess,
-    recorded: &Chess,
-    mode: CastlingMode,
     victims: Bitboard,
     pressed: bool,
-    hand_done: bool,
+    recorded: Option<(&Chess, CastlingMode)>,
 ) -> Option<Vec<Move>> {
     let on_victims =
         |m: Move| m.from().is_some_and(|sq| victims.contains(sq)) || victims.contains(m.to());
-    let playable_as_recorded = |moves: &[Move]| {
+    let playable_from = |recorded: &Chess, mode: CastlingMode, moves: &[Move]| {
         let mut pos = recorded.clone();
         moves.iter().all(|&m| {
             UciMove::from_move(m, mode)
@@ -161,16 +162,17 @@ fn shown_since(
         .to_vec(),
     };
     // A piece on its way through a square: in the game as recorded it may be going on.
-    let sliding_on = |m: Move| {
+    let sliding_on = |recorded: &Chess, m: Move| {
         recorded.legal_moves().iter().any(|r| {
             r.from().is_some_and(|from| {
                 Some(from) == m.from() && attacks::between(from, r.to()).contains(m.to())
             })
         })
     };
-    let unplayable_as_recorded = hand_done
-        && !playable_as_recorded(&moves)
-        && !moves.first().is_some_and(|&m| sliding_on(m));
+    let unplayable_as_recorded = recorded.is_some_and(|(recorded, mode)| {
+        !playable_from(recorded, mode, &moves)
+            && !moves.first().is_some_and(|&m| sliding_on(recorded, m))
+    });
     (moves.iter().any(|&m| on_victims(m)) || unplayable_as_recorded).then_some(moves)
 }
 
@@ -185,7 +187,7 @@ impl Machine {
         if captures.len() < 2
             || captures
                 .iter()
-                .any(|&m| self.step_or_double(m).is_some() && self.double_step_shown(m).is_some())
+                .any(|&m| self.double_step_shown(m).is_some())
         {
             return None;
         }
@@ -312,12 +314,13 @@ impl Machine {
     }
 
     /// The game read again with another capture at one of the open choices, when the board
-    /// shows what the record cannot explain and that capture, followed by the moves
-    /// recorded since (a later choice's capture made again as the piece could in that
-    /// game), does: the board as it is, or one more move on a square where the captures
-    /// differ, or two in fast play ([`shown_since`]). The latest choice that explains the
-    /// board is corrected, as it changes the fewest moves; when several of its captures do,
-    /// the likeliest is read.
+    /// shows what the record, read on the same terms, cannot explain and that capture,
+    /// followed by the moves recorded since (a later choice's capture made again as the
+    /// piece could in that game), does: the board as it is, or one more move on a square
+    /// where the captures differ or that the record leaves illegal, or two in fast play
+    /// ([`shown_since`]). The latest choice that explains the board is corrected, as it
+    /// changes the fewest moves; when several of its captures do, the likeliest is read,
+    /// unless fast play was needed.
     pub(super) fn capture_choice_corrected(
         &self,
         s: &Sensed<'_>,
@@ -329,20 +332,13 @@ impl Machine {
         let mode = self.game.castling_mode();
         // The record read on the same terms comes first: a correction is for a board the
         // recorded captures cannot explain.
-        if open.is_empty()
-            || shown_since(
-                s,
-                recorded_now,
-                recorded_now,
-                mode,
-                Bitboard::FULL,
-                pressed,
-                false,
-            )
-            .is_some()
+        if open.is_empty() || shown_since(s, recorded_now, Bitboard::FULL, pressed, None).is_some()
         {
             return None;
         }
+        // A move the record leaves illegal says as much as one on the captures' squares,
+        // once the hand is done with it.
+        let illegal_in_record = (pressed || !self.lifted_last).then_some((recorded_now, mode));
         open.iter().rev().find_map(|&(choice, recorded)| {
             let pos = &self.game.positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
@@ -354,15 +350,9 @@ impl Machine {
                     continue;
                 }
                 for r in self.replays(choice.ply, capture, &open_plies) {
-                    if let Some(more) = shown_since(
-                        s,
-                        &r.pos,
-                        recorded_now,
-                        mode,
-                        victims | r.changed,
-                        pressed,
-                        pressed || !self.lifted_last,
-                    ) {
+                    if let Some(more) =
+                        shown_since(s, &r.pos, victims | r.changed, pressed, illegal_in_record)
+                    {
                         fast_play |= more.len() > 1;
                         found.push((capture, r.moves.into_iter().chain(more).collect()));
                     }

@@ -48,7 +48,7 @@ impl Machine {
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
         } else if let [m] = *unseen_captures
-            && (self.step_or_double(m).is_none() || self.double_step_shown(m).is_none())
+            && self.double_step_shown(m).is_none()
         {
             // The press says the move is over, and one capture is all the board can show,
             // unless the last move and another reply show every arrival. Were the victim a
