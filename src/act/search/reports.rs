@@ -228,14 +228,16 @@ impl Reports<'_> {
         })
     }
 
-    /// True when the player of move `i` of `seq`, played from `start`, pressed the clock
-    /// after lifting its piece (whatever else the board reported meanwhile).
-    pub fn pressed_since_lift(&self, start: &Chess, seq: &[Move], i: usize) -> bool {
+    /// True when the player of move `i` of `seq`, played from `start`, lifted the piece of
+    /// his next move (`i + 2`) after that of move `i`, and pressed the clock after it
+    /// (whatever else the board reported meanwhile).
+    pub fn pressed_after_next_lift(&self, start: &Chess, seq: &[Move], i: usize) -> bool {
         let mover = mover_at(start, i);
-        seq.get(i)
-            .and_then(|m| self.time(m.from()?))
-            .zip(self.pressed[mover as usize])
-            .is_some_and(|(lift, pressed)| pressed >= lift)
+        let lift = |k: usize| seq.get(k).and_then(|m| self.time(m.from()?));
+        match (lift(i), lift(i + 2), self.pressed[mover as usize]) {
+            (Some(first), Some(next), Some(pressed)) => first < next && next <= pressed,
+            _ => false,
+        }
     }
 
     /// True when move `i` of `seq`, played from `start`, passes over a square the board

@@ -159,7 +159,7 @@ impl Sensed<'_> {
                     // A capture never shown landing is read only when its player pressed
                     // the clock after lifting the piece, or has moved again since and the
                     // piece was seen sliding on its way there or he pressed after lifting
-                    // the next one (one hand moves one piece at a time). An exchange
+                    // the next one later (one hand moves one piece at a time). An exchange
                     // there shows the capture over; the recapture is read when its player
                     // pressed after lifting his piece, or has been answered.
                     if let Some(i) = unseen.capture_landed
@@ -170,11 +170,9 @@ impl Sensed<'_> {
                             !walk.reports.pressed_after_lift(walk.start, &seq, i)
                                 && (seq.len() < i + 3
                                     || !(walk.reports.seen_on_its_way(walk.start, &seq, i)
-                                        || walk.reports.pressed_since_lift(
-                                            walk.start,
-                                            &seq,
-                                            i + 2,
-                                        )))
+                                        || walk
+                                            .reports
+                                            .pressed_after_next_lift(walk.start, &seq, i)))
                         }
                     {
                         continue;
