@@ -330,16 +330,10 @@ impl Machine {
         let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
         let recorded_now = self.game.position();
         let mode = self.game.castling_mode();
-        // The record read on the same terms comes first: a correction is for a board the
-        // recorded captures cannot explain.
-        if open.is_empty() || shown_since(s, recorded_now, Bitboard::FULL, pressed, None).is_some()
-        {
-            return None;
-        }
         // A move the record leaves illegal says as much as one on the captures' squares,
         // once the hand is done with it.
         let illegal_in_record = (pressed || !self.lifted_last).then_some((recorded_now, mode));
-        open.iter().rev().find_map(|&(choice, recorded)| {
+        let corrected = open.iter().rev().find_map(|&(choice, recorded)| {
             let pos = &self.game.positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
             let victims = captures.iter().fold(Bitboard::EMPTY, |b, m| b | m.to());
@@ -386,7 +380,12 @@ impl Machine {
                     also,
                 }),
             })
-        })
+        })?;
+        // A correction is for a board the record, read on the same terms, cannot explain:
+        // checked last, once there is a correction to make, as most readings have none.
+        shown_since(s, recorded_now, Bitboard::FULL, pressed, None)
+            .is_none()
+            .then_some(corrected)
     }
 }
 
