@@ -325,6 +325,7 @@ impl Machine {
                 .unwrap_or(t.saturating_add(1));
             self.record_touched_before(m, t, touches_before, out);
         }
+        self.keep_unseen_capture_choices(keep);
         if keep < n
             && let Some(c) = self.completion
             && self.phase == Phase::Playing

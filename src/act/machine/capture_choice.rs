@@ -228,6 +228,35 @@ impl Machine {
         }
     }
 
+    /// After moves were adopted from ply `from`: each capture among them whose landing the
+    /// board never reported, by a piece that had other captures leaving the same board, is
+    /// a choice kept open as one made at a press is, however it was read.
+    pub(super) fn keep_unseen_capture_choices(&mut self, from: usize) {
+        if self.config.identifies_pieces {
+            return;
+        }
+        let n = self.game.plies();
+        self.capture_choices
+            .retain(|c| c.ply + CHOICE_OPEN_PLIES >= n);
+        for k in from..n {
+            let m = self.game.moves()[k].mv;
+            let (Some(sq), true) = (m.from(), m.is_capture()) else {
+                continue;
+            };
+            if self.capture_choices.iter().any(|c| c.ply == k)
+                || self.reports(k).time(m.to()).is_some()
+                || unseen_captures_from(&self.game.positions()[k], sq).len() < 2
+            {
+                continue;
+            }
+            self.capture_choices.push(CaptureChoice {
+                ply: k,
+                from: sq,
+                refuted: Vec::new(),
+            });
+        }
+    }
+
     /// Before `moves` are adopted from position `from`: a choice whose capture they replace
     /// by another capture of the same piece counts the replaced one refuted; one whose
     /// capture they replace by anything else is closed.
@@ -383,9 +412,10 @@ impl Machine {
         })?;
         // A correction is for a board the record, read on the same terms, cannot explain:
         // checked last, once there is a correction to make, as most readings have none.
-        shown_since(s, recorded_now, Bitboard::FULL, pressed, None)
-            .is_none()
-            .then_some(corrected)
+        // At a press, captures the board cannot tell apart explain it as well as one.
+        let record_explains = shown_since(s, recorded_now, Bitboard::FULL, pressed, None).is_some()
+            || (pressed && !s.captures_landed_unseen(recorded_now).is_empty());
+        (!record_explains).then_some(corrected)
     }
 }
 

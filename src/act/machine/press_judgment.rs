@@ -269,11 +269,14 @@ impl Machine {
             reading => Some(reading),
         };
         // Moves already final are not re-read here: a piece knocked off by the hand that
-        // made the pressed move would be read as more moves instead (7.4).
+        // made the pressed move would be read as more moves instead (7.4). A capture choice
+        // the board refuted is the exception: it stays open past the press that made it final.
         let Some(Reading::Adopt { from, moves, doubt }) = reading else {
             return false;
         };
-        if from < self.settled || moves.is_empty() || self.pending_end.is_some() {
+        let reread_choice = matches!(doubt, Some(Doubt::CaptureReread { .. }));
+        if (from < self.settled && !reread_choice) || moves.is_empty() || self.pending_end.is_some()
+        {
             return false;
         }
         self.adopt_for_press(by, from, &moves, doubt, t, out);
