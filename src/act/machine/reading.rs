@@ -342,7 +342,12 @@ impl Machine {
             return None;
         };
         let withdrawn = self.moves_since(k);
-        if seq == [withdrawn[0], m] || reports.unseen_arrivals(start, &seq).any() {
+        // A capture whose square was last reported before its piece left shows no landing
+        // either: the reading is no better than `m`.
+        if seq == [withdrawn[0], m]
+            || reports.unseen_arrivals(start, &seq).any()
+            || self.capture_not_shown(&seq, &reports).is_some()
+        {
             return None;
         }
         if k < self.settled {
