@@ -329,13 +329,14 @@ impl Walk<'_> {
         if landed_unseen && let Some(i) = self.unseen.capture_landed {
             // Only a recapture at once, on the square of the capture, from a reported square,
             // and on a board that samples each square once a scan (hundreds of milliseconds):
-            // whole frames come too often for two captures to fit between two of them.
+            // whole frames come too often for two captures to fit between two of them. The
+            // square was never reported, or only before both lifts (the first victim's arrival).
             let exchange = !self.reports.whole_frames
                 && !self.unseen.exchanged
                 && i + 1 == self.path.len()
                 && self.path[i].to() == m.to()
-                && fresh == Bitboard::from(m.to())
-                && self.unseen.arrived == fresh;
+                && (fresh.is_empty()
+                    || (fresh == Bitboard::from(m.to()) && self.unseen.arrived == fresh));
             return exchange.then_some(Unseen {
                 exchanged: true,
                 ..self.unseen
