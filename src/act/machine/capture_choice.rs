@@ -229,8 +229,9 @@ impl Machine {
     }
 
     /// After moves were adopted from ply `from`: each capture among them whose landing the
-    /// board never reported, by a piece that had other captures leaving the same board, is
-    /// a choice kept open as one made at a press is, however it was read.
+    /// board never showed ([`Machine::capture_not_shown`]), by a piece that had other
+    /// captures leaving the same board, is a choice kept open as one made at a press is,
+    /// however it was read.
     pub(super) fn keep_unseen_capture_choices(&mut self, from: usize) {
         if self.config.identifies_pieces {
             return;
@@ -244,7 +245,7 @@ impl Machine {
                 continue;
             };
             if self.capture_choices.iter().any(|c| c.ply == k)
-                || self.reports(k).time(m.to()).is_some()
+                || self.capture_not_shown(&[m], &self.reports(k)).is_none()
                 || unseen_captures_from(&self.game.positions()[k], sq).len() < 2
             {
                 continue;

@@ -685,7 +685,7 @@ impl Machine {
     /// has not reported since the moves began (at most the arrival that began them, before
     /// the capturing piece was reported lifted), and that no later move of `seq` changes:
     /// nothing shows that it landed there.
-    fn capture_not_shown(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
+    pub(super) fn capture_not_shown(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
         if self.config.identifies_pieces {
             return None;
         }
