@@ -22,8 +22,8 @@ const CHOICE_OPEN_PLIES: usize = 40;
 /// ways to read the moves since, and the record stands as it is.
 const MOST_REPLAYS: usize = 16;
 
-/// A capture recorded at a press while other captures by the same piece left the board as
-/// it is, kept open to the board's later reports.
+/// A capture recorded while other captures by the same piece left the board as it is, or
+/// any capture whose landing the board never showed, kept open to the board's later reports.
 #[derive(Debug, Clone)]
 pub(super) struct CaptureChoice {
     /// The position the capture was made from.
@@ -60,6 +60,8 @@ struct Replay {
     moves: Vec<Move>,
     /// The landing squares of the moves made again differently, old and new.
     changed: Bitboard,
+    /// How many later choices' captures were made again as other than the likeliest.
+    unlikely: usize,
 }
 
 /// A piece's worth in pawns, the king's beyond any exchange.
@@ -229,9 +231,9 @@ impl Machine {
     }
 
     /// After moves were adopted from ply `from`: each capture among them whose landing the
-    /// board never showed ([`Machine::capture_not_shown`]), by a piece that had other
-    /// captures leaving the same board, is a choice kept open as one made at a press is,
-    /// however it was read.
+    /// board never showed ([`Machine::capture_not_shown`]) is kept open as a choice made at
+    /// a press is, however it was read: even the one capture its piece had may be another
+    /// once an earlier choice is corrected.
     pub(super) fn keep_unseen_capture_choices(&mut self, from: usize) {
         if self.config.identifies_pieces {
             return;
@@ -246,7 +248,6 @@ impl Machine {
             };
             if self.capture_choices.iter().any(|c| c.ply == k)
                 || self.capture_not_shown(&[m], &self.reports(k)).is_none()
-                || unseen_captures_from(&self.game.positions()[k], sq).len() < 2
             {
                 continue;
             }
@@ -305,6 +306,7 @@ impl Machine {
             pos,
             moves: vec![capture],
             changed: Bitboard::EMPTY,
+            unlikely: 0,
         }];
         for (k, played) in self.game.moves().iter().enumerate().skip(ply + 1) {
             let m = played.mv;
@@ -318,6 +320,8 @@ impl Machine {
                         .into_iter()
                         .collect(),
                 };
+                let last_arrival = r.moves.last().map(|m| m.to());
+                let likeliest = likeliest(&r.pos, &options, last_arrival);
                 for o in options {
                     let mut pos = r.pos.clone();
                     pos.play_unchecked(o);
@@ -332,6 +336,7 @@ impl Machine {
                         pos,
                         moves,
                         changed,
+                        unlikely: r.unlikely + usize::from(Some(o) != likeliest),
                     });
                 }
             }
@@ -367,7 +372,7 @@ impl Machine {
             let pos = &self.game.positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
             let victims = captures.iter().fold(Bitboard::EMPTY, |b, m| b | m.to());
-            let mut found: Vec<(Move, Vec<Move>)> = Vec::new();
+            let mut found: Vec<(Move, Vec<Move>, usize)> = Vec::new();
             let mut fast_play = false;
             for &capture in &captures {
                 if capture == recorded || choice.refuted.contains(&capture) {
@@ -378,7 +383,8 @@ impl Machine {
                         shown_since(s, &r.pos, victims | r.changed, pressed, illegal_in_record)
                     {
                         fast_play |= more.len() > 1;
-                        found.push((capture, r.moves.into_iter().chain(more).collect()));
+                        let moves = r.moves.into_iter().chain(more).collect();
+                        found.push((capture, moves, r.unlikely));
                     }
                 }
             }
@@ -387,15 +393,23 @@ impl Machine {
             if fast_play && found.len() > 1 {
                 return None;
             }
-            let explaining: Vec<Move> = found.iter().map(|&(c, _)| c).collect();
+            let explaining: Vec<Move> = found.iter().map(|&(c, ..)| c).collect();
             let last_arrival = choice
                 .ply
                 .checked_sub(1)
                 .map(|k| self.game.moves()[k].mv.to());
             let chosen = likeliest(pos, &explaining, last_arrival)?;
-            let mut readings = found.into_iter().filter(|&(c, _)| c == chosen);
-            let moves = match (readings.next(), readings.next()) {
-                (Some((_, moves)), None) => moves,
+            // Of the ways that capture explains the board, the one whose later captures are
+            // the likeliest, when only one is.
+            let readings: Vec<(Vec<Move>, usize)> = found
+                .into_iter()
+                .filter(|&(c, ..)| c == chosen)
+                .map(|(_, moves, unlikely)| (moves, unlikely))
+                .collect();
+            let fewest = readings.iter().map(|&(_, u)| u).min()?;
+            let mut likeliest_readings = readings.into_iter().filter(|&(_, u)| u == fewest);
+            let moves = match (likeliest_readings.next(), likeliest_readings.next()) {
+                (Some((moves, _)), None) => moves,
                 _ => return None,
             };
             let mut also: Vec<Move> = explaining.into_iter().filter(|&c| c != chosen).collect();
