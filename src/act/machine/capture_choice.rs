@@ -243,7 +243,7 @@ impl Machine {
             .retain(|c| c.ply + CHOICE_OPEN_PLIES >= n);
         for k in from..n {
             let m = self.game.moves()[k].mv;
-            let (Some(sq), true) = (m.from(), m.is_capture()) else {
+            let (Some(capturer), true) = (m.from(), m.is_capture()) else {
                 continue;
             };
             if self.capture_choices.iter().any(|c| c.ply == k)
@@ -253,7 +253,7 @@ impl Machine {
             }
             self.capture_choices.push(CaptureChoice {
                 ply: k,
-                from: sq,
+                from: capturer,
                 refuted: Vec::new(),
             });
         }
@@ -320,8 +320,10 @@ impl Machine {
                         .into_iter()
                         .collect(),
                 };
-                let last_arrival = r.moves.last().map(|m| m.to());
-                let likeliest = likeliest(&r.pos, &options, last_arrival);
+                // Weighed only where there is a choice: most plies are made again as recorded.
+                let likeliest = (options.len() > 1)
+                    .then(|| likeliest(&r.pos, &options, r.moves.last().map(|m| m.to())))
+                    .flatten();
                 for o in options {
                     let mut pos = r.pos.clone();
                     pos.play_unchecked(o);
@@ -336,7 +338,7 @@ impl Machine {
                         pos,
                         moves,
                         changed,
-                        unlikely: r.unlikely + usize::from(Some(o) != likeliest),
+                        unlikely: r.unlikely + usize::from(likeliest.is_some_and(|l| l != o)),
                     });
                 }
             }
