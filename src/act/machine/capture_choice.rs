@@ -403,15 +403,16 @@ impl Machine {
             let chosen = likeliest(pos, &explaining, last_arrival)?;
             // Of the ways that capture explains the board, the one whose later captures are
             // the likeliest, when only one is.
-            let readings: Vec<(Vec<Move>, usize)> = found
+            let fewest = found
+                .iter()
+                .filter(|&&(c, ..)| c == chosen)
+                .map(|&(.., unlikely)| unlikely)
+                .min()?;
+            let mut readings = found
                 .into_iter()
-                .filter(|&(c, ..)| c == chosen)
-                .map(|(_, moves, unlikely)| (moves, unlikely))
-                .collect();
-            let fewest = readings.iter().map(|&(_, u)| u).min()?;
-            let mut likeliest_readings = readings.into_iter().filter(|&(_, u)| u == fewest);
-            let moves = match (likeliest_readings.next(), likeliest_readings.next()) {
-                (Some((moves, _)), None) => moves,
+                .filter(|&(c, _, unlikely)| c == chosen && unlikely == fewest);
+            let moves = match (readings.next(), readings.next()) {
+                (Some((_, moves, _)), None) => moves,
                 _ => return None,
             };
             let mut also: Vec<Move> = explaining.into_iter().filter(|&c| c != chosen).collect();
@@ -429,9 +430,9 @@ impl Machine {
         })?;
         // A correction is for a board the record, read on the same terms, cannot explain:
         // checked last, once there is a correction to make, as most readings have none.
-        // At a press, captures the board cannot tell apart explain it as well as one.
-        let record_explains = shown_since(s, recorded_now, Bitboard::FULL, pressed, None).is_some()
-            || (pressed && !s.captures_landed_unseen(recorded_now).is_empty());
+        // At a press, any capture that leaves the board as it is explains it, one or several.
+        let record_explains = (pressed && !s.captures_landed_unseen(recorded_now).is_empty())
+            || shown_since(s, recorded_now, Bitboard::FULL, false, None).is_some();
         (!record_explains).then_some(corrected)
     }
 }
