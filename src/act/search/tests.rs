@@ -478,3 +478,47 @@ fn on_an_occupancy_board_a_report_before_the_capturers_lift_is_no_capture() {
     let close = times(&[(Square::D5, 2700), (Square::D8, 3000)]);
     assert!(reported(&close, &[None; 64]).capture_landing_reported(capture));
 }
+
+/// On a board that senses only occupancy, the bishop on a5 is lifted, both players press,
+/// Black's bishop leaves f8 and b4 fills (twic game 560 on a Pegasus): 24.Bb4 Bxb4 and
+/// 24.Bxb6 Bb4 both explain it. The only report of b6 is the pawn arriving there before the
+/// bishop was lifted, so the capture on b6 accounts for no report and does not settle it.
+#[test]
+fn a_capture_does_not_account_for_its_victims_arrival() {
+    let start = position(
+        "4kb1r/3b2pp/pp2p3/B2pP1N1/n2P4/P2B4/1r4PP/1R3RK1 w k - 0 24",
+        false,
+    );
+    let exchange = moves_from(&start, &["a5b4", "f8b4"]);
+    let capture = moves_from(&start, &["a5b6", "f8b4"]);
+    let reached = played(&start, &exchange);
+    assert_eq!(
+        reached.board().occupied(),
+        played(&start, &capture).board().occupied()
+    );
+    // The board's last report of b4 was a piece put there.
+    let s = Sensed {
+        placed: Bitboard::from(Square::B4),
+        ..occupancy(reached.board())
+    };
+    let seen = times(&[
+        (Square::B6, 205_714),
+        (Square::A5, 209_269),
+        (Square::F8, 210_120),
+        (Square::B4, 210_839),
+    ]);
+    let reports = Reports {
+        since: 205_714,
+        pressed: [Some(210_643), Some(209_618)],
+        ..reported(&seen, &[None; 64])
+    };
+    match s.sequences(&start, 2, &reports) {
+        Explanation::Ambiguous(seqs) => {
+            assert!(
+                seqs.contains(&exchange) && seqs.contains(&capture),
+                "{seqs:?}"
+            )
+        }
+        other => panic!("both readings fit, got {other:?}"),
+    }
+}
