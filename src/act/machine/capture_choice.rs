@@ -65,7 +65,7 @@ struct Replay {
 }
 
 /// A piece's worth in pawns, the king's beyond any exchange.
-fn worth(role: Role) -> i32 {
+pub(super) fn worth(role: Role) -> i32 {
     match role {
         Role::Pawn => 1,
         Role::Knight | Role::Bishop => 3,
@@ -77,7 +77,7 @@ fn worth(role: Role) -> i32 {
 
 /// What `capture` wins at first sight: the victim, less the capturer when the opponent
 /// attacks the square once it stands there.
-fn first_sight_gain(pos: &Chess, capture: Move) -> i32 {
+pub(super) fn first_sight_gain(pos: &Chess, capture: Move) -> i32 {
     let victim = capture.capture().map_or(0, worth);
     let mut after = pos.clone();
     after.play_unchecked(capture);

@@ -2,6 +2,7 @@
 
 use shakmaty::{Bitboard, Move, Piece, Position, Rank, Role, Square, attacks};
 
+use super::exchanges::Exchange;
 use super::{Machine, color_word, ply_number};
 use crate::act::Alert;
 use crate::act::search::{mover_at, squares_of};
@@ -29,6 +30,9 @@ pub(super) enum Doubt {
     /// more (its victim's square stays occupied) than the piece still in the hand. `others`:
     /// the other captures by that piece that leave the same board, when it is not the one.
     CaptureUnseen { capture: Move, others: Vec<Move> },
+    /// A piece offered and taken at once, read instead of a capture elsewhere and the
+    /// opponent's piece put on the offered square: the board showed the same.
+    ExchangeUnseen(Exchange),
     /// The piece a pawn became at ply `from`, recorded as a queen, then made `shown`, a
     /// knight's move: the game from that ply was read again with a knight.
     PromotionShown { from: usize, shown: Move },
@@ -207,6 +211,7 @@ impl Machine {
                 self.capture_unseen_alert(*capture, others, t)
             }
             Doubt::PromotionShown { from, shown } => self.promotion_shown_alert(*from, *shown, t),
+            Doubt::ExchangeUnseen(exchange) => self.exchange_unseen_alert(exchange, t),
         }
     }
 

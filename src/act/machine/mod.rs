@@ -5,6 +5,7 @@ mod capture_choice;
 mod config;
 mod dead_position;
 mod doubts;
+mod exchanges;
 mod gaps;
 mod hands;
 mod illegal_moves;

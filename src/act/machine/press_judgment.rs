@@ -1,9 +1,10 @@
 //! Judging a press without a recognised move (7.5.1, 7.5.2, 7.5.3, 7.4).
 
 use shakmaty::san::San;
-use shakmaty::{Bitboard, Color, Move, Position};
+use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
 use super::doubts::Doubt;
+use super::exchanges::Exchange;
 use super::presses::Press;
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, color_word};
@@ -69,6 +70,16 @@ impl Machine {
             if self.adopt_at_press(by, chosen, t, out) {
                 self.keep_capture_choice(chosen, others, t, out);
             }
+        } else if let Some(exchange) = self.exchange_before_reply(t, &s, &current) {
+            // An offer taken at once looks the same as a capture elsewhere followed by the
+            // opponent's piece put on the offered square: the exchange is read when that
+            // capture loses material and the recapture does not.
+            if self.adopt_at_press(by, exchange.offer, t, out) {
+                self.read_reply(by, t, Some(exchange.retake), out);
+                if self.game.plies() == exchange.ply + 2 {
+                    self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
+                }
+            }
         } else if let Some((m, reply, others)) =
             self.capture_landed_unseen_before_reply(t, &s, &current)
         {
@@ -80,19 +91,7 @@ impl Machine {
                 } else {
                     self.keep_capture_choice(m, others, t, out);
                 }
-                match reply {
-                    Some(reply) => {
-                        let n = self.game.plies();
-                        let now = self.now;
-                        self.adopt(n, &[reply], now, out);
-                        let d = self.sensed().diff(self.game.position().board());
-                        self.set_held(d.any().then_some(d), now, out);
-                        if self.game.plies() == n + 1 {
-                            self.judge_answer_in_turn(by, t);
-                        }
-                    }
-                    None => self.judge_answer_in_turn(by, t),
-                }
+                self.read_reply(by, t, reply, out);
             }
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
@@ -160,27 +159,55 @@ impl Machine {
         }
     }
 
-    /// The capture by the presser whose landing the board did not show and after which
+    /// After the presser's move at `t` was recorded from the board, the opponent's `reply`
+    /// the board shows begun since: recorded when the board shows it made, and his press
+    /// since judged in its turn.
+    fn read_reply(&mut self, by: Color, t: Millis, reply: Option<Move>, out: &mut Vec<Event>) {
+        let Some(reply) = reply else {
+            self.judge_answer_in_turn(by, t);
+            return;
+        };
+        let n = self.game.plies();
+        let now = self.now;
+        self.adopt(n, &[reply], now, out);
+        let d = self.sensed().diff(self.game.position().board());
+        self.set_held(d.any().then_some(d), now, out);
+        if self.game.plies() == n + 1 {
+            self.judge_answer_in_turn(by, t);
+        }
+    }
+
+    /// The captures by the presser whose landing the board did not show and after which
     /// every other difference was reported after the capturer's lift, or the press `t` if
     /// earlier (the opponent's reply begun since: in fast play he starts before the press),
-    /// with the reply when the board shows it made, and the other captures that fit as well
-    /// (the likeliest is chosen among them, [`Machine::undecided_captures`]). A capture the
-    /// last move and another reply may explain instead is left to the other readings.
-    fn capture_landed_unseen_before_reply(
+    /// each with the reply when the board shows it made. A capture the last move and
+    /// another reply may explain instead is left to the other readings.
+    fn captures_before_reply(
         &self,
         t: Millis,
         s: &Sensed<'_>,
-        current: &shakmaty::Chess,
-    ) -> Option<(Move, Option<Move>, Vec<Move>)> {
-        let fits: Vec<(Move, Option<Move>)> = s
-            .captures_landed_unseen_before_reply(current)
+        current: &Chess,
+    ) -> Vec<(Move, Option<Move>)> {
+        s.captures_landed_unseen_before_reply(current)
             .into_iter()
             .filter(|&(m, d, _)| {
                 let since = self.lift_reported_at(m).map_or(t, |l| l.min(t));
                 self.all_reported_after(d, since) && self.step_or_double(m).is_none()
             })
             .map(|(m, _, reply)| (m, reply))
-            .collect();
+            .collect()
+    }
+
+    /// Of [`Machine::captures_before_reply`], the capture, with the reply when the board
+    /// shows it made, and the other captures that fit as well (the likeliest is chosen
+    /// among them, [`Machine::undecided_captures`]).
+    fn capture_landed_unseen_before_reply(
+        &self,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &Chess,
+    ) -> Option<(Move, Option<Move>, Vec<Move>)> {
+        let fits = self.captures_before_reply(t, s, current);
         let (chosen, others) = match fits[..] {
             [] => return None,
             [(m, _)] => (m, Vec::new()),
@@ -188,6 +215,23 @@ impl Machine {
         };
         let reply = fits.iter().find(|&&(m, _)| m == chosen)?.1;
         Some((chosen, reply, others))
+    }
+
+    /// The one exchange ([`Exchange`]) that leaves the board as a capture and reply of
+    /// [`Machine::captures_before_reply`] do, when it is the likelier reading.
+    fn exchange_before_reply(
+        &self,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &Chess,
+    ) -> Option<Exchange> {
+        let ply = self.game.plies();
+        let exchanges = self
+            .captures_before_reply(t, s, current)
+            .into_iter()
+            .filter_map(|(capture, reply)| Exchange::instead_of(current, ply, capture, reply?))
+            .filter(|e| e.likelier(current));
+        only(exchanges)
     }
 
     /// On a board that senses only occupancy, the one legal move from `current` that the
@@ -202,12 +246,7 @@ impl Machine {
     /// these: a square that changed and changed back is not. A landing the board reported
     /// later than a landing before the press would be ([`Machine::landing_reported_by`]) is
     /// a later move's, not this one's.
-    fn move_with_reply_begun(
-        &self,
-        t: Millis,
-        s: &Sensed<'_>,
-        current: &shakmaty::Chess,
-    ) -> Option<Move> {
+    fn move_with_reply_begun(&self, t: Millis, s: &Sensed<'_>, current: &Chess) -> Option<Move> {
         if s.identifies {
             return None;
         }
@@ -342,7 +381,7 @@ impl Machine {
         by: Color,
         t: Millis,
         s: &Sensed<'_>,
-        current: &shakmaty::Chess,
+        current: &Chess,
     ) -> Option<Alert> {
         let moves = s.arrival_unseen(current);
         let first = moves.first()?;
@@ -380,7 +419,7 @@ impl Machine {
         by: Color,
         t: Millis,
         s: &Sensed<'_>,
-        current: &shakmaty::Chess,
+        current: &Chess,
     ) -> Option<Alert> {
         let squares = s.lift_unseen(current);
         if squares.is_empty() {

@@ -1,0 +1,183 @@
+//! Exchanges an occupancy-only board cannot show: a piece put on a square and taken there
+//! before the next scan leaves the square reported filled once, as the opponent's piece put
+//! there would. The same board then fits a capture elsewhere, whose landing it did not show
+//! either, followed by the opponent's piece put on that square. Which of the two was
+//! played, the board cannot say; the likelier is read and the arbiter told the other.
+
+use shakmaty::san::San;
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
+
+use super::capture_choice::worth;
+use super::doubts::squares_of_all;
+use super::{Machine, ply_number};
+use crate::act::touch;
+use crate::act::{Alert, Severity};
+use crate::board::Millis;
+
+/// Two readings of the same board: the `offer` taken at once by the opponent's `retake`,
+/// or the `capture` by the offered piece elsewhere followed by the opponent's `reply` to the
+/// offered square.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Exchange {
+    /// The position both readings start from.
+    pub(super) ply: usize,
+    pub(super) offer: Move,
+    pub(super) retake: Move,
+    pub(super) capture: Move,
+    pub(super) reply: Move,
+}
+
+impl Exchange {
+    /// The exchange read instead of `capture` from `pos` (position `ply`) and the quiet
+    /// `reply`: the capturer put on the reply's square instead, and the reply's piece taking
+    /// it there. `None` when either move cannot be made, or the reply is a capture or a
+    /// promotion.
+    pub(super) fn instead_of(pos: &Chess, ply: usize, capture: Move, reply: Move) -> Option<Self> {
+        if reply.is_capture() || reply.is_promotion() || !capture.is_capture() {
+            return None;
+        }
+        let offer = pos.legal_moves().into_iter().find(|m| {
+            m.from() == capture.from()
+                && m.to() == reply.to()
+                && !m.is_capture()
+                && !m.is_promotion()
+        })?;
+        let mut offered = pos.clone();
+        offered.play_unchecked(offer);
+        let retake = offered
+            .legal_moves()
+            .into_iter()
+            .find(|m| m.from() == reply.from() && m.to() == reply.to())?;
+        Some(Exchange {
+            ply,
+            offer,
+            retake,
+            capture,
+            reply,
+        })
+    }
+
+    /// True when the exchange is the likelier reading, from `pos`, the position both start
+    /// from: the capture loses material once every piece bearing on its square has taken
+    /// there, and the retake does not. An offer taken at once (Be6 Bxe6) is how exchanges are
+    /// made; a piece given for a pawn is not.
+    pub(super) fn likelier(&self, pos: &Chess) -> bool {
+        let mut offered = pos.clone();
+        offered.play_unchecked(self.offer);
+        exchange_balance(pos, self.capture) < 0 && exchange_balance(&offered, self.retake) >= 0
+    }
+}
+
+/// What `capture` from `pos` wins once both sides have taken on its square with their least
+/// valuable pieces for as long as it pays (a static exchange): each side may stop.
+fn exchange_balance(pos: &Chess, capture: Move) -> i32 {
+    let (Some(from), Some(victim)) = (capture.from(), capture.capture()) else {
+        return 0;
+    };
+    let board = pos.board();
+    let to = capture.to();
+    let mut occupied = board.occupied() ^ Bitboard::from(from);
+    let mut gains = vec![worth(victim)];
+    let mut on_square = worth(capture.role());
+    let mut side = !pos.turn();
+    while let Some((sq, role)) = least_valuable_attacker(board, to, side, occupied) {
+        let last = gains.last().copied().unwrap_or(0);
+        gains.push(on_square - last);
+        on_square = worth(role);
+        occupied ^= Bitboard::from(sq);
+        side = !side;
+    }
+    while gains.len() > 1 {
+        let last = gains.pop().unwrap_or(0);
+        if let Some(before) = gains.last_mut() {
+            *before = -(-*before).max(last);
+        }
+    }
+    gains[0]
+}
+
+/// The least valuable piece of `side` among `occupied` that attacks `to`.
+fn least_valuable_attacker(
+    board: &Board,
+    to: Square,
+    side: Color,
+    occupied: Bitboard,
+) -> Option<(Square, Role)> {
+    (board.attacks_to(to, side, occupied) & occupied)
+        .into_iter()
+        .filter_map(|sq| board.role_at(sq).map(|role| (sq, role)))
+        .min_by_key(|&(_, role)| worth(role))
+}
+
+impl Machine {
+    /// 8.5.3: an exchange read where the board, sensing only occupancy, showed one arrival
+    /// for two moves; the capture elsewhere and the reply that fit as well are named.
+    pub(super) fn exchange_unseen_alert(&self, exchange: &Exchange, t: Millis) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(exchange.ply + 1);
+        let moves = [exchange.offer, exchange.retake, exchange.capture];
+        a.squares = squares_of_all(&moves)
+            .into_iter()
+            .map(|sq| sq.to_string())
+            .collect();
+        let mut pos = self.game.positions()[exchange.ply].clone();
+        let san = |pos: &Chess, m: Move| San::from_move(pos, m).to_string();
+        let mut other = pos.clone();
+        let (capture, offer) = (san(&pos, exchange.capture), san(&pos, exchange.offer));
+        other.play_unchecked(exchange.capture);
+        pos.play_unchecked(exchange.offer);
+        let (reply, retake) = (san(&other, exchange.reply), san(&pos, exchange.retake));
+        a.message = format!(
+            "the board, which senses only occupancy, showed {} filled once for two moves: \
+             {offer} {retake} is read, a piece offered and taken at once; {capture} {reply} \
+             leaves the same board, but {capture} loses material once both sides have taken \
+             on {}; the arbiter should check where the {} from {} went",
+            exchange.offer.to(),
+            exchange.capture.to(),
+            touch::name(exchange.offer.role()),
+            exchange
+                .offer
+                .from()
+                .map_or(String::new(), |sq| sq.to_string()),
+        );
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Chess, Square};
+
+    use super::exchange_balance;
+
+    fn position(fen: &str) -> Chess {
+        let fen: Fen = fen.parse().expect("a valid FEN");
+        fen.into_position(CastlingMode::Standard)
+            .expect("a legal position")
+    }
+
+    fn capture(pos: &Chess, from: Square, to: Square) -> shakmaty::Move {
+        use shakmaty::Position;
+        pos.legal_moves()
+            .into_iter()
+            .find(|m| m.from() == Some(from) && m.to() == to)
+            .expect("a legal capture")
+    }
+
+    /// Nxe5 gives the knight for the pawn at first sight, but d4 takes back: a pawn up.
+    /// Nxd5 on a pawn the queen defends and nothing of Black's supports loses the knight.
+    #[test]
+    fn an_exchange_counts_every_piece_bearing_on_the_square() {
+        let open = position("r1bqkb1r/pppp1ppp/2n2n2/4p3/3PP3/5N2/PPP2PPP/RNBQKB1R w KQkq - 1 4");
+        assert_eq!(
+            exchange_balance(&open, capture(&open, Square::F3, Square::E5)),
+            1
+        );
+        let lost = position("r3r1k1/2qn1pb1/pp1p1np1/3P3p/P3pP2/1NP1B3/1P1QB1PP/3R1R1K b - - 0 18");
+        assert_eq!(
+            exchange_balance(&lost, capture(&lost, Square::F6, Square::D5)),
+            -2
+        );
+    }
+}
