@@ -59,12 +59,13 @@ impl Exchange {
 
     /// True when the exchange is the likelier reading, from `pos`, the position both start
     /// from: the capture loses material once every piece bearing on its square has taken
-    /// there, and the retake does not. An offer taken at once (Be6 Bxe6) is how exchanges are
-    /// made; a piece given for a pawn is not.
+    /// there, and the offer is an even trade (the retake neither wins nor loses). An even
+    /// trade offered and taken at once (Be6 Bxe6) is how exchanges are made; a piece given
+    /// for a pawn is not, nor a queen offered to a knight.
     pub(super) fn likelier(&self, pos: &Chess) -> bool {
         let mut offered = pos.clone();
         offered.play_unchecked(self.offer);
-        exchange_balance(pos, self.capture) < 0 && exchange_balance(&offered, self.retake) >= 0
+        exchange_balance(pos, self.capture) < 0 && exchange_balance(&offered, self.retake) == 0
     }
 }
 
@@ -131,7 +132,8 @@ impl Machine {
             "the board, which senses only occupancy, showed {} filled once for two moves: \
              {offer} {retake} is read, a piece offered and taken at once; {capture} {reply} \
              leaves the same board, but {capture} loses material once both sides have taken \
-             on {}; the arbiter should check where the {} from {} went",
+             on {}, and the offer is an even trade; the arbiter should check where the {} \
+             from {} went",
             exchange.offer.to(),
             exchange.capture.to(),
             touch::name(exchange.offer.role()),

@@ -73,7 +73,7 @@ impl Machine {
         } else if let Some(exchange) = self.exchange_before_reply(t, &s, &current) {
             // An offer taken at once looks the same as a capture elsewhere followed by the
             // opponent's piece put on the offered square: the exchange is read when that
-            // capture loses material and the recapture does not.
+            // capture loses material and the offer is an even trade.
             if self.adopt_at_press(by, exchange.offer, t, out) {
                 self.read_reply(by, t, Some(exchange.retake), out);
                 if self.game.plies() == exchange.ply + 2 {
