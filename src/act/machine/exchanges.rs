@@ -149,9 +149,9 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use shakmaty::fen::Fen;
-    use shakmaty::{CastlingMode, Chess, Square};
+    use shakmaty::{CastlingMode, Chess, Position, Square};
 
-    use super::exchange_balance;
+    use super::{Exchange, exchange_balance};
 
     fn position(fen: &str) -> Chess {
         let fen: Fen = fen.parse().expect("a valid FEN");
@@ -159,12 +159,12 @@ mod tests {
             .expect("a legal position")
     }
 
-    fn capture(pos: &Chess, from: Square, to: Square) -> shakmaty::Move {
-        use shakmaty::Position;
+    /// The legal move from `from` to `to` in `pos`.
+    fn legal_move(pos: &Chess, from: Square, to: Square) -> shakmaty::Move {
         pos.legal_moves()
             .into_iter()
             .find(|m| m.from() == Some(from) && m.to() == to)
-            .expect("a legal capture")
+            .expect("a legal move")
     }
 
     /// Nxe5 gives the knight for the pawn at first sight, but d4 takes back: a pawn up.
@@ -173,13 +173,34 @@ mod tests {
     fn an_exchange_counts_every_piece_bearing_on_the_square() {
         let open = position("r1bqkb1r/pppp1ppp/2n2n2/4p3/3PP3/5N2/PPP2PPP/RNBQKB1R w KQkq - 1 4");
         assert_eq!(
-            exchange_balance(&open, capture(&open, Square::F3, Square::E5)),
+            exchange_balance(&open, legal_move(&open, Square::F3, Square::E5)),
             1
         );
         let lost = position("r3r1k1/2qn1pb1/pp1p1np1/3P3p/P3pP2/1NP1B3/1P1QB1PP/3R1R1K b - - 0 18");
         assert_eq!(
-            exchange_balance(&lost, capture(&lost, Square::F6, Square::D5)),
+            exchange_balance(&lost, legal_move(&lost, Square::F6, Square::D5)),
             -2
         );
+    }
+
+    /// Bd5 Bxd5, bishop for bishop with the queen behind, is read over Bxg4 Bd5, a bishop
+    /// given for a pawn (twic game 411); Qe5 Nxe5, a queen offered to a knight, is not read
+    /// over Qxc2 Ne5 (lichess game 358 in the cross-check).
+    #[test]
+    fn only_an_even_trade_is_read_over_a_losing_capture() {
+        let even = position("r2qr1k1/4bp2/n1p1b3/1p4p1/p2PB1Pp/2P1B2P/PP1QN3/1K1R2R1 b - - 1 19");
+        let capture = legal_move(&even, Square::E6, Square::G4);
+        let mut after = even.clone();
+        after.play_unchecked(capture);
+        let reply = legal_move(&after, Square::E4, Square::D5);
+        let exchange = Exchange::instead_of(&even, 37, capture, reply).expect("an exchange fits");
+        assert!(exchange.likelier(&even));
+        let queen = position("2kr1b1r/pppn1ppp/4pn2/5q2/3P2P1/2N2N2/PPPB1PB1/R2Q1RK1 b - - 0 12");
+        let capture = legal_move(&queen, Square::F5, Square::C2);
+        let mut after = queen.clone();
+        after.play_unchecked(capture);
+        let reply = legal_move(&after, Square::F3, Square::E5);
+        let offer = Exchange::instead_of(&queen, 23, capture, reply).expect("an exchange fits");
+        assert!(!offer.likelier(&queen));
     }
 }
