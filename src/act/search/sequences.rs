@@ -118,16 +118,13 @@ impl Sensed<'_> {
             }
             if fits.len() > 1
                 && !reports.outage
-                && let Some(seq) = only(
-                    fits.iter()
-                        .filter(|seq| accounts_for(start, seq, seen, reports)),
-                )
-                .or_else(|| {
-                    only(
-                        fits.iter()
-                            .filter(|seq| reports.begun_out_of_order(start, seq) == 0),
-                    )
-                })
+                && let Some(seq) = only(fits.iter().filter(|seq| accounts_for(start, seq, seen)))
+                    .or_else(|| {
+                        only(
+                            fits.iter()
+                                .filter(|seq| reports.begun_out_of_order(start, seq) == 0),
+                        )
+                    })
             {
                 return Explanation::Unique(seq.clone());
             }
@@ -245,22 +242,14 @@ impl Sensed<'_> {
 }
 
 /// True when the moves of `seq`, played from `start`, change every square in `seen`: no
-/// report is left to a touched piece put back, as another sequence may need. On a board that
-/// senses only occupancy, a capture whose landing the board did not show changes nothing it
-/// reported ([`Reports::capture_landing_reported`]).
-fn accounts_for(start: &Chess, seq: &[Move], seen: Bitboard, reports: &Reports<'_>) -> bool {
+/// report is left to a touched piece put back, as another sequence may need.
+fn accounts_for(start: &Chess, seq: &[Move], seen: Bitboard) -> bool {
     let mut pos = start.clone();
     let mut changed = Bitboard::EMPTY;
     for &m in seq {
         let before = pos.board().clone();
         pos.play_unchecked(m);
-        let mut diff = board_diff(&before, pos.board(), true);
-        // On a board that senses only occupancy, a report of a capture's square before its
-        // capturer was lifted is the victim's arrival, which the capture does not explain.
-        if m.is_capture() && reports.placed.is_none() && !reports.capture_landing_reported(m) {
-            diff.discard(m.to());
-        }
-        changed |= diff;
+        changed |= board_diff(&before, pos.board(), true);
     }
     seen.is_subset(changed)
 }
