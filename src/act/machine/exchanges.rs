@@ -121,7 +121,10 @@ impl Machine {
             .into_iter()
             .map(|sq| sq.to_string())
             .collect();
-        let mut pos = self.game.positions()[exchange.ply].clone();
+        let Some(start) = self.game.positions().get(exchange.ply) else {
+            return a;
+        };
+        let mut pos = start.clone();
         let san = |pos: &Chess, m: Move| San::from_move(pos, m).to_string();
         let mut other = pos.clone();
         let (capture, offer) = (san(&pos, exchange.capture), san(&pos, exchange.offer));
