@@ -77,7 +77,7 @@ pub(super) fn worth(role: Role) -> i32 {
 
 /// What `capture` wins at first sight: the victim, less the capturer when the opponent
 /// attacks the square once it stands there.
-pub(super) fn first_sight_gain(pos: &Chess, capture: Move) -> i32 {
+fn first_sight_gain(pos: &Chess, capture: Move) -> i32 {
     let victim = capture.capture().map_or(0, worth);
     let mut after = pos.clone();
     after.play_unchecked(capture);
