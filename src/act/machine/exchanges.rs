@@ -186,24 +186,41 @@ mod tests {
         );
     }
 
+    /// The exchange read in `fen` (position `ply`) instead of `capture` and its `reply`, each
+    /// given as its from and to squares, with the position.
+    fn exchange_in(
+        fen: &str,
+        ply: usize,
+        capture: [Square; 2],
+        reply: [Square; 2],
+    ) -> (Chess, Exchange) {
+        let pos = position(fen);
+        let capture = legal_move(&pos, capture[0], capture[1]);
+        let mut after = pos.clone();
+        after.play_unchecked(capture);
+        let reply = legal_move(&after, reply[0], reply[1]);
+        let exchange = Exchange::instead_of(&pos, ply, capture, reply).expect("an exchange fits");
+        (pos, exchange)
+    }
+
     /// Bd5 Bxd5, bishop for bishop with the queen behind, is read over Bxg4 Bd5, a bishop
     /// given for a pawn (twic game 411); Qe5 Nxe5, a queen offered to a knight, is not read
     /// over Qxc2 Ne5 (lichess game 358 in the cross-check).
     #[test]
     fn only_an_even_trade_is_read_over_a_losing_capture() {
-        let even = position("r2qr1k1/4bp2/n1p1b3/1p4p1/p2PB1Pp/2P1B2P/PP1QN3/1K1R2R1 b - - 1 19");
-        let capture = legal_move(&even, Square::E6, Square::G4);
-        let mut after = even.clone();
-        after.play_unchecked(capture);
-        let reply = legal_move(&after, Square::E4, Square::D5);
-        let exchange = Exchange::instead_of(&even, 37, capture, reply).expect("an exchange fits");
+        let (even, exchange) = exchange_in(
+            "r2qr1k1/4bp2/n1p1b3/1p4p1/p2PB1Pp/2P1B2P/PP1QN3/1K1R2R1 b - - 1 19",
+            37,
+            [Square::E6, Square::G4],
+            [Square::E4, Square::D5],
+        );
         assert!(exchange.likelier(&even));
-        let queen = position("2kr1b1r/pppn1ppp/4pn2/5q2/3P2P1/2N2N2/PPPB1PB1/R2Q1RK1 b - - 0 12");
-        let capture = legal_move(&queen, Square::F5, Square::C2);
-        let mut after = queen.clone();
-        after.play_unchecked(capture);
-        let reply = legal_move(&after, Square::F3, Square::E5);
-        let offer = Exchange::instead_of(&queen, 23, capture, reply).expect("an exchange fits");
+        let (queen, offer) = exchange_in(
+            "2kr1b1r/pppn1ppp/4pn2/5q2/3P2P1/2N2N2/PPPB1PB1/R2Q1RK1 b - - 0 12",
+            23,
+            [Square::F5, Square::C2],
+            [Square::F3, Square::E5],
+        );
         assert!(!offer.likelier(&queen));
     }
 }

@@ -12,6 +12,20 @@ use crate::act::search::{Explanation, Sensed, only, squares_of};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
 
+/// How a press is read when the presser's piece was not seen put down and the opponent's
+/// reply has begun ([`Machine::landed_unseen_before_reply`]).
+enum BeforeReply {
+    /// A piece offered and taken at once.
+    Exchange(Exchange),
+    /// A capture whose landing the board did not show, with the reply when the board shows
+    /// it made, and the other captures that fit as well.
+    Capture {
+        capture: Move,
+        reply: Option<Move>,
+        others: Vec<Move>,
+    },
+}
+
 impl Machine {
     /// The side to move pressed without a recognised move, once its grace period is over:
     /// the moves the press says are over are read first; failing that, the board is judged
@@ -70,28 +84,36 @@ impl Machine {
             if self.adopt_at_press(by, chosen, t, out) {
                 self.keep_capture_choice(chosen, others, t, out);
             }
-        } else if let Some(exchange) = self.exchange_before_reply(t, &s, &current) {
-            // An offer taken at once looks the same as a capture elsewhere followed by the
-            // opponent's piece put on the offered square: the exchange is read when that
-            // capture loses material and the offer is an even trade.
-            if self.adopt_at_press(by, exchange.offer, t, out) {
-                self.read_reply(by, t, Some(exchange.retake), out);
-                if self.game.plies() == exchange.ply + 2 {
-                    self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
+        } else if let Some(before_reply) = self.landed_unseen_before_reply(t, &s, &current) {
+            match before_reply {
+                // An offer taken at once looks the same as a capture elsewhere followed by
+                // the opponent's piece put on the offered square: the exchange is read when
+                // that capture loses material and the offer is an even trade.
+                BeforeReply::Exchange(exchange) => {
+                    if self.adopt_at_press(by, exchange.offer, t, out) {
+                        self.read_reply(by, t, Some(exchange.retake), out);
+                        if self.game.plies() == exchange.ply + 2 {
+                            self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
+                        }
+                    }
                 }
-            }
-        } else if let Some((m, reply, others)) =
-            self.capture_landed_unseen_before_reply(t, &s, &current)
-        {
-            // The capture's landing unseen, and the opponent's reply begun after the press:
-            // the press completed the capture; the reply is read as far as the board shows it.
-            if self.adopt_at_press(by, m, t, out) {
-                if others.is_empty() {
-                    self.raise_doubt(Doubt::capture_unseen(m), t, out);
-                } else {
-                    self.keep_capture_choice(m, others, t, out);
+                // The capture's landing unseen, and the opponent's reply begun after the
+                // press: the press completed the capture; the reply is read as far as the
+                // board shows it.
+                BeforeReply::Capture {
+                    capture,
+                    reply,
+                    others,
+                } => {
+                    if self.adopt_at_press(by, capture, t, out) {
+                        if others.is_empty() {
+                            self.raise_doubt(Doubt::capture_unseen(capture), t, out);
+                        } else {
+                            self.keep_capture_choice(capture, others, t, out);
+                        }
+                        self.read_reply(by, t, reply, out);
+                    }
                 }
-                self.read_reply(by, t, reply, out);
             }
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
@@ -198,40 +220,37 @@ impl Machine {
             .collect()
     }
 
-    /// Of [`Machine::captures_before_reply`], the capture, with the reply when the board
-    /// shows it made, and the other captures that fit as well (the likeliest is chosen
-    /// among them, [`Machine::undecided_captures`]).
-    fn capture_landed_unseen_before_reply(
+    /// What [`Machine::captures_before_reply`] reads: the one exchange that leaves the same
+    /// board as a capture and its reply, when it is the likelier ([`Exchange::likelier`]);
+    /// else the capture, with the reply when the board shows it made, and the other
+    /// captures that fit as well (the likeliest is chosen among them,
+    /// [`Machine::undecided_captures`]).
+    fn landed_unseen_before_reply(
         &self,
         t: Millis,
         s: &Sensed<'_>,
         current: &Chess,
-    ) -> Option<(Move, Option<Move>, Vec<Move>)> {
+    ) -> Option<BeforeReply> {
         let fits = self.captures_before_reply(t, s, current);
-        let (chosen, others) = match fits[..] {
+        let ply = self.game.plies();
+        let exchanges = fits
+            .iter()
+            .filter_map(|&(capture, reply)| Exchange::instead_of(current, ply, capture, reply?))
+            .filter(|e| e.likelier(current));
+        if let Some(exchange) = only(exchanges) {
+            return Some(BeforeReply::Exchange(exchange));
+        }
+        let (capture, others) = match fits[..] {
             [] => return None,
             [(m, _)] => (m, Vec::new()),
             _ => self.undecided_captures(fits.iter().map(|&(m, _)| m).collect())?,
         };
-        let reply = fits.iter().find(|&&(m, _)| m == chosen)?.1;
-        Some((chosen, reply, others))
-    }
-
-    /// The one exchange ([`Exchange`]) that leaves the board as a capture and reply of
-    /// [`Machine::captures_before_reply`] do, when it is the likelier reading.
-    fn exchange_before_reply(
-        &self,
-        t: Millis,
-        s: &Sensed<'_>,
-        current: &Chess,
-    ) -> Option<Exchange> {
-        let ply = self.game.plies();
-        let exchanges = self
-            .captures_before_reply(t, s, current)
-            .into_iter()
-            .filter_map(|(capture, reply)| Exchange::instead_of(current, ply, capture, reply?))
-            .filter(|e| e.likelier(current));
-        only(exchanges)
+        let reply = fits.iter().find(|&&(m, _)| m == capture)?.1;
+        Some(BeforeReply::Capture {
+            capture,
+            reply,
+            others,
+        })
     }
 
     /// On a board that senses only occupancy, the one legal move from `current` that the
