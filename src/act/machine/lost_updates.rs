@@ -40,15 +40,27 @@ impl Machine {
         };
         self.still_told = Some(self.last_report());
         let d = self.sensed().diff(self.game.position().board());
+        let recorded = self.read_quiet_board(due, out);
         let mut a = self.alert("8.5.3", None, due, Severity::Warning);
         a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
-        a.message = format!(
-            "the board has differed from the game on {} for {} s with nothing reported: a \
-             piece put down where the board did not report it (a lost update), or one still \
-             in the hand; the arbiter should check the board",
-            a.squares.join(" "),
-            STILL_DIFFERING_MS / 1000
-        );
+        a.message = if recorded.is_empty() {
+            format!(
+                "the board has differed from the game on {} for {} s with nothing reported: a \
+                 piece put down where the board did not report it (a lost update), or one still \
+                 in the hand; the arbiter should check the board",
+                a.squares.join(" "),
+                STILL_DIFFERING_MS / 1000
+            )
+        } else {
+            format!(
+                "the board has differed from the game on {} for {} s with nothing reported and \
+                 no clock press: it is read as {} made, as a press would have it, and recorded; \
+                 the arbiter should check the board (a piece still in the hand looks the same)",
+                a.squares.join(" "),
+                STILL_DIFFERING_MS / 1000,
+                recorded.join(" ")
+            )
+        };
         out.push(Event::Alert(a));
     }
 

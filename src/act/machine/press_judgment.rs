@@ -85,36 +85,7 @@ impl Machine {
                 self.keep_capture_choice(chosen, others, t, out);
             }
         } else if let Some(before_reply) = self.landed_unseen_before_reply(t, &s, &current) {
-            match before_reply {
-                // An offer taken at once looks the same as a capture elsewhere followed by
-                // the opponent's piece put on the offered square: the exchange is read when
-                // that capture loses material and the offer is an even trade.
-                BeforeReply::Exchange(exchange) => {
-                    if self.adopt_at_press(by, exchange.offer, t, out) {
-                        self.read_reply(by, t, Some(exchange.retake), out);
-                        if self.game.plies() == exchange.ply + 2 {
-                            self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
-                        }
-                    }
-                }
-                // The capture's landing unseen, and the opponent's reply begun after the
-                // press: the press completed the capture; the reply is read as far as the
-                // board shows it.
-                BeforeReply::Capture {
-                    capture,
-                    reply,
-                    others,
-                } => {
-                    if self.adopt_at_press(by, capture, t, out) {
-                        if others.is_empty() {
-                            self.raise_doubt(Doubt::capture_unseen(capture), t, out);
-                        } else {
-                            self.keep_capture_choice(capture, others, t, out);
-                        }
-                        self.read_reply(by, t, reply, out);
-                    }
-                }
-            }
+            self.adopt_before_reply(by, before_reply, t, true, out);
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
@@ -153,6 +124,102 @@ impl Machine {
         } else if !self.take_up_again_at_press(by, t, out) {
             self.completed_illegal_move(by, t, d, out);
         }
+    }
+
+    /// Records what [`Machine::landed_unseen_before_reply`] read: the exchange, or the capture
+    /// and the reply when the board shows it made; `pressed` when `by`'s press at `t`
+    /// completed the move.
+    fn adopt_before_reply(
+        &mut self,
+        by: Color,
+        before_reply: BeforeReply,
+        t: Millis,
+        pressed: bool,
+        out: &mut Vec<Event>,
+    ) {
+        match before_reply {
+            // An offer taken at once looks the same as a capture elsewhere followed by the
+            // opponent's piece put on the offered square: the exchange is read when that
+            // capture loses material and the offer is an even trade.
+            BeforeReply::Exchange(exchange) => {
+                if self.adopt_one(exchange.offer, t, pressed.then_some(by), out) {
+                    self.read_reply(by, t, Some(exchange.retake), out);
+                    if self.game.plies() == exchange.ply + 2 {
+                        self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
+                    }
+                }
+            }
+            // The capture's landing unseen, and the opponent's reply begun since: the
+            // capture is over; the reply is read as far as the board shows it.
+            BeforeReply::Capture {
+                capture,
+                reply,
+                others,
+            } => {
+                if self.adopt_one(capture, t, pressed.then_some(by), out) {
+                    if others.is_empty() {
+                        self.raise_doubt(Doubt::capture_unseen(capture), t, out);
+                    } else {
+                        self.keep_capture_choice(capture, others, t, out);
+                    }
+                    self.read_reply(by, t, reply, out);
+                }
+            }
+        }
+    }
+
+    /// On a board that senses only occupancy, a board that has differed from the game for
+    /// [`STILL_DIFFERING_MS`](super::lost_updates::STILL_DIFFERING_MS) with nothing reported
+    /// and no press: read as a press of the side to move would read it, since a piece is
+    /// not held in the hand that long. This
+    /// records a capture whose landing the board cannot show and no press followed (a
+    /// forgotten press, the game's last move). Returns the moves recorded, for the arbiter's
+    /// alert; none when the board shows no such reading.
+    pub(super) fn read_quiet_board(&mut self, t: Millis, out: &mut Vec<Event>) -> Vec<String> {
+        if self.config.identifies_pieces
+            || self.phase != Phase::Playing
+            || self.pending_press.is_some()
+            || self.pending_end.is_some()
+        {
+            return Vec::new();
+        }
+        let mut start = self.game.plies();
+        let by = self.game.position().turn();
+        let current = self.game.position().clone();
+        match self.read(true) {
+            Reading::Adopt { from, moves, doubt } if from >= self.settled && !moves.is_empty() => {
+                start = from;
+                self.adopt(from, &moves, t, out);
+                if let Some(doubt) = doubt {
+                    self.raise_doubt(doubt, t, out);
+                }
+                let d = self.sensed().diff(self.game.position().board());
+                self.set_held(d.any().then_some(d), t, out);
+            }
+            _ => {
+                let s = self.sensed();
+                let unseen_captures = s.captures_landed_unseen(&current);
+                if let [m] = *unseen_captures
+                    && self.double_step_shown(m).is_none()
+                {
+                    if self.adopt_one(m, t, None, out) {
+                        self.raise_doubt(Doubt::capture_unseen(m), t, out);
+                    }
+                } else if let Some((chosen, others)) = self.undecided_captures(unseen_captures) {
+                    if self.adopt_one(chosen, t, None, out) {
+                        self.keep_capture_choice(chosen, others, t, out);
+                    }
+                } else if let Some(before_reply) = self.landed_unseen_before_reply(t, &s, &current)
+                {
+                    self.adopt_before_reply(by, before_reply, t, false, out);
+                }
+            }
+        }
+        let moves = self.game.moves();
+        moves[start.min(moves.len())..]
+            .iter()
+            .map(|played| played.san.clone())
+            .collect()
     }
 
     /// A press of the opponent's made since `by`'s press at `t`, while that one waited for
@@ -302,12 +369,27 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
+        self.adopt_one(m, t, Some(by), out)
+    }
+
+    /// Records `m`, the move the board shows, completed by the press of `pressed_by` if
+    /// any (else a press to come completes it), and holds the board on what else differs.
+    /// False when the move did not stand (the game ended, or it was not recorded).
+    fn adopt_one(
+        &mut self,
+        m: Move,
+        t: Millis,
+        pressed_by: Option<Color>,
+        out: &mut Vec<Event>,
+    ) -> bool {
         let n = self.game.plies();
         self.adopt(n, &[m], t, out);
         if self.phase != Phase::Playing || self.game.plies() != n + 1 {
             return false;
         }
-        self.complete(by, t, n + 1, out);
+        if let Some(by) = pressed_by {
+            self.complete(by, t, n + 1, out);
+        }
         let d = self.sensed().diff(self.game.position().board());
         self.set_held(d.any().then_some(d), t, out);
         true
