@@ -240,6 +240,24 @@ impl Reports<'_> {
         }
     }
 
+    /// True when the opponent of the player of move `i` of `seq`, played from `start`,
+    /// lifted the piece of his reply (`i + 1`) after that of move `i`, and then pressed the
+    /// clock or the board showed every square of the reply changed more than a scan after
+    /// that lift (sooner, move `i` may have been still under way, its landing not yet
+    /// sampled): he answered, so move `i` was over.
+    pub fn answered(&self, start: &Chess, seq: &[Move], i: usize) -> bool {
+        let replier = !mover_at(start, i);
+        let lift = |k: usize| seq.get(k).and_then(|m| self.time(m.from()?));
+        let (Some(first), Some(reply)) = (lift(i), lift(i + 1)) else {
+            return false;
+        };
+        let made = squares_of(seq[i + 1]).into_iter().all(|sq| {
+            self.time(sq)
+                .is_some_and(|t| t > first.saturating_add(self.slack))
+        });
+        first < reply && (made || self.pressed[replier as usize].is_some_and(|p| p >= reply))
+    }
+
     /// True when move `i` of `seq`, played from `start`, passes over a square the board
     /// reported during the moves that no other move of `seq` changes or passes over: the
     /// piece was seen on its way, as a slide shows it.

@@ -168,6 +168,8 @@ impl Sensed<'_> {
                                 && !walk.reports.pressed_after_lift(walk.start, &seq, i + 1)
                         } else {
                             !walk.reports.pressed_after_lift(walk.start, &seq, i)
+                                && !(walk.reports.answered(walk.start, &seq, i)
+                                    && accounts_for(walk.start, &seq, walk.seen))
                                 && (seq.len() < i + 3
                                     || !(walk.reports.seen_on_its_way(walk.start, &seq, i)
                                         || walk

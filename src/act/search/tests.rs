@@ -460,6 +460,32 @@ fn a_press_after_the_lift_vouches_for_a_capture_only_with_nothing_put_down_betwe
 }
 
 #[test]
+fn a_reply_made_or_pressed_after_a_scan_shows_the_move_before_it_over() {
+    // After 1. e4 d5, White's pawn is lifted from e4 at 1000 (exd5, its landing unseen) and
+    // Black answers Nf6: the knight lifted from g8 and put on f6.
+    let start: Chess = after(&["e2e4", "d7d5"]);
+    let seq = moves_from(&start, &["e4d5", "g8f6"]);
+    let made = times(&[(Square::E4, 1000), (Square::G8, 2000), (Square::F6, 2400)]);
+    assert!(reported(&made, &[None; 64]).answered(&start, &seq, 0));
+    // Within a scan of White's lift, the reply's reports may come before White's landing is
+    // sampled: White's move may still have been under way.
+    let quick = times(&[(Square::E4, 1000), (Square::G8, 1200), (Square::F6, 1500)]);
+    assert!(!reported(&quick, &[None; 64]).answered(&start, &seq, 0));
+    // The knight lifted but not yet shown put down answers only with Black's press after it.
+    let lifted = times(&[(Square::E4, 1000), (Square::G8, 2000)]);
+    let unpressed = reported(&lifted, &[None; 64]);
+    assert!(!unpressed.answered(&start, &seq, 0));
+    let pressed = Reports {
+        pressed: [Some(2300), None],
+        ..unpressed
+    };
+    assert!(pressed.answered(&start, &seq, 0));
+    // A reply begun before White's lift answers nothing of White's move.
+    let before = times(&[(Square::E4, 1000), (Square::G8, 900), (Square::F6, 2400)]);
+    assert!(!reported(&before, &[None; 64]).answered(&start, &seq, 0));
+}
+
+#[test]
 fn on_an_occupancy_board_a_report_before_the_capturers_lift_is_no_capture() {
     // After 1. e4 d5 2. exd5, Black's queen takes back on d5. The board reported d5 at 1000
     // (White's pawn arriving) and the queen lifted from d8 at 3000: that report is the pawn's,
