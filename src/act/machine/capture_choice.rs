@@ -119,6 +119,44 @@ pub(super) fn likeliest(
     captures.iter().rev().max_by_key(|m| key(m)).copied()
 }
 
+/// Several sequences of moves from `start` that leave an occupancy-only board as it is and
+/// differ first in which capture one piece made (its landing unseen, as such a board mostly
+/// leaves it): the sequence with the likeliest of those captures ([`likeliest`];
+/// `last_arrival` is where the move before `start` landed), when it is the only one, with
+/// the others. Sequences that differ first in anything else are not chosen between.
+pub(super) fn likeliest_capture_sequence(
+    start: &Chess,
+    last_arrival: Option<Square>,
+    seqs: &[Vec<Move>],
+) -> Option<(Vec<Move>, Vec<Vec<Move>>)> {
+    let first = seqs.first()?;
+    if seqs.iter().any(|seq| seq.len() != first.len()) {
+        return None;
+    }
+    let j = (0..first.len()).find(|&j| seqs.iter().any(|seq| seq[j] != first[j]))?;
+    let mut captures: Vec<Move> = Vec::new();
+    for seq in seqs {
+        if !captures.contains(&seq[j]) {
+            captures.push(seq[j]);
+        }
+    }
+    if !captures
+        .iter()
+        .all(|m| m.is_capture() && m.from() == first[j].from())
+    {
+        return None;
+    }
+    let mut pos = start.clone();
+    for &m in &first[..j] {
+        pos.play_unchecked(m);
+    }
+    let arrived = j.checked_sub(1).map(|i| first[i].to()).or(last_arrival);
+    let chosen = likeliest(&pos, &captures, arrived)?;
+    let seq = only(seqs.iter().filter(|seq| seq[j] == chosen))?;
+    let others = seqs.iter().filter(|other| *other != seq).cloned().collect();
+    Some((seq.clone(), others))
+}
+
 /// The moves from `pos` the board shows made since, when one of them uses a square in
 /// `victims` (where the undecided captures differ) or, given the `recorded` position (once
 /// the hand is done), they could not be played from it: none when it shows `pos`; else one
@@ -496,5 +534,34 @@ mod tests {
             Some(back)
         );
         assert_eq!(likeliest(&pos, &[corner, back], None), Some(corner));
+    }
+
+    #[test]
+    fn of_sequences_differing_in_one_pieces_capture_the_likeliest_is_chosen() {
+        // Twic game 559: after 13...a6, Bxc6 bxc6 Nf3 and Bxa6 bxa6 Nf3 leave the same
+        // squares full. A bishop for a knight at first sight beats the bishop for a pawn.
+        let start = position(
+            "r2qk2r/1p1n1pp1/p1n1p1p1/1BbpP3/5B2/8/PPPN1PPP/R2Q1RK1 w kq - 0 13",
+            false,
+        );
+        let knight = moves_from(&start, &["b5c6", "b7c6", "d2f3"]);
+        let pawn = moves_from(&start, &["b5a6", "b7a6", "d2f3"]);
+        let seqs = [pawn.clone(), knight.clone()];
+        assert_eq!(
+            likeliest_capture_sequence(&start, Some(Square::A6), &seqs),
+            Some((knight.clone(), vec![pawn.clone()]))
+        );
+        // Sequences that differ first in a quiet move are not chosen between.
+        let quiet = moves_from(&start, &["d2f3", "d8b6", "f3g5"]);
+        assert_eq!(
+            likeliest_capture_sequence(&start, None, &[knight.clone(), quiet]),
+            None
+        );
+        // Nor are two that make the likeliest capture and differ later.
+        let other_reply = moves_from(&start, &["b5c6", "b7c6", "d2b3"]);
+        assert_eq!(
+            likeliest_capture_sequence(&start, None, &[knight, pawn, other_reply]),
+            None
+        );
     }
 }

@@ -30,6 +30,14 @@ pub(super) enum Doubt {
     /// more (its victim's square stays occupied) than the piece still in the hand. `others`:
     /// the other captures by that piece that leave the same board, when it is not the one.
     CaptureUnseen { capture: Move, others: Vec<Move> },
+    /// Several sequences of moves from position `from` explained the board, differing in
+    /// which capture one piece made with its landing unseen: `moves`, with the likeliest,
+    /// is recorded; `others` are the rest.
+    CaptureSequence {
+        from: usize,
+        moves: Vec<Move>,
+        others: Vec<Vec<Move>>,
+    },
     /// A piece offered and taken at once, read instead of a capture elsewhere and the
     /// opponent's piece put on the offered square: the board showed the same.
     ExchangeUnseen(Exchange),
@@ -159,6 +167,11 @@ impl Machine {
     fn doubt_alert(&self, doubt: &Doubt, t: Millis) -> Alert {
         match doubt {
             Doubt::Sequences { seqs, .. } => self.sequences_alert(seqs, t),
+            Doubt::CaptureSequence {
+                from,
+                moves,
+                others,
+            } => self.capture_sequence_alert(*from, moves, others, t),
             Doubt::Order {
                 from,
                 moves,
@@ -228,6 +241,35 @@ impl Machine {
             self.game.plies()
         );
         a.squares = square_names(squares_of_all(seqs.iter().flatten()));
+        a
+    }
+
+    /// 8.5.3: sequences of moves from position `from` that the board, sensing only
+    /// occupancy, cannot tell apart, differing in which capture one piece made: `moves`,
+    /// with the likeliest capture, is recorded, and the arbiter is told the `others`.
+    fn capture_sequence_alert(
+        &self,
+        from: usize,
+        moves: &[Move],
+        others: &[Vec<Move>],
+        t: Millis,
+    ) -> Alert {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(from + 1);
+        a.squares = square_names(squares_of_all(moves.iter().chain(others.iter().flatten())));
+        let start = self.game.positions().get(from).cloned().unwrap_or_default();
+        let line = |seq: &[Move]| super::gaps::numbered_san(&start, seq);
+        let alternatives: Vec<String> = others.iter().map(|o| line(o)).collect();
+        a.message = format!(
+            "the board senses only occupancy, and the moves {} or {} leave it as it is: they \
+             differ in which capture one piece made, whose landing the board did not show; \
+             {}, with the likeliest capture (a mate, then the most material at first sight, a \
+             recapture, a check), is recorded. The arbiter should check where the piece \
+             stands: the board's later reports correct the record if they show another",
+            line(moves),
+            alternatives.join(" or "),
+            line(moves)
+        );
         a
     }
 

@@ -3,6 +3,7 @@
 use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, attacks};
 
 use super::Machine;
+use super::capture_choice::likeliest_capture_sequence;
 use super::doubts::{Doubt, squares_of_all};
 use crate::act::search::{Explanation, Reports, Sensed, mover_at, squares_of};
 use crate::board::Millis;
@@ -590,15 +591,36 @@ impl Machine {
                         timing,
                     )
                 }
-                Explanation::Ambiguous(seqs) => (
-                    seqs[0].len(),
-                    Reading::Adopt {
-                        from: k,
-                        moves: common_prefix(&seqs),
-                        doubt: Some(Doubt::Sequences { from: k, seqs }),
-                    },
-                    Timing::default(),
-                ),
+                Explanation::Ambiguous(seqs) => match (!self.config.identifies_pieces)
+                    .then(|| {
+                        let arrived = k.checked_sub(1).map(|i| self.game.moves()[i].mv.to());
+                        likeliest_capture_sequence(&positions[k], arrived, &seqs)
+                    })
+                    .flatten()
+                {
+                    Some((moves, others)) => (
+                        moves.len(),
+                        Reading::Adopt {
+                            from: k,
+                            moves: moves.clone(),
+                            doubt: Some(Doubt::CaptureSequence {
+                                from: k,
+                                moves,
+                                others,
+                            }),
+                        },
+                        Timing::default(),
+                    ),
+                    None => (
+                        seqs[0].len(),
+                        Reading::Adopt {
+                            from: k,
+                            moves: common_prefix(&seqs),
+                            doubt: Some(Doubt::Sequences { from: k, seqs }),
+                        },
+                        Timing::default(),
+                    ),
+                },
             };
             best = Some((kept + len, reading, timing));
         }
