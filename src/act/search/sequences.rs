@@ -156,26 +156,8 @@ impl Sensed<'_> {
                 if walk.found.len() < walk.keep {
                     let mut seq = walk.path.clone();
                     seq.push(m);
-                    // A capture never shown landing is read only when its player pressed
-                    // the clock after lifting the piece, or has moved again since and the
-                    // piece was seen sliding on its way there or he pressed after lifting
-                    // the next one later (one hand moves one piece at a time). An exchange
-                    // there shows the capture over; the recapture is read when its player
-                    // pressed after lifting his piece, or has been answered.
                     if let Some(i) = unseen.capture_landed
-                        && if unseen.exchanged {
-                            seq.len() < i + 3
-                                && !walk.reports.pressed_after_lift(walk.start, &seq, i + 1)
-                        } else {
-                            !walk.reports.pressed_after_lift(walk.start, &seq, i)
-                                && !(walk.reports.answered(walk.start, &seq, i)
-                                    && accounts_for(walk.start, &seq, walk.seen))
-                                && (seq.len() < i + 3
-                                    || !(walk.reports.seen_on_its_way(walk.start, &seq, i)
-                                        || walk
-                                            .reports
-                                            .pressed_after_next_lift(walk.start, &seq, i)))
-                        }
+                        && !walk.capture_shown_over(&seq, i, unseen.exchanged)
                     {
                         continue;
                     }
@@ -298,6 +280,25 @@ struct Unseen {
 }
 
 impl Walk<'_> {
+    /// Whether move `i` of `seq`, a capture the board never showed landing, is shown over:
+    /// its player pressed the clock after lifting the piece; or the opponent answered it
+    /// and the moves account for every report; or its player has moved again since and the
+    /// piece was seen sliding on its way there or he pressed after lifting the next one
+    /// (one hand moves one piece at a time). With `exchanged`, the move after it took back
+    /// on its square, which shows the capture over; that recapture must be shown over by
+    /// its player's press after lifting his piece, or by an answer.
+    fn capture_shown_over(&self, seq: &[Move], i: usize, exchanged: bool) -> bool {
+        let (start, reports) = (self.start, self.reports);
+        if exchanged {
+            return seq.len() >= i + 3 || reports.pressed_after_lift(start, seq, i + 1);
+        }
+        reports.pressed_after_lift(start, seq, i)
+            || (reports.answered(start, seq, i) && accounts_for(start, seq, self.seen))
+            || (seq.len() >= i + 3
+                && (reports.seen_on_its_way(start, seq, i)
+                    || reports.pressed_after_next_lift(start, seq, i)))
+    }
+
     /// The squares never reported on that the sequence would use with `m` added, if that
     /// is at most one square used by one move (one missed update: a square two moves of
     /// the sequence changed would have been reported twice), or, with unseen stays, one
