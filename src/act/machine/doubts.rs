@@ -257,18 +257,15 @@ impl Machine {
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(from + 1);
         a.squares = square_names(squares_of_all(moves.iter().chain(others.iter().flatten())));
-        let start = self.game.positions().get(from).cloned().unwrap_or_default();
-        let line = |seq: &[Move]| super::gaps::numbered_san(&start, seq);
-        let alternatives: Vec<String> = others.iter().map(|o| line(o)).collect();
+        let (recorded, alternatives) = self.numbered_lines(from, moves, others);
         a.message = format!(
-            "the board senses only occupancy, and the moves {} or {} leave it as it is: they \
-             differ in which capture one piece made, whose landing the board did not show; \
-             {}, with the likeliest capture (a mate, then the most material at first sight, a \
-             recapture, a check), is recorded. The arbiter should check where the piece \
-             stands: the board's later reports correct the record if they show another",
-            line(moves),
+            "the board senses only occupancy, and the moves {recorded} or {} leave it as it \
+             is: they differ in which capture one piece made, whose landing the board did not \
+             show; {recorded}, with the likeliest capture (a mate, then the most material at \
+             first sight, a recapture, a check), is recorded. The arbiter should check where \
+             the piece stands: the board's later reports correct the record if they show \
+             another",
             alternatives.join(" or "),
-            line(moves)
         );
         a
     }

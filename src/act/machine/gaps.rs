@@ -141,6 +141,18 @@ impl Machine {
         }
     }
 
+    /// `moves` and each of `others`, played from position `from`, in numbered SAN.
+    pub(super) fn numbered_lines(
+        &self,
+        from: usize,
+        moves: &[Move],
+        others: &[Vec<Move>],
+    ) -> (String, Vec<String>) {
+        let start = self.game.positions().get(from).cloned().unwrap_or_default();
+        let others = others.iter().map(|o| numbered_san(&start, o)).collect();
+        (numbered_san(&start, moves), others)
+    }
+
     /// 8.5.3: the moves of a gap reach a certain position, but their order was not seen;
     /// recorded in the likeliest, the others named for the arbiter to confirm or pick.
     pub(super) fn order_alert(
@@ -153,16 +165,13 @@ impl Machine {
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(from + 1);
         a.squares = square_names(squares_of_all(moves));
-        let start = self.game.positions().get(from).cloned().unwrap_or_default();
-        let line = |seq: &[Move]| numbered_san(&start, seq);
-        let alternatives: Vec<String> = others.iter().map(|o| line(o)).collect();
+        let (recorded, alternatives) = self.numbered_lines(from, moves, others);
         a.message = format!(
             "order not observed: also possible {}; the link to the board was down and {} \
-             moves were made meanwhile, recorded as {}: the position after them is certain, \
-             their order is not; the arbiter should confirm it or pick another",
+             moves were made meanwhile, recorded as {recorded}: the position after them is \
+             certain, their order is not; the arbiter should confirm it or pick another",
             alternatives.join(" | "),
             moves.len(),
-            line(moves),
         );
         let uci = |seq: &[Move]| -> Vec<String> {
             seq.iter()
