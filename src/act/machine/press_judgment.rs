@@ -171,10 +171,10 @@ impl Machine {
     /// On a board that senses only occupancy, a board that has differed from the game for
     /// [`STILL_DIFFERING_MS`](super::lost_updates::STILL_DIFFERING_MS) with nothing reported
     /// and no press: read as a press of the side to move would read it, since a piece is
-    /// not held in the hand that long. This
-    /// records a capture whose landing the board cannot show and no press followed (a
-    /// forgotten press, the game's last move). Returns the moves recorded, for the arbiter's
-    /// alert; none when the board shows no such reading.
+    /// not held in the hand that long. This records a capture whose landing the board
+    /// cannot show when no press followed it (a forgotten press, the game's last move).
+    /// Returns the moves recorded, for the arbiter's alert; none when the board shows no
+    /// such reading.
     pub(super) fn read_quiet_board(&mut self, t: Millis, out: &mut Vec<Event>) -> Vec<String> {
         if self.config.identifies_pieces
             || self.phase != Phase::Playing
