@@ -47,15 +47,14 @@ impl Machine {
         let s = self.sensed();
         let d = s.diff(current.board());
         let unseen_captures = s.captures_landed_unseen(&current);
-        // A pawn on the last rank at the press is a promotion the press completed (7.5.2),
-        // capture or not, even when it was taken back before the press is judged.
+        // A pawn on the last rank at the press is a promotion the press completed, capture
+        // or not, even when it was taken back before the press is judged: unexchanged
+        // (7.5.2) on a board that names pieces. One that senses only occupancy shows the pawn
+        // as it shows the piece it became: which it is, the arbiter checks (4.6).
         if let Some(m) = s.unfinished_promotion(&current).or(at_press) {
             if s.identifies {
                 self.unfinished_promotion(by, m, t, out);
             } else if self.adopt_at_press(by, m, t, out) {
-                // A board that senses only occupancy shows a pawn on the last rank as it
-                // shows the piece it became: whether it was exchanged is the arbiter's to
-                // check (4.6), not an illegal move the board saw (7.5.2).
                 self.raise_doubt(Doubt::PromotionPiece, t, out);
             }
         } else if d.is_empty()
