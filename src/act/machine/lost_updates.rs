@@ -43,24 +43,23 @@ impl Machine {
         let recorded = self.read_quiet_board(due, out);
         let mut a = self.alert("8.5.3", None, due, Severity::Warning);
         a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
-        a.message = if recorded.is_empty() {
-            format!(
-                "the board has differed from the game on {} for {} s with nothing reported: a \
-                 piece put down where the board did not report it (a lost update), or one still \
-                 in the hand; the arbiter should check the board",
-                a.squares.join(" "),
-                STILL_DIFFERING_MS / 1000
-            )
+        let reading = if recorded.is_empty() {
+            ": a piece put down where the board did not report it (a lost update), or one \
+             still in the hand; the arbiter should check the board"
+                .to_string()
         } else {
             format!(
-                "the board has differed from the game on {} for {} s with nothing reported and \
-                 no clock press: it is read as {} made, as a press would have it, and recorded; \
-                 the arbiter should check the board (a piece still in the hand looks the same)",
-                a.squares.join(" "),
-                STILL_DIFFERING_MS / 1000,
+                " and no clock press: it is read as {} made, as a press would have it, and \
+                 recorded; the arbiter should check the board (a piece still in the hand looks \
+                 the same)",
                 recorded.join(" ")
             )
         };
+        a.message = format!(
+            "the board has differed from the game on {} for {} s with nothing reported{reading}",
+            a.squares.join(" "),
+            STILL_DIFFERING_MS / 1000
+        );
         out.push(Event::Alert(a));
     }
 

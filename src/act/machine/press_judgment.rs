@@ -12,14 +12,25 @@ use crate::act::search::{Explanation, Sensed, only, squares_of};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
 
-/// How a press is read when the presser's piece was not seen put down and the opponent's
-/// reply has begun ([`Machine::landed_unseen_before_reply`]).
-enum BeforeReply {
-    /// A piece offered and taken at once.
+/// How a board is read when the mover's piece was not seen put down, as a capture on a board
+/// that senses only occupancy leaves it ([`Machine::unseen_landing`]).
+enum UnseenLanding {
+    /// The last move and another reply, every arrival shown, instead of the one capture
+    /// ([`Machine::every_report_a_step`]).
+    Steps {
+        from: usize,
+        moves: Vec<Move>,
+        doubt: Option<Doubt>,
+    },
+    /// The one capture that leaves the board as it is, with the doubt the arbiter is told.
+    Capture { capture: Move, doubt: Doubt },
+    /// The likeliest of several captures that do, with the others.
+    Likeliest { capture: Move, others: Vec<Move> },
+    /// The opponent's reply begun: a piece offered and taken at once.
     Exchange(Exchange),
-    /// A capture whose landing the board did not show, with the reply when the board shows
-    /// it made, and the other captures that fit as well.
-    Capture {
+    /// The opponent's reply begun: the capture, with the reply when the board shows it
+    /// made, and the other captures that fit as well.
+    BeforeReply {
         capture: Move,
         reply: Option<Move>,
         others: Vec<Move>,
@@ -46,7 +57,6 @@ impl Machine {
             .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
-        let unseen_captures = s.captures_landed_unseen(&current);
         // A pawn on the last rank at the press is a promotion the press completed, capture
         // or not, even when it was taken back before the press is judged: unexchanged
         // (7.5.2) on a board that names pieces. One that senses only occupancy shows the pawn
@@ -68,30 +78,9 @@ impl Machine {
             // The board is still one an earlier press of this player waits for: that press
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
-        } else if let [m] = *unseen_captures
-            && self.double_step_shown(m).is_none()
-        {
-            // The press says the move is over, and one capture is all the board can show,
-            // unless the last move and another reply show every arrival. Were the victim a
-            // pawn's single step, a double step taken en passant leaves the same board: the
-            // step is kept unless the board showed the pawn go on (read elsewhere), and the
-            // arbiter is told when it left the square quickly enough to have gone on.
-            if let Some(Reading::Adopt { from, moves, doubt }) = self.every_report_a_step(&s, m) {
-                self.adopt_for_press(by, from, &moves, doubt, t, out);
-            } else {
-                let doubt = self
-                    .unsampled_double_step(m)
-                    .unwrap_or_else(|| Doubt::capture_unseen(m));
-                if self.adopt_at_press(by, m, t, out) {
-                    self.raise_doubt(doubt, t, out);
-                }
-            }
-        } else if let Some((chosen, others)) = self.undecided_captures(unseen_captures) {
-            if self.adopt_at_press(by, chosen, t, out) {
-                self.keep_capture_choice(chosen, others, t, out);
-            }
-        } else if let Some(before_reply) = self.landed_unseen_before_reply(t, &s, &current) {
-            self.adopt_before_reply(by, before_reply, t, true, out);
+        } else if let Some(reading) = self.unseen_landing(t, &s, &current) {
+            // The press says the move is over: a capture is all the board can show.
+            self.adopt_unseen_landing(by, reading, t, true, out);
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
@@ -132,37 +121,78 @@ impl Machine {
         }
     }
 
-    /// Records what [`Machine::landed_unseen_before_reply`] read: the exchange, or the capture
-    /// and the reply when the board shows it made; `pressed` when `by`'s press at `t`
-    /// completed the move.
-    fn adopt_before_reply(
+    /// How the board is read when the side to move's piece was not seen put down: the one
+    /// capture that leaves the board as it is, unless the last move and another reply show
+    /// every arrival (were the victim a pawn's single step, a double step taken en passant
+    /// leaves the same board: the step is kept unless the board showed the pawn go on, read
+    /// elsewhere, and the arbiter is told when it left the square quickly enough to have gone
+    /// on); else the likeliest of several; else a capture with the opponent's reply begun.
+    fn unseen_landing(&self, t: Millis, s: &Sensed<'_>, current: &Chess) -> Option<UnseenLanding> {
+        let captures = s.captures_landed_unseen(current);
+        if let [capture] = *captures
+            && self.double_step_shown(capture).is_none()
+        {
+            return Some(match self.every_report_a_step(s, capture) {
+                Some(Reading::Adopt { from, moves, doubt }) => {
+                    UnseenLanding::Steps { from, moves, doubt }
+                }
+                _ => UnseenLanding::Capture {
+                    capture,
+                    doubt: self
+                        .unsampled_double_step(capture)
+                        .unwrap_or_else(|| Doubt::capture_unseen(capture)),
+                },
+            });
+        }
+        if let Some((capture, others)) = self.undecided_captures(captures) {
+            return Some(UnseenLanding::Likeliest { capture, others });
+        }
+        self.landed_unseen_before_reply(t, s, current)
+    }
+
+    /// Records what [`Machine::unseen_landing`] read, completed by `by`'s press at `t` when
+    /// `pressed`.
+    fn adopt_unseen_landing(
         &mut self,
         by: Color,
-        before_reply: BeforeReply,
+        reading: UnseenLanding,
         t: Millis,
         pressed: bool,
         out: &mut Vec<Event>,
     ) {
-        match before_reply {
+        let pressed_by = pressed.then_some(by);
+        match reading {
+            UnseenLanding::Steps { from, moves, doubt } => {
+                self.adopt_moves(from, &moves, doubt, t, pressed_by, out);
+            }
+            UnseenLanding::Capture { capture, doubt } => {
+                if self.adopt_one(capture, t, pressed_by, out) {
+                    self.raise_doubt(doubt, t, out);
+                }
+            }
+            UnseenLanding::Likeliest { capture, others } => {
+                if self.adopt_one(capture, t, pressed_by, out) {
+                    self.keep_capture_choice(capture, others, t, out);
+                }
+            }
             // An offer taken at once looks the same as a capture elsewhere followed by the
             // opponent's piece put on the offered square: the exchange is read when that
             // capture loses material and the offer is an even trade.
-            BeforeReply::Exchange(exchange) => {
-                if self.adopt_one(exchange.offer, t, pressed.then_some(by), out) {
+            UnseenLanding::Exchange(exchange) => {
+                if self.adopt_one(exchange.offer, t, pressed_by, out) {
                     self.read_reply(by, t, Some(exchange.retake), out);
                     if self.game.plies() == exchange.ply + 2 {
                         self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
                     }
                 }
             }
-            // The capture's landing unseen, and the opponent's reply begun since: the
-            // capture is over; the reply is read as far as the board shows it.
-            BeforeReply::Capture {
+            // The capture is over; the reply is read as far as the board shows it.
+            UnseenLanding::BeforeReply {
                 capture,
                 reply,
                 others,
             } => {
-                if self.adopt_one(capture, t, pressed.then_some(by), out) {
+                if self.adopt_one(capture, t, pressed_by, out) {
                     if others.is_empty() {
                         self.raise_doubt(Doubt::capture_unseen(capture), t, out);
                     } else {
@@ -195,29 +225,11 @@ impl Machine {
         match self.read(true) {
             Reading::Adopt { from, moves, doubt } if from >= self.settled && !moves.is_empty() => {
                 start = from;
-                self.adopt(from, &moves, t, out);
-                if let Some(doubt) = doubt {
-                    self.raise_doubt(doubt, t, out);
-                }
-                let d = self.sensed().diff(self.game.position().board());
-                self.set_held(d.any().then_some(d), t, out);
+                self.adopt_moves(from, &moves, doubt, t, None, out);
             }
             _ => {
-                let s = self.sensed();
-                let unseen_captures = s.captures_landed_unseen(&current);
-                if let [m] = *unseen_captures
-                    && self.double_step_shown(m).is_none()
-                {
-                    if self.adopt_one(m, t, None, out) {
-                        self.raise_doubt(Doubt::capture_unseen(m), t, out);
-                    }
-                } else if let Some((chosen, others)) = self.undecided_captures(unseen_captures) {
-                    if self.adopt_one(chosen, t, None, out) {
-                        self.keep_capture_choice(chosen, others, t, out);
-                    }
-                } else if let Some(before_reply) = self.landed_unseen_before_reply(t, &s, &current)
-                {
-                    self.adopt_before_reply(by, before_reply, t, false, out);
+                if let Some(reading) = self.unseen_landing(t, &self.sensed(), &current) {
+                    self.adopt_unseen_landing(by, reading, t, false, out);
                 }
             }
         }
@@ -303,7 +315,7 @@ impl Machine {
         t: Millis,
         s: &Sensed<'_>,
         current: &Chess,
-    ) -> Option<BeforeReply> {
+    ) -> Option<UnseenLanding> {
         let fits = self.captures_before_reply(t, s, current);
         let ply = self.game.plies();
         let exchanges = fits
@@ -311,7 +323,7 @@ impl Machine {
             .filter_map(|&(capture, reply)| Exchange::instead_of(current, ply, capture, reply?))
             .filter(|e| e.likelier(current));
         if let Some(exchange) = only(exchanges) {
-            return Some(BeforeReply::Exchange(exchange));
+            return Some(UnseenLanding::Exchange(exchange));
         }
         let (capture, others) = match fits[..] {
             [] => return None,
@@ -319,7 +331,7 @@ impl Machine {
             _ => self.undecided_captures(fits.iter().map(|&(m, _)| m).collect())?,
         };
         let reply = fits.iter().find(|&&(m, _)| m == capture)?.1;
-        Some(BeforeReply::Capture {
+        Some(UnseenLanding::BeforeReply {
             capture,
             reply,
             others,
@@ -425,20 +437,20 @@ impl Machine {
         {
             return false;
         }
-        self.adopt_for_press(by, from, &moves, doubt, t, out);
+        self.adopt_moves(from, &moves, doubt, t, Some(by), out);
         true
     }
 
-    /// Records `moves` from position `from`, read at a press by `by` at `t`, with their
-    /// doubt: the press completes the presser's latest move, the reply read with it or not,
-    /// and the board is held on what else differs.
-    fn adopt_for_press(
+    /// Records `moves` from position `from`, read at `t`, with their doubt: the press of
+    /// `pressed_by`, if any, completes that player's latest move, the reply read with it or
+    /// not, and the board is held on what else differs.
+    fn adopt_moves(
         &mut self,
-        by: Color,
         from: usize,
         moves: &[Move],
         doubt: Option<Doubt>,
         t: Millis,
+        pressed_by: Option<Color>,
         out: &mut Vec<Event>,
     ) {
         self.adopt(from, moves, t, out);
@@ -447,11 +459,11 @@ impl Machine {
             None => self.doubt = None,
         }
         let n = self.game.plies();
-        let latest = (n.saturating_sub(1)..=n)
-            .rev()
-            .find(|&k| k > 0 && self.game.positions()[k - 1].turn() == by);
-        if self.phase == Phase::Playing
-            && let Some(k) = latest
+        if let Some(by) = pressed_by
+            && self.phase == Phase::Playing
+            && let Some(k) = (n.saturating_sub(1)..=n)
+                .rev()
+                .find(|&k| k > 0 && self.game.positions()[k - 1].turn() == by)
             && k > self.completed
         {
             self.complete(by, t, k, out);
