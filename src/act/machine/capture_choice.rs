@@ -285,7 +285,8 @@ impl Machine {
                 continue;
             };
             if self.capture_choices.iter().any(|c| c.ply == k)
-                || self.capture_not_shown(&[m], &self.reports(k)).is_none()
+                || (self.capture_not_shown(&[m], &self.reports(k)).is_none()
+                    && !self.capture_of_a_piece_just_arrived(k))
             {
                 continue;
             }
@@ -295,6 +296,26 @@ impl Machine {
                 refuted: Vec::new(),
             });
         }
+    }
+
+    /// True when the capture recorded at ply `k` took the piece the move before it had just
+    /// put on that square, and a board that samples its squares one by one reported the
+    /// square once since that move began: it folds the arrival and the capture that
+    /// replaced it into one change, so it never showed the capture's own landing. A board
+    /// sending whole frames shows them a frame apart at most, and its one report is read
+    /// as what it seems.
+    fn capture_of_a_piece_just_arrived(&self, k: usize) -> bool {
+        let Some(before) = k.checked_sub(1).filter(|_| !self.config.whole_frames) else {
+            return false;
+        };
+        let moves = self.game.moves();
+        let to = moves[k].mv.to();
+        if moves[before].mv.to() != to {
+            return false;
+        }
+        let since = self.reports(before).since;
+        self.last_seen[to as usize].is_some_and(|t| t >= since)
+            && self.seen_before[to as usize].is_none_or(|t| t < since)
     }
 
     /// Before `moves` are adopted from position `from`: a choice whose capture they replace
