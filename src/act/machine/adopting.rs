@@ -315,14 +315,17 @@ impl Machine {
                 break;
             }
             // Moves read together share the time of reading; each player's touches end
-            // where the next move's piece was lifted.
-            let touches_before = added
-                .get(i + 1)
-                .and_then(|&next| {
-                    let since = self.turn_start.last().copied().unwrap_or(0);
-                    self.first_lift(next.from()?, !self.game.position().turn(), since)
-                })
-                .unwrap_or(t.saturating_add(1));
+            // where the next move's piece was lifted. When that lift is no longer known (a
+            // game read again from far back), his touches are not told: any of them may
+            // belong to a later move.
+            let since = self.turn_start.last().copied().unwrap_or(0);
+            let touches_before = match added.get(i + 1) {
+                Some(&next) => next
+                    .from()
+                    .and_then(|sq| self.first_lift(sq, !self.game.position().turn(), since))
+                    .unwrap_or(since),
+                None => t.saturating_add(1),
+            };
             self.record_touched_before(m, t, touches_before, out);
         }
         self.keep_unseen_capture_choices(keep);
