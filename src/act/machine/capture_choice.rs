@@ -11,7 +11,7 @@ use super::Machine;
 use super::doubts::Doubt;
 use super::reading::{Reading, choose};
 use crate::act::Event;
-use crate::act::search::{Sensed, only, touches};
+use crate::act::search::{Explanation, Sensed, only, touches};
 use crate::board::Millis;
 
 /// How many plies after the choice the other captures stay open to the board's reports: a
@@ -21,6 +21,10 @@ const CHOICE_OPEN_PLIES: usize = 40;
 /// How many games a correction may weigh at once: past it, the later choices leave too many
 /// ways to read the moves since, and the record stands as it is.
 const MOST_REPLAYS: usize = 16;
+
+/// How many moves past the record a held game may be read with a corrected capture choice:
+/// the moves of fast play made while the record stood wrong.
+const HELD_CHOICE_PLIES: usize = 4;
 
 /// A capture recorded while other captures by the same piece left the board as it is, or
 /// any capture whose landing the board never showed, kept open to the board's later reports.
@@ -266,6 +270,50 @@ impl Machine {
                 refuted: Vec::new(),
             });
         }
+    }
+
+    /// A game held on a board nothing else explains, for longer than a slide's longest
+    /// pause: an open choice whose other capture, with the moves since made again, is
+    /// followed by exactly one sequence of up to [`HELD_CHOICE_PLIES`] moves that leaves the
+    /// board as it is. The record stood on the wrong capture while the players went on in
+    /// fast play, further than a correction at a move or two reads.
+    pub(super) fn capture_choice_reread_when_held(&self, s: &Sensed<'_>) -> Option<Reading> {
+        self.held?;
+        if self.now < self.held_since.saturating_add(self.config.moved_on_ms) {
+            return None;
+        }
+        let open: Vec<(&CaptureChoice, Move)> = self.open_capture_choices().collect();
+        let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
+        let reports = self.reports(self.game.plies());
+        open.iter().rev().find_map(|&(choice, recorded)| {
+            let pos = &self.game.positions()[choice.ply];
+            let mut found: Vec<Vec<Move>> = Vec::new();
+            for capture in unseen_captures_from(pos, choice.from) {
+                if capture == recorded || choice.refuted.contains(&capture) {
+                    continue;
+                }
+                for r in self.replays(choice.ply, capture, &open_plies) {
+                    if let Explanation::Unique(more) =
+                        s.sequences_within(&r.pos, 1..=HELD_CHOICE_PLIES, &reports)
+                    {
+                        found.push(r.moves.into_iter().chain(more).collect());
+                    }
+                }
+            }
+            let [moves] = found.as_slice() else {
+                return None;
+            };
+            Some(Reading::Adopt {
+                from: choice.ply,
+                moves: moves.clone(),
+                doubt: Some(Doubt::CaptureReread {
+                    from: choice.ply,
+                    withdrawn: self.moves_since(choice.ply),
+                    moves: moves.clone(),
+                    also: Vec::new(),
+                }),
+            })
+        })
     }
 
     /// After moves were adopted from ply `from`: each capture among them whose landing the

@@ -239,6 +239,7 @@ impl Machine {
                     .then(|| {
                         self.held_piece_stood_unseen(&s)
                             .or_else(|| self.reread_held_game(&s))
+                            .or_else(|| self.capture_choice_reread_when_held(&s))
                     })
                     .flatten()
             })
