@@ -161,6 +161,22 @@ pub(super) fn likeliest_capture_sequence(
     Some((seq.clone(), others))
 }
 
+/// Two moves from `pos`, the first on a square in `d`, after which the board is as sensed.
+fn fast_play_pairs<'a>(
+    s: &'a Sensed<'_>,
+    pos: &'a Chess,
+    d: Bitboard,
+) -> impl Iterator<Item = [Move; 2]> + 'a {
+    pos.legal_moves()
+        .into_iter()
+        .filter(move |&m| touches(m, d))
+        .flat_map(move |m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            s.single_moves(&after).into_iter().map(move |(r, _)| [m, r])
+        })
+}
+
 /// The moves from `pos` the board shows made since, when one of them uses a square in
 /// `victims` (where the undecided captures differ) or, given the `recorded` position (once
 /// the hand is done), they could not be played from it: none when it shows `pos`; else one
@@ -193,17 +209,7 @@ fn shown_since(
         .or_else(|| pressed.then(|| s.capture_landed_unseen(pos)).flatten())
     {
         Some(m) => vec![m],
-        None => only(
-            pos.legal_moves()
-                .into_iter()
-                .filter(|&m| touches(m, d))
-                .flat_map(|m| {
-                    let mut after = pos.clone();
-                    after.play_unchecked(m);
-                    s.single_moves(&after).into_iter().map(move |(r, _)| [m, r])
-                }),
-        )?
-        .to_vec(),
+        None => only(fast_play_pairs(s, pos, d))?.to_vec(),
     };
     // A piece on its way through a square: in the game as recorded it may be going on.
     let sliding_on = |recorded: &Chess, m: Move| {
@@ -477,12 +483,14 @@ impl Machine {
         // A move the record leaves illegal says as much as one on the captures' squares,
         // once the hand is done with it.
         let illegal_in_record = (pressed || !self.lifted_last).then_some((recorded_now, mode));
+        let reports = self.reports(self.game.plies());
         let corrected = open.iter().rev().find_map(|&(choice, recorded)| {
             let pos = &self.game.positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
             let victims = captures.iter().fold(Bitboard::EMPTY, |b, m| b | m.to());
             let mut found: Vec<(Move, Vec<Move>, usize)> = Vec::new();
             let mut fast_play = false;
+            let mut landing_unseen = false;
             for &capture in &captures {
                 if capture == recorded || choice.refuted.contains(&capture) {
                     continue;
@@ -492,6 +500,7 @@ impl Machine {
                         shown_since(s, &r.pos, victims | r.changed, pressed, illegal_in_record)
                     {
                         fast_play |= more.len() > 1;
+                        landing_unseen |= self.capture_not_shown(&more, &reports).is_some();
                         let moves = r.moves.into_iter().chain(more).collect();
                         found.push((capture, moves, r.unlikely));
                     }
@@ -524,7 +533,7 @@ impl Machine {
             };
             let mut also: Vec<Move> = explaining.into_iter().filter(|&c| c != chosen).collect();
             also.dedup();
-            Some(Reading::Adopt {
+            let reading = Reading::Adopt {
                 from: choice.ply,
                 moves: moves.clone(),
                 doubt: Some(Doubt::CaptureReread {
@@ -533,13 +542,19 @@ impl Machine {
                     moves,
                     also,
                 }),
-            })
+            };
+            Some((reading, landing_unseen))
         })?;
         // A correction is for a board the record, read on the same terms, cannot explain:
         // checked last, once there is a correction to make, as most readings have none.
         // At a press, any capture that leaves the board as it is explains it, one or several.
+        // Two moves of fast play do whether or not other pairs fit too, unless they need a
+        // capture the board never showed land and the correction does not.
+        let (corrected, landing_unseen) = corrected;
         let record_explains = (pressed && !s.captures_landed_unseen(recorded_now).is_empty())
-            || shown_since(s, recorded_now, Bitboard::FULL, false, None).is_some();
+            || shown_since(s, recorded_now, Bitboard::FULL, false, None).is_some()
+            || fast_play_pairs(s, recorded_now, s.diff(recorded_now.board()))
+                .any(|pair| landing_unseen || self.capture_not_shown(&pair, &reports).is_none());
         (!record_explains).then_some(corrected)
     }
 }
