@@ -202,6 +202,13 @@ impl Machine {
         None
     }
 
+    /// True when the game has been held for longer than
+    /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms), a slide's longest
+    /// pause: the board is no longer a move on its way.
+    pub(super) fn held_past_a_pause(&self) -> bool {
+        self.held.is_some() && self.now >= self.held_since.saturating_add(self.config.moved_on_ms)
+    }
+
     /// A game held on a board nothing else explains for longer than
     /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) (a slide's longest
     /// pause), read again from up to [`HELD_REREAD_PLIES`] plies back: the one sequence of
@@ -210,8 +217,7 @@ impl Machine {
     /// read wrong in a burst of late reports otherwise holds the game for good, since every
     /// move after it is read against the wrong position.
     pub(super) fn reread_held_game(&self, s: &Sensed<'_>) -> Option<Reading> {
-        self.held?;
-        if self.now < self.held_since.saturating_add(self.config.moved_on_ms) {
+        if !self.held_past_a_pause() {
             return None;
         }
         let n = self.game.plies();
