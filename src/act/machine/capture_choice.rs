@@ -9,7 +9,7 @@ use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, atta
 
 use super::Machine;
 use super::doubts::Doubt;
-use super::reading::{Reading, choose};
+use super::reading::{Reading, choose, common_prefix};
 use crate::act::Event;
 use crate::act::search::{Explanation, Sensed, only, touches};
 use crate::board::Millis;
@@ -137,7 +137,10 @@ pub(super) fn likeliest_capture_sequence(
     if seqs.iter().any(|seq| seq.len() != first.len()) {
         return None;
     }
-    let j = (0..first.len()).find(|&j| seqs.iter().any(|seq| seq[j] != first[j]))?;
+    let j = common_prefix(seqs).len();
+    if j == first.len() {
+        return None;
+    }
     let mut captures: Vec<Move> = Vec::new();
     for seq in seqs {
         if !captures.contains(&seq[j]) {

@@ -254,20 +254,18 @@ impl Machine {
         others: &[Vec<Move>],
         t: Millis,
     ) -> Alert {
-        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
-        a.ply = ply_number(from + 1);
-        a.squares = square_names(squares_of_all(moves.iter().chain(others.iter().flatten())));
-        let (recorded, alternatives) = self.numbered_lines(from, moves, others);
-        a.message = format!(
-            "the board senses only occupancy, and the moves {recorded} or {} leave it as it \
-             is: they differ in which capture one piece made, whose landing the board did not \
-             show; {recorded}, with the likeliest capture (a mate, then the most material at \
-             first sight, a recapture, a check), is recorded. The arbiter should check where \
-             the piece stands: the board's later reports correct the record if they show \
-             another",
-            alternatives.join(" or "),
-        );
-        a
+        let squares = squares_of_all(moves.iter().chain(others.iter().flatten()));
+        self.alternatives_alert(from, moves, others, squares, t, |recorded, others| {
+            format!(
+                "the board senses only occupancy, and the moves {recorded} or {} leave it as it \
+                 is: they differ in which capture one piece made, whose landing the board did \
+                 not show; {recorded}, with the likeliest capture (a mate, then the most \
+                 material at first sight, a recapture, a check), is recorded. The arbiter \
+                 should check where the piece stands: the board's later reports correct the \
+                 record if they show another",
+                others.join(" or "),
+            )
+        })
     }
 
     /// 7.4: reconstructed moves whose actions overlapped in time (a move begun before the

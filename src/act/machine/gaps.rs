@@ -141,16 +141,25 @@ impl Machine {
         }
     }
 
-    /// `moves` and each of `others`, played from position `from`, in numbered SAN.
-    pub(super) fn numbered_lines(
+    /// 8.5.3 warning about `moves` recorded from position `from` where the `others` fit as
+    /// well, naming `squares`: `message` is given the recorded line and each other one, in
+    /// numbered SAN.
+    pub(super) fn alternatives_alert(
         &self,
         from: usize,
         moves: &[Move],
         others: &[Vec<Move>],
-    ) -> (String, Vec<String>) {
+        squares: Bitboard,
+        t: Millis,
+        message: impl FnOnce(&str, &[String]) -> String,
+    ) -> Alert {
         let start = self.game.positions().get(from).cloned().unwrap_or_default();
-        let others = others.iter().map(|o| numbered_san(&start, o)).collect();
-        (numbered_san(&start, moves), others)
+        let alternatives: Vec<String> = others.iter().map(|o| numbered_san(&start, o)).collect();
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(from + 1);
+        a.squares = square_names(squares);
+        a.message = message(&numbered_san(&start, moves), &alternatives);
+        a
     }
 
     /// 8.5.3: the moves of a gap reach a certain position, but their order was not seen;
@@ -162,17 +171,16 @@ impl Machine {
         others: &[Vec<Move>],
         t: Millis,
     ) -> Alert {
-        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
-        a.ply = ply_number(from + 1);
-        a.squares = square_names(squares_of_all(moves));
-        let (recorded, alternatives) = self.numbered_lines(from, moves, others);
-        a.message = format!(
-            "order not observed: also possible {}; the link to the board was down and {} \
-             moves were made meanwhile, recorded as {recorded}: the position after them is \
-             certain, their order is not; the arbiter should confirm it or pick another",
-            alternatives.join(" | "),
-            moves.len(),
-        );
+        let squares = squares_of_all(moves);
+        let mut a = self.alternatives_alert(from, moves, others, squares, t, |recorded, others| {
+            format!(
+                "order not observed: also possible {}; the link to the board was down and {} \
+                 moves were made meanwhile, recorded as {recorded}: the position after them is \
+                 certain, their order is not; the arbiter should confirm it or pick another",
+                others.join(" | "),
+                moves.len(),
+            )
+        });
         let uci = |seq: &[Move]| -> Vec<String> {
             seq.iter()
                 .map(|m| {

@@ -592,36 +592,40 @@ impl Machine {
                         timing,
                     )
                 }
-                Explanation::Ambiguous(seqs) => match (!self.config.identifies_pieces)
-                    .then(|| {
-                        let arrived = k.checked_sub(1).map(|i| self.game.moves()[i].mv.to());
-                        likeliest_capture_sequence(&positions[k], arrived, &seqs)
-                    })
-                    .flatten()
-                {
-                    Some((moves, others)) => (
-                        moves.len(),
-                        Reading::Adopt {
-                            from: k,
-                            moves: moves.clone(),
-                            doubt: Some(Doubt::CaptureSequence {
+                Explanation::Ambiguous(seqs) => {
+                    let likeliest = (!self.config.identifies_pieces)
+                        .then(|| {
+                            let arrived = k.checked_sub(1).map(|i| self.game.moves()[i].mv.to());
+                            likeliest_capture_sequence(&positions[k], arrived, &seqs)
+                        })
+                        .flatten();
+                    let (len, moves, doubt) = match likeliest {
+                        Some((moves, others)) => (
+                            moves.len(),
+                            moves.clone(),
+                            Doubt::CaptureSequence {
                                 from: k,
                                 moves,
                                 others,
-                            }),
-                        },
-                        Timing::default(),
-                    ),
-                    None => (
-                        seqs[0].len(),
+                            },
+                        ),
+                        None => (
+                            seqs[0].len(),
+                            common_prefix(&seqs),
+                            Doubt::Sequences { from: k, seqs },
+                        ),
+                    };
+                    let doubt = Some(doubt);
+                    (
+                        len,
                         Reading::Adopt {
                             from: k,
-                            moves: common_prefix(&seqs),
-                            doubt: Some(Doubt::Sequences { from: k, seqs }),
+                            moves,
+                            doubt,
                         },
                         Timing::default(),
-                    ),
-                },
+                    )
+                }
             };
             best = Some((kept + len, reading, timing));
         }
