@@ -298,6 +298,7 @@ impl BoardPipeline {
     /// move log, or its dump), however late the handshake's answer comes.
     pub fn link_lost(&mut self) {
         self.resumption.link_lost();
+        self.decoder.link_lost();
     }
 
     /// Takes one message as [`Resumption`] sorted it around reconnects.
