@@ -1,6 +1,7 @@
 //! Simulation: virtual boards and models of human hands.
 
 pub mod after_game;
+pub mod devices;
 pub mod hands;
 pub mod independent_hands;
 pub mod pty;

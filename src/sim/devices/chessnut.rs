@@ -1,0 +1,206 @@
+//! A Chessnut board (Air, Air+, Pro), board side (protocols 2.3). Every frame either way is
+//! `[command] [length] [length bytes]`.
+//!
+//! After the host writes `21 01 00` (real-time mode) the board acknowledges `23 01 00` and
+//! sends its position at the end of every scan: `01 24`, 32 bytes of two squares each (h8,
+//! g8 … a8, h7 … a1 of its hardware, the first of a pair in the low nibble), then
+//! `FF FF FF FF`. It answers the battery request `29 01 00` with `2A 02`, the charge in the
+//! low seven bits and charging in bit 7 (the official document; picochess reads the second
+//! byte instead); it takes LED and beep commands without a reply. The document does not
+//! say that it streams across a dropped link: the host must ask again after the link comes
+//! back, as after a power cycle.
+
+use super::hardware::{Hardware, Pending};
+use super::{Device, DeviceOptions};
+use crate::board::kind::BoardKind;
+use crate::board::{Millis, ObservationKind};
+use shakmaty::{Color, Piece, Role};
+
+const REAL_TIME: u8 = 0x21;
+const BATTERY_REQUEST: u8 = 0x29;
+const POSITION: u8 = 0x01;
+const MODE_ACK: u8 = 0x23;
+const BATTERY: u8 = 0x2A;
+/// 88 %, not charging.
+const CHARGE: u8 = 88;
+
+/// A square's nibble: 0 empty, 1 q, 2 k, 3 b, 4 p, 5 n, 6 R, 7 P, 8 r, 9 B, 10 N, 11 Q,
+/// 12 K.
+fn nibble(piece: Option<Piece>) -> u8 {
+    let Some(piece) = piece else { return 0 };
+    match (piece.color, piece.role) {
+        (Color::Black, Role::Queen) => 1,
+        (Color::Black, Role::King) => 2,
+        (Color::Black, Role::Bishop) => 3,
+        (Color::Black, Role::Pawn) => 4,
+        (Color::Black, Role::Knight) => 5,
+        (Color::White, Role::Rook) => 6,
+        (Color::White, Role::Pawn) => 7,
+        (Color::Black, Role::Rook) => 8,
+        (Color::White, Role::Bishop) => 9,
+        (Color::White, Role::Knight) => 10,
+        (Color::White, Role::Queen) => 11,
+        (Color::White, Role::King) => 12,
+    }
+}
+
+/// Reads `[command] [length] [data]` frames from bytes arriving in any pieces.
+#[derive(Debug, Clone, Default)]
+struct FrameReader {
+    pending: Vec<u8>,
+}
+
+impl FrameReader {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<(u8, Vec<u8>)>) {
+        for &b in bytes {
+            self.pending.push(b);
+            if self.pending.len() >= 2 && self.pending.len() == 2 + usize::from(self.pending[1]) {
+                out.push((self.pending[0], self.pending[2..].to_vec()));
+                self.pending.clear();
+            }
+        }
+    }
+}
+
+/// A Chessnut board.
+#[derive(Debug, Clone)]
+pub struct ChessnutBoard {
+    hw: Hardware,
+    reader: FrameReader,
+    requests: Pending<(u8, Vec<u8>)>,
+    reply_delay_ms: Millis,
+    real_time: bool,
+    /// Scans up to here are done.
+    scan_seen_ms: Millis,
+}
+
+impl ChessnutBoard {
+    /// An empty board, just switched on, not streaming.
+    pub fn new(options: &DeviceOptions) -> ChessnutBoard {
+        ChessnutBoard {
+            hw: Hardware::new(BoardKind::Chessnut, options),
+            reader: FrameReader::default(),
+            requests: Pending::default(),
+            reply_delay_ms: options.reply_delay_ms,
+            real_time: false,
+            scan_seen_ms: 0,
+        }
+    }
+
+    fn advance(&mut self, t_ms: Millis) {
+        while let Some(at) = self.next_output().filter(|&at| at <= t_ms) {
+            self.hw.sample_until(at);
+            while let Some((_, (command, data))) = self.requests.pop_due(at) {
+                self.execute(at, command, &data);
+            }
+            if self.next_scan().is_some_and(|s| s <= at) {
+                self.scan_seen_ms = at;
+                let frame = self.position();
+                self.hw.line.send(at, &frame);
+            }
+        }
+        self.hw.sample_until(t_ms);
+        self.hw.line.advance(t_ms);
+    }
+
+    fn next_output(&self) -> Option<Millis> {
+        if !self.hw.powered() {
+            return None;
+        }
+        [self.requests.next_due(), self.next_scan()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn next_scan(&self) -> Option<Millis> {
+        let end = self.hw.sensors.sweep_end_after(self.scan_seen_ms);
+        self.real_time.then_some(end)
+    }
+
+    fn position(&self) -> Vec<u8> {
+        let sensed = self.hw.sensors.sensed();
+        let mut frame = vec![POSITION, 0x24];
+        for rank in sensed.chunks(8) {
+            let from_h: Vec<u8> = rank
+                .iter()
+                .rev()
+                .map(|m| nibble(m.and_then(|m| m.piece())))
+                .collect();
+            frame.extend(from_h.chunks(2).map(|pair| pair[0] | pair[1] << 4));
+        }
+        frame.extend([0xFF; 4]);
+        frame
+    }
+
+    fn execute(&mut self, at: Millis, command: u8, data: &[u8]) {
+        match (command, data) {
+            (REAL_TIME, [0x00]) => {
+                self.real_time = true;
+                self.scan_seen_ms = at;
+                self.hw.line.send(at, &[MODE_ACK, 0x01, 0x00]);
+            }
+            (REAL_TIME, _) => self.real_time = false,
+            (BATTERY_REQUEST, _) => self.hw.line.send(at, &[BATTERY, 0x02, CHARGE, 0x00]),
+            _ => {}
+        }
+    }
+
+    /// The link or the power went: real-time mode ends.
+    fn stop(&mut self) {
+        self.real_time = false;
+        self.requests.clear();
+        self.reader = FrameReader::default();
+    }
+}
+
+impl Device for ChessnutBoard {
+    fn kind(&self) -> BoardKind {
+        BoardKind::Chessnut
+    }
+
+    fn physical(&mut self, t_ms: Millis, what: &ObservationKind) {
+        self.advance(t_ms);
+        self.hw.apply(t_ms, what);
+    }
+
+    fn receive(&mut self, t_ms: Millis, bytes: &[u8]) {
+        self.advance(t_ms);
+        if !self.hw.listening() {
+            return;
+        }
+        let mut frames = Vec::new();
+        self.reader.push(bytes, &mut frames);
+        for frame in frames {
+            self.requests.push(t_ms + self.reply_delay_ms, frame);
+        }
+    }
+
+    fn transmit(&mut self, t_ms: Millis, out: &mut Vec<(Millis, Vec<u8>)>) {
+        self.advance(t_ms);
+        self.hw.line.take(out);
+    }
+
+    fn next_transmit_ms(&self) -> Option<Millis> {
+        [self.hw.line.next_leave(), self.next_output()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn connection(&mut self, t_ms: Millis, open: bool) {
+        self.advance(t_ms);
+        self.hw.line.set_open(open);
+        if !open {
+            self.stop();
+        }
+    }
+
+    fn power(&mut self, t_ms: Millis, on: bool) {
+        self.advance(t_ms);
+        if on != self.hw.powered() {
+            self.hw.set_power(t_ms, on);
+            self.stop();
+        }
+    }
+}
