@@ -5,7 +5,7 @@
 //! recorders and the serve node must hold exactly the moves each board played, and the serve
 //! node's `game-K.pgn` must be byte-identical to the recording PC's: a node that read every
 //! board as a DGT board held the DGT board's game only. Each kind plays at the fastest pace
-//! its recorder reads exactly ([`pace`]); the Certabo's game sets the run time, about 75 s.
+//! its recorder reads exactly ([`pace`]); the Certabo's game sets the run time, about 80 s.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,8 +14,8 @@ use crate::cluster_support::{
     self, NatsServer, assert_played, event_file_of_kinds, logs, record_args, serve_node, stop,
     touchmove, wait_identical,
 };
-use crate::recorder_support::demo_openings;
 use touchmove::board::kind::BoardKind;
+use touchmove::record::pgn::read_games_bytes;
 use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use touchmove::sim::virtual_board::timeline::Pace;
@@ -36,30 +36,41 @@ const RECORDERS: [&str; 2] = ["pc-a", "pc-b"];
 /// Each kind's pace, a normal move taking `think_ms` + 3 × `step_ms` (lift, place, clock):
 /// 0.65 s on the kinds a recorder reads exactly in a time scramble (DGT, Millennium,
 /// Chessnut); 1.05 s on the occupancy-only boards (Sentio, Pegasus; exact at 0.8 s here,
-/// they keep a margin and still finish before the Certabo); 1.3 s on the Certabo, whose
-/// recorder falls behind at 1.05 s (issue 57) and was exact at 1.15 s.
+/// they keep a margin and still finish before the Certabo); 2 s on the Certabo, whose game
+/// a recorder still loses at 1.05 s to 1.3 s (issue 57) and reads exactly at 2 s.
 fn pace(kind: BoardKind) -> Pace {
     let (think_ms, step_ms) = match kind {
         BoardKind::Dgt | BoardKind::Millennium | BoardKind::Chessnut => (200, 150),
         BoardKind::Sentio | BoardKind::Pegasus => (300, 250),
-        BoardKind::Certabo => (400, 300),
+        BoardKind::Certabo => (1100, 300),
     };
     Pace { think_ms, step_ms }
 }
 
-/// Whole real games, one per board, longest first (the slowest boards play the shortest):
-/// the five of the recorder's fixture and the shortest other of the demo's.
+/// Whole real games, one per board of `KINDS`: the five of the recorder's fixture, longest
+/// first, and for the slow Certabo a short one of TWIC 1599 (33 plies, eleven captures,
+/// castling with check).
 fn games() -> Vec<ScriptGame> {
     let mut games = fixture_games();
-    // The shortest of the demo's that is not in the fixture.
-    let shortest = demo_openings(usize::MAX)
-        .into_iter()
-        .filter(|g| games.iter().all(|f| f.moves_uci != g.moves_uci))
-        .min_by_key(|g| g.moves_uci.len())
-        .expect("the demo's games read");
-    games.push(shortest);
     games.sort_by_key(|g| std::cmp::Reverse(g.moves_uci.len()));
-    assert_eq!(games.len(), KINDS.len(), "one fixture game per board");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pgn/twic1599_1000k.pgn");
+    let bytes = std::fs::read(&path).expect("the TWIC fixture reads");
+    let short = read_games_bytes(&bytes)
+        .expect("the TWIC fixture parses")
+        .into_iter()
+        .find(|r| {
+            r.tags
+                .iter()
+                .any(|(k, v)| k == "White" && v.starts_with("Martinez Alcantara"))
+        })
+        .expect("the TWIC fixture holds Martinez Alcantara - Gines Abad");
+    let game = short.to_game().expect("the game replays");
+    games.push(ScriptGame {
+        moves_uci: game.moves().iter().map(|m| m.uci.clone()).collect(),
+        result: short.result.clone(),
+    });
+    assert_eq!(games.len(), KINDS.len(), "one game per board");
+    assert_eq!(games[KINDS.len() - 1].moves_uci.len(), 33);
     games
 }
 
