@@ -1173,6 +1173,11 @@ mod tests {
             t + 900,
         );
         let pipeline = &r.boards[&(1, 1)].pipeline;
+        assert_recorded(pipeline, &played);
+    }
+
+    /// Asserts that `pipeline` recorded exactly the moves `played` (UCI).
+    fn assert_recorded(pipeline: &BoardPipeline, played: &[&str]) {
         let recorded: Vec<String> = pipeline
             .record()
             .moves
@@ -1230,13 +1235,7 @@ mod tests {
         }
         let pipeline = &r.boards[&(1, 1)].pipeline;
         assert_eq!(pipeline.kind(), BoardKind::Millennium);
-        let recorded: Vec<String> = pipeline
-            .record()
-            .moves
-            .iter()
-            .map(|m| m.uci.clone())
-            .collect();
-        assert_eq!(recorded, played, "{}", pipeline.pgn());
+        assert_recorded(pipeline, &played);
         // The recorder, started again with another kind of board under that number: said,
         // and the board is still read as it began.
         let mut changed = layout_of(BoardKind::Chessnut);

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use touchmove::board::kind::BoardKind;
+
 /// A nats-server started by the test (never the machine's own).
 pub struct NatsServer {
     child: Option<Child>,
@@ -449,10 +451,8 @@ pub fn stop(mut child: Child) {
 
 /// An event file for DGT boards `first..` on `ports`, round 1.
 pub fn event_file(dir: &Path, name: &str, first: usize, ports: &[PathBuf]) -> PathBuf {
-    let boards: Vec<(PathBuf, touchmove::board::kind::BoardKind)> = ports
-        .iter()
-        .map(|p| (p.clone(), touchmove::board::kind::BoardKind::Dgt))
-        .collect();
+    let boards: Vec<(PathBuf, BoardKind)> =
+        ports.iter().map(|p| (p.clone(), BoardKind::Dgt)).collect();
     event_file_of_kinds(dir, name, first, &boards)
 }
 
@@ -462,9 +462,8 @@ pub fn event_file_of_kinds(
     dir: &Path,
     name: &str,
     first: usize,
-    boards: &[(PathBuf, touchmove::board::kind::BoardKind)],
+    boards: &[(PathBuf, BoardKind)],
 ) -> PathBuf {
-    use touchmove::board::kind::BoardKind;
     let mut text = String::from(
         "event = \"Cluster test\"\nsite = \"Loopback\"\nround = 1\ntime_control = \"5400+30\"\n",
     );
