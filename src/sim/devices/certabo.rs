@@ -213,3 +213,6 @@ impl Device for CertaboBoard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -204,3 +204,76 @@ impl Device for ChessnutBoard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::Square;
+
+    use super::*;
+    use crate::sim::devices::test_host::{TestHost, start};
+
+    fn board() -> TestHost {
+        let mut host = TestHost::new(Box::new(ChessnutBoard::new(&DeviceOptions::new(5))));
+        host.physical(0, start());
+        host
+    }
+
+    /// protocols 2.3: `01 24 58 23 31 85 44×4 00×16 77×4 A6 C9 9B 6A FF FF FF FF`.
+    fn start_frame() -> Vec<u8> {
+        let mut frame = vec![0x01, 0x24, 0x58, 0x23, 0x31, 0x85];
+        frame.extend([0x44; 4]);
+        frame.extend([0x00; 16]);
+        frame.extend([0x77; 4]);
+        frame.extend([0xA6, 0xC9, 0x9B, 0x6A, 0xFF, 0xFF, 0xFF, 0xFF]);
+        frame
+    }
+
+    #[test]
+    fn real_time_mode_is_acknowledged_and_streams_the_documents_start_frame() {
+        let mut host = board();
+        host.run_until(1000);
+        assert!(host.chunks.is_empty(), "silent until asked");
+        host.host(1000, &[0x21, 0x01, 0x00]);
+        host.run_until(2000);
+        let (ack, frames) = host.chunks.split_first().unwrap();
+        assert_eq!(ack.1, [0x23, 0x01, 0x00]);
+        assert!((9..=10).contains(&frames.len()), "ten frames a second");
+        assert!(frames.iter().all(|f| f.1 == start_frame()));
+        host.physical(2000, ObservationKind::Emptied(Square::E2));
+        host.run_until(2300);
+        let last = &host.chunks.last().unwrap().1;
+        assert_eq!(
+            last[2 + 24..2 + 28],
+            [0x77, 0x07, 0x77, 0x77],
+            "e2 (h2 g2 | f2 e2 …)"
+        );
+    }
+
+    #[test]
+    fn the_battery_is_answered_and_leds_are_taken_silently() {
+        let mut host = board();
+        host.host(
+            0,
+            &[0x0A, 0x08, 0, 0, 0, 0, 0, 0, 0x08, 0, 0x29, 0x01, 0x00],
+        );
+        host.run_until(100);
+        assert_eq!(host.sent_since(0), [0x2A, 0x02, 88, 0x00]);
+    }
+
+    #[test]
+    fn the_stream_stops_with_the_link_or_the_power_until_asked_again() {
+        let mut host = board();
+        host.host(0, &[0x21, 0x01, 0x00]);
+        host.connection(1000, false);
+        host.connection(1100, true);
+        host.run_until(2000);
+        assert!(host.sent_since(1001).is_empty());
+        host.host(2000, &[0x21, 0x01, 0x00]);
+        host.power(3000, false);
+        host.power(3100, true);
+        host.run_until(4000);
+        let times: Vec<Millis> = host.chunks.iter().map(|c| c.0).collect();
+        assert!(times.iter().any(|&t| t > 2000 && t < 3000), "{times:?}");
+        assert!(!times.iter().any(|&t| t > 3000), "{times:?}");
+    }
+}

@@ -356,3 +356,6 @@ impl Device for DgtBoard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -417,3 +417,6 @@ impl Device for MillenniumBoard {
         self.scan_seen_ms = t_ms;
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -33,6 +33,8 @@ mod line;
 mod millennium;
 mod pegasus;
 mod sensors;
+#[cfg(test)]
+mod test_host;
 
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, ObservationKind};

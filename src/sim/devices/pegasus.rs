@@ -170,3 +170,86 @@ impl Device for PegasusBoard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Color, Role, Square};
+
+    use super::*;
+    use crate::sim::devices::test_host::{TestHost, start};
+
+    const KEY: [u8; 6] = [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB];
+
+    fn board() -> TestHost {
+        let options = DeviceOptions {
+            developer_key: Some(KEY),
+            ..DeviceOptions::new(6)
+        };
+        let mut host = TestHost::new(Box::new(PegasusBoard::new(&options)));
+        host.physical(0, start());
+        host
+    }
+
+    /// DGT's app's connect sequence (protocols 1.15.4) with `key`.
+    fn connect(key: [u8; 6]) -> Vec<u8> {
+        let mut bytes = vec![0x40, 0x60, 0x02, 0x00, 0x00, 0x63, 0x07];
+        bytes.extend(key);
+        bytes.extend([0x00, 0x5A, 0x47, 0x42, 0x44]);
+        bytes
+    }
+
+    fn occupancy_dump() -> Vec<u8> {
+        let mut dump = vec![0x86, 0x00, 0x43];
+        dump.extend([1; 16]);
+        dump.extend([0; 32]);
+        dump.extend([1; 16]);
+        dump
+    }
+
+    #[test]
+    fn it_sends_its_board_and_changes_as_occupancy_only_after_the_right_key() {
+        let mut host = board();
+        host.host(0, &connect([0; 6]));
+        host.run_until(1000);
+        let sent = host.sent_since(0);
+        assert_eq!(sent[0], 0x92, "the trademark, and nothing else");
+        assert!(sent.ends_with(b"serial no: 0000001025"));
+        host.clear();
+        host.host(1000, &connect(KEY));
+        host.physical(2000, ObservationKind::Emptied(Square::E2));
+        host.physical(
+            2600,
+            ObservationKind::Placed(Square::E4, Some(Role::Pawn.of(Color::White))),
+        );
+        host.run_until(3200);
+        let sent = host.sent_since(1000);
+        let after_trademark = sent.len() - 67 - 10;
+        assert_eq!(
+            sent[after_trademark..after_trademark + 67],
+            occupancy_dump()
+        );
+        assert!(sent.ends_with(&[0x8E, 0, 5, 52, 0, 0x8E, 0, 5, 36, 1]));
+    }
+
+    #[test]
+    fn the_key_and_the_updates_end_with_the_link() {
+        let mut host = board();
+        host.host(0, &connect(KEY));
+        host.connection(1000, false);
+        host.connection(1100, true);
+        host.host(1200, &[0x42, 0x44]);
+        host.physical(2000, ObservationKind::Emptied(Square::E2));
+        host.run_until(3000);
+        assert!(host.sent_since(1001).is_empty(), "locked again");
+        host.host(3000, &[0x4C, 0x4D]);
+        host.run_until(3100);
+        let mut battery = vec![0xA0, 0x00, 0x0C, 0x58];
+        battery.extend([0; 7]);
+        battery.extend([0x02, 0x93, 0x00, 0x05, 0x01, 0x00]);
+        assert_eq!(
+            host.sent_since(3000),
+            battery,
+            "identification needs no key"
+        );
+    }
+}
