@@ -21,8 +21,9 @@ use rand::Rng;
 use shakmaty::{Color, Role, Square};
 
 use super::arrangement::{Man, Shape};
+use super::firmware::Firmware;
 use super::hardware::{Applied, Hardware};
-use super::{Device, DeviceOptions, TagNoise};
+use super::{DeviceOptions, TagNoise};
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, ObservationKind};
 
@@ -58,25 +59,6 @@ impl CertaboBoard {
             tags: HashMap::new(),
             scan_seen_ms: 0,
         }
-    }
-
-    fn advance(&mut self, t_ms: Millis) {
-        while let Some(at) = self.next_scan().filter(|&at| at <= t_ms) {
-            self.hw.sample_until(at);
-            self.scan_seen_ms = at;
-            // A frame goes when the one before has left; otherwise this scan's is not sent.
-            if self.hw.line.idle_at(at) {
-                let frame = self.frame();
-                self.hw.line.send(at, &frame);
-            }
-        }
-        self.hw.sample_until(t_ms);
-        self.hw.line.advance(t_ms);
-    }
-
-    fn next_scan(&self) -> Option<Millis> {
-        let end = self.hw.sensors.sweep_end_after(self.scan_seen_ms);
-        self.hw.powered().then_some(end)
     }
 
     fn frame(&mut self) -> Vec<u8> {
@@ -165,13 +147,39 @@ impl CertaboBoard {
     }
 }
 
-impl Device for CertaboBoard {
+impl Firmware for CertaboBoard {
     fn kind(&self) -> BoardKind {
         self.kind
     }
 
-    fn physical(&mut self, t_ms: Millis, what: &ObservationKind) {
-        self.advance(t_ms);
+    fn hardware(&self) -> &Hardware {
+        &self.hw
+    }
+
+    fn hardware_mut(&mut self) -> &mut Hardware {
+        &mut self.hw
+    }
+
+    /// The end of the next scan.
+    fn next_event(&self) -> Option<Millis> {
+        Some(self.hw.sensors.sweep_end_after(self.scan_seen_ms))
+    }
+
+    fn next_output(&self) -> Option<Millis> {
+        self.next_event()
+    }
+
+    fn step(&mut self, at: Millis) {
+        self.hw.sample_until(at);
+        self.scan_seen_ms = at;
+        // A frame goes when the one before has left; otherwise this scan's is not sent.
+        if self.hw.line.idle_at(at) {
+            let frame = self.frame();
+            self.hw.line.send(at, &frame);
+        }
+    }
+
+    fn on_physical(&mut self, t_ms: Millis, what: &ObservationKind) {
         let moves_pieces = !matches!(
             what,
             ObservationKind::ClockPressed { .. } | ObservationKind::ClockTimes(_)
@@ -184,33 +192,11 @@ impl Device for CertaboBoard {
         }
     }
 
-    fn receive(&mut self, t_ms: Millis, _bytes: &[u8]) {
-        self.advance(t_ms);
-    }
+    /// LED bytes: nothing to answer.
+    fn on_bytes(&mut self, _t_ms: Millis, _bytes: &[u8]) {}
 
-    fn transmit(&mut self, t_ms: Millis, out: &mut Vec<(Millis, Vec<u8>)>) {
-        self.advance(t_ms);
-        self.hw.line.take(out);
-    }
-
-    fn next_transmit_ms(&self) -> Option<Millis> {
-        [self.hw.line.next_leave(), self.next_scan()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    fn connection(&mut self, t_ms: Millis, open: bool) {
-        self.advance(t_ms);
-        self.hw.line.set_open(open);
-    }
-
-    fn power(&mut self, t_ms: Millis, on: bool) {
-        self.advance(t_ms);
-        if on != self.hw.powered() {
-            self.hw.set_power(t_ms, on);
-            self.scan_seen_ms = t_ms;
-        }
+    fn on_power(&mut self, t_ms: Millis, _on: bool) {
+        self.scan_seen_ms = t_ms;
     }
 }
 

@@ -10,10 +10,11 @@
 //! say that it streams across a dropped link: the host must ask again after the link comes
 //! back, as after a power cycle.
 
+use super::DeviceOptions;
+use super::firmware::Firmware;
 use super::hardware::{Hardware, Pending};
-use super::{Device, DeviceOptions};
+use crate::board::Millis;
 use crate::board::kind::BoardKind;
-use crate::board::{Millis, ObservationKind};
 use shakmaty::{Color, Piece, Role};
 
 const REAL_TIME: u8 = 0x21;
@@ -87,32 +88,6 @@ impl ChessnutBoard {
         }
     }
 
-    fn advance(&mut self, t_ms: Millis) {
-        while let Some(at) = self.next_output().filter(|&at| at <= t_ms) {
-            self.hw.sample_until(at);
-            while let Some((_, (command, data))) = self.requests.pop_due(at) {
-                self.execute(at, command, &data);
-            }
-            if self.next_scan().is_some_and(|s| s <= at) {
-                self.scan_seen_ms = at;
-                let frame = self.position();
-                self.hw.line.send(at, &frame);
-            }
-        }
-        self.hw.sample_until(t_ms);
-        self.hw.line.advance(t_ms);
-    }
-
-    fn next_output(&self) -> Option<Millis> {
-        if !self.hw.powered() {
-            return None;
-        }
-        [self.requests.next_due(), self.next_scan()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
     fn next_scan(&self) -> Option<Millis> {
         let end = self.hw.sensors.sweep_end_after(self.scan_seen_ms);
         self.real_time.then_some(end)
@@ -154,21 +129,43 @@ impl ChessnutBoard {
     }
 }
 
-impl Device for ChessnutBoard {
+impl Firmware for ChessnutBoard {
     fn kind(&self) -> BoardKind {
         BoardKind::Chessnut
     }
 
-    fn physical(&mut self, t_ms: Millis, what: &ObservationKind) {
-        self.advance(t_ms);
-        self.hw.apply(t_ms, what);
+    fn hardware(&self) -> &Hardware {
+        &self.hw
     }
 
-    fn receive(&mut self, t_ms: Millis, bytes: &[u8]) {
-        self.advance(t_ms);
-        if !self.hw.listening() {
-            return;
+    fn hardware_mut(&mut self) -> &mut Hardware {
+        &mut self.hw
+    }
+
+    fn next_event(&self) -> Option<Millis> {
+        self.next_output()
+    }
+
+    fn next_output(&self) -> Option<Millis> {
+        [self.requests.next_due(), self.next_scan()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn step(&mut self, at: Millis) {
+        self.hw.sample_until(at);
+        while let Some((_, (command, data))) = self.requests.pop_due(at) {
+            self.execute(at, command, &data);
         }
+        if self.next_scan().is_some_and(|s| s <= at) {
+            self.scan_seen_ms = at;
+            let frame = self.position();
+            self.hw.line.send(at, &frame);
+        }
+    }
+
+    fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8]) {
         let mut frames = Vec::new();
         self.reader.push(bytes, &mut frames);
         for frame in frames {
@@ -176,32 +173,14 @@ impl Device for ChessnutBoard {
         }
     }
 
-    fn transmit(&mut self, t_ms: Millis, out: &mut Vec<(Millis, Vec<u8>)>) {
-        self.advance(t_ms);
-        self.hw.line.take(out);
-    }
-
-    fn next_transmit_ms(&self) -> Option<Millis> {
-        [self.hw.line.next_leave(), self.next_output()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    fn connection(&mut self, t_ms: Millis, open: bool) {
-        self.advance(t_ms);
-        self.hw.line.set_open(open);
+    fn on_link(&mut self, open: bool) {
         if !open {
             self.stop();
         }
     }
 
-    fn power(&mut self, t_ms: Millis, on: bool) {
-        self.advance(t_ms);
-        if on != self.hw.powered() {
-            self.hw.set_power(t_ms, on);
-            self.stop();
-        }
+    fn on_power(&mut self, _t_ms: Millis, _on: bool) {
+        self.stop();
     }
 }
 
@@ -210,6 +189,7 @@ mod tests {
     use shakmaty::Square;
 
     use super::*;
+    use crate::board::ObservationKind;
     use crate::sim::devices::test_host::{TestHost, start};
 
     fn board() -> TestHost {

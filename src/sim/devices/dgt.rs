@@ -13,12 +13,13 @@
 use rand::seq::SliceRandom;
 use shakmaty::Color;
 
+use super::DeviceOptions;
 use super::dgt_clock::{Dgt3000, Side, ack_data};
 use super::dgt_framing::{self as framing, CommandReader, HostCommand, message, piece_code};
 use super::eeprom::MoveLog;
+use super::firmware::Firmware;
 use super::hardware::{Applied, Hardware, Pending};
 use super::sensors::Sensed;
-use super::{Device, DeviceOptions};
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, ObservationKind};
 
@@ -31,8 +32,9 @@ const BUS_ADDRESS: [u8; 2] = [(1025 >> 7) as u8, (1025 & 0x7F) as u8];
 /// Ten ASCII digits, least significant last.
 const LONG_SERIAL: &[u8; 10] = b"0000001025";
 /// The old boards' trademark text (protocols 1.4, from the 1.03 header), with this serial.
-const TRADEMARK: &str = "DGT Projects - This DGT board is produced by DGT Projects.\n DGT Projects is a \
-     registered trade mark.\n 220798 ISP/bus/8KP/8KE/P6/Fritz5 Vs 1.00. Serial nr. 01025 1.0";
+const TRADEMARK: &str = "DGT Projects - This DGT board is produced by DGT Projects.\n DGT \
+     Projects is a registered trade mark.\n 220798 ISP/bus/8KP/8KE/P6/Fritz5 Vs 1.00. Serial \
+     nr. 01025 1.0";
 /// The DGT 3000's version in a version acknowledgement: 2.0 (protocols 1.10).
 const CLOCK_VERSION: u8 = 0x20;
 /// How long the clock takes to acknowledge a command: the document's "usually 1–2 s".
@@ -107,65 +109,11 @@ impl DgtBoard {
         }
     }
 
-    fn advance(&mut self, t_ms: Millis) {
-        while let Some(at) = self.next_event().filter(|&at| at <= t_ms) {
-            self.step(at);
-        }
-        self.hw.line.advance(t_ms);
-    }
-
-    fn next_event(&self) -> Option<Millis> {
-        if !self.hw.powered() {
-            return None;
-        }
-        let samples = self.hw.sensors.next_due();
-        [samples, self.next_output()].into_iter().flatten().min()
-    }
-
-    /// The next event that sends something (samples do only in an update mode).
-    fn next_output(&self) -> Option<Millis> {
-        if !self.hw.powered() {
-            return None;
-        }
-        let samples = self
-            .mode
-            .sends_fields()
-            .then(|| self.hw.sensors.next_due())
-            .flatten();
-        let requests = self.requests.next_due();
-        [
-            samples,
-            requests,
-            self.acks.next_due(),
-            self.next_clock_event(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-
     fn next_clock_event(&self) -> Option<Millis> {
         let clock = self.clock.as_ref().filter(|_| self.mode.sends_clock())?;
         let tick = clock.next_change_after(self.clock_seen_ms);
         let beat = (self.mode == Mode::Update).then_some(self.clock_beat_ms);
         [tick, beat].into_iter().flatten().min()
-    }
-
-    fn step(&mut self, at: Millis) {
-        for sensed in self.hw.sample_until(at) {
-            self.on_sensed(sensed);
-        }
-        while let Some((_, command)) = self.requests.pop_due(at) {
-            self.execute(at, command);
-        }
-        while let Some((_, ack)) = self.acks.pop_due(at) {
-            if self.mode.sends_clock() {
-                self.send(at, framing::BWTIME, &ack_data(ack));
-            }
-        }
-        if self.next_clock_event().is_some_and(|c| c <= at) {
-            self.clock_update(at);
-        }
     }
 
     fn send(&mut self, at: Millis, id: u8, data: &[u8]) {
@@ -293,13 +241,61 @@ impl DgtBoard {
     }
 }
 
-impl Device for DgtBoard {
+impl Firmware for DgtBoard {
     fn kind(&self) -> BoardKind {
         BoardKind::Dgt
     }
 
-    fn physical(&mut self, t_ms: Millis, what: &ObservationKind) {
-        self.advance(t_ms);
+    fn hardware(&self) -> &Hardware {
+        &self.hw
+    }
+
+    fn hardware_mut(&mut self) -> &mut Hardware {
+        &mut self.hw
+    }
+
+    fn next_event(&self) -> Option<Millis> {
+        let samples = self.hw.sensors.next_due();
+        [samples, self.next_output()].into_iter().flatten().min()
+    }
+
+    /// Samples send something only in an update mode.
+    fn next_output(&self) -> Option<Millis> {
+        let samples = self
+            .mode
+            .sends_fields()
+            .then(|| self.hw.sensors.next_due())
+            .flatten();
+        let requests = self.requests.next_due();
+        [
+            samples,
+            requests,
+            self.acks.next_due(),
+            self.next_clock_event(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn step(&mut self, at: Millis) {
+        for sensed in self.hw.sample_until(at) {
+            self.on_sensed(sensed);
+        }
+        while let Some((_, command)) = self.requests.pop_due(at) {
+            self.execute(at, command);
+        }
+        while let Some((_, ack)) = self.acks.pop_due(at) {
+            if self.mode.sends_clock() {
+                self.send(at, framing::BWTIME, &ack_data(ack));
+            }
+        }
+        if self.next_clock_event().is_some_and(|c| c <= at) {
+            self.clock_update(at);
+        }
+    }
+
+    fn on_physical(&mut self, t_ms: Millis, what: &ObservationKind) {
         if let ObservationKind::ClockPressed { by } = what {
             self.press(t_ms, *by);
         } else if self.hw.apply(t_ms, what) == Applied::Initial && self.hw.powered() {
@@ -307,11 +303,7 @@ impl Device for DgtBoard {
         }
     }
 
-    fn receive(&mut self, t_ms: Millis, bytes: &[u8]) {
-        self.advance(t_ms);
-        if !self.hw.listening() {
-            return;
-        }
+    fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8]) {
         let mut commands = Vec::new();
         self.reader.push(bytes, &mut commands);
         for command in commands {
@@ -319,30 +311,11 @@ impl Device for DgtBoard {
         }
     }
 
-    fn transmit(&mut self, t_ms: Millis, out: &mut Vec<(Millis, Vec<u8>)>) {
-        self.advance(t_ms);
-        self.hw.line.take(out);
-    }
-
-    fn next_transmit_ms(&self) -> Option<Millis> {
-        [self.hw.line.next_leave(), self.next_output()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    fn connection(&mut self, t_ms: Millis, open: bool) {
-        self.advance(t_ms);
-        self.hw.line.set_open(open);
+    fn on_link(&mut self, _open: bool) {
         self.reader.clear();
     }
 
-    fn power(&mut self, t_ms: Millis, on: bool) {
-        self.advance(t_ms);
-        if on == self.hw.powered() {
-            return;
-        }
-        self.hw.set_power(t_ms, on);
+    fn on_power(&mut self, _t_ms: Millis, on: bool) {
         self.mode = Mode::Idle;
         self.requests.clear();
         self.acks.clear();

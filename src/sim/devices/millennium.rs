@@ -13,10 +13,11 @@
 
 use shakmaty::{Color, Role};
 
+use super::DeviceOptions;
+use super::firmware::Firmware;
 use super::hardware::{Hardware, Pending};
-use super::{Device, DeviceOptions};
+use crate::board::Millis;
 use crate::board::kind::BoardKind;
-use crate::board::{Millis, ObservationKind};
 
 /// Version `v` + major + minor: major 1 is a Performance board.
 const VERSION: [u8; 2] = [1, 2];
@@ -199,54 +200,6 @@ impl MillenniumBoard {
         self.registers[REG_REPORTS]
     }
 
-    fn advance(&mut self, t_ms: Millis) {
-        while let Some(at) = self.next_event().filter(|&at| at <= t_ms) {
-            self.hw.sample_until(at);
-            while let Some((_, command)) = self.requests.pop_due(at) {
-                self.execute(at, command);
-            }
-            if self.resetting_until.is_some_and(|end| end <= at) {
-                self.resetting_until = None;
-                self.scan_seen_ms = at;
-            }
-            if self.next_scan().is_some_and(|s| s <= at) {
-                self.end_of_scan(at);
-            }
-            if self.next_timed().is_some_and(|s| s <= at) {
-                self.next_timed_ms = at + self.timed_period_ms();
-                self.send_status(at);
-            }
-        }
-        self.hw.line.advance(t_ms);
-    }
-
-    fn next_event(&self) -> Option<Millis> {
-        if !self.hw.powered() {
-            return None;
-        }
-        [self.hw.sensors.next_due(), self.next_output()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    /// The next event that may send something.
-    fn next_output(&self) -> Option<Millis> {
-        if !self.hw.powered() {
-            return None;
-        }
-        let timed = self.next_timed();
-        [
-            self.requests.next_due(),
-            self.resetting_until,
-            self.next_scan(),
-            timed,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-
     /// The end of the next scan whose picture may be reported.
     fn next_scan(&self) -> Option<Millis> {
         let reporting = self.host_spoke && self.resetting_until.is_none();
@@ -362,19 +315,60 @@ impl MillenniumBoard {
     }
 }
 
-impl Device for MillenniumBoard {
+impl Firmware for MillenniumBoard {
     fn kind(&self) -> BoardKind {
         BoardKind::Millennium
     }
 
-    fn physical(&mut self, t_ms: Millis, what: &ObservationKind) {
-        self.advance(t_ms);
-        self.hw.apply(t_ms, what);
+    fn hardware(&self) -> &Hardware {
+        &self.hw
     }
 
-    fn receive(&mut self, t_ms: Millis, bytes: &[u8]) {
-        self.advance(t_ms);
-        if !self.hw.listening() || self.resetting_until.is_some() {
+    fn hardware_mut(&mut self) -> &mut Hardware {
+        &mut self.hw
+    }
+
+    fn next_event(&self) -> Option<Millis> {
+        [self.hw.sensors.next_due(), self.next_output()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The next request, the end of a reset or a scan, a timed report.
+    fn next_output(&self) -> Option<Millis> {
+        let timed = self.next_timed();
+        [
+            self.requests.next_due(),
+            self.resetting_until,
+            self.next_scan(),
+            timed,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn step(&mut self, at: Millis) {
+        self.hw.sample_until(at);
+        while let Some((_, command)) = self.requests.pop_due(at) {
+            self.execute(at, command);
+        }
+        if self.resetting_until.is_some_and(|end| end <= at) {
+            self.resetting_until = None;
+            self.scan_seen_ms = at;
+        }
+        if self.next_scan().is_some_and(|s| s <= at) {
+            self.end_of_scan(at);
+        }
+        if self.next_timed().is_some_and(|s| s <= at) {
+            self.next_timed_ms = at + self.timed_period_ms();
+            self.send_status(at);
+        }
+    }
+
+    fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8]) {
+        if self.resetting_until.is_some() {
             return;
         }
         let mut commands = Vec::new();
@@ -385,30 +379,11 @@ impl Device for MillenniumBoard {
         }
     }
 
-    fn transmit(&mut self, t_ms: Millis, out: &mut Vec<(Millis, Vec<u8>)>) {
-        self.advance(t_ms);
-        self.hw.line.take(out);
-    }
-
-    fn next_transmit_ms(&self) -> Option<Millis> {
-        [self.hw.line.next_leave(), self.next_output()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    fn connection(&mut self, t_ms: Millis, open: bool) {
-        self.advance(t_ms);
-        self.hw.line.set_open(open);
+    fn on_link(&mut self, _open: bool) {
         self.reader = CommandReader::default();
     }
 
-    fn power(&mut self, t_ms: Millis, on: bool) {
-        self.advance(t_ms);
-        if on == self.hw.powered() {
-            return;
-        }
-        self.hw.set_power(t_ms, on);
+    fn on_power(&mut self, t_ms: Millis, _on: bool) {
         self.host_spoke = false;
         self.resetting_until = None;
         self.requests.clear();

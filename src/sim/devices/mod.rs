@@ -28,6 +28,7 @@ mod dgt;
 mod dgt_clock;
 mod dgt_framing;
 mod eeprom;
+mod firmware;
 mod hardware;
 mod line;
 mod millennium;
@@ -113,9 +114,10 @@ pub struct DeviceOptions {
     pub line_bytes_per_s: Option<u32>,
     /// DGT: the board keeps its EEPROM move log and answers its request (protocols 1.13).
     pub move_log: bool,
-    /// DGT: the DGT 3000 connected to the board, set to this time control (its first
-    /// period's time and Fischer increment; later periods added when their move count is
-    /// reached); `None` for a board without a clock.
+    /// DGT: the DGT 3000 connected to the board, set to this time control (its periods'
+    /// times and Fischer increments, a period's time added when the one before reaches its
+    /// move count; delays are not modelled); `None`, or a control without a time (unknown,
+    /// unlimited), for a board without a clock.
     pub clock: Option<TimeControl>,
     /// DGT: White sits on the clock's left side.
     pub white_on_clock_left: bool,

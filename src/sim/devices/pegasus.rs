@@ -7,12 +7,13 @@
 //! The update commands all give field updates (it has no clock). Its Bluetooth session ends
 //! with the link: the key and the update mode must be given again, as after a power cycle.
 
+use super::DeviceOptions;
 use super::dgt_framing::{self as framing, CommandReader, HostCommand, message};
+use super::firmware::Firmware;
 use super::hardware::{Hardware, Pending};
 use super::sensors::Sensed;
-use super::{Device, DeviceOptions};
+use crate::board::Millis;
 use crate::board::kind::BoardKind;
-use crate::board::{Millis, ObservationKind};
 
 /// Firmware version `01 00` (protocols 1.15.4).
 const VERSION: [u8; 2] = [1, 0];
@@ -50,28 +51,6 @@ impl PegasusBoard {
             unlocked: false,
             streaming: false,
         }
-    }
-
-    fn advance(&mut self, t_ms: Millis) {
-        while let Some(at) = self.next_event().filter(|&at| at <= t_ms) {
-            for sensed in self.hw.sample_until(at) {
-                self.on_sensed(sensed);
-            }
-            while let Some((_, command)) = self.requests.pop_due(at) {
-                self.execute(at, command);
-            }
-        }
-        self.hw.line.advance(t_ms);
-    }
-
-    fn next_event(&self) -> Option<Millis> {
-        if !self.hw.powered() {
-            return None;
-        }
-        [self.hw.sensors.next_due(), self.requests.next_due()]
-            .into_iter()
-            .flatten()
-            .min()
     }
 
     fn on_sensed(&mut self, sensed: Sensed) {
@@ -118,21 +97,44 @@ impl PegasusBoard {
     }
 }
 
-impl Device for PegasusBoard {
+impl Firmware for PegasusBoard {
     fn kind(&self) -> BoardKind {
         BoardKind::Pegasus
     }
 
-    fn physical(&mut self, t_ms: Millis, what: &ObservationKind) {
-        self.advance(t_ms);
-        self.hw.apply(t_ms, what);
+    fn hardware(&self) -> &Hardware {
+        &self.hw
     }
 
-    fn receive(&mut self, t_ms: Millis, bytes: &[u8]) {
-        self.advance(t_ms);
-        if !self.hw.listening() {
-            return;
+    fn hardware_mut(&mut self) -> &mut Hardware {
+        &mut self.hw
+    }
+
+    fn next_event(&self) -> Option<Millis> {
+        [self.hw.sensors.next_due(), self.requests.next_due()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn next_output(&self) -> Option<Millis> {
+        let samples = self.streaming.then(|| self.hw.sensors.next_due());
+        [samples.flatten(), self.requests.next_due()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn step(&mut self, at: Millis) {
+        for sensed in self.hw.sample_until(at) {
+            self.on_sensed(sensed);
         }
+        while let Some((_, command)) = self.requests.pop_due(at) {
+            self.execute(at, command);
+        }
+    }
+
+    fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8]) {
         let mut commands = Vec::new();
         self.reader.push(bytes, &mut commands);
         for command in commands {
@@ -140,34 +142,14 @@ impl Device for PegasusBoard {
         }
     }
 
-    fn transmit(&mut self, t_ms: Millis, out: &mut Vec<(Millis, Vec<u8>)>) {
-        self.advance(t_ms);
-        self.hw.line.take(out);
-    }
-
-    fn next_transmit_ms(&self) -> Option<Millis> {
-        let samples = self.streaming.then(|| self.hw.sensors.next_due()).flatten();
-        let events = self.hw.powered().then_some(samples).flatten();
-        [self.hw.line.next_leave(), events, self.requests.next_due()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    fn connection(&mut self, t_ms: Millis, open: bool) {
-        self.advance(t_ms);
-        self.hw.line.set_open(open);
+    fn on_link(&mut self, open: bool) {
         if !open {
             self.end_session();
         }
     }
 
-    fn power(&mut self, t_ms: Millis, on: bool) {
-        self.advance(t_ms);
-        if on != self.hw.powered() {
-            self.hw.set_power(t_ms, on);
-            self.end_session();
-        }
+    fn on_power(&mut self, _t_ms: Millis, _on: bool) {
+        self.end_session();
     }
 }
 
@@ -176,6 +158,7 @@ mod tests {
     use shakmaty::{Color, Role, Square};
 
     use super::*;
+    use crate::board::ObservationKind;
     use crate::sim::devices::test_host::{TestHost, start};
 
     const KEY: [u8; 6] = [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB];

@@ -1,6 +1,7 @@
 use shakmaty::Square;
 
 use super::*;
+use crate::board::ObservationKind;
 use crate::sim::devices::test_host::{TestHost, start};
 
 /// A command as a host sends it: the characters, the block check, odd parity.
