@@ -12,7 +12,7 @@
 
 use super::DeviceOptions;
 use super::firmware::Firmware;
-use super::hardware::{Hardware, Pending};
+use super::hardware::{Hardware, Pending, earliest};
 use crate::board::Millis;
 use crate::board::kind::BoardKind;
 use shakmaty::{Color, Piece, Role};
@@ -147,10 +147,7 @@ impl Firmware for ChessnutBoard {
     }
 
     fn next_output(&self) -> Option<Millis> {
-        [self.requests.next_due(), self.next_scan()]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest([self.requests.next_due(), self.next_scan()])
     }
 
     fn step(&mut self, at: Millis) {

@@ -18,7 +18,7 @@ use super::dgt_clock::{Dgt3000, Side, ack_data};
 use super::dgt_framing::{self as framing, CommandReader, HostCommand, message, piece_code};
 use super::eeprom::MoveLog;
 use super::firmware::Firmware;
-use super::hardware::{Applied, Hardware, Pending};
+use super::hardware::{Applied, Hardware, Pending, earliest};
 use super::sensors::Sensed;
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, ObservationKind};
@@ -113,7 +113,7 @@ impl DgtBoard {
         let clock = self.clock.as_ref().filter(|_| self.mode.sends_clock())?;
         let tick = clock.next_change_after(self.clock_seen_ms);
         let beat = (self.mode == Mode::Update).then_some(self.clock_beat_ms);
-        [tick, beat].into_iter().flatten().min()
+        earliest([tick, beat])
     }
 
     fn send(&mut self, at: Millis, id: u8, data: &[u8]) {
@@ -256,7 +256,7 @@ impl Firmware for DgtBoard {
 
     fn next_event(&self) -> Option<Millis> {
         let samples = self.hw.sensors.next_due();
-        [samples, self.next_output()].into_iter().flatten().min()
+        earliest([samples, self.next_output()])
     }
 
     /// Samples send something only in an update mode.
@@ -267,15 +267,12 @@ impl Firmware for DgtBoard {
             .then(|| self.hw.sensors.next_due())
             .flatten();
         let requests = self.requests.next_due();
-        [
+        earliest([
             samples,
             requests,
             self.acks.next_due(),
             self.next_clock_event(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        ])
     }
 
     fn step(&mut self, at: Millis) {

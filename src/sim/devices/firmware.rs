@@ -3,7 +3,7 @@
 //! anything new happens), of the line, the link and the power switch is here once.
 
 use super::Device;
-use super::hardware::Hardware;
+use super::hardware::{Hardware, earliest};
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, ObservationKind};
 
@@ -69,10 +69,7 @@ impl<F: Firmware> Device for F {
 
     fn next_transmit_ms(&self) -> Option<Millis> {
         let output = self.hardware().powered().then(|| self.next_output());
-        [self.hardware().line.next_leave(), output.flatten()]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest([self.hardware().line.next_leave(), output.flatten()])
     }
 
     fn connection(&mut self, t_ms: Millis, open: bool) {

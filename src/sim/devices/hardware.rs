@@ -129,6 +129,11 @@ impl Hardware {
     }
 }
 
+/// The earliest of the times given.
+pub fn earliest<const N: usize>(times: [Option<Millis>; N]) -> Option<Millis> {
+    times.into_iter().flatten().min()
+}
+
 /// Requests a board has yet to act on, each with the time it is due.
 #[derive(Debug, Clone)]
 pub struct Pending<T> {

@@ -15,7 +15,7 @@ use shakmaty::{Color, Role};
 
 use super::DeviceOptions;
 use super::firmware::Firmware;
-use super::hardware::{Hardware, Pending};
+use super::hardware::{Hardware, Pending, earliest};
 use crate::board::Millis;
 use crate::board::kind::BoardKind;
 
@@ -329,24 +329,18 @@ impl Firmware for MillenniumBoard {
     }
 
     fn next_event(&self) -> Option<Millis> {
-        [self.hw.sensors.next_due(), self.next_output()]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest([self.hw.sensors.next_due(), self.next_output()])
     }
 
     /// The next request, the end of a reset or a scan, a timed report.
     fn next_output(&self) -> Option<Millis> {
         let timed = self.next_timed();
-        [
+        earliest([
             self.requests.next_due(),
             self.resetting_until,
             self.next_scan(),
             timed,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        ])
     }
 
     fn step(&mut self, at: Millis) {

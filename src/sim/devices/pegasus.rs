@@ -10,7 +10,7 @@
 use super::DeviceOptions;
 use super::dgt_framing::{self as framing, CommandReader, HostCommand, message};
 use super::firmware::Firmware;
-use super::hardware::{Hardware, Pending};
+use super::hardware::{Hardware, Pending, earliest};
 use super::sensors::Sensed;
 use crate::board::Millis;
 use crate::board::kind::BoardKind;
@@ -111,18 +111,12 @@ impl Firmware for PegasusBoard {
     }
 
     fn next_event(&self) -> Option<Millis> {
-        [self.hw.sensors.next_due(), self.requests.next_due()]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest([self.hw.sensors.next_due(), self.requests.next_due()])
     }
 
     fn next_output(&self) -> Option<Millis> {
         let samples = self.streaming.then(|| self.hw.sensors.next_due());
-        [samples.flatten(), self.requests.next_due()]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest([samples.flatten(), self.requests.next_due()])
     }
 
     fn step(&mut self, at: Millis) {
