@@ -11,7 +11,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, File, Move, Position, Role, Square
 use touchmove::board::dgt::DgtObserver;
 use touchmove::board::kind::{BoardKind, KindDecoder};
 use touchmove::board::orientation::Orientation;
-use touchmove::board::{Millis, ObservationKind, Snapshot};
+use touchmove::board::{Millis, Observation, ObservationKind, Snapshot};
 use touchmove::driver::snapshot_link::start_bytes;
 use touchmove::sim::devices::{Device, DeviceOptions, TagNoise, device};
 use touchmove::sim::hands::pgn_games::read_games;
@@ -37,6 +37,7 @@ struct Bench {
     pulled_ms: Millis,
     chunks: Vec<(Millis, Vec<u8>)>,
     messages: Vec<(Millis, Message)>,
+    observations: Vec<Observation>,
 }
 
 impl Bench {
@@ -54,6 +55,7 @@ impl Bench {
             pulled_ms: 0,
             chunks: Vec::new(),
             messages: Vec::new(),
+            observations: Vec::new(),
         }
     }
 
@@ -77,7 +79,8 @@ impl Bench {
             let mut messages = Vec::new();
             self.decoder.push(&bytes, &mut messages);
             for message in messages {
-                self.observer.on_message(at, &message, &mut Vec::new());
+                self.observer
+                    .on_message(at, &message, &mut self.observations);
                 self.messages.push((at, message));
             }
             self.chunks.push((at, bytes));
@@ -290,6 +293,17 @@ fn every_kind_plays_a_real_game_that_the_hosts_decoders_read_ply_by_ply() {
             .filter(|(_, m)| matches!(m, Message::BoardDump(_)))
             .count();
         assert!(dumps >= 1, "{kind}: no board picture");
+        if kind == BoardKind::Dgt {
+            // The clock messages read back as one press per ply, by the player who moved.
+            let presses: Vec<Color> = (bench.observations.iter())
+                .filter_map(|o| match o.kind {
+                    ObservationKind::ClockPressed { by } => Some(by),
+                    _ => None,
+                })
+                .collect();
+            let movers = [Color::White, Color::Black].into_iter().cycle();
+            assert_eq!(presses, movers.take(moves.len()).collect::<Vec<_>>());
+        }
     }
 }
 
