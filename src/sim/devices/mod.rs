@@ -12,14 +12,16 @@
 //! non-decreasing order; [`Device::transmit`] hands out what it put on the line meanwhile.
 //! What every kind shares lives in one file per concept:
 //!
-//! * [`arrangement`]: the pieces on the squares and beside the board, each an object of its
+//! * `arrangement`: the pieces on the squares and beside the board, each an object of its
 //!   own (a Certabo board reads a tag per piece);
-//! * [`sensors`]: squares sampled one by one in a sweep of one scan, so that a change shows
+//! * `sensors`: squares sampled one by one in a sweep of one scan, so that a change shows
 //!   up to a scan late, two changes of one sweep come in sampling order, and a piece lifted
 //!   and put back between two samples of its square is never seen (protocols 1.7);
-//! * [`line`]: the serial line (or radio link) with its speed, so that a long message (a DGT
+//! * `line`: the serial line (or radio link) with its speed, so that a long message (a DGT
 //!   move log, a Certabo frame) takes its time and what follows waits behind it;
-//! * [`hardware`]: the three together with the power switch and the board's orientation.
+//! * `hardware`: the three together with the power switch and the board's orientation;
+//! * `firmware`: what each kind's program does on that hardware, and the one [`Device`]
+//!   every program makes.
 
 mod arrangement;
 mod certabo;
