@@ -11,3 +11,4 @@ pub mod virtual_bus;
 pub mod virtual_chessnut_hid;
 pub mod virtual_pegasus;
 pub mod virtual_peripheral;
+pub mod world;

@@ -131,10 +131,10 @@ fn relinked(
     let mut events = Vec::new();
     let scan = kind.scan_period_ms();
     let mut t = 0;
-    let mut show = |pipeline: &mut BoardPipeline,
-                    board: &PictureBoard,
-                    t: &mut u64,
-                    events: &mut Vec<Event>| {
+    let show = |pipeline: &mut BoardPipeline,
+                board: &PictureBoard,
+                t: &mut u64,
+                events: &mut Vec<Event>| {
         for _ in 0..6 {
             pipeline.on_bytes(*t, &board.picture(), events);
             *t += scan;
