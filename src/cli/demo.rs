@@ -34,12 +34,12 @@ use shakmaty::san::San;
 use tokio::sync::{Barrier, mpsc, watch};
 
 use crate::act::{Alert, Event, Severity};
+use crate::bench::spawn_boards;
 use crate::board::ColorName;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
 use crate::event::rounds::EventSpec;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
-use crate::recorder::bench::spawn_boards;
 use crate::recorder::event_run::EventRun;
 use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, RunOptions};
 use crate::rules::Game;

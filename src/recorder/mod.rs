@@ -71,16 +71,13 @@
 //! commits them as soon as it can, goes on with the games in progress, and records no new
 //! game until then. PGN files that cannot be written are reported once, with the fix.
 
-pub mod bench;
 mod board_task;
 pub mod channel;
 mod discovery;
-pub mod event_bench;
 pub mod event_run;
 mod game_files;
 pub mod layout;
 pub mod leds;
-pub mod outage_bench;
 pub mod pipeline;
 mod replay;
 pub mod rounds;

@@ -26,7 +26,6 @@
 //!   arbiter API,
 //!   `Authorization: Bearer TOKEN` only (no cookies, so a cross-site page cannot use it).
 
-pub mod bench;
 pub mod connections;
 pub mod feed;
 pub mod lichess;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::bench::{BenchDir, spawn_boards};
+use super::boards_per_recorder::{BenchDir, spawn_boards};
 use crate::board::Observation;
 use crate::event::trf::{Trf, TrfGame};
 use crate::record::pgn::read_games;
@@ -206,7 +206,7 @@ pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
         check_round(&out, round, &plans, &original, &work_trf, &mut figures)?;
     }
     if let Some(keep) = &run.keep {
-        super::outage_bench::keep_folder(dir.path(), keep)?;
+        super::outage::keep_folder(dir.path(), keep)?;
     }
     figures.seconds = began.elapsed().as_secs_f64();
     Ok(figures)
