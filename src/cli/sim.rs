@@ -1,18 +1,15 @@
 //! `touchmove sim`: a virtual board (DGT, or with `--kind` another kind) on a pseudo-terminal
 //! playing a game from a PGN file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::Position;
 
 use crate::board::kind::BoardKind;
 use crate::board::orientation::Orientation;
-use crate::record::GameRecord;
-use crate::record::pgn::read_games_bytes;
+use crate::sim::hands::pgn_games::{read_record, start_and_moves};
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use crate::sim::virtual_chessnut_hid::{ChessnutHidConfig, VirtualChessnutHid};
@@ -92,7 +89,7 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     }
     let (base_ms, increment_ms) = parse_time_control(&args.clock)?;
     let record = read_record(&args.pgn, args.game)?;
-    let (start, moves) = game_moves(&record)
+    let (start, moves) = start_and_moves(&record)
         .map_err(|e| format!("{} game {}: {e}", args.pgn.display(), args.game))?;
     let script = match args.hands {
         None => lift_place(&start, &moves, Pace::default()),
@@ -297,54 +294,6 @@ fn parse_time_control(text: &str) -> Result<(u64, u64), String> {
     Ok(((minutes * 60_000.0) as u64, increment * 1000))
 }
 
-/// Reads game number `index` (1-based) of a PGN file: its start position and its moves.
-pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String> {
-    let record = read_record(path, index)?;
-    game_moves(&record).map_err(|e| format!("{} game {index}: {e}", path.display()))
-}
-
-fn read_record(path: &Path, index: usize) -> Result<GameRecord, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let games = read_games_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let count = games.len();
-    games.into_iter().nth(index.wrapping_sub(1)).ok_or_else(|| {
-        format!(
-            "{}: game {index} asked, but the file holds {count} game(s)",
-            path.display()
-        )
-    })
-}
-
-/// The start position and moves of a game record.
-fn game_moves(game: &GameRecord) -> Result<(Chess, Vec<Move>), String> {
-    let mode = if game.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
-    let start: Chess = match &game.start_fen {
-        None => Chess::default(),
-        Some(fen) => fen
-            .parse::<Fen>()
-            .map_err(|e| e.to_string())
-            .and_then(|f| f.into_position(mode).map_err(|e| e.to_string()))
-            .map_err(|e| format!("FEN {fen:?}: {e}"))?,
-    };
-    let mut position = start.clone();
-    let mut moves = Vec::with_capacity(game.moves.len());
-    for recorded in &game.moves {
-        let m = recorded
-            .uci
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&position).ok())
-            .ok_or_else(|| format!("move {} cannot be played", recorded.san))?;
-        position.play_unchecked(m);
-        moves.push(m);
-    }
-    Ok((start, moves))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,23 +305,5 @@ mod tests {
         assert!(parse_time_control("5").is_err());
         assert!(parse_time_control("x+1").is_err());
         assert!(parse_time_control("0+1").is_err());
-    }
-
-    #[test]
-    fn reads_the_asked_game_and_names_an_illegal_move() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pgn = dir.path().join("g.pgn");
-        std::fs::write(
-            &pgn,
-            "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n",
-        )
-        .expect("write");
-        let (_, moves) = read_game(&pgn, 2).expect("game 2");
-        assert_eq!(moves.len(), 2);
-        let e = read_game(&pgn, 3).expect_err("missing");
-        assert!(e.contains("holds 2 game(s)"), "{e}");
-        std::fs::write(&pgn, "[Event \"b\"]\n\n1. d4 d5\n2. Ke3 *\n").expect("write");
-        let e = read_game(&pgn, 1).expect_err("illegal");
-        assert!(e.contains("Ke3") && e.contains("line 4"), "{e}");
     }
 }

@@ -40,7 +40,8 @@ async fn play(
     lose: impl Fn(&[touchmove::board::Observation]) -> Vec<usize>,
 ) -> Played {
     let (_dir, dir) = temp_dir();
-    let (start, moves) = touchmove::cli::sim::read_game(Path::new(GAME), 1).expect("fixture game");
+    let (start, moves) =
+        touchmove::sim::hands::pgn_games::read_game(Path::new(GAME), 1).expect("fixture game");
     let moves: Vec<Move> = moves.into_iter().take(PLIES).collect();
     let script = lift_place(&start, &moves, Pace::default());
     let mut config = VirtualBoardConfig::new(dir.join("dgt0"), script.clone());
