@@ -79,7 +79,7 @@ mod game_files;
 pub mod layout;
 pub mod leds;
 pub mod pipeline;
-mod replay;
+pub mod replay;
 pub mod rounds;
 mod session;
 
