@@ -142,6 +142,11 @@ pub struct BoardPipeline {
     noted_alerts: Vec<crate::act::Alert>,
     /// The game was closed by a new set-up: the board is after the game.
     after: Option<AfterGame>,
+    /// What starts a game besides the standard position: a FEN game's set-up, any Chess960
+    /// start ([`BoardPipeline::with_start`]).
+    starts: (Option<String>, bool),
+    /// The board is read as one that senses occupancy only, whatever its kind.
+    occupancy_only: bool,
 }
 
 /// The machine's configuration for games under `control`: its 7.5.5 proposals name the
@@ -188,17 +193,25 @@ impl BoardPipeline {
             held: false,
             noted_alerts: Vec::new(),
             after: None,
+            starts: (None, false),
+            occupancy_only: false,
         }
     }
 
     /// The configuration of the machines this pipeline starts: the default, with the
     /// dead-position analysis deferred when asked to.
     fn machine_config(&self) -> MachineConfig {
-        MachineConfig {
+        let config = MachineConfig {
             defer_dead_position_analysis: self.defer_analysis,
+            start_fen: self.starts.0.clone(),
+            chess960: self.starts.1,
             ..machine_config_for(&self.control)
         }
-        .on_board(self.kind)
+        .on_board(self.kind);
+        MachineConfig {
+            identifies_pieces: config.identifies_pieces && !self.occupancy_only,
+            ..config
+        }
     }
 
     /// Reads a board of `kind` (DGT by default): its bytes are decoded as that kind's, and
@@ -217,6 +230,37 @@ impl BoardPipeline {
         };
         self.machine = Machine::new(self.machine_config());
         self
+    }
+
+    /// Games start from `start_fen` (a FEN game's set-up) instead of the standard position,
+    /// or, with `chess960`, from any Chess960 start. Call after [`BoardPipeline::with_kind`].
+    pub fn with_start(mut self, start_fen: Option<String>, chess960: bool) -> BoardPipeline {
+        if let Some(game) = start_fen
+            .as_deref()
+            .and_then(|fen| Game::from_fen(fen, chess960).ok())
+        {
+            use shakmaty::Position;
+            self.observer.expect_setup(game.start().board().clone());
+        }
+        self.starts = (start_fen, chess960);
+        self.machine = Machine::new(self.machine_config());
+        self
+    }
+
+    /// Reads the board as one that cannot tell pieces apart, whatever its kind (a DGT
+    /// capture read as an occupancy-only board would show it). Call after
+    /// [`BoardPipeline::with_kind`].
+    pub fn sensing_occupancy_only(mut self) -> BoardPipeline {
+        self.occupancy_only = true;
+        self.observer = DgtObserver::occupancy_only();
+        self.machine = Machine::new(self.machine_config());
+        self
+    }
+
+    /// When time next decides something the machine waits on (a press, a move's
+    /// completion, a result signal standing), if anything waits.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.machine.next_deadline()
     }
 
     /// The kind of board read.
