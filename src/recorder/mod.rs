@@ -80,6 +80,7 @@ pub mod layout;
 pub mod leds;
 pub mod pipeline;
 pub mod replay;
+pub mod round_results;
 pub mod rounds;
 mod session;
 
