@@ -131,7 +131,7 @@ pub fn run(run: EventRun) -> Result<(), String> {
 /// Plays the rounds and measures them.
 pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
     let began = Instant::now();
-    let original = Trf::load(&run.trf).map_err(|e| e.to_string())?;
+    let original = Trf::load(&run.trf, None).map_err(|e| e.to_string())?;
     let games = std::fs::read(&run.games)
         .map_err(|e| format!("cannot read {}: {e}", run.games.display()))
         .and_then(|bytes| {
@@ -159,7 +159,7 @@ pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
             .collect();
         // The round as the arbiter exports it before it is played: no results on its boards.
         let source = if round == 1 { &run.trf } else { &work_trf };
-        let before = Trf::load(source).map_err(|e| e.to_string())?;
+        let before = Trf::load(source, None).map_err(|e| e.to_string())?;
         let blank: BTreeMap<u32, char> = played
             .iter()
             .flat_map(|g| [(g.white, ' '), (g.black, ' ')])
@@ -526,7 +526,7 @@ fn check_round(
     written: &Path,
     figures: &mut EventFigures,
 ) -> Result<(), String> {
-    let after = Trf::load(written).map_err(|e| e.to_string())?;
+    let after = Trf::load(written, None).map_err(|e| e.to_string())?;
     let code = |trf: &Trf, rank: u32| {
         trf.player(rank)
             .and_then(|p| p.rounds.get(round as usize - 1).cloned().flatten())

@@ -38,7 +38,8 @@ use crate::bench::spawn_boards;
 use crate::board::ColorName;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
-use crate::event::rounds::EventSpec;
+use crate::event::EventFile;
+use crate::event::spec::EventSpec;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::event_run::EventRun;
 use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, RunOptions};
@@ -818,7 +819,8 @@ async fn recorded_demo(args: &DemoArgs, games: &[SourceGame]) -> ExitCode {
             }
         };
         let spec = EventSpec::of(demo_boards.config.clone());
-        let mut run = match EventRun::open(spec, options.clone()).await {
+        let event = EventFile::of(demo_boards.config.clone());
+        let mut run = match EventRun::open(spec, event, options.clone()).await {
             Ok(run) => run,
             Err(e) => {
                 eprintln!("touchmove demo: {e}");

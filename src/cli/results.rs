@@ -36,7 +36,7 @@ pub struct ResultsArgs {
 
 /// Runs `touchmove results`.
 pub fn run(args: ResultsArgs) -> ExitCode {
-    let trf = match Trf::load_as(&args.trf, args.encoding) {
+    let trf = match Trf::load(&args.trf, args.encoding) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("touchmove results: {e}");

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::cluster::ClusterSettings;
 use crate::cluster::broadcast::Broadcast;
 use crate::cluster::settings::ClusterArgs;
+use crate::event::EventFile;
 use crate::server::feed::Feed;
 
 /// Arguments of `touchmove serve`.
@@ -40,7 +41,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
         eprintln!("touchmove serve: {message}");
         ExitCode::FAILURE
     };
-    let settings = match ClusterSettings::resolve(&args.cluster, args.config.as_deref(), None) {
+    let event = match args.config.as_deref().map(EventFile::load).transpose() {
+        Ok(event) => event,
+        Err(e) => return fail(e.to_string()),
+    };
+    let settings = match ClusterSettings::resolve(&args.cluster, event.as_ref(), None) {
         Ok(Some(s)) => s,
         Ok(None) => {
             return fail(
