@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{Recorder, RecorderHandle, RunOptions, rounds, say};
+use super::{Recorder, RecorderHandle, RunOptions, earlier_rounds, say};
 use crate::driver::probe::{Candidates, probe};
 use crate::event::spec::{EventSpec, RoundPlan, next_board_number, unpaired_board};
 use crate::event::trf::Encoding;
@@ -64,7 +64,9 @@ impl EventRun {
         }
         let plan = spec.round(&boards, boards.round, encoding)?;
         tell(&plan);
-        for problem in rounds::show_earlier_rounds(&options.feed, &options.out_dir, boards.round) {
+        for problem in
+            earlier_rounds::show_earlier_rounds(&options.feed, &options.out_dir, boards.round)
+        {
             say(&format!(
                 "an earlier round's game cannot be shown: {problem}"
             ));

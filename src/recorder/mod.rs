@@ -74,6 +74,7 @@
 mod board_task;
 pub mod channel;
 mod discovery;
+pub mod earlier_rounds;
 pub mod event_run;
 mod game_files;
 pub mod layout;
@@ -81,7 +82,6 @@ pub mod leds;
 pub mod pipeline;
 pub mod replay;
 pub mod round_results;
-pub mod rounds;
 mod session;
 
 use std::collections::{BTreeMap, BTreeSet};
