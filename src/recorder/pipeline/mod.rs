@@ -337,6 +337,15 @@ impl BoardPipeline {
         self.checkpoint_if_verified(t_ms);
     }
 
+    /// Takes one observation of a board whose reports are already read (a simulation's, in
+    /// game coordinates), as if its bytes had shown it at `obs.t_ms`; the events it causes are
+    /// appended to `out`.
+    pub fn on_observation(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        self.observations.push(obs.clone());
+        self.take_pending_observations(out);
+        self.check_flag(obs.t_ms, out);
+    }
+
     /// The host's link lost its connection to the board, or the host restarted: what the
     /// next connection brings is part of the gap until the board has been read again (its
     /// move log, or its dump), however late the handshake's answer comes.
