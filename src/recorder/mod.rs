@@ -165,121 +165,12 @@ impl Recorder {
         config: EventConfig,
         options: RunOptions,
     ) -> Result<RecorderHandle, RecorderError> {
-        if config.boards.is_empty() {
-            return Err(RecorderError::NoBoards);
-        }
-        crate::event::bounds::check_round(i64::from(config.round))
-            .map_err(RecorderError::Numbers)?;
-        for board in &config.boards {
-            crate::event::bounds::check_board(i64::from(board.number))
-                .map_err(RecorderError::Numbers)?;
-        }
-        crate::event::pegasus_key::check_boards(&config, options.pegasus_key.as_ref())
-            .map_err(RecorderError::PegasusKey)?;
-        let control = match &config.time_control {
-            Some(tc) => crate::clock::TimeControl::parse(tc)
-                .map_err(|e| RecorderError::TimeControl(e.to_string()))?,
-            None => crate::clock::TimeControl::Unknown,
-        };
-        let out = OutputFolder::new(&options.out_dir);
-        out.prepare(config.round)
-            .map_err(|source| RecorderError::OutDir {
-                path: options.out_dir.clone(),
-                source,
-            })?;
-        let state_error = |source| RecorderError::StateDir {
-            path: options.state_dir.clone(),
-            source,
-        };
-        layout::prepare_state_dir(&options.state_dir).map_err(state_error)?;
-        let folder_lock = lock_folder(&options)?;
-        let out = out.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME));
-        if options.journal_path == options.out_dir.join(JOURNAL_NAME) {
-            say(&format!(
-                "the journal {} is in the published output folder (an older touchmove put it \
-                 there); it is used where it is. To keep it private, stop the recorder and move \
-                 it (with its -wal and -shm files) to {}",
-                options.journal_path.display(),
-                options.state_dir.join(JOURNAL_NAME).display()
-            ));
-        }
-        if let Some(addr) = options.listen
-            && !addr.ip().is_loopback()
-        {
-            loud(&format!(
-                "the web server listens on {addr}, reachable from other computers, without TLS: \
-                 the arbiter's token and actions travel in clear. Put a TLS reverse proxy in \
-                 front of it, or listen on 127.0.0.1"
-            ));
-        }
-        let journal_error = |message: String| RecorderError::Journal {
-            path: options.journal_path.clone(),
-            message,
-        };
-        let mut journal =
-            Journal::open(&options.journal_path).map_err(|e| journal_error(e.to_string()))?;
-        if let Some(limit) = options.journal_limit {
-            journal
-                .limit_size(limit)
-                .map_err(|e| journal_error(e.to_string()))?;
-        }
-        let first_start = journal
-            .sessions()
-            .map_err(|e| journal_error(e.to_string()))?
-            .first()
-            .map_or_else(session::unix_ms, |s| s.started_unix_ms);
-        let run = journal
-            .begin_session(first_start)
-            .map_err(|e| journal_error(e.to_string()))?;
-        options.feed.begin_run(run);
-        options.feed.set_time_origin(first_start);
-        let session = session::Session::since(first_start);
-        let mut replay = replay::split(
-            &journal
-                .entries_after(0)
-                .map_err(|e| journal_error(e.to_string()))?,
-            config.round,
-        );
-        let pusher = match &options.lichess {
-            Some((round_id, token_file)) => Some(
-                crate::server::lichess::Pusher::from_token_file(
-                    &options.lichess_url,
-                    round_id,
-                    token_file,
-                )
-                .map_err(|e| RecorderError::Lichess(e.to_string()))?,
-            ),
-            None => None,
-        };
-        options
-            .feed
-            .status()
-            .set_lichess(pusher.as_ref().map(|p| p.monitor()));
-        let setup = DiscoverySetup {
-            candidates: options.candidates.clone(),
-            fixed: config
-                .boards
-                .iter()
-                .filter_map(|b| match &b.source {
-                    BoardSource::Port(p) | BoardSource::Bus { port: p, .. } => {
-                        Some((p.clone(), b.number))
-                    }
-                    _ => None,
-                })
-                .collect(),
-            reserved: config
-                .boards
-                .iter()
-                .filter_map(|b| match &b.source {
-                    BoardSource::Serial(s) => Some(s.clone()),
-                    BoardSource::Auto => replay.get(&b.number)?.serial.clone(),
-                    BoardSource::Port(_) | BoardSource::Bus { .. } => None,
-                })
-                .collect(),
-            origins: options.board_origins.clone(),
-            unread: options.probed_bytes.clone(),
-        };
-        let (discovery, prober) = Discovery::start(setup);
+        let control = check_event(&config, &options)?;
+        let (out, folder_lock) = open_folders(&config, &options)?;
+        warn_about_places(&options);
+        let (journal, session, mut replay) = open_journal(&config, &options)?;
+        let pusher = lichess_pusher(&options)?;
+        let (discovery, prober) = Discovery::start(discovery_setup(&config, &options, &replay));
         let buses = bus_chains(&config, session.epoch());
         let shared = Arc::new_cyclic(|shared| Shared {
             config: config.clone(),
@@ -322,30 +213,17 @@ impl Recorder {
             prober,
             tokio::spawn(write_round_files(shared.clone())),
         ];
+        let state_error = |source| RecorderError::StateDir {
+            path: options.state_dir.clone(),
+            source,
+        };
         let token = channel::event_token(&options.state_dir).map_err(state_error)?;
         options.feed.set_current_round(config.round);
         background.push(
             channel::listen(&options.state_dir, token.clone(), sink.clone())
                 .map_err(state_error)?,
         );
-        let server = match options.listen {
-            Some(addr) => Some(
-                crate::server::serve_with_next_round(
-                    addr,
-                    options.feed.clone(),
-                    Some(sink.clone()),
-                    options.next_round.clone(),
-                    token,
-                    options.connection_limits,
-                )
-                .await
-                .map_err(|e| RecorderError::Server {
-                    addr,
-                    message: e.to_string(),
-                })?,
-            ),
-            None => None,
-        };
+        let server = start_server(&options, &sink, token).await?;
         Ok(RecorderHandle {
             boards,
             tasks,
@@ -357,6 +235,180 @@ impl Recorder {
             _folder_lock: folder_lock,
         })
     }
+}
+
+/// Checks what the event asks of the recorder (its round and board numbers, the Pegasus key
+/// its boards need); returns its time control.
+fn check_event(
+    config: &EventConfig,
+    options: &RunOptions,
+) -> Result<crate::clock::TimeControl, RecorderError> {
+    if config.boards.is_empty() {
+        return Err(RecorderError::NoBoards);
+    }
+    crate::event::bounds::check_round(i64::from(config.round)).map_err(RecorderError::Numbers)?;
+    for board in &config.boards {
+        crate::event::bounds::check_board(i64::from(board.number))
+            .map_err(RecorderError::Numbers)?;
+    }
+    crate::event::pegasus_key::check_boards(config, options.pegasus_key.as_ref())
+        .map_err(RecorderError::PegasusKey)?;
+    match &config.time_control {
+        Some(tc) => crate::clock::TimeControl::parse(tc)
+            .map_err(|e| RecorderError::TimeControl(e.to_string())),
+        None => Ok(crate::clock::TimeControl::Unknown),
+    }
+}
+
+/// Prepares the output folder for the round and the state directory, and takes the folder's
+/// lock.
+fn open_folders(
+    config: &EventConfig,
+    options: &RunOptions,
+) -> Result<(OutputFolder, nix::fcntl::Flock<std::fs::File>), RecorderError> {
+    let out = OutputFolder::new(&options.out_dir);
+    out.prepare(config.round)
+        .map_err(|source| RecorderError::OutDir {
+            path: options.out_dir.clone(),
+            source,
+        })?;
+    layout::prepare_state_dir(&options.state_dir).map_err(|source| RecorderError::StateDir {
+        path: options.state_dir.clone(),
+        source,
+    })?;
+    let folder_lock = lock_folder(options)?;
+    let out = out.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME));
+    Ok((out, folder_lock))
+}
+
+/// Says what is where it should not be: a journal in the published folder, a web server
+/// reachable from other computers without TLS.
+fn warn_about_places(options: &RunOptions) {
+    if options.journal_path == options.out_dir.join(JOURNAL_NAME) {
+        say(&format!(
+            "the journal {} is in the published output folder (an older touchmove put it \
+             there); it is used where it is. To keep it private, stop the recorder and move \
+             it (with its -wal and -shm files) to {}",
+            options.journal_path.display(),
+            options.state_dir.join(JOURNAL_NAME).display()
+        ));
+    }
+    if let Some(addr) = options.listen
+        && !addr.ip().is_loopback()
+    {
+        loud(&format!(
+            "the web server listens on {addr}, reachable from other computers, without TLS: \
+             the arbiter's token and actions travel in clear. Put a TLS reverse proxy in \
+             front of it, or listen on 127.0.0.1"
+        ));
+    }
+}
+
+/// Opens the journal and begins this run's session in it; returns it, the session (its time
+/// counted from the journal's first start) and what each board of the round journalled.
+fn open_journal(
+    config: &EventConfig,
+    options: &RunOptions,
+) -> Result<(Journal, session::Session, BTreeMap<u32, replay::History>), RecorderError> {
+    let journal_error = |e: crate::store::JournalError| RecorderError::Journal {
+        path: options.journal_path.clone(),
+        message: e.to_string(),
+    };
+    let mut journal = Journal::open(&options.journal_path).map_err(journal_error)?;
+    if let Some(limit) = options.journal_limit {
+        journal.limit_size(limit).map_err(journal_error)?;
+    }
+    let first_start = journal
+        .sessions()
+        .map_err(journal_error)?
+        .first()
+        .map_or_else(session::unix_ms, |s| s.started_unix_ms);
+    let run = journal.begin_session(first_start).map_err(journal_error)?;
+    options.feed.begin_run(run);
+    options.feed.set_time_origin(first_start);
+    let entries = journal.entries_after(0).map_err(journal_error)?;
+    let replay = replay::split(&entries, config.round);
+    Ok((journal, session::Session::since(first_start), replay))
+}
+
+/// The lichess pusher the options ask for, shown on the status.
+fn lichess_pusher(
+    options: &RunOptions,
+) -> Result<Option<crate::server::lichess::Pusher>, RecorderError> {
+    let pusher = match &options.lichess {
+        Some((round_id, token_file)) => Some(
+            crate::server::lichess::Pusher::from_token_file(
+                &options.lichess_url,
+                round_id,
+                token_file,
+            )
+            .map_err(|e| RecorderError::Lichess(e.to_string()))?,
+        ),
+        None => None,
+    };
+    options
+        .feed
+        .status()
+        .set_lichess(pusher.as_ref().map(|p| p.monitor()));
+    Ok(pusher)
+}
+
+/// Where the boards are looked for: the ports the event names, the serial numbers it (or an
+/// earlier run of an "auto" board) reserves, the bytes probes read before the start.
+fn discovery_setup(
+    config: &EventConfig,
+    options: &RunOptions,
+    replay: &BTreeMap<u32, replay::History>,
+) -> DiscoverySetup {
+    DiscoverySetup {
+        candidates: options.candidates.clone(),
+        fixed: config
+            .boards
+            .iter()
+            .filter_map(|b| match &b.source {
+                BoardSource::Port(p) | BoardSource::Bus { port: p, .. } => {
+                    Some((p.clone(), b.number))
+                }
+                _ => None,
+            })
+            .collect(),
+        reserved: config
+            .boards
+            .iter()
+            .filter_map(|b| match &b.source {
+                BoardSource::Serial(s) => Some(s.clone()),
+                BoardSource::Auto => replay.get(&b.number)?.serial.clone(),
+                BoardSource::Port(_) | BoardSource::Bus { .. } => None,
+            })
+            .collect(),
+        origins: options.board_origins.clone(),
+        unread: options.probed_bytes.clone(),
+    }
+}
+
+/// Starts the web server when the options ask for one.
+async fn start_server(
+    options: &RunOptions,
+    sink: &ArbiterSink,
+    token: String,
+) -> Result<Option<crate::server::ServerHandle>, RecorderError> {
+    let Some(addr) = options.listen else {
+        return Ok(None);
+    };
+    crate::server::serve_with_next_round(
+        addr,
+        options.feed.clone(),
+        Some(sink.clone()),
+        options.next_round.clone(),
+        token,
+        options.connection_limits,
+    )
+    .await
+    .map(Some)
+    .map_err(|e| RecorderError::Server {
+        addr,
+        message: e.to_string(),
+    })
 }
 
 /// Starts polling every DGT bus chain of the event, each with the addresses of the boards

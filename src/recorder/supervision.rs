@@ -50,54 +50,12 @@ pub(super) async fn supervise(
             }
         );
         loud(&message);
-        let desk = |message: String| {
-            shared.feed.publish(
-                shared.config.round,
-                board.number,
-                crate::act::Event::Alert(crate::act::Alert {
-                    article: "recorder".to_string(),
-                    side: None,
-                    ply: 0,
-                    t_ms: shared.session.now_ms(),
-                    evidence_ms: Vec::new(),
-                    squares: Vec::new(),
-                    severity: crate::act::Severity::Critical,
-                    message,
-                    gap: None,
-                    withdraws: Vec::new(),
-                    before_game: false,
-                }),
-            );
-        };
+        let desk = |message: String| to_desk(&shared, board.number, message);
         if !again {
             desk(message);
             return;
         }
-        let rebuilt = {
-            let (shared, board, control) = (shared.clone(), board.clone(), control.clone());
-            tokio::spawn(async move {
-                let entries = {
-                    let journal = shared.journal.clone();
-                    let key = replay::board_key(shared.config.round, board.number);
-                    tokio::task::spawn_blocking(move || journal.lock().board_entries(&key, 0)).await
-                };
-                let history = match entries {
-                    Ok(Ok(entries)) => replay::split(&entries, shared.config.round)
-                        .remove(&board.number)
-                        .unwrap_or_default(),
-                    Ok(Err(e)) => {
-                        loud(&format!(
-                            "board {}: cannot read the journal to rebuild it: {e}",
-                            board.number
-                        ));
-                        return None;
-                    }
-                    Err(_) => return None,
-                };
-                Some(BoardTask::resume(shared, &board, control, history).await)
-            })
-            .await
-        };
+        let rebuilt = tokio::spawn(rebuild(shared.clone(), board.clone(), control.clone())).await;
         // On the desk after the rebuild, which replays the game from its start.
         task = match rebuilt {
             Ok(Some(task)) => {
@@ -116,6 +74,54 @@ pub(super) async fn supervise(
             }
         };
     }
+}
+
+/// Raises a critical alert about board `board`'s task on the arbiter's desk.
+fn to_desk(shared: &Shared, board: u32, message: String) {
+    shared.feed.publish(
+        shared.config.round,
+        board,
+        crate::act::Event::Alert(crate::act::Alert {
+            article: "recorder".to_string(),
+            side: None,
+            ply: 0,
+            t_ms: shared.session.now_ms(),
+            evidence_ms: Vec::new(),
+            squares: Vec::new(),
+            severity: crate::act::Severity::Critical,
+            message,
+            gap: None,
+            withdraws: Vec::new(),
+            before_game: false,
+        }),
+    );
+}
+
+/// Board `board`'s task rebuilt from the journal; `None` when the journal cannot be read.
+async fn rebuild(
+    shared: Arc<Shared>,
+    board: BoardConfig,
+    control: crate::clock::TimeControl,
+) -> Option<BoardTask> {
+    let entries = {
+        let journal = shared.journal.clone();
+        let key = replay::board_key(shared.config.round, board.number);
+        tokio::task::spawn_blocking(move || journal.lock().board_entries(&key, 0)).await
+    };
+    let history = match entries {
+        Ok(Ok(entries)) => replay::split(&entries, shared.config.round)
+            .remove(&board.number)
+            .unwrap_or_default(),
+        Ok(Err(e)) => {
+            loud(&format!(
+                "board {}: cannot read the journal to rebuild it: {e}",
+                board.number
+            ));
+            return None;
+        }
+        Err(_) => return None,
+    };
+    Some(BoardTask::resume(shared, &board, control, history).await)
 }
 
 /// The message of a panic.
