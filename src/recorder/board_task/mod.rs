@@ -7,23 +7,25 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::discovery::{Found, Target};
+mod journal;
+mod link;
+
+use super::discovery::Found;
 use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
-use super::replay::{BOUND_SERIAL, History, LINK_LOST, Step, board_key};
+use super::replay::{History, Step, board_key};
 use super::{Shared, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
-use crate::board::kind::BoardKind;
 use crate::clock::TimeControl;
-use crate::driver::dgt::{LinkConfig, LinkEvent, LinkHandle, spawn_link};
-use crate::driver::snapshot_link::{SnapshotLinkConfig, spawn_snapshot_link};
+use crate::driver::dgt::LinkEvent;
 use crate::event::{BoardConfig, BoardSource};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::leds::{LedPlan, led_command};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
-use crate::wire::dgt::{Command, CommandDecoder};
+use journal::entry_size;
+use link::{Link, next_found, next_link_event, until};
 
 /// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
 pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
@@ -367,173 +369,6 @@ impl BoardTask {
         }
     }
 
-    /// True when the board's port is found by probing (by serial number or "auto").
-    fn found_by_probing(&self) -> bool {
-        matches!(self.source, BoardSource::Serial(_) | BoardSource::Auto)
-    }
-
-    /// The board the prober must find for this task.
-    fn target(&self) -> Target {
-        match (&self.source, &self.bound_serial) {
-            (BoardSource::Serial(s), _) | (BoardSource::Auto, Some(s)) => Target::Serial(s.clone()),
-            _ => Target::Auto,
-        }
-    }
-
-    fn find(&self) -> oneshot::Receiver<Found> {
-        self.shared.discovery.want(self.number, self.target())
-    }
-
-    /// Opens the link of the board's kind on `port`; `None` for a Pegasus without its
-    /// developer key (said loudly; the recorder refuses to start without it, so only a
-    /// caller that skipped that check gets here).
-    fn open_link(&mut self, port: String) -> Option<Link> {
-        let epoch = self.shared.session.epoch();
-        let (handle, events) = match self.pipeline.kind() {
-            BoardKind::Dgt => spawn_link(LinkConfig::new(port.clone()), epoch),
-            BoardKind::Pegasus => {
-                let Some(key) = self.shared.pegasus_key.clone() else {
-                    loud(&format!(
-                        "board {}: {port} is a DGT Pegasus and no developer key is given, so it \
-                         is not read: {}",
-                        self.number,
-                        crate::event::pegasus_key::HOW_TO_GIVE_THE_KEY
-                    ));
-                    return None;
-                };
-                let (handle, events) = spawn_link(LinkConfig::pegasus(port.clone(), key), epoch);
-                self.lights = Some(forward_lights(handle.clone()));
-                (handle, events)
-            }
-            kind => {
-                let (handle, events, lights) =
-                    spawn_snapshot_link(SnapshotLinkConfig::new(kind, port.clone()), epoch);
-                self.lights = Some(lights);
-                (handle, events)
-            }
-        };
-        Some(Link {
-            handle: LinkControl::Own(handle),
-            events,
-            port,
-        })
-    }
-
-    /// The board's share of its bus chain's link.
-    fn open_bus_link(&self, port: &std::path::Path, serial: &str) -> Option<Link> {
-        let chain = self.shared.buses.get(port)?.clone();
-        let address = crate::wire::dgt::bus::address_of_serial(serial)?;
-        say(&format!(
-            "board {}: DGT bus board serial {serial} (address {address}) on {}",
-            self.number,
-            port.display()
-        ));
-        Some(Link {
-            events: chain.subscribe(address),
-            handle: LinkControl::Bus(chain, address),
-            port: port.to_string_lossy().into_owned(),
-        })
-    }
-
-    /// A port was found: an "auto" board keeps the serial number it took, in the journal too.
-    async fn on_found(&mut self, found: &Found) {
-        say(&format!(
-            "board {}: found {} on {}",
-            self.number,
-            found
-                .serial
-                .as_deref()
-                .map_or("a DGT board".to_string(), |s| format!(
-                    "DGT board serial {s}"
-                )),
-            found.port.display()
-        ));
-        if self.source != BoardSource::Auto || self.bound_serial.is_some() {
-            return;
-        }
-        let Some(serial) = found.serial.clone() else {
-            return;
-        };
-        let entry = NewEntry {
-            board: Some(self.key.clone()),
-            t_ms: self.shared.session.now_ms(),
-            record: Record::Metadata {
-                key: BOUND_SERIAL.to_string(),
-                value: serde_json::Value::String(serial.clone()),
-            },
-        };
-        self.commit(vec![entry]).await;
-        self.bound_serial = Some(serial);
-    }
-
-    /// The link's handshake succeeded; false when it is not the board this task wants.
-    fn on_connected(&mut self, port: &str, version: Option<&str>, serial: Option<&str>) -> bool {
-        if let Target::Serial(wanted) = self.target()
-            && !matches!(self.source, BoardSource::Port(_))
-            && serial.is_some_and(|s| s != wanted)
-        {
-            loud(&format!(
-                "board {}: the board on {port} now reports serial {}, not {wanted}; looking for \
-                 board serial {wanted} again",
-                self.number,
-                serial.unwrap_or("unknown")
-            ));
-            return false;
-        }
-        self.pipeline.set_link(port, serial);
-        match self.pipeline.kind() {
-            BoardKind::Dgt => say(&format!(
-                "board {}: connected on {port} (DGT board serial {}, version {})",
-                self.number,
-                serial.unwrap_or("unknown"),
-                version.unwrap_or("unknown")
-            )),
-            kind => say(&format!(
-                "board {}: connected on {port} ({kind} board, version {})",
-                self.number,
-                version.unwrap_or("unknown")
-            )),
-        }
-        true
-    }
-
-    /// The connection to the board is gone (`why`), or the recorder started again: what the
-    /// board sends next is on a new connection, part of the gap until it has been read again.
-    /// Journalled, so that a replay reads the next bytes as this run does.
-    async fn link_lost(&mut self, why: &str) {
-        if std::mem::replace(&mut self.connection_lost, true) {
-            return;
-        }
-        self.pipeline.link_lost();
-        let entry = NewEntry {
-            board: Some(self.key.clone()),
-            t_ms: self.shared.session.now_ms(),
-            record: Record::Metadata {
-                key: LINK_LOST.to_string(),
-                value: serde_json::Value::String(why.to_string()),
-            },
-        };
-        self.commit(vec![entry]).await;
-    }
-
-    fn on_lost(&self, port: &str, reason: &str) {
-        let next = match (&self.source, self.target()) {
-            (BoardSource::Port(_), _) => "this one resumes when it is plugged in again".to_string(),
-            (BoardSource::Bus { .. }, _) => {
-                "this one resumes when it answers on the bus again (switched on, cable back)"
-                    .to_string()
-            }
-            (_, Target::Serial(s)) => {
-                format!("board serial {s} is looked for on every candidate port until it is back")
-            }
-            (_, Target::Auto) => "a free board is looked for on every candidate port".to_string(),
-        };
-        loud(&format!(
-            "board {}: port {port} lost ({reason}); the other boards keep recording, and {next}",
-            self.number
-        ));
-    }
-
     /// Starts the next dead-position analysis the pipeline asked for, unless one is running.
     fn start_analysis(&mut self) {
         self.analyses.extend(self.pipeline.take_analysis_requests());
@@ -583,21 +418,6 @@ impl BoardTask {
         self.events = events;
         if self.files_behind_since.is_some() {
             self.write_files(false);
-        }
-    }
-
-    /// Asks the board for its move log when the pipeline found updates lost on the line:
-    /// the log tells which, and in what order (DGT `SEND_EE_MOVES`).
-    fn ask_for_log(&mut self, link: Option<&Link>) {
-        if self.pipeline.take_log_request()
-            && let Some(link) = link
-        {
-            tracing::info!(
-                board = self.number,
-                "the board's picture shows updates lost on the line; reading its move log to \
-                 put them back"
-            );
-            link.handle.ask_for_log();
         }
     }
 
@@ -699,104 +519,6 @@ impl BoardTask {
         answer
     }
 
-    fn event_entry(&self, t_ms: Millis, event: &Event) -> NewEntry {
-        NewEntry {
-            board: Some(self.key.clone()),
-            t_ms,
-            record: Record::Event(event.clone()),
-        }
-    }
-
-    /// Journals `entries` after the entries the journal refused before, in one transaction.
-    /// False when the journal refuses again: they all wait, in order, for the next attempt
-    /// (the next chunk, or the next tick), up to the backlog's bound.
-    async fn commit(&mut self, entries: Vec<NewEntry>) -> bool {
-        self.hold(entries);
-        if self.backlog.is_empty() {
-            return true;
-        }
-        let held = self.backlog.len();
-        let pending = std::mem::take(&mut self.backlog);
-        match self.shared.journal.append_or_return(pending).await {
-            Ok(_) => {
-                self.backlog_bytes = 0;
-                let dropped = std::mem::take(&mut self.backlog_dropped);
-                if self.shared.board_recovered(self.number) {
-                    let lost = if dropped == 0 {
-                        ", nothing was lost".to_string()
-                    } else {
-                        format!(
-                            "; {dropped} later entries did not fit in memory and are NOT in the \
-                             journal (the PGN files have the moves; a restart would not rebuild \
-                             them: check the game with `touchmove arbiter`)"
-                        )
-                    };
-                    loud(&format!(
-                        "board {}: the journal {} accepts writes again; the {held} entries held \
-                         in memory are journalled{lost}",
-                        self.number,
-                        self.shared.journal_path.display()
-                    ));
-                }
-                true
-            }
-            Err((e, returned)) => {
-                self.backlog_bytes = returned.iter().map(entry_size).sum();
-                self.backlog = returned;
-                if self.shared.board_failed(self.number) {
-                    loud(&format!(
-                        "JOURNAL FAILING (board {}): {e}. The games in progress go on in memory \
-                         and in the PGN files and are journalled as soon as the journal accepts \
-                         writes again; no new game is recorded until then, and a crash before \
-                         then would lose the moves since now.",
-                        self.number
-                    ));
-                }
-                false
-            }
-        }
-    }
-
-    /// Adds `entries` to the backlog, up to [`Shared::backlog_limit`]: beyond it they are
-    /// not kept (said once), so that a long outage cannot exhaust the memory.
-    fn hold(&mut self, entries: Vec<NewEntry>) {
-        for entry in entries {
-            let size = entry_size(&entry);
-            if !self.backlog.is_empty()
-                && self.backlog_bytes.saturating_add(size) > self.shared.backlog_limit
-            {
-                if self.backlog_dropped == 0 {
-                    loud(&format!(
-                        "board {}: JOURNAL BACKLOG FULL: {} entries ({} KiB) wait for the journal \
-                         {}; newer ones are not kept for it. The game goes on in memory and in \
-                         the PGN files, but a restart would not rebuild the moves from now on: \
-                         free space on the disk now",
-                        self.number,
-                        self.backlog.len(),
-                        self.backlog_bytes / 1024,
-                        self.shared.journal_path.display()
-                    ));
-                }
-                self.backlog_dropped += 1;
-                continue;
-            }
-            self.backlog_bytes += size;
-            self.backlog.push(entry);
-        }
-    }
-
-    /// The journal took the new game that was held back: publish it.
-    fn release_held_game(&mut self) {
-        if std::mem::take(&mut self.holding_new_game) {
-            say(&format!(
-                "board {}: the new game is journalled and recorded now",
-                self.number
-            ));
-            self.write_files(true);
-        }
-    }
-
-    /// Publishes events to the live feed.
     /// Lights the squares the events call for, on a board with LEDs.
     fn light(&mut self, events: &[Event]) {
         let Some(lights) = &self.lights else {
@@ -816,6 +538,7 @@ impl BoardTask {
         }
     }
 
+    /// Publishes events to the live feed.
     fn publish(&self, events: &mut Vec<Event>) {
         for event in events.drain(..) {
             self.shared
@@ -848,14 +571,6 @@ impl BoardTask {
     }
 }
 
-/// About what an entry costs in memory while it waits for the journal.
-fn entry_size(entry: &NewEntry) -> usize {
-    match &entry.record {
-        Record::Bytes(bytes) => bytes.len() + 64,
-        _ => 512,
-    }
-}
-
 /// What a replay hands the feed, in order.
 enum Replayed {
     /// An event of the pipeline.
@@ -864,85 +579,12 @@ enum Replayed {
     Arbiter(ArbiterAction),
 }
 
-/// Controls the board's link: its own port's, or its share of a bus chain's.
-enum LinkControl {
-    Own(LinkHandle),
-    Bus(crate::driver::bus_boards::BusBoards, u16),
-}
-
-impl LinkControl {
-    fn shutdown(&self) {
-        match self {
-            LinkControl::Own(handle) => handle.shutdown(),
-            LinkControl::Bus(chain, address) => chain.unsubscribe(*address),
-        }
-    }
-
-    /// Asks for the board's move log (`SEND_EE_MOVES`). A bus board's changes come in its
-    /// polls, and what it missed while off is read from its position.
-    fn ask_for_log(&self) {
-        if let LinkControl::Own(handle) = self {
-            handle.send(Command::SendEepromMoves);
-        }
-    }
-}
-
-/// Where the LED commands of a board on a DGT link (Pegasus) go: decoded and sent through
-/// `handle`, which writes them while the link is up and drops them while it is down. The
-/// forwarding ends when the sender is dropped (the next link's replaces it).
-fn forward_lights(handle: LinkHandle) -> mpsc::UnboundedSender<Vec<u8>> {
-    let (lights, mut received) = mpsc::unbounded_channel::<Vec<u8>>();
-    tokio::spawn(async move {
-        let mut decoder = CommandDecoder::new();
-        let mut commands = Vec::new();
-        while let Some(bytes) = received.recv().await {
-            decoder.push(&bytes, &mut commands);
-            for command in commands.drain(..) {
-                handle.send(command);
-            }
-        }
-    });
-    lights
-}
-
-/// A running link to the board.
-struct Link {
-    handle: LinkControl,
-    events: mpsc::Receiver<LinkEvent>,
-    port: String,
-}
-
-/// The next event of the link, if there is one (otherwise waits forever).
-async fn next_link_event(link: &mut Option<Link>) -> Option<LinkEvent> {
-    match link {
-        Some(link) => link.events.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Waits until `at`, or forever when there is no `at`.
-async fn until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The answer of the running analysis, if one runs (otherwise waits forever).
 async fn next_analysis(
     analysing: &mut Option<tokio::task::JoinHandle<(AnalysisRequest, Option<bool>)>>,
 ) -> Result<(AnalysisRequest, Option<bool>), tokio::task::JoinError> {
     match analysing {
         Some(handle) => handle.await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The port found for the board, if it is being looked for (otherwise waits forever); `None`
-/// when the prober stopped.
-async fn next_found(finding: &mut Option<oneshot::Receiver<Found>>) -> Option<Found> {
-    match finding {
-        Some(answer) => answer.await.ok(),
         None => std::future::pending().await,
     }
 }
