@@ -47,6 +47,38 @@ pub struct History {
     pub serial: Option<String>,
 }
 
+/// What replaying a step gave, in the order it happened live.
+#[derive(Debug)]
+pub enum Replayed<'a> {
+    /// An event of the pipeline.
+    Event(Event),
+    /// An arbiter action the pipeline applied.
+    Applied(&'a ArbiterRequest),
+}
+
+/// Applies one step to `pipeline` as the live recorder did, handing `each` what it gave, in
+/// order. Live, the clock ticks went on up to an arbiter action: what they judged (a press
+/// without a move, an illegal move's verdict) comes before it.
+pub fn replay_step<'a>(
+    pipeline: &mut BoardPipeline,
+    step: &'a Step,
+    each: &mut impl FnMut(Replayed<'a>),
+) {
+    let mut events = Vec::new();
+    match step {
+        Step::Bytes(t_ms, bytes) => pipeline.on_bytes(*t_ms, bytes, &mut events),
+        Step::Arbiter(t_ms, request) => {
+            pipeline.tick(*t_ms, &mut events);
+            events.drain(..).for_each(|e| each(Replayed::Event(e)));
+            if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
+                each(Replayed::Applied(request));
+            }
+        }
+        Step::LinkLost => pipeline.link_lost(),
+    }
+    events.into_iter().for_each(|e| each(Replayed::Event(e)));
+}
+
 /// The journal key of board `board` of `round`.
 pub(crate) fn board_key(round: u32, board: u32) -> BoardKey {
     BoardKey::Pairing { round, board }
@@ -207,17 +239,13 @@ pub fn replay_board(
     let mut events = Vec::new();
     let mut last = 0;
     for step in &history.steps {
-        match step {
-            Step::Bytes(t_ms, bytes) => {
-                pipeline.on_bytes(*t_ms, bytes, &mut events);
-                last = *t_ms;
+        replay_step(&mut pipeline, step, &mut |replayed| {
+            if let Replayed::Event(event) = replayed {
+                events.push(event);
             }
-            Step::Arbiter(t_ms, request) => {
-                pipeline.tick(*t_ms, &mut events);
-                let _ = pipeline.on_arbiter(*t_ms, request, &mut events);
-                last = *t_ms;
-            }
-            Step::LinkLost => pipeline.link_lost(),
+        });
+        if let Step::Bytes(t_ms, _) | Step::Arbiter(t_ms, _) = step {
+            last = *t_ms;
         }
     }
     pipeline.tick(last.saturating_add(TICK_AFTER_THE_END), &mut events);

@@ -1,6 +1,8 @@
 //! The board's link: opened on its own port or as its share of a bus chain, its port found by
 //! probing (by serial number or "auto"), connected and lost; its move log asked for.
 
+use std::time::Duration;
+
 use tokio::sync::{mpsc, oneshot};
 
 use super::super::discovery::{Found, Target};
@@ -14,7 +16,128 @@ use crate::event::BoardSource;
 use crate::store::{NewEntry, Record};
 use crate::wire::dgt::{Command, CommandDecoder};
 
+/// How long a board on a named port waits before opening it again when it could not be
+/// opened or did not answer: on event day cables are plugged in after the recorder starts,
+/// and another program may let go of the port.
+const PORT_RETRY: Duration = Duration::from_secs(2);
+
+/// The board's link and the search for its port, as the task's loop keeps them.
+pub(super) struct Linking {
+    /// The link open now.
+    pub(super) link: Option<Link>,
+    /// The prober's answer waited for, while the board's port is looked for.
+    pub(super) finding: Option<oneshot::Receiver<Found>>,
+    /// When the named port is opened again.
+    pub(super) reopen: Option<tokio::time::Instant>,
+    /// The failure last told (each is told once).
+    failure_told: Option<String>,
+}
+
 impl BoardTask {
+    /// Opens the board's link on its port or its bus chain, or starts looking for its port.
+    pub(super) fn start_linking(&mut self) -> Linking {
+        let mut linking = Linking {
+            link: None,
+            finding: None,
+            reopen: None,
+            failure_told: None,
+        };
+        match self.source.clone() {
+            BoardSource::Port(p) => linking.link = self.open_link(p.to_string_lossy().into_owned()),
+            BoardSource::Bus { port, serial } => linking.link = self.open_bus_link(&port, &serial),
+            _ => linking.finding = Some(self.find()),
+        }
+        linking
+    }
+
+    /// Takes one event of the link (`None`: the link ended); a link lost, failed or to
+    /// another board than the one wanted is closed, and its port looked for or opened again.
+    pub(super) async fn on_link_event(&mut self, linking: &mut Linking, event: Option<LinkEvent>) {
+        let port = linking
+            .link
+            .as_ref()
+            .map(|l| l.port.clone())
+            .unwrap_or_default();
+        let keep = match event {
+            Some(LinkEvent::Bytes { t_ms, data }) => {
+                self.on_bytes(t_ms, data).await;
+                true
+            }
+            Some(LinkEvent::Connected {
+                port,
+                version,
+                serial,
+            }) => {
+                linking.failure_told = None;
+                self.on_connected(&port, version.as_deref(), serial.as_deref())
+            }
+            Some(LinkEvent::Disconnected { reason }) => {
+                self.on_lost(&port, &reason);
+                self.link_lost(&reason).await;
+                !self.found_by_probing()
+            }
+            Some(LinkEvent::Failed { message }) => {
+                self.on_failed(linking, &message);
+                self.link_lost(&message).await;
+                false
+            }
+            None => false,
+        };
+        if !keep && let Some(old) = linking.link.take() {
+            old.handle.shutdown();
+            if self.found_by_probing() {
+                linking.finding = Some(self.find());
+            }
+            if matches!(self.source, BoardSource::Port(_)) {
+                linking.reopen = Some(tokio::time::Instant::now() + PORT_RETRY);
+            }
+        }
+    }
+
+    /// Says, once, why the link failed, and when it is tried again.
+    fn on_failed(&self, linking: &mut Linking, message: &str) {
+        if linking.failure_told.as_deref() == Some(message) {
+            return;
+        }
+        let retry = match self.source {
+            BoardSource::Port(_) => format!(
+                "; trying again every {} s until it answers",
+                PORT_RETRY.as_secs()
+            ),
+            _ => String::new(),
+        };
+        loud(&format!("board {}: {message}{retry}", self.number));
+        linking.failure_told = Some(message.to_string());
+    }
+
+    /// Opens the board's named port again.
+    pub(super) fn reopen(&mut self, linking: &mut Linking) {
+        linking.reopen = None;
+        if let BoardSource::Port(p) = self.source.clone() {
+            linking.link = self.open_link(p.to_string_lossy().into_owned());
+        }
+    }
+
+    /// The prober found the board's port (`None`: it stopped): the bytes it read there are
+    /// the board's first, and the port is opened.
+    pub(super) async fn on_port_found(&mut self, linking: &mut Linking, found: Option<Found>) {
+        linking.finding = None;
+        let Some(mut found) = found else {
+            loud(&format!(
+                "board {}: the port search stopped; restart the recorder",
+                self.number
+            ));
+            return;
+        };
+        self.on_found(&found).await;
+        let epoch = self.shared.session.epoch();
+        for (at, data) in std::mem::take(&mut found.received) {
+            let t_ms = at.saturating_duration_since(epoch).as_millis() as u64;
+            self.on_bytes(t_ms, data).await;
+        }
+        linking.link = self.open_link(found.port.to_string_lossy().into_owned());
+    }
+
     /// True when the board's port is found by probing (by serial number or "auto").
     pub(super) fn found_by_probing(&self) -> bool {
         matches!(self.source, BoardSource::Serial(_) | BoardSource::Auto)

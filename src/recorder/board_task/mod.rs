@@ -10,30 +10,24 @@ use tokio::sync::{mpsc, oneshot};
 mod journal;
 mod link;
 
-use super::discovery::Found;
 use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
-use super::replay::{History, Step, board_key};
+use super::replay::{History, Replayed, Step, board_key, replay_step};
 use super::{Shared, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
 use crate::clock::TimeControl;
-use crate::driver::dgt::LinkEvent;
 use crate::event::{BoardConfig, BoardSource};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::leds::{LedPlan, led_command};
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
 use journal::entry_size;
-use link::{Link, next_found, next_link_event, until};
+use link::{next_found, next_link_event, until};
 
 /// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
 pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
 
-/// How long a board on a named port waits before opening it again when it could not be
-/// opened or did not answer: on event day cables are plugged in after the recorder starts,
-/// and another program may let go of the port.
-const PORT_RETRY: Duration = Duration::from_secs(2);
 /// How often a board's timers are looked at and its files rewritten if the game changed.
 const TICK: Duration = Duration::from_millis(250);
 
@@ -103,39 +97,14 @@ impl BoardTask {
         let mut pipeline = BoardPipeline::new(tags, control)
             .with_board_log()
             .with_kind(board.kind);
-        // The feed gets the events and the accepted arbiter actions in the order they
-        // happened, as it did live: an action settles only the alerts raised before it.
-        let mut replayed = Vec::new();
-        let mut events = Vec::new();
-        let mut chunks = 0;
-        let mut applied_keys = HashSet::new();
-        for step in &history.steps {
-            match step {
-                Step::Bytes(t_ms, bytes) => {
-                    chunks += 1;
-                    pipeline.on_bytes(*t_ms, bytes, &mut events);
-                    replayed.extend(events.drain(..).map(Replayed::Event));
-                }
-                Step::Arbiter(t_ms, request) => {
-                    // Live, the clock ticks went on up to the action: what they judged (a
-                    // press without a move, an illegal move's verdict) came before it.
-                    pipeline.tick(*t_ms, &mut events);
-                    replayed.extend(events.drain(..).map(Replayed::Event));
-                    if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
-                        replayed.push(Replayed::Arbiter(request.action.clone()));
-                        applied_keys.extend(request.key.clone());
-                    }
-                    replayed.extend(events.drain(..).map(Replayed::Event));
-                }
-                Step::LinkLost => pipeline.link_lost(),
-            }
-        }
+        let (mut replayed, chunks, applied_keys) = replay_history(&mut pipeline, &history);
         // Journalled when they were first made; a log asked for then is read in the next
         // handshake anyway.
         pipeline.take_log_reports();
         pipeline.take_log_request();
+        let mut events = Vec::new();
         pipeline.tick(shared.session.now_ms(), &mut events);
-        replayed.extend(events.drain(..).map(Replayed::Event));
+        replayed.extend(events.into_iter().map(Replayed::Event));
         let tags = GameTags::new(&shared.config, board.number);
         shared.feed.upsert_game(GameInfo {
             round: shared.config.round,
@@ -181,7 +150,7 @@ impl BoardTask {
             .iter()
             .filter_map(|r| match r {
                 Replayed::Event(e) => Some(e),
-                Replayed::Arbiter(_) => None,
+                Replayed::Applied(_) => None,
             })
             .skip(history.events)
             .map(|e| task.event_entry(t_ms, e))
@@ -190,25 +159,26 @@ impl BoardTask {
         if chunks > 0 {
             task.link_lost("the recorder started again").await;
         }
-        for item in replayed {
-            match item {
-                Replayed::Event(event) => {
-                    task.shared
-                        .feed
-                        .publish(task.shared.config.round, task.number, event);
-                }
-                Replayed::Arbiter(action) => {
-                    task.shared.feed.note_arbiter_action(
-                        task.shared.config.round,
-                        task.number,
-                        &action,
-                    );
-                }
-            }
-        }
+        task.publish_replayed(replayed);
         task.keep_longer_file();
         task.write_files(true);
         task
+    }
+
+    /// Hands the feed the replay's events and accepted arbiter actions in the order they
+    /// happened, as it got them live: an action settles only the alerts raised before it.
+    fn publish_replayed(&self, replayed: Vec<Replayed>) {
+        let round = self.shared.config.round;
+        for item in replayed {
+            match item {
+                Replayed::Event(event) => self.shared.feed.publish(round, self.number, event),
+                Replayed::Applied(request) => {
+                    self.shared
+                        .feed
+                        .note_arbiter_action(round, self.number, &request.action)
+                }
+            };
+        }
     }
 
     /// Before the rebuilt game replaces the board's PGN file: a file that knows more moves
@@ -253,16 +223,7 @@ impl BoardTask {
     pub(crate) async fn run(mut self, commands: Commands) {
         // Released when this task ends, also by a panic, for the task that replaces it.
         let mut commands = commands.lock_owned().await;
-        let mut link: Option<Link> = None;
-        let mut finding: Option<oneshot::Receiver<Found>> = None;
-        // When the named port is opened again, and the failure last told (told once).
-        let mut reopen: Option<tokio::time::Instant> = None;
-        let mut failure_told: Option<String> = None;
-        match self.source.clone() {
-            BoardSource::Port(p) => link = self.open_link(p.to_string_lossy().into_owned()),
-            BoardSource::Bus { port, serial } => link = self.open_bus_link(&port, &serial),
-            _ => finding = Some(self.find()),
-        }
+        let mut linking = self.start_linking();
         // Each board ticks at its own phase: boards started together would otherwise all
         // rewrite their files in the same instant.
         let phase = Duration::from_millis(u64::from(self.number) * 97 % TICK.as_millis() as u64);
@@ -270,72 +231,12 @@ impl BoardTask {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
-                event = next_link_event(&mut link) => {
-                    let port = link.as_ref().map(|l| l.port.clone()).unwrap_or_default();
-                    let keep = match event {
-                        Some(LinkEvent::Bytes { t_ms, data }) => {
-                            self.on_bytes(t_ms, data).await;
-                            true
-                        }
-                        Some(LinkEvent::Connected { port, version, serial }) => {
-                            failure_told = None;
-                            self.on_connected(&port, version.as_deref(), serial.as_deref())
-                        }
-                        Some(LinkEvent::Disconnected { reason }) => {
-                            self.on_lost(&port, &reason);
-                            self.link_lost(&reason).await;
-                            !self.found_by_probing()
-                        }
-                        Some(LinkEvent::Failed { message }) => {
-                            if failure_told.as_ref() != Some(&message) {
-                                let retry = match self.source {
-                                    BoardSource::Port(_) => format!(
-                                        "; trying again every {} s until it answers",
-                                        PORT_RETRY.as_secs()
-                                    ),
-                                    _ => String::new(),
-                                };
-                                loud(&format!("board {}: {message}{retry}", self.number));
-                                failure_told = Some(message.clone());
-                            }
-                            self.link_lost(&message).await;
-                            false
-                        }
-                        None => false,
-                    };
-                    if !keep && let Some(old) = link.take() {
-                        old.handle.shutdown();
-                        if self.found_by_probing() {
-                            finding = Some(self.find());
-                        }
-                        if matches!(self.source, BoardSource::Port(_)) {
-                            reopen = Some(tokio::time::Instant::now() + PORT_RETRY);
-                        }
-                    }
+                event = next_link_event(&mut linking.link) => {
+                    self.on_link_event(&mut linking, event).await;
                 }
-                () = until(reopen) => {
-                    reopen = None;
-                    if let BoardSource::Port(p) = self.source.clone() {
-                        link = self.open_link(p.to_string_lossy().into_owned());
-                    }
-                }
-                found = next_found(&mut finding) => {
-                    finding = None;
-                    match found {
-                        Some(mut found) => {
-                            self.on_found(&found).await;
-                            let epoch = self.shared.session.epoch();
-                            for (at, data) in std::mem::take(&mut found.received) {
-                                let t_ms = at.saturating_duration_since(epoch).as_millis() as u64;
-                                self.on_bytes(t_ms, data).await;
-                            }
-                            link = self.open_link(found.port.to_string_lossy().into_owned());
-                        }
-                        None => loud(&format!(
-                            "board {}: the port search stopped; restart the recorder",
-                            self.number
-                        )),
-                    }
+                () = until(linking.reopen) => self.reopen(&mut linking),
+                found = next_found(&mut linking.finding) => {
+                    self.on_port_found(&mut linking, found).await;
                 }
                 command = commands.recv() => match command {
                     Some(BoardCommand::Arbiter(request, reply)) => {
@@ -359,12 +260,12 @@ impl BoardTask {
                 }
             }
             self.start_analysis();
-            self.ask_for_log(link.as_ref());
+            self.ask_for_log(linking.link.as_ref());
         }
         if self.files_behind_since.is_some() {
             self.write_files(true);
         }
-        if let Some(link) = link {
+        if let Some(link) = linking.link {
             link.handle.shutdown();
         }
     }
@@ -571,12 +472,29 @@ impl BoardTask {
     }
 }
 
-/// What a replay hands the feed, in order.
-enum Replayed {
-    /// An event of the pipeline.
-    Event(Event),
-    /// An arbiter action the pipeline accepted.
-    Arbiter(ArbiterAction),
+/// Replays a board's journalled history into `pipeline`: what it gave, in order, the chunks
+/// of bytes it read and the keys of the arbiter actions it applied (a retry of one is
+/// answered as applied and not applied again).
+fn replay_history<'a>(
+    pipeline: &mut BoardPipeline,
+    history: &'a History,
+) -> (Vec<Replayed<'a>>, usize, HashSet<String>) {
+    let mut replayed = Vec::new();
+    let mut applied_keys = HashSet::new();
+    for step in &history.steps {
+        replay_step(pipeline, step, &mut |r| {
+            if let Replayed::Applied(request) = &r {
+                applied_keys.extend(request.key.clone());
+            }
+            replayed.push(r);
+        });
+    }
+    let chunks = history
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Bytes(..)))
+        .count();
+    (replayed, chunks, applied_keys)
 }
 
 /// The answer of the running analysis, if one runs (otherwise waits forever).
