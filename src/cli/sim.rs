@@ -1,14 +1,16 @@
 //! `touchmove sim`: a virtual board (DGT, or with `--kind` another kind) on a pseudo-terminal
 //! playing a game from a PGN file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use shakmaty::Position;
+use shakmaty::{Board, Chess, Move, Position};
 
+use crate::board::Observation;
 use crate::board::kind::BoardKind;
 use crate::board::orientation::Orientation;
+use crate::record::GameRecord;
 use crate::sim::hands::pgn_games::{read_record, start_and_moves};
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
@@ -87,28 +89,11 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     if !(args.speed > 0.0 && args.speed.is_finite()) {
         return Err(format!("--speed {} must be a positive number", args.speed));
     }
-    let (base_ms, increment_ms) = parse_time_control(&args.clock)?;
+    let clock = parse_time_control(&args.clock)?;
     let record = read_record(&args.pgn, args.game)?;
     let (start, moves) = start_and_moves(&record)
         .map_err(|e| format!("{} game {}: {e}", args.pgn.display(), args.game))?;
-    let script = match args.hands {
-        None => lift_place(&start, &moves, Pace::default()),
-        Some(noise) => {
-            let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
-            let sim = simulate_game(
-                record.start_fen.as_deref(),
-                record.chess960,
-                &uci,
-                Some(&record.result),
-                noise,
-                args.seed,
-            );
-            if let Some(e) = sim.error {
-                return Err(format!("{} game {}: {e}", args.pgn.display(), args.game));
-            }
-            sim.observations
-        }
-    };
+    let script = script_of(&args, &record, &start, &moves)?;
     let (port, own_dir) = match args.port.clone() {
         Some(p) => (p, None),
         None => {
@@ -118,15 +103,54 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
             (dir.join("dgt0"), Some(dir))
         }
     };
+    let result = play_board(&args, &port, script, start.board(), moves.len(), clock).await;
+    if let Some(dir) = own_dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+/// What the board shows the game played: one careful lift and place per move, or the hands
+/// of `--hands`.
+fn script_of(
+    args: &SimArgs,
+    record: &GameRecord,
+    start: &Chess,
+    moves: &[Move],
+) -> Result<Vec<Observation>, String> {
+    let Some(noise) = args.hands else {
+        return Ok(lift_place(start, moves, Pace::default()));
+    };
+    let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
+    let sim = simulate_game(
+        record.start_fen.as_deref(),
+        record.chess960,
+        &uci,
+        Some(&record.result),
+        noise,
+        args.seed,
+    );
+    match sim.error {
+        Some(e) => Err(format!("{} game {}: {e}", args.pgn.display(), args.game)),
+        None => Ok(sim.observations),
+    }
+}
+
+/// Plays `script` on a virtual board of `args.kind` at `port`, starting from `initial`, with
+/// a clock of `(base, increment)` milliseconds on a DGT board.
+async fn play_board(
+    args: &SimArgs,
+    port: &Path,
+    script: Vec<Observation>,
+    initial: &Board,
+    plies: usize,
+    (base_ms, increment_ms): (u64, u64),
+) -> Result<(), String> {
     if args.kind == BoardKind::Pegasus {
-        let mut config = VirtualPegasusConfig::new(&port, script);
+        let mut config = VirtualPegasusConfig::new(port, script);
         config.speed = args.speed;
-        config.initial = start.board().clone();
-        let result = play_pegasus(config, moves.len(), args.exit_when_done).await;
-        if let Some(dir) = own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return result;
+        config.initial = initial.clone();
+        return play_pegasus(config, plies, args.exit_when_done).await;
     }
     if args.hid {
         if args.kind != BoardKind::Chessnut {
@@ -135,41 +159,29 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
                 args.kind
             ));
         }
-        let mut config = ChessnutHidConfig::new(&port, script);
+        let mut config = ChessnutHidConfig::new(port, script);
         config.speed = args.speed;
-        config.initial = start.board().clone();
-        let result = play_chessnut_hid(config, moves.len(), args.exit_when_done).await;
-        if let Some(dir) = own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return result;
+        config.initial = initial.clone();
+        return play_chessnut_hid(config, plies, args.exit_when_done).await;
     }
     if args.kind != BoardKind::Dgt {
-        let mut config = SnapshotBoardConfig::new(args.kind, &port, script);
+        let mut config = SnapshotBoardConfig::new(args.kind, port, script);
         config.speed = args.speed;
-        config.initial = start.board().clone();
+        config.initial = initial.clone();
         config.seed = args.seed;
-        let result = play_snapshot(config, moves.len(), args.exit_when_done).await;
-        if let Some(dir) = own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return result;
+        return play_snapshot(config, plies, args.exit_when_done).await;
     }
-    let mut config = VirtualBoardConfig::new(&port, script);
+    let mut config = VirtualBoardConfig::new(port, script);
     config.speed = args.speed;
     if args.rotated {
         config.orientation = Orientation::Rotated;
     }
     config.base_time_ms = base_ms;
     config.increment_ms = increment_ms;
-    config.initial = start.board().clone();
+    config.initial = initial.clone();
     config.eeprom_log = !args.no_log;
     config.line_bytes_per_s = (args.baud > 0).then_some(args.baud / 10);
-    let result = play(config, moves.len(), args.exit_when_done).await;
-    if let Some(dir) = own_dir {
-        let _ = std::fs::remove_dir(dir);
-    }
-    result
+    play(config, plies, args.exit_when_done).await
 }
 
 /// Runs the board until the game is played (and then until Ctrl-C unless `exit_when_done`).
