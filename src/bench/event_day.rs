@@ -13,6 +13,8 @@
 //! The figures: games whose `game-K.pgn` holds exactly the game played (its moves, the
 //! paired names, the played result, and no other game), and played boards whose result is
 //! in both players' lines of the TRF.
+//!
+//! One file for one benchmark: its plan, its rounds and its figures.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

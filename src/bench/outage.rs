@@ -7,6 +7,8 @@
 //! that stopped short, with the boards' EEPROM move logs on or off; and how the games without
 //! a log came through: held, with an order alert, taken up from the board's position, wrong
 //! without an alert, recorded live to their end.
+//!
+//! One file for one benchmark: its plan, its run and its figures.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -28,6 +28,9 @@
 //!
 //! Every error names the file, the line and the field. The file is parsed once, into the
 //! event and what it says besides ([`super::file::EventFile`]).
+//!
+//! One file for one concept, the event file's fields: each is read, checked and named in its
+//! errors in one place.
 
 use std::path::{Path, PathBuf};
 

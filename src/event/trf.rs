@@ -31,6 +31,9 @@
 //! A team tournament (players on `013` team lines) numbers its boards by match, as team
 //! pairing programs publish them: the matches in the same order, of the teams' match points
 //! and team numbers, then the boards of each match in the order of the teams' lists.
+//!
+//! One file for one concept, the TRF format: its columns, encodings, rounds and the results
+//! written back all read the same lines and columns, and are checked against each other.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
