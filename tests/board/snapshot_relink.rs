@@ -131,7 +131,7 @@ fn relinked(
     let mut events = Vec::new();
     let scan = kind.scan_period_ms();
     let mut t = 0;
-    let mut show = |pipeline: &mut BoardPipeline,
+    let show = |pipeline: &mut BoardPipeline,
                     board: &PictureBoard,
                     t: &mut u64,
                     events: &mut Vec<Event>| {
