@@ -132,9 +132,9 @@ fn relinked(
     let scan = kind.scan_period_ms();
     let mut t = 0;
     let show = |pipeline: &mut BoardPipeline,
-                    board: &PictureBoard,
-                    t: &mut u64,
-                    events: &mut Vec<Event>| {
+                board: &PictureBoard,
+                t: &mut u64,
+                events: &mut Vec<Event>| {
         for _ in 0..6 {
             pipeline.on_bytes(*t, &board.picture(), events);
             *t += scan;

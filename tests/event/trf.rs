@@ -25,6 +25,25 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `touchmove pairings FILE --round ROUND --format json`: its run (which must succeed) and
+/// the boards it prints.
+fn pairings_json(file: &Path, round: &str) -> (std::process::Output, Vec<serde_json::Value>) {
+    let o = touchmove(&[
+        "pairings",
+        file.to_str().unwrap(),
+        "--round",
+        round,
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let boards = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (o, boards)
+}
+
 #[test]
 fn a_real_team_swiss_gives_every_round_without_problems() {
     let trf = load("grandmommyscup.trf");
@@ -161,20 +180,7 @@ fn pairings_prints_the_boards_as_text_and_json() {
         ("accents-utf8.trf", "UTF-8"),
         ("accents-latin1.trf", "Windows-1252 (guessed"),
     ] {
-        let file = fixture(name);
-        let o = touchmove(&[
-            "pairings",
-            file.to_str().unwrap(),
-            "--round",
-            "3",
-            "--format",
-            "json",
-        ]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        let lines: Vec<serde_json::Value> = text(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let (o, lines) = pairings_json(&fixture(name), "3");
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[0]["board"], 1);
         assert_eq!(lines[0]["white"], "Ødegård, Åsmund");
@@ -655,19 +661,7 @@ fn a_byte_a_code_page_leaves_undefined_rules_it_out() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("open.trf");
     std::fs::write(&path, lines.join(&b"\r\n"[..])).unwrap();
-    let o = touchmove(&[
-        "pairings",
-        path.to_str().unwrap(),
-        "--round",
-        "1",
-        "--format",
-        "json",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let boards: Vec<serde_json::Value> = text(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (o, boards) = pairings_json(&path, "1");
     assert_eq!(boards[0]["white"], "Pérez, José");
     assert_eq!(boards[0]["black"], "Šťastný, Jan");
     assert_eq!(boards[1]["black"], "Martín, Álvaro");

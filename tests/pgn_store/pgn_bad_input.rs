@@ -41,31 +41,27 @@ fn a_game_is_read_whatever_the_games_after_it_hold() {
     // Every game is read as far as it goes, and the reader goes on after the bad ones.
     let read: Vec<_> = games(&text).collect();
     assert_eq!(read.len(), 4, "{read:?}");
-    assert!(read[0].error.is_none());
-    let heading = read[1].error.as_ref().unwrap();
+    let stop = |i: usize| {
+        let e = read[i].error.as_ref()?;
+        Some((e.game, e.line, e.token.as_str()))
+    };
+    let moves = |i: usize| -> Vec<&str> {
+        read[i]
+            .record
+            .moves
+            .iter()
+            .map(|m| m.uci.as_str())
+            .collect()
+    };
+    assert_eq!(stop(0), None);
+    assert_eq!(stop(1), Some((2, 11, "SECTION")));
+    assert_eq!(stop(2), Some((3, 21, "Ke3")));
     assert_eq!(
-        (heading.game, heading.line, heading.token.as_str()),
-        (2, 11, "SECTION")
+        moves(2),
+        ["e2e4"],
+        "the moves before the bad token are kept"
     );
-    let illegal = read[2].error.as_ref().unwrap();
-    assert_eq!(
-        (illegal.game, illegal.line, illegal.token.as_str()),
-        (3, 21, "Ke3")
-    );
-    let kept: Vec<&str> = read[2]
-        .record
-        .moves
-        .iter()
-        .map(|m| m.uci.as_str())
-        .collect();
-    assert_eq!(kept, ["e2e4"]);
-    let last: Vec<&str> = read[3]
-        .record
-        .moves
-        .iter()
-        .map(|m| m.uci.as_str())
-        .collect();
-    assert_eq!((last, read[3].error.as_ref()), (vec!["f2f4", "e7e5"], None));
+    assert_eq!((stop(3), moves(3)), (None, vec!["f2f4", "e7e5"]));
     // Reading the whole file still stops at the first game it cannot read.
     assert_eq!(read_games(&text).unwrap_err().game, 2);
 }
