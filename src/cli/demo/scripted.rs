@@ -204,6 +204,9 @@ fn start_boards(
                     let game = chosen[board as usize - 1];
                     let sim = hands_for(game, board, board_seed(&args, board, round));
                     play(&scripted, &event, board, &sim.observations, &mut stop).await;
+                    if *stop.borrow() {
+                        return;
+                    }
                     let pause = Duration::from_secs_f64(15.0 / scripted.speed);
                     tokio::select! {
                         _ = stop.changed() => return,
