@@ -34,6 +34,9 @@
 //! The node's files are rebuilt from the stream at every start, so they are replaced without
 //! a disk sync, and at most every [`FILES_EVERY`]: a spectator reads the latest state, never a
 //! part of a file.
+//!
+//! One file for one concept, a node rebuilding boards from the stream: the consumer, the
+//! exactly-once ordering and the pipelines it feeds share one state and are read together.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;

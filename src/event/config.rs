@@ -6,6 +6,7 @@
 //! round = 3
 //! time_control = "40/5400+30:1800+30"
 //! pairings = "round-3.csv"          # optional, relative to this file
+//! encoding = "windows-1250"         # a TRF's encoding, when it is not to be guessed
 //! pegasus_key = "pegasus.key"       # DGT Pegasus boards: DGT's developer key, as six hex
 //!                                   # bytes or a file holding them (`pegasus_key`)
 //!
@@ -25,7 +26,11 @@
 //! serial = "01025"                  # number on the chain
 //! ```
 //!
-//! Every error names the file, the line and the field.
+//! Every error names the file, the line and the field. The file is parsed once, into the
+//! event and what it says besides ([`super::file::EventFile`]).
+//!
+//! One file for one concept, the event file's fields: each is read, checked and named in its
+//! errors in one place.
 
 use std::path::{Path, PathBuf};
 
@@ -35,9 +40,11 @@ use toml::Spanned;
 use super::bounds::{check_board, check_round};
 use super::error::ConfigError;
 use super::player::Player;
+use super::trf::Encoding;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
 use crate::wire::gatt::check_ble_port;
+use crate::wire::pegasus::DeveloperKey;
 
 /// Where the recorder finds a board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,14 +145,24 @@ struct RawEvent {
     round: Option<Spanned<i64>>,
     time_control: Option<Spanned<String>>,
     pairings: Option<Spanned<String>>,
-    /// Read by `pegasus_key`: a secret, kept out of [`EventConfig`] (which travels to the
-    /// cluster's other PCs); only checked here.
+    encoding: Option<Spanned<String>>,
+    /// A secret, kept out of [`EventConfig`] (which travels to the cluster's other PCs).
     pegasus_key: Option<Spanned<String>>,
     #[serde(default)]
     board: Vec<Spanned<RawBoard>>,
-    /// Read by `cluster::settings`; accepted here so that the file stays one file.
-    #[serde(rename = "cluster")]
-    _cluster: Option<toml::Table>,
+    /// Read by `cluster::settings`; kept as written so that the file stays one file.
+    cluster: Option<toml::Table>,
+}
+
+/// What an event file says besides the event itself, from the same parse.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FileExtras {
+    /// `pegasus_key`, read.
+    pub pegasus_key: Option<DeveloperKey>,
+    /// `encoding`: the TRF's.
+    pub encoding: Option<Encoding>,
+    /// The `[cluster]` table as written.
+    pub cluster: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -178,35 +195,18 @@ fn field_in_message(message: &str) -> Option<String> {
 }
 
 impl EventConfig {
-    /// Reads and checks a configuration file. A `pairings` file named in it is loaded too
-    /// (relative to the configuration's folder).
-    pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse(&text, path)
-    }
-
     /// Parses configuration text; `path` is used in messages and to resolve `pairings`.
     pub fn parse(text: &str, path: &Path) -> Result<EventConfig, ConfigError> {
-        Self::parse_located(text, path).map(|(config, _)| config)
+        Self::parse_file(text, path).map(|(config, _, _)| config)
     }
 
-    /// Like [`EventConfig::load`], also saying where each board was configured.
-    pub fn load_located(path: &Path) -> Result<(EventConfig, BoardOrigins), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse_located(&text, path)
-    }
-
-    /// Like [`EventConfig::parse`], also saying where each board was configured.
-    pub fn parse_located(
+    /// Parses event file text: the event, where each board was configured, and what the
+    /// file says besides; `path` is used in messages and to resolve the paths the file
+    /// names. A `pairings` file named in it is loaded too.
+    pub(super) fn parse_file(
         text: &str,
         path: &Path,
-    ) -> Result<(EventConfig, BoardOrigins), ConfigError> {
+    ) -> Result<(EventConfig, BoardOrigins, FileExtras), ConfigError> {
         let invalid = |offset: usize, field: &str, message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
             line: line_of(text, offset),
@@ -238,8 +238,22 @@ impl EventConfig {
             }
             config.time_control = Some(tc.into_inner());
         }
-        if raw.pegasus_key.is_some() {
-            super::pegasus_key::key_in_event_text(text, path)?;
+        let base = path.parent().unwrap_or_else(|| Path::new("."));
+        let mut extras = FileExtras {
+            cluster: raw.cluster,
+            ..FileExtras::default()
+        };
+        if let Some(key) = raw.pegasus_key {
+            let read = DeveloperKey::read(key.get_ref(), base)
+                .map_err(|message| invalid(key.span().start, "pegasus_key", message))?;
+            extras.pegasus_key = Some(read);
+        }
+        if let Some(encoding) = raw.encoding {
+            let read = encoding
+                .get_ref()
+                .parse()
+                .map_err(|message| invalid(encoding.span().start, "encoding", message))?;
+            extras.encoding = Some(read);
         }
         if let Some(mode) = raw.leds {
             config.leds = mode
@@ -395,7 +409,7 @@ impl EventConfig {
                 .parent()
                 .unwrap_or_else(|| Path::new("."))
                 .join(pairings.get_ref());
-            let list = super::pairings::load_round(&file, config.round)
+            let list = super::pairings::load_round(&file, config.round, extras.encoding)
                 .map_err(|e| invalid(pairings.span().start, "pairings", e.to_string()))?;
             if let Some(problem) = list.problems.first() {
                 return Err(invalid(
@@ -411,7 +425,7 @@ impl EventConfig {
                     .or_insert_with(|| format!("pairings {}, auto", file.display()));
             }
         }
-        Ok((config, origins))
+        Ok((config, origins, extras))
     }
 
     /// Puts the players of `pairings` on the boards with the same numbers (boards missing from
@@ -516,7 +530,7 @@ port = "auto"
 
     #[test]
     fn two_boards_with_one_serial_are_refused_naming_both_lines() {
-        let (config, origins) = EventConfig::parse_located(
+        let (config, origins, _) = EventConfig::parse_file(
             "[[board]]\nnumber = 1\nserial = \"10001\"\n[[board]]\nnumber = 2\nport = \"auto\"\n",
             Path::new("event.toml"),
         )

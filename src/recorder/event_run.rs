@@ -1,7 +1,8 @@
 //! An event recorded round after round: the one path by which `touchmove record`, the
 //! demo and the arbiter's "Start round N+1" open a round.
 //!
-//! [`EventRun::open`] takes the event's description ([`EventSpec`]), finds the boards to
+//! [`EventRun::open`] takes the event's description ([`EventSpec`]) and its event file as
+//! read once ([`EventFile`]), finds the boards to
 //! probe for, opens the first round and shows the earlier rounds of the folder;
 //! [`EventRun::open_next_round`] closes the round and opens the next on the same boards,
 //! with the players the pairings file gives it. The arbiter's token belongs to the event's
@@ -13,10 +14,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{Recorder, RecorderHandle, RunOptions, rounds, say};
+use super::{Recorder, RecorderHandle, RunOptions, earlier_rounds, say};
 use crate::driver::probe::{Candidates, probe};
-use crate::event::rounds::{EventSpec, RoundPlan, next_board_number, unpaired_board};
-use crate::event::{BoardOrigins, BoardSource, EventConfig};
+use crate::event::spec::{EventSpec, RoundPlan, next_board_number, unpaired_board};
+use crate::event::trf::Encoding;
+use crate::event::{BoardOrigins, BoardSource, EventConfig, EventFile};
 use crate::server::NextRoundAsk;
 
 /// An event being recorded: the round open now and how to open the next.
@@ -24,6 +26,8 @@ pub struct EventRun {
     spec: EventSpec,
     /// The event's boards before any pairings.
     boards: EventConfig,
+    /// The encoding of a TRF of pairings (`None`: guessed).
+    encoding: Option<Encoding>,
     options: RunOptions,
     handle: RecorderHandle,
     /// The round open now.
@@ -35,10 +39,19 @@ impl EventRun {
     /// Opens the round `spec` describes. Every message for the arbiter (notes on the
     /// pairings, pairings left out, earlier rounds that cannot be shown) is said on stderr;
     /// an error says why nothing was opened.
-    pub async fn open(spec: EventSpec, mut options: RunOptions) -> Result<EventRun, String> {
-        let (mut boards, mut origins) = spec.boards()?;
-        if let Some(key) = spec.pegasus_key()? {
-            options.pegasus_key = Some(key);
+    pub async fn open(
+        spec: EventSpec,
+        event: EventFile,
+        mut options: RunOptions,
+    ) -> Result<EventRun, String> {
+        let EventFile {
+            config: mut boards,
+            mut origins,
+            encoding,
+            ..
+        } = event;
+        if event.pegasus_key.is_some() {
+            options.pegasus_key = event.pegasus_key;
         }
         if spec.detect_boards {
             add_detected_boards(
@@ -49,9 +62,11 @@ impl EventRun {
             )
             .await?;
         }
-        let plan = spec.round(&boards, boards.round)?;
+        let plan = spec.round(&boards, boards.round, encoding)?;
         tell(&plan);
-        for problem in rounds::show_earlier_rounds(&options.feed, &options.out_dir, boards.round) {
+        for problem in
+            earlier_rounds::show_earlier_rounds(&options.feed, &options.out_dir, boards.round)
+        {
             say(&format!(
                 "an earlier round's game cannot be shown: {problem}"
             ));
@@ -63,6 +78,7 @@ impl EventRun {
         Ok(EventRun {
             spec,
             boards,
+            encoding,
             options,
             handle,
             config: plan.config,
@@ -102,7 +118,7 @@ impl EventRun {
             }
         };
         let next = self.config.round + 1;
-        let plan = match self.spec.round(&self.boards, next) {
+        let plan = match self.spec.round(&self.boards, next, self.encoding) {
             Ok(plan) => plan,
             Err(e) => {
                 say(&format!("round {next} cannot start: {e}"));

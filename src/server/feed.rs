@@ -6,6 +6,9 @@
 //! reconnecting client receives exactly the events it missed, and fans each event out to the
 //! live subscribers. Each event is serialised once, at publish time, into the SSE frame every
 //! subscriber receives.
+//!
+//! One file for one concept, the feed: numbering, derived game state, replay log and fan-out
+//! change together on every publish and are read as one.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};

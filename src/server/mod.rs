@@ -26,7 +26,6 @@
 //!   arbiter API,
 //!   `Authorization: Bearer TOKEN` only (no cookies, so a cross-site page cannot use it).
 
-pub mod bench;
 pub mod connections;
 pub mod feed;
 pub mod lichess;
@@ -36,8 +35,8 @@ pub mod token;
 mod api;
 mod assets;
 mod http_date;
+mod next_round;
 mod pgn;
-mod rounds;
 mod stream;
 
 use std::io;
@@ -304,10 +303,10 @@ fn router(state: Shared) -> Router {
         .route("/api/round/{round}/game/{board}/stream", get(stream::game))
         .route("/api/arbiter/session", get(api::arbiter_session))
         .route("/api/arbiter/action", post(api::arbiter_action))
-        .route("/api/current", get(rounds::current))
+        .route("/api/current", get(next_round::current))
         .route("/api/status", get(api::status))
         .route("/status", get(api::status_text))
-        .route("/api/arbiter/next-round", post(rounds::next_round))
+        .route("/api/arbiter/next-round", post(next_round::next_round))
         .fallback(api::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::map_response(security_headers))

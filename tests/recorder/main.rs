@@ -22,6 +22,7 @@ mod folder;
 mod lost_updates;
 mod outage;
 mod outage_capture;
+mod replay;
 mod rounds;
 mod status;
 mod unplug;
