@@ -92,6 +92,12 @@ pub struct RecordArgs {
     /// themselves, which other users of the machine can then read in the process list).
     #[arg(long, value_name = "KEY_OR_FILE")]
     pub pegasus_key: Option<String>,
+    /// Transmission delay of the public broadcast, over the event file's `broadcast_delay`:
+    /// spectators' pages, SSE, PGN URLs, the PGN folder and the lichess push show the games
+    /// this much later (e.g. `15m`, `90s`, `1h30m`); the arbiter's desk stays live. A round
+    /// keeps the delay it opened with.
+    #[arg(long, value_name = "DELAY", value_parser = crate::event::config::parse_broadcast_delay)]
+    pub broadcast_delay: Option<Duration>,
     /// The event's cluster, when its boards are recorded on several PCs.
     #[command(flatten)]
     pub cluster: crate::cluster::settings::ClusterArgs,
@@ -139,6 +145,7 @@ impl RecordArgs {
             options.journal_path = j.clone();
         }
         options.listen = (!self.no_server).then_some(self.listen);
+        options.broadcast_delay = self.broadcast_delay;
         if let (Some(round), Some(file)) = (&self.lichess_round, &self.lichess_token_file) {
             options.lichess = Some((round.clone(), file.clone()));
         }

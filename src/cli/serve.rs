@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::cluster::ClusterSettings;
 use crate::cluster::broadcast::Broadcast;
 use crate::cluster::settings::ClusterArgs;
+use crate::server::Publication;
 use crate::server::feed::Feed;
 
 /// Arguments of `touchmove serve`.
@@ -68,6 +69,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     runtime.block_on(async move {
         let feed = Arc::new(Feed::new());
+        // Rounds broadcast with a delay are the public's in `--out`; the arbiter's copy of
+        // their files is in the state directory.
+        let public_folder = crate::recorder::layout::OutputFolder::new(&args.out)
+            .unsynced()
+            .with_spare_dir(
+                &crate::recorder::layout::state_dir(&args.out)
+                    .join(crate::recorder::SPARE_DIR_NAME),
+            );
+        let publication =
+            Arc::new(Publication::new(feed.clone()).with_public_folder(public_folder));
         let mut token_follower = None;
         let server = if args.no_server {
             None
@@ -102,8 +113,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 settings.clone(),
                 actions,
             ));
-            match crate::server::serve_with_desk(args.listen, feed.clone(), desk, token, limits)
-                .await
+            match crate::server::serve_with_desk(
+                args.listen,
+                publication.clone(),
+                desk,
+                token,
+                limits,
+            )
+            .await
             {
                 Ok(s) => {
                     eprintln!(
@@ -141,7 +158,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             }
         };
         let status_line = tokio::spawn(super::status_line::run("serve", feed.clone()));
-        let broadcast = Broadcast::start(settings.clone(), &args.out, feed);
+        let broadcast = Broadcast::publish(settings.clone(), &args.out, publication);
         eprintln!(
             "touchmove serve: broadcasting event {:?} from {} into {}{}; Ctrl-C stops",
             settings.event,

@@ -102,40 +102,81 @@ impl BoardTask {
             .with_board_log()
             .with_kind(board.kind);
         // The feed gets the events and the accepted arbiter actions in the order they
-        // happened, as it did live: an action settles only the alerts raised before it.
+        // happened, as it did live: an action settles only the alerts raised before it. Each
+        // event keeps the time the journal gives it, so that the public sees it when it would
+        // have without the restart; a delayed round's public side also gets the game's text
+        // as it stood at each step it has not seen yet.
         let mut replayed = Vec::new();
         let mut events = Vec::new();
         let mut chunks = 0;
         let mut applied_keys = HashSet::new();
+        let mut event_times = history.event_times.iter().copied();
+        let unseen_from = shared.publication.delay(shared.config.round).as_millis() as u64;
+        let unseen_from = shared
+            .delayed
+            .then(|| shared.session.now_ms().saturating_sub(unseen_from));
+        // The time of the last step whose events no text shows yet.
+        let mut text_due: Option<Millis> = None;
         for step in &history.steps {
-            match step {
-                Step::Bytes(t_ms, bytes) => {
-                    chunks += 1;
-                    pipeline.on_bytes(*t_ms, bytes, &mut events);
-                    replayed.extend(events.drain(..).map(Replayed::Event));
+            let t_ms = match step {
+                Step::Bytes(t_ms, _) | Step::Arbiter(t_ms, _) => *t_ms,
+                Step::LinkLost => {
+                    pipeline.link_lost();
+                    continue;
                 }
-                Step::Arbiter(t_ms, request) => {
+            };
+            let seen = |t: Millis| unseen_from.is_some_and(|from| t < from);
+            if let Some(at) = text_due.filter(|_| !seen(t_ms)) {
+                replayed.push(Replayed::text(&pipeline, board.number, at));
+                text_due = None;
+            }
+            let before = replayed.len();
+            match step {
+                Step::Bytes(_, bytes) => {
+                    chunks += 1;
+                    pipeline.on_bytes(t_ms, bytes, &mut events);
+                }
+                Step::Arbiter(_, request) => {
                     // Live, the clock ticks went on up to the action: what they judged (a
                     // press without a move, an illegal move's verdict) came before it.
-                    pipeline.tick(*t_ms, &mut events);
-                    replayed.extend(events.drain(..).map(Replayed::Event));
-                    if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
-                        replayed.push(Replayed::Arbiter(request.action.clone()));
+                    pipeline.tick(t_ms, &mut events);
+                    replayed.extend(
+                        events
+                            .drain(..)
+                            .map(|e| Replayed::Event(event_times.next().unwrap_or(t_ms), e)),
+                    );
+                    if pipeline.on_arbiter(t_ms, request, &mut events).is_ok() {
+                        replayed.push(Replayed::Arbiter(t_ms, request.action.clone()));
                         applied_keys.extend(request.key.clone());
                     }
-                    replayed.extend(events.drain(..).map(Replayed::Event));
                 }
-                Step::LinkLost => pipeline.link_lost(),
+                Step::LinkLost => {}
             }
+            replayed.extend(
+                events
+                    .drain(..)
+                    .map(|e| Replayed::Event(event_times.next().unwrap_or(t_ms), e)),
+            );
+            if unseen_from.is_some() && replayed.len() > before {
+                text_due = Some(t_ms);
+                if !seen(t_ms) {
+                    replayed.push(Replayed::text(&pipeline, board.number, t_ms));
+                    text_due = None;
+                }
+            }
+        }
+        if let Some(at) = text_due {
+            replayed.push(Replayed::text(&pipeline, board.number, at));
         }
         // Journalled when they were first made; a log asked for then is read in the next
         // handshake anyway.
         pipeline.take_log_reports();
         pipeline.take_log_request();
-        pipeline.tick(shared.session.now_ms(), &mut events);
-        replayed.extend(events.drain(..).map(Replayed::Event));
+        let now = shared.session.now_ms();
+        pipeline.tick(now, &mut events);
+        replayed.extend(events.drain(..).map(|e| Replayed::Event(now, e)));
         let tags = GameTags::new(&shared.config, board.number);
-        shared.feed.upsert_game(GameInfo {
+        shared.publication.game(GameInfo {
             round: shared.config.round,
             board: board.number,
             white: board.white.name.clone(),
@@ -178,30 +219,42 @@ impl BoardTask {
         let new: Vec<NewEntry> = replayed
             .iter()
             .filter_map(|r| match r {
-                Replayed::Event(e) => Some(e),
-                Replayed::Arbiter(_) => None,
+                Replayed::Event(_, e) => Some(e),
+                Replayed::Arbiter(..) | Replayed::Text(..) => None,
             })
-            .skip(history.events)
+            .skip(history.event_times.len())
             .map(|e| task.event_entry(t_ms, e))
             .collect();
         task.commit(new).await;
         if chunks > 0 {
             task.link_lost("the recorder started again").await;
         }
+        let (round, number) = (task.shared.config.round, task.number);
+        let publication = &task.shared.publication;
+        // A game rebuilt after its task failed sends the public only what it had not sent.
+        let sent = publication.sent_until(round, number);
         for item in replayed {
+            let at = task.shared.at(item.t_ms());
+            let unsent = sent.is_none_or(|sent| at > sent);
             match item {
-                Replayed::Event(event) => {
-                    task.shared
-                        .feed
-                        .publish(task.shared.config.round, task.number, event);
+                Replayed::Event(_, event) if unsent => {
+                    publication.event(at, round, number, event);
                 }
-                Replayed::Arbiter(action) => {
-                    task.shared.feed.note_arbiter_action(
-                        task.shared.config.round,
-                        task.number,
-                        &action,
-                    );
+                Replayed::Event(_, event) => {
+                    publication.live().publish(round, number, event);
                 }
+                Replayed::Arbiter(_, action) if unsent => {
+                    publication.arbiter(at, round, number, &action);
+                }
+                Replayed::Arbiter(_, action) => {
+                    publication
+                        .live()
+                        .note_arbiter_action(round, number, &action);
+                }
+                Replayed::Text(_, pgn, summary) if unsent => {
+                    publication.public_text(at, round, number, pgn, summary);
+                }
+                Replayed::Text(..) => {}
             }
         }
         task.keep_longer_file();
@@ -560,7 +613,7 @@ impl BoardTask {
             self.release_held_game();
         }
         if !events.is_empty() {
-            self.publish(&mut events);
+            self.publish(&mut events, t_ms);
             self.write_files(true);
         }
         self.events = events;
@@ -577,7 +630,7 @@ impl BoardTask {
             self.release_held_game();
         }
         if !events.is_empty() {
-            self.publish(&mut events);
+            self.publish(&mut events, t_ms);
             self.files_changed(t_ms);
         }
         self.events = events;
@@ -643,7 +696,7 @@ impl BoardTask {
         }
         if !events.is_empty() && !self.holding_new_game {
             self.light(&events);
-            self.publish(&mut events);
+            self.publish(&mut events, t_ms);
             self.files_changed(t_ms);
         }
         self.events = events;
@@ -686,7 +739,8 @@ impl BoardTask {
         let answer = self.pipeline.on_arbiter(t_ms, &request, &mut events);
         if answer.is_ok() {
             self.applied_keys.extend(request.key.clone());
-            self.shared.feed.note_arbiter_action(
+            self.shared.publication.arbiter(
+                self.shared.at(t_ms),
                 self.shared.config.round,
                 self.number,
                 &request.action,
@@ -694,7 +748,7 @@ impl BoardTask {
         }
         let entries = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
         self.commit(entries).await;
-        self.publish(&mut events);
+        self.publish(&mut events, t_ms);
         self.write_files(true);
         answer
     }
@@ -796,7 +850,6 @@ impl BoardTask {
         }
     }
 
-    /// Publishes events to the live feed.
     /// Lights the squares the events call for, on a board with LEDs.
     fn light(&mut self, events: &[Event]) {
         let Some(lights) = &self.lights else {
@@ -816,11 +869,13 @@ impl BoardTask {
         }
     }
 
-    fn publish(&self, events: &mut Vec<Event>) {
+    /// Publishes `events`, which happened at `t_ms`.
+    fn publish(&self, events: &mut Vec<Event>, t_ms: Millis) {
+        let at = self.shared.at(t_ms);
         for event in events.drain(..) {
             self.shared
-                .feed
-                .publish(self.shared.config.round, self.number, event);
+                .publication
+                .event(at, self.shared.config.round, self.number, event);
         }
     }
 
@@ -836,11 +891,7 @@ impl BoardTask {
     /// Has the board's PGN file and the round's files rewritten; with `wait`, returns once
     /// the board's file is written.
     fn write_files(&mut self, wait: bool) {
-        let summary = BoardSummary {
-            board: self.number,
-            result: self.pipeline.result().to_string(),
-            live: self.pipeline.live(),
-        };
+        let summary = summary(&self.pipeline, self.number);
         let pgn = self.pipeline.board_pgn();
         let arrived = self.files_behind_since.take();
         self.shared
@@ -856,12 +907,36 @@ fn entry_size(entry: &NewEntry) -> usize {
     }
 }
 
-/// What a replay hands the feed, in order.
+/// What a replay hands the feed, in order, with the session time it happened.
 enum Replayed {
     /// An event of the pipeline.
-    Event(Event),
+    Event(Millis, Event),
     /// An arbiter action the pipeline accepted.
-    Arbiter(ArbiterAction),
+    Arbiter(Millis, ArbiterAction),
+    /// The game's text and summary as they stood (for the public side of a delayed round).
+    Text(Millis, String, BoardSummary),
+}
+
+impl Replayed {
+    /// The game's text as `pipeline` has it, at `t_ms`.
+    fn text(pipeline: &BoardPipeline, board: u32, t_ms: Millis) -> Replayed {
+        Replayed::Text(t_ms, pipeline.board_pgn(), summary(pipeline, board))
+    }
+
+    fn t_ms(&self) -> Millis {
+        match self {
+            Replayed::Event(t, _) | Replayed::Arbiter(t, _) | Replayed::Text(t, ..) => *t,
+        }
+    }
+}
+
+/// What `index.json` says of board `board`'s game.
+fn summary(pipeline: &BoardPipeline, board: u32) -> BoardSummary {
+    BoardSummary {
+        board,
+        result: pipeline.result().to_string(),
+        live: pipeline.live(),
+    }
 }
 
 /// Controls the board's link: its own port's, or its share of a bus chain's.

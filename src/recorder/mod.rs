@@ -57,6 +57,17 @@
 //! the chunk's time: equal times within a chunk mean "the interval is not known", never
 //! "simultaneous". The act-of-moving machine and the clock must read them so.
 //!
+//! # A transmission delay
+//!
+//! A round opened with a delay ([`RunOptions::broadcast_delay`]) journals it, and the round
+//! keeps it across restarts (a restart may lengthen it, never shorten it). Everything the
+//! boards do goes through the [`Publication`](crate::server::Publication), stamped with the
+//! time it happened: the arbiter's desk and API see it at once; the public's pages, SSE, PGN
+//! URLs, PGN folder (`OUT`) and lichess push that much later. The arbiter's own copy of the
+//! round's files is then written to `OUT.state/live`, which the web server does not serve.
+//! A restart rebuilds what is still to be released from the journal, with the times the
+//! journal gives, so nothing is published early.
+//!
 //! # Boards found by serial number or "auto"
 //!
 //! Boards configured with `serial = "…"` or `port = "auto"` are found by probing the
@@ -74,6 +85,7 @@
 pub mod bench;
 mod board_task;
 pub mod channel;
+mod delay;
 mod discovery;
 pub mod event_bench;
 pub mod event_run;
@@ -98,10 +110,11 @@ pub use crate::event::{BoardConfig, BoardOrigins, BoardSource, EventConfig, Play
 pub use channel::ArbiterSink;
 pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
-pub use replay::LINK_LOST;
+pub use replay::{BROADCAST_DELAY, LINK_LOST, RoundDelay};
 
 use crate::board::Millis;
 use crate::driver::probe::Candidates;
+use crate::server::Publication;
 use crate::server::feed::Feed;
 use crate::store::{Journal, SharedJournal};
 use board_task::{BoardCommand, BoardTask};
@@ -154,6 +167,15 @@ pub struct RunOptions {
     /// The developer key given to DGT Pegasus boards (`pegasus_key`); an event with a
     /// Pegasus board and no key does not start.
     pub pegasus_key: Option<crate::wire::pegasus::DeveloperKey>,
+    /// The transmission delay of the round started (`broadcast_delay` of the event file,
+    /// `record --broadcast-delay`, or the arbiter's choice at the desk): the public sees the
+    /// round this much later. A round started before keeps the delay it was journalled with,
+    /// or this one if it is longer. `None`: none.
+    pub broadcast_delay: Option<Duration>,
+    /// What the public sees of `feed`, kept from round to round (the end of a delayed round is
+    /// released while the next one is recorded); made by [`Recorder::start`] when `None`.
+    /// Its live feed must be `feed`.
+    pub publication: Option<Arc<Publication>>,
 }
 
 impl RunOptions {
@@ -185,7 +207,23 @@ impl RunOptions {
             probed_bytes: BTreeMap::new(),
             next_round: None,
             pegasus_key: None,
+            broadcast_delay: None,
+            publication: None,
         }
+    }
+
+    /// The publication of `feed` for this output folder: delayed rounds' public files go to
+    /// `out_dir`, and the delay chosen at the desk is kept in the state directory.
+    pub fn new_publication(&self) -> Arc<Publication> {
+        // Rebuilt from the journal after a crash, like a serve node's: not synced.
+        let public_folder = OutputFolder::new(&self.out_dir)
+            .unsynced()
+            .with_spare_dir(&self.state_dir.join(SPARE_DIR_NAME));
+        Arc::new(
+            Publication::new(self.feed.clone())
+                .with_public_folder(public_folder)
+                .with_chosen_delay_file(self.state_dir.join(CHOSEN_DELAY_NAME)),
+        )
     }
 }
 
@@ -201,6 +239,16 @@ pub const SPARE_DIR_NAME: &str = "spare";
 
 /// The lock file in the state directory that keeps a second recorder out of the folder.
 pub const LOCK_NAME: &str = "recorder.lock";
+
+/// The folder in the state directory where the arbiter's live copy of a delayed round's
+/// files is written (the output folder then holds what the public may see).
+pub const LIVE_DIR_NAME: &str = "live";
+
+/// The spare copies of the files of [`LIVE_DIR_NAME`].
+pub const LIVE_SPARE_DIR_NAME: &str = "live-spare";
+
+/// The file in the state directory keeping the delay the arbiter chose at the desk.
+pub const CHOSEN_DELAY_NAME: &str = "broadcast-delay.json";
 
 /// Why the recorder could not start.
 #[derive(Debug, thiserror::Error)]
@@ -274,8 +322,13 @@ pub enum RecorderError {
 /// `games.pgn` and `index.json`.
 pub(crate) struct Shared {
     pub config: EventConfig,
+    /// Where the round's files are written: the output folder, or the arbiter's copy in the
+    /// state directory when the round has a delay.
     pub out: OutputFolder,
-    pub feed: Arc<Feed>,
+    /// The live feed, and what the public sees of it.
+    pub publication: Arc<Publication>,
+    /// The round has a transmission delay: the public side writes its files and pushes it.
+    pub delayed: bool,
     pub journal: SharedJournal,
     pub journal_path: PathBuf,
     /// Boards whose entries the journal refuses (disk full, read-only): while there is one,
@@ -306,6 +359,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The instant of session time `t_ms`, as the publication stamps what happened then.
+    pub(crate) fn at(&self, t_ms: Millis) -> tokio::time::Instant {
+        self.session.epoch() + Duration::from_millis(t_ms)
+    }
+
+    /// The live feed.
+    pub(crate) fn feed(&self) -> &Feed {
+        self.publication.live()
+    }
+
     /// True while the journal refuses some board's entries.
     pub(crate) fn journal_failing(&self) -> bool {
         !lock(&self.journal_failing).is_empty()
@@ -374,7 +437,13 @@ impl Shared {
             self.probe_latency(arrived);
             return;
         }
-        self.feed.set_pgn(round, board, pgn.clone());
+        self.publication.text(
+            self.at(self.session.now_ms()),
+            round,
+            board,
+            pgn.clone(),
+            summary.clone(),
+        );
         let file = game_files::GameFile {
             board,
             pgn: pgn.clone(),
@@ -479,7 +548,7 @@ impl Shared {
         if let Some(pusher) = lock(&self.pusher).as_ref() {
             pusher.push(combined.clone());
         }
-        self.feed.set_round_pgn(round, combined);
+        self.feed().set_round_pgn(round, combined);
         if let Some(summaries) = summaries {
             self.check_written(
                 &self.out.round_dir(round).join("index.json"),
@@ -559,6 +628,7 @@ pub struct RecorderHandle {
     server: Option<crate::server::ServerHandle>,
     shared: Arc<Shared>,
     state_dir: PathBuf,
+    out_dir: PathBuf,
     /// Held while the recorder runs: a second recorder on the same folder is refused.
     _folder_lock: nix::fcntl::Flock<std::fs::File>,
 }
@@ -616,8 +686,9 @@ impl Recorder {
                 .map_err(|e| RecorderError::TimeControl(e.to_string()))?,
             None => crate::clock::TimeControl::Unknown,
         };
-        let out = OutputFolder::new(&options.out_dir);
-        out.prepare(config.round)
+        let public = OutputFolder::new(&options.out_dir);
+        public
+            .prepare(config.round)
             .map_err(|source| RecorderError::OutDir {
                 path: options.out_dir.clone(),
                 source,
@@ -628,7 +699,6 @@ impl Recorder {
         };
         layout::prepare_state_dir(&options.state_dir).map_err(state_error)?;
         let folder_lock = lock_folder(&options)?;
-        let out = out.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME));
         if options.journal_path == options.out_dir.join(JOURNAL_NAME) {
             say(&format!(
                 "the journal {} is in the published output folder (an older touchmove put it \
@@ -666,15 +736,37 @@ impl Recorder {
         let run = journal
             .begin_session(first_start)
             .map_err(|e| journal_error(e.to_string()))?;
-        options.feed.begin_run(run);
-        options.feed.set_time_origin(first_start);
+        let publication = options
+            .publication
+            .clone()
+            .unwrap_or_else(|| options.new_publication());
+        publication.begin_run(run);
+        publication.set_time_origin(first_start);
         let session = session::Session::since(first_start);
-        let mut replay = replay::split(
-            &journal
-                .entries_after(0)
-                .map_err(|e| journal_error(e.to_string()))?,
-            config.round,
-        );
+        let entries = journal
+            .entries_after(0)
+            .map_err(|e| journal_error(e.to_string()))?;
+        let mut replay = replay::split(&entries, config.round);
+        let opened = delay::delay_round(
+            &config,
+            &options,
+            &publication,
+            &mut journal,
+            &session,
+            &replay::broadcasts(&entries),
+        )
+        .map_err(journal_error)?;
+        drop(entries);
+        let delayed = publication.is_delayed(config.round);
+        let out = if delayed {
+            let live = OutputFolder::new(&options.state_dir.join(LIVE_DIR_NAME))
+                .with_spare_dir(&options.state_dir.join(LIVE_SPARE_DIR_NAME));
+            live.prepare(config.round).map_err(state_error)?;
+            live
+        } else {
+            public.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME))
+        };
+        publication.round_config(&config);
         let pusher = match &options.lichess {
             Some((round_id, token_file)) => Some(
                 crate::server::lichess::Pusher::from_token_file(
@@ -690,6 +782,7 @@ impl Recorder {
             .feed
             .status()
             .set_lichess(pusher.as_ref().map(|p| p.monitor()));
+        let pusher = pusher.and_then(|p| publication.push_delayed(config.round, p));
         let setup = DiscoverySetup {
             candidates: options.candidates.clone(),
             fixed: config
@@ -719,7 +812,8 @@ impl Recorder {
         let shared = Arc::new_cyclic(|shared| Shared {
             config: config.clone(),
             out,
-            feed: options.feed.clone(),
+            publication: publication.clone(),
+            delayed,
             journal: SharedJournal::new(journal),
             journal_path: options.journal_path.clone(),
             journal_failing: Mutex::new(BTreeSet::new()),
@@ -758,7 +852,10 @@ impl Recorder {
             tokio::spawn(write_round_files(shared.clone())),
         ];
         let token = channel::event_token(&options.state_dir).map_err(state_error)?;
-        options.feed.set_current_round(config.round);
+        publication.current_round(
+            session.epoch() + Duration::from_millis(opened),
+            config.round,
+        );
         background.push(
             channel::listen(&options.state_dir, token.clone(), sink.clone())
                 .map_err(state_error)?,
@@ -767,7 +864,7 @@ impl Recorder {
             Some(addr) => Some(
                 crate::server::serve_with_next_round(
                     addr,
-                    options.feed.clone(),
+                    publication.clone(),
                     Some(sink.clone()),
                     options.next_round.clone(),
                     token,
@@ -789,6 +886,7 @@ impl Recorder {
             server,
             shared,
             state_dir: options.state_dir.clone(),
+            out_dir: options.out_dir.clone(),
             _folder_lock: folder_lock,
         })
     }
@@ -859,7 +957,8 @@ async fn supervise(
         );
         loud(&message);
         let desk = |message: String| {
-            shared.feed.publish(
+            shared.publication.event(
+                shared.at(shared.session.now_ms()),
                 shared.config.round,
                 board.number,
                 crate::act::Event::Alert(crate::act::Alert {
@@ -1032,8 +1131,14 @@ impl RecorderHandle {
         &self.state_dir
     }
 
-    /// The output folder.
+    /// The output folder: what broadcast tools read and operators publish.
     pub fn out_dir(&self) -> &Path {
+        &self.out_dir
+    }
+
+    /// Where this round's files are written: the output folder, or the arbiter's copy in
+    /// the state directory (`OUT.state/live`) when the round has a transmission delay.
+    pub fn live_dir(&self) -> &Path {
         self.shared.out.root()
     }
 
@@ -1073,7 +1178,10 @@ impl RecorderHandle {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        self.shared.feed.status().set_lichess(None);
+        // A delayed round's push goes on while its end is released.
+        if !self.shared.delayed {
+            self.shared.feed().status().set_lichess(None);
+        }
         if let Some(pusher) = pusher {
             let stats = pusher.finish(Duration::from_secs(5)).await;
             if let Some(error) = stats.last_error {
