@@ -62,6 +62,19 @@ pub(super) fn refusal(state: &Desk, headers: &HeaderMap) -> Option<Response> {
     }
 }
 
+/// The request's JSON body, once the token is checked; `Err` is the refusal to send.
+fn checked<T>(
+    state: &Desk,
+    headers: &HeaderMap,
+    body: Result<Json<T>, JsonRejection>,
+) -> Result<T, Box<Response>> {
+    if let Some(refused) = refusal(state, headers) {
+        return Err(Box::new(refused));
+    }
+    body.map(|Json(body)| body)
+        .map_err(|rejection| Box::new(error(rejection.status(), rejection.body_text())))
+}
+
 pub(super) async fn arbiter_session(State(state): State<Desk>, headers: HeaderMap) -> Response {
     if let Some(refused) = refusal(&state, &headers) {
         return refused;
@@ -102,12 +115,9 @@ pub(super) async fn arbiter_action(
     headers: HeaderMap,
     body: Result<Json<ActionBody>, JsonRejection>,
 ) -> Response {
-    if let Some(refused) = refusal(&state, &headers) {
-        return refused;
-    }
-    let Json(body) = match body {
+    let body = match checked(&state, &headers, body) {
         Ok(body) => body,
-        Err(rejection) => return error(rejection.status(), rejection.body_text()),
+        Err(refused) => return *refused,
     };
     if let Err(message) = check_action(&body.action) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, message);
@@ -266,12 +276,9 @@ pub(super) async fn choose_broadcast_delay(
     headers: HeaderMap,
     body: Result<Json<DelayBody>, JsonRejection>,
 ) -> Response {
-    if let Some(refused) = refusal(&state, &headers) {
-        return refused;
-    }
-    let Json(body) = match body {
+    let body = match checked(&state, &headers, body) {
         Ok(body) => body,
-        Err(rejection) => return error(rejection.status(), rejection.body_text()),
+        Err(refused) => return *refused,
     };
     if state.next_round.is_none() {
         return error(

@@ -1129,10 +1129,11 @@ pub fn event_kind(event: &Event) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn mv(ply: u32, uci: &str, san: &str, fen: &str) -> Event {
+    /// Move `ply`, made at `ply` seconds.
+    pub(crate) fn mv(ply: u32, uci: &str, san: &str, fen: &str) -> Event {
         Event::Move {
             ply,
             uci: uci.into(),
@@ -1147,7 +1148,7 @@ mod tests {
         }
     }
 
-    const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    pub(crate) const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
 
     /// A board set up again after its game: the desk says the result is awaited (and asks
     /// about a restart after few moves) until the arbiter gives it, then "after the game";

@@ -394,24 +394,9 @@ impl PublicView {
 mod tests {
     use super::*;
     use crate::board::ColorName;
+    use crate::server::feed::tests::{AFTER_E4, mv};
 
-    const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
     const AFTER_E5: &str = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
-
-    fn mv(ply: u32, uci: &str, san: &str, fen: &str) -> Event {
-        Event::Move {
-            ply,
-            uci: uci.into(),
-            san: san.into(),
-            t_ms: u64::from(ply) * 1000,
-            side: if ply % 2 == 1 {
-                ColorName::White
-            } else {
-                ColorName::Black
-            },
-            fen: fen.into(),
-        }
-    }
 
     fn plies(feed: &Feed, round: u32, board: u32) -> u32 {
         feed.game(round, board).map_or(0, |g| g.summary.ply)

@@ -398,6 +398,7 @@ async fn the_public_sees_the_arbiters_stream_the_delay_later_and_nothing_before(
             "a move before the arbiter's stream began: {e:?}"
         );
     }
+    let mut lags = Vec::new();
     for (i, (public_at, e)) in public_before[first..].iter().enumerate() {
         let (live_at, live_event) = &live_before[i];
         assert_eq!(comparable(e), comparable(live_event), "event {i}");
@@ -407,7 +408,14 @@ async fn the_public_sees_the_arbiters_stream_the_delay_later_and_nothing_before(
             "event {i} ({}) public {after:?} after it was live",
             e.event
         );
+        lags.push(after);
     }
+    eprintln!(
+        "{} public events before the kill, each {:?} to {:?} after the arbiter's",
+        lags.len(),
+        lags.iter().min(),
+        lags.iter().max()
+    );
     let due = live_before
         .iter()
         .filter(|(at, _)| *at + DELAY + RELEASED_WITHIN < killed)
