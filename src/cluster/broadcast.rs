@@ -1296,7 +1296,10 @@ mod tests {
         use crate::board::kind::BoardKind;
         let played = ["e2e4", "e7e5", "g1f3", "b8c6"];
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        let mut r = Rebuild::new(
+            dir.path(),
+            Arc::new(Publication::new(Arc::new(Feed::new()))),
+        );
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout_of(BoardKind::Millennium)).unwrap(),
