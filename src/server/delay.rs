@@ -138,8 +138,8 @@ struct RoundLine {
     queue: VecDeque<Queued>,
     /// When the last change released was due: the next one is not due before.
     last_due: Option<Instant>,
-    /// Each board's released PGN and summary.
-    texts: BTreeMap<u32, (String, BoardSummary)>,
+    /// Each board's released summary, for `index.json`.
+    summaries: BTreeMap<u32, BoardSummary>,
     config: Option<EventConfig>,
     /// When the round's files (games.pgn, index.json, the push) are rewritten next.
     files_due: Option<Instant>,
@@ -318,7 +318,7 @@ impl Line {
             Change::Text(board, pgn, summary) => {
                 self.public.set_pgn(round, board, pgn.clone());
                 let line = self.rounds.entry(round).or_default();
-                if line.texts.get(&board).is_none_or(|(_, s)| *s != summary) {
+                if line.summaries.insert(board, summary.clone()) != Some(summary) {
                     line.index_changed = true;
                 }
                 if line.schedule.delayed()
@@ -332,13 +332,8 @@ impl Line {
                             out.round_dir(round).display()
                         ));
                     }
-                    writer.send(FileJob::Game {
-                        round,
-                        board,
-                        pgn: pgn.clone(),
-                    });
+                    writer.send(FileJob::Game { round, board, pgn });
                 }
-                line.texts.insert(board, (pgn, summary));
                 line.files_due.get_or_insert(now + ROUND_FILES_DELAY);
             }
             Change::CopyRound(from) => self.copy_round(round, &from),
@@ -351,8 +346,10 @@ impl Line {
         for (round, line) in &mut self.rounds {
             if line.files_due.is_some_and(|due| due <= now) {
                 line.files_due = None;
-                let texts: Vec<&str> = line.texts.values().map(|(p, _)| p.as_str()).collect();
-                let combined = combine(&texts);
+                // Every game the public has, released here or before the public's feed was
+                // its own.
+                let texts = self.public.game_texts(*round);
+                let combined = combine(&texts.iter().map(|t| &**t).collect::<Vec<_>>());
                 self.public.set_round_pgn(*round, combined.clone());
                 if line.schedule.delayed()
                     && let Some((_, writer)) = &self.folder
@@ -366,7 +363,7 @@ impl Line {
                     {
                         writer.send(FileJob::Index {
                             config: config.clone(),
-                            summaries: line.texts.values().map(|(_, s)| s.clone()).collect(),
+                            summaries: line.summaries.values().cloned().collect(),
                         });
                     }
                 }

@@ -914,6 +914,15 @@ impl Feed {
         self.lock().games.get(&(round, board))?.pgn.clone()
     }
 
+    /// The PGN texts of round `round`'s games that have one, by board.
+    pub fn game_texts(&self, round: u32) -> Vec<Arc<str>> {
+        self.lock()
+            .games
+            .range((round, 0)..=(round, u32::MAX))
+            .filter_map(|(_, g)| Some(Arc::clone(&g.pgn.as_ref()?.text)))
+            .collect()
+    }
+
     /// The PGN of a round: the stored one, or the stored games of the round joined.
     pub fn round_pgn(&self, round: u32) -> Option<PgnDoc> {
         let state = self.lock();

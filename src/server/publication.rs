@@ -146,14 +146,14 @@ impl Publication {
     /// (a round's delay is never shortened). The first delay of the event gives the public
     /// a feed of its own, a copy of the live one. Returns the round's delay from then on.
     pub fn delay_round(&self, round: u32, from: Instant, delay: Duration) -> Duration {
-        let latest = {
+        let (lengthened, latest) = {
             let mut schedules = lock(&self.schedules);
             let schedule = schedules.entry(round).or_default();
-            if !schedule.lengthen(from, delay) {
-                return schedule.latest();
-            }
-            schedule.latest()
+            (schedule.lengthen(from, delay), schedule.latest())
         };
+        if !lengthened {
+            return latest;
+        }
         if !delay.is_zero() {
             self.split(round);
         }
@@ -308,12 +308,13 @@ impl Publication {
         if !self.is_delayed(round) {
             return Some(pusher);
         }
-        let mut pusher = Some(pusher);
-        self.to_line(|| Message::Pusher {
-            round,
-            pusher: pusher.take().expect("taken once"),
-        });
-        pusher
+        match self.read_public().as_ref() {
+            Some(public) => {
+                let _ = public.line.send(Message::Pusher { round, pusher });
+                None
+            }
+            None => Some(pusher),
+        }
     }
 
     /// Copies the arbiter's files of round `round`, in `from`, to the public folder at
