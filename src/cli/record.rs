@@ -101,6 +101,12 @@ pub struct RecordArgs {
     /// guessed from the file, and said.
     #[arg(long, value_name = "ENCODING")]
     pub encoding: Option<Encoding>,
+    /// Transmission delay of the public broadcast, over the event file's `broadcast_delay`:
+    /// spectators' pages, SSE, PGN URLs, the PGN folder and the lichess push show the games
+    /// this much later (e.g. `15m`, `90s`, `1h30m`); the arbiter's desk stays live. A round
+    /// keeps the delay it opened with.
+    #[arg(long, value_name = "DELAY", value_parser = crate::event::config::parse_broadcast_delay)]
+    pub broadcast_delay: Option<Duration>,
     /// The event's cluster, when its boards are recorded on several PCs.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -149,6 +155,7 @@ impl RecordArgs {
             options.journal_path = j.clone();
         }
         options.listen = (!self.no_server).then_some(self.listen);
+        options.broadcast_delay = self.broadcast_delay;
         if let (Some(round), Some(file)) = (&self.lichess_round, &self.lichess_token_file) {
             options.lichess = Some((round.clone(), file.clone()));
         }

@@ -9,6 +9,7 @@ use crate::cluster::ClusterSettings;
 use crate::cluster::broadcast::Broadcast;
 use crate::cluster::settings::ClusterArgs;
 use crate::event::EventFile;
+use crate::server::Publication;
 use crate::server::feed::Feed;
 
 /// Arguments of `touchmove serve`.
@@ -62,16 +63,26 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     runtime.block_on(async move {
         let feed = Arc::new(Feed::new());
+        // Rounds broadcast with a delay are the public's in `--out`; the arbiter's copy of
+        // their files is in the state directory.
+        let public_folder = crate::recorder::layout::OutputFolder::new(&args.out)
+            .unsynced()
+            .with_spare_dir(
+                &crate::recorder::layout::state_dir(&args.out)
+                    .join(crate::recorder::SPARE_DIR_NAME),
+            );
+        let publication =
+            Arc::new(Publication::new(feed.clone()).with_public_folder(public_folder));
         let (server, token_follower) = if args.no_server {
             (None, None)
         } else {
-            match start_desk(&args, &settings, &feed, limits).await {
+            match start_desk(&args, &settings, &publication, limits).await {
                 Ok((server, follower)) => (Some(server), Some(follower)),
                 Err(e) => return fail(e),
             }
         };
         let status_line = tokio::spawn(super::status_line::run("serve", feed.clone()));
-        let broadcast = Broadcast::start(settings.clone(), &args.out, feed);
+        let broadcast = Broadcast::publish(settings.clone(), &args.out, publication);
         eprintln!(
             "touchmove serve: broadcasting event {:?} from {} into {}{}; Ctrl-C stops",
             settings.event,
@@ -119,7 +130,7 @@ fn cluster_settings(args: &ServeArgs) -> Result<ClusterSettings, String> {
 async fn start_desk(
     args: &ServeArgs,
     settings: &ClusterSettings,
-    feed: &Arc<Feed>,
+    publication: &Arc<Publication>,
     limits: crate::server::ConnectionLimits,
 ) -> Result<(crate::server::ServerHandle, tokio::task::JoinHandle<()>), String> {
     let state = crate::recorder::layout::state_dir(&args.out);
@@ -145,9 +156,10 @@ async fn start_desk(
         settings.clone(),
         actions,
     ));
-    let server = crate::server::serve_with_desk(args.listen, feed.clone(), desk, token, limits)
-        .await
-        .map_err(|e| e.to_string())?;
+    let server =
+        crate::server::serve_with_desk(args.listen, publication.clone(), desk, token, limits)
+            .await
+            .map_err(|e| e.to_string())?;
     eprintln!(
         "touchmove serve: arbiter desk for every board of the event at http://{}/arbiter; the \
          event's token is in {}",

@@ -9,6 +9,8 @@
 //! encoding = "windows-1250"         # a TRF's encoding, when it is not to be guessed
 //! pegasus_key = "pegasus.key"       # DGT Pegasus boards: DGT's developer key, as six hex
 //!                                   # bytes or a file holding them (`pegasus_key`)
+//! broadcast_delay = "15m"           # the public sees the games this much later (default 0;
+//!                                   # `EventFile::broadcast_delay`)
 //!
 //! [[board]]
 //! number = 1
@@ -33,6 +35,7 @@
 //! errors in one place.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -148,6 +151,9 @@ struct RawEvent {
     encoding: Option<Spanned<String>>,
     /// A secret, kept out of [`EventConfig`] (which travels to the cluster's other PCs).
     pegasus_key: Option<Spanned<String>>,
+    /// The round's, not the event's boards: kept out of [`EventConfig`], which travels to the
+    /// cluster's other PCs.
+    broadcast_delay: Option<Spanned<String>>,
     #[serde(default)]
     board: Vec<Spanned<RawBoard>>,
     /// Read by `cluster::settings`; kept as written so that the file stays one file.
@@ -163,6 +169,8 @@ pub(super) struct FileExtras {
     pub encoding: Option<Encoding>,
     /// The `[cluster]` table as written.
     pub cluster: Option<toml::Table>,
+    /// `broadcast_delay`: the public broadcast's transmission delay.
+    pub broadcast_delay: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -254,6 +262,11 @@ impl EventConfig {
                 .parse()
                 .map_err(|message| invalid(encoding.span().start, "encoding", message))?;
             extras.encoding = Some(read);
+        }
+        if let Some(delay) = raw.broadcast_delay {
+            let read = parse_broadcast_delay(delay.get_ref())
+                .map_err(|message| invalid(delay.span().start, "broadcast_delay", message))?;
+            extras.broadcast_delay = Some(read);
         }
         if let Some(mode) = raw.leds {
             config.leds = mode
@@ -459,6 +472,69 @@ impl EventConfig {
     }
 }
 
+/// Longest transmission delay accepted: two hours (lichess's own delay setting stops at one).
+pub const MAX_BROADCAST_DELAY: Duration = Duration::from_secs(2 * 3600);
+
+/// Reads a transmission delay: `0`, or numbers with units `h`, `m` (or `min`), `s`, e.g.
+/// `15m`, `90s`, `1h30m`; at most [`MAX_BROADCAST_DELAY`].
+pub fn parse_broadcast_delay(text: &str) -> Result<Duration, String> {
+    let wrong = || {
+        format!(
+            "{text:?} is not a delay: give a number with its unit, e.g. \"15m\", \"90s\" or              \"1h30m\" (\"0\" for none)"
+        )
+    };
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    match compact.as_str() {
+        "0" => return Ok(Duration::ZERO),
+        "" => return Err(wrong()),
+        _ => {}
+    }
+    let mut total: u64 = 0;
+    let mut rest = compact.as_str();
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let number: u64 = rest[..digits].parse().map_err(|_| wrong())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "h" => 3600,
+            "m" | "min" => 60,
+            "s" => 1,
+            _ => return Err(wrong()),
+        };
+        rest = &rest[unit_len..];
+        total = number
+            .checked_mul(seconds)
+            .and_then(|s| total.checked_add(s))
+            .ok_or_else(wrong)?;
+    }
+    let delay = Duration::from_secs(total);
+    if delay > MAX_BROADCAST_DELAY {
+        return Err(format!(
+            "{text:?} is longer than the longest delay accepted, {} hours",
+            MAX_BROADCAST_DELAY.as_secs() / 3600
+        ));
+    }
+    Ok(delay)
+}
+
+/// A delay as people say it: "15 min", "90 s", "1 h 30 min", "none".
+pub fn describe_delay(delay: Duration) -> String {
+    let s = delay.as_secs();
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, 0) => "none".to_string(),
+        (0, 0, sec) => format!("{sec} s"),
+        (0, min, 0) => format!("{min} min"),
+        (0, min, sec) => format!("{min} min {sec} s"),
+        (h, 0, 0) => format!("{h} h"),
+        (h, min, _) => format!("{h} h {min} min"),
+    }
+}
+
 /// Checks a PGN TimeControl value, saying what is wrong.
 pub fn check_time_control(text: &str) -> Result<(), String> {
     crate::clock::TimeControl::parse(text)
@@ -594,6 +670,38 @@ port = "auto"
         assert!(e.to_string().contains("event.toml:2: pegasus_key"), "{e}");
         let e = parse("[[board]]\nnumber = 1\nserial = \"1\"\nkind = \"pegasus\"\n").unwrap_err();
         assert!(e.to_string().contains("found by its port only"), "{e}");
+    }
+
+    #[test]
+    fn a_broadcast_delay_is_read_with_its_unit_and_a_bad_one_names_its_line() {
+        let minutes = |m: u64| Duration::from_secs(60 * m);
+        assert_eq!(parse_broadcast_delay("15m"), Ok(minutes(15)));
+        assert_eq!(parse_broadcast_delay("1h30m"), Ok(minutes(90)));
+        assert_eq!(parse_broadcast_delay("90 s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_broadcast_delay("20min"), Ok(minutes(20)));
+        assert_eq!(parse_broadcast_delay("0"), Ok(Duration::ZERO));
+        for wrong in ["15", "", "m", "15 minutes", "-5m", "3h"] {
+            assert!(parse_broadcast_delay(wrong).is_err(), "{wrong:?}");
+        }
+        let delay_of = |text: &str| {
+            EventConfig::parse_file(text, Path::new("event.toml"))
+                .map(|(_, _, e)| e.broadcast_delay)
+        };
+        assert_eq!(
+            delay_of("event = \"x\"\nbroadcast_delay = \"15m\"\n").unwrap(),
+            Some(minutes(15))
+        );
+        assert_eq!(delay_of("event = \"x\"\n").unwrap(), None);
+        let e = delay_of("event = \"x\"\n\nbroadcast_delay = \"15\"\n").unwrap_err();
+        assert!(
+            e.to_string().contains("event.toml:3: broadcast_delay"),
+            "{e}"
+        );
+        let e = parse("broadcast_delay = \"soon\"\n").unwrap_err();
+        assert!(
+            e.to_string().contains("event.toml:1: broadcast_delay"),
+            "{e}"
+        );
     }
 
     #[test]

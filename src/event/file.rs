@@ -23,6 +23,8 @@ pub struct EventFile {
     pub encoding: Option<Encoding>,
     /// The `[cluster]` table as written, for [`crate::cluster::ClusterSettings`].
     pub cluster: Option<toml::Table>,
+    /// The public broadcast's transmission delay (`broadcast_delay`).
+    pub broadcast_delay: Option<std::time::Duration>,
 }
 
 impl EventFile {
@@ -46,6 +48,7 @@ impl EventFile {
             pegasus_key: extras.pegasus_key,
             encoding: extras.encoding,
             cluster: extras.cluster,
+            broadcast_delay: extras.broadcast_delay,
         })
     }
 

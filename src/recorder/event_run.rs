@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -19,11 +20,13 @@ use crate::driver::probe::{Candidates, probe};
 use crate::event::spec::{EventSpec, RoundPlan, next_board_number, unpaired_board};
 use crate::event::trf::Encoding;
 use crate::event::{BoardOrigins, BoardSource, EventConfig, EventFile};
-use crate::server::NextRoundAsk;
+use crate::server::{NextRoundAsk, Publication};
 
 /// An event being recorded: the round open now and how to open the next.
 pub struct EventRun {
     spec: EventSpec,
+    /// The transmission delay of the command line, else of the event file.
+    given_delay: Option<Duration>,
     /// The event's boards before any pairings.
     boards: EventConfig,
     /// The encoding of a TRF of pairings (`None`: guessed).
@@ -64,19 +67,21 @@ impl EventRun {
         }
         let plan = spec.round(&boards, boards.round, encoding)?;
         tell(&plan);
-        for problem in
-            earlier_rounds::show_earlier_rounds(&options.feed, &options.out_dir, boards.round)
-        {
-            say(&format!(
-                "an earlier round's game cannot be shown: {problem}"
-            ));
-        }
+        let given_delay = options.broadcast_delay.or(event.broadcast_delay);
+        let publication = options
+            .publication
+            .clone()
+            .unwrap_or_else(|| options.new_publication());
+        options.publication = Some(publication.clone());
+        options.broadcast_delay = publication.chosen_delay(boards.round).or(given_delay);
         options.board_origins = origins;
         let (next_tx, next_round) = mpsc::channel(4);
         options.next_round = Some(next_tx);
         let handle = start(&plan.config, &options).await?;
+        show_earlier_rounds(&options, &publication, boards.round);
         Ok(EventRun {
             spec,
+            given_delay,
             boards,
             encoding,
             options,
@@ -139,11 +144,22 @@ impl EventRun {
         tell(&plan);
         if self.options.lichess.take().is_some() {
             say(&format!(
-                "the lichess push of round {} stops; restart with the next round's \
+                "the lichess push of round {} stops{}; restart with the next round's \
                  --lichess-round to push round {next}",
-                self.config.round
+                self.config.round,
+                if self.handle.live_dir() == self.handle.out_dir() {
+                    ""
+                } else {
+                    " once the public has seen its end"
+                }
             ));
         }
+        self.options.broadcast_delay = self
+            .options
+            .publication
+            .as_ref()
+            .and_then(|p| p.chosen_delay(next))
+            .or(self.given_delay);
         // The round that ended lets go of the journal and the folder when its shutdown
         // returns, so the next one starts at once.
         self.handle.shutdown().await;
@@ -155,6 +171,28 @@ impl EventRun {
     /// Stops recording.
     pub async fn close(self) {
         self.handle.shutdown().await;
+    }
+}
+
+/// Shows the earlier rounds of the folder: the arbiter's copy of a delayed round to the
+/// arbiter, the output folder's to the public. Shown once the round is started, so that the
+/// public's own feed, if there is one, is made before.
+fn show_earlier_rounds(options: &RunOptions, publication: &Publication, round: u32) {
+    let live = options.state_dir.join(super::LIVE_DIR_NAME);
+    let public = publication.public_feed();
+    let mut problems = earlier_rounds::show_earlier_rounds(&options.feed, &options.out_dir, round);
+    if !Arc::ptr_eq(&public, &options.feed) {
+        problems.extend(earlier_rounds::show_earlier_rounds(
+            &options.feed,
+            &live,
+            round,
+        ));
+        earlier_rounds::show_earlier_rounds(&public, &options.out_dir, round);
+    }
+    for problem in problems {
+        say(&format!(
+            "an earlier round's game cannot be shown: {problem}"
+        ));
     }
 }
 

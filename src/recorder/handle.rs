@@ -22,6 +22,7 @@ pub struct RecorderHandle {
     pub(super) server: Option<crate::server::ServerHandle>,
     pub(super) shared: Arc<Shared>,
     pub(super) state_dir: PathBuf,
+    pub(super) out_dir: PathBuf,
     /// Held while the recorder runs: a second recorder on the same folder is refused.
     pub(super) _folder_lock: nix::fcntl::Flock<std::fs::File>,
 }
@@ -99,8 +100,14 @@ impl RecorderHandle {
         &self.state_dir
     }
 
-    /// The output folder.
+    /// The output folder: what broadcast tools read and operators publish.
     pub fn out_dir(&self) -> &Path {
+        &self.out_dir
+    }
+
+    /// Where this round's files are written: the output folder, or the arbiter's copy in
+    /// the state directory (`OUT.state/live`) when the round has a transmission delay.
+    pub fn live_dir(&self) -> &Path {
         self.shared.out.root()
     }
 
@@ -142,7 +149,10 @@ impl RecorderHandle {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        self.shared.feed.status().set_lichess(None);
+        // A delayed round's push goes on while its end is released.
+        if !self.shared.delayed {
+            self.shared.feed().status().set_lichess(None);
+        }
         if let Some(pusher) = pusher {
             let stats = pusher.finish(Duration::from_secs(5)).await;
             if let Some(error) = stats.last_error {

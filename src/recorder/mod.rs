@@ -57,6 +57,17 @@
 //! the chunk's time: equal times within a chunk mean "the interval is not known", never
 //! "simultaneous". The act-of-moving machine and the clock must read them so.
 //!
+//! # A transmission delay
+//!
+//! A round opened with a delay ([`RunOptions::broadcast_delay`]) journals it, and the round
+//! keeps it across restarts (a restart may lengthen it, never shorten it). Everything the
+//! boards do goes through the [`Publication`](crate::server::Publication), stamped with the
+//! time it happened: the arbiter's desk and API see it at once; the public's pages, SSE, PGN
+//! URLs, PGN folder (`OUT`) and lichess push that much later. The arbiter's own copy of the
+//! round's files is then written to `OUT.state/live`, which the web server does not serve.
+//! A restart rebuilds what is still to be released from the journal, with the times the
+//! journal gives, so nothing is published early.
+//!
 //! # Boards found by serial number or "auto"
 //!
 //! Boards configured with `serial = "…"` or `port = "auto"` are found by probing the
@@ -73,6 +84,7 @@
 
 mod board_task;
 pub mod channel;
+mod delay;
 mod discovery;
 pub mod earlier_rounds;
 mod error;
@@ -100,9 +112,12 @@ pub use channel::ArbiterSink;
 pub use discovery::PROBE_INTERVAL;
 pub use error::RecorderError;
 pub use handle::RecorderHandle;
-pub use options::{DEFAULT_BACKLOG_LIMIT, JOURNAL_NAME, LOCK_NAME, RunOptions, SPARE_DIR_NAME};
+pub use options::{
+    CHOSEN_DELAY_NAME, DEFAULT_BACKLOG_LIMIT, JOURNAL_NAME, LIVE_DIR_NAME, LIVE_SPARE_DIR_NAME,
+    LOCK_NAME, RunOptions, SPARE_DIR_NAME,
+};
 pub use pipeline::{BoardPipeline, GameTags};
-pub use replay::LINK_LOST;
+pub use replay::{BROADCAST_DELAY, LINK_LOST, RoundDelay};
 pub use session::WallClock;
 pub use shared::ROUND_FILES_DELAY;
 pub(crate) use shared::Shared;
@@ -178,17 +193,32 @@ impl Recorder {
         options: RunOptions,
     ) -> Result<RecorderHandle, RecorderError> {
         let control = check_event(&config, &options)?;
-        let (out, folder_lock) = open_folders(&config, &options)?;
+        let (public, folder_lock) = open_folders(&config, &options)?;
         warn_about_places(&options);
-        let (journal, session, mut replay) = open_journal(&config, &options)?;
-        let pusher = lichess_pusher(&options)?;
+        let publication = options
+            .publication
+            .clone()
+            .unwrap_or_else(|| options.new_publication());
+        let OpenedJournal {
+            journal,
+            session,
+            mut replay,
+            opened,
+        } = open_journal(&config, &options, &publication)?;
+        let delayed = publication.is_delayed(config.round);
+        let out = round_folder(&config, &options, public, delayed)?;
+        publication.round_config(&config);
+        let pusher = lichess_pusher(&options)?
+            .and_then(|pusher| publication.push_delayed(config.round, pusher));
+        let opened_at = session.epoch() + std::time::Duration::from_millis(opened);
         let (discovery, prober) = Discovery::start(discovery_setup(&config, &options, &replay));
         let buses = bus_chains(&config, session.epoch());
         let on_one_thread = options.wall_clock.is_simulated();
         let shared = Arc::new_cyclic(|shared| Shared {
             config: config.clone(),
             out,
-            feed: options.feed.clone(),
+            publication: publication.clone(),
+            delayed,
             journal: if on_one_thread {
                 SharedJournal::on_caller_thread(journal)
             } else {
@@ -241,12 +271,12 @@ impl Recorder {
             source,
         };
         let token = channel::event_token(&options.state_dir).map_err(state_error)?;
-        options.feed.set_current_round(config.round);
+        publication.current_round(opened_at, config.round);
         background.push(
             channel::listen(&options.state_dir, token.clone(), sink.clone())
                 .map_err(state_error)?,
         );
-        let server = start_server(&options, &sink, token).await?;
+        let server = start_server(&options, &publication, &sink, token).await?;
         Ok(RecorderHandle {
             boards,
             tasks,
@@ -255,6 +285,7 @@ impl Recorder {
             server,
             shared,
             state_dir: options.state_dir.clone(),
+            out_dir: options.out_dir.clone(),
             _folder_lock: folder_lock,
         })
     }
@@ -300,8 +331,29 @@ fn open_folders(
         source,
     })?;
     let folder_lock = lock_folder(options)?;
-    let out = out.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME));
     Ok((out, folder_lock))
+}
+
+/// Where the round's files are written: the output folder `public`, or, when the round has
+/// a transmission delay, the arbiter's copy in the state directory (the output folder then
+/// holds what the public may see).
+fn round_folder(
+    config: &EventConfig,
+    options: &RunOptions,
+    public: OutputFolder,
+    delayed: bool,
+) -> Result<OutputFolder, RecorderError> {
+    if !delayed {
+        return Ok(public.with_spare_dir(&options.state_dir.join(SPARE_DIR_NAME)));
+    }
+    let live = OutputFolder::new(&options.state_dir.join(LIVE_DIR_NAME))
+        .with_spare_dir(&options.state_dir.join(LIVE_SPARE_DIR_NAME));
+    live.prepare(config.round)
+        .map_err(|source| RecorderError::StateDir {
+            path: options.state_dir.clone(),
+            source,
+        })?;
+    Ok(live)
 }
 
 /// Says what is where it should not be: a journal in the published folder, a web server
@@ -327,12 +379,24 @@ fn warn_about_places(options: &RunOptions) {
     }
 }
 
-/// Opens the journal and begins this run's session in it; returns it, the session (its time
-/// counted from the journal's first start) and what each board of the round journalled.
+/// The journal opened, and what it says.
+struct OpenedJournal {
+    journal: Journal,
+    /// This run's session, its time counted from the journal's first start.
+    session: session::Session,
+    /// What each board of the round journalled.
+    replay: BTreeMap<u32, replay::History>,
+    /// When the round opened (session time).
+    opened: crate::board::Millis,
+}
+
+/// Opens the journal and begins this run's session in it, and gives `publication` the
+/// transmission delays it holds (journalling the round's, when it opens with one).
 fn open_journal(
     config: &EventConfig,
     options: &RunOptions,
-) -> Result<(Journal, session::Session, BTreeMap<u32, replay::History>), RecorderError> {
+    publication: &crate::server::Publication,
+) -> Result<OpenedJournal, RecorderError> {
     let journal_error = |e: crate::store::JournalError| RecorderError::Journal {
         path: options.journal_path.clone(),
         message: e.to_string(),
@@ -350,15 +414,29 @@ fn open_journal(
         .first()
         .map_or_else(|| options.wall_clock.unix_ms(), |s| s.started_unix_ms);
     let run = journal.begin_session(first_start).map_err(journal_error)?;
-    options.feed.begin_run(run);
-    options.feed.set_time_origin(first_start);
+    publication.begin_run(run);
+    publication.set_time_origin(first_start);
     let entries = journal.entries_after(0).map_err(journal_error)?;
     let replay = replay::split(&entries, config.round);
-    Ok((
+    let session = session::Session::since(first_start, options.wall_clock);
+    let opened = delay::delay_round(
+        config,
+        options,
+        publication,
+        &mut journal,
+        &session,
+        &replay::broadcasts(&entries),
+    )
+    .map_err(|message| RecorderError::Journal {
+        path: options.journal_path.clone(),
+        message,
+    })?;
+    Ok(OpenedJournal {
         journal,
-        session::Session::since(first_start, options.wall_clock),
+        session,
         replay,
-    ))
+        opened,
+    })
 }
 
 /// The lichess pusher the options ask for, shown on the status.
@@ -419,6 +497,7 @@ fn discovery_setup(
 /// Starts the web server when the options ask for one.
 async fn start_server(
     options: &RunOptions,
+    publication: &Arc<crate::server::Publication>,
     sink: &ArbiterSink,
     token: String,
 ) -> Result<Option<crate::server::ServerHandle>, RecorderError> {
@@ -427,7 +506,7 @@ async fn start_server(
     };
     crate::server::serve_with_next_round(
         addr,
-        options.feed.clone(),
+        publication.clone(),
         Some(sink.clone()),
         options.next_round.clone(),
         token,

@@ -14,6 +14,7 @@ use super::session::WallClock;
 use crate::driver::board_stream::Connector;
 use crate::driver::probe::Candidates;
 use crate::event::BoardOrigins;
+use crate::server::Publication;
 use crate::server::feed::Feed;
 
 /// Options of a recorder run besides the event itself.
@@ -70,6 +71,15 @@ pub struct RunOptions {
     /// no thread of its own (journal writer, file writer, dead-position analyses): all its work
     /// is done on the runtime's one thread, so that a run is a function of its inputs.
     pub wall_clock: WallClock,
+    /// The transmission delay of the round started (`broadcast_delay` of the event file,
+    /// `record --broadcast-delay`, or the arbiter's choice at the desk): the public sees the
+    /// round this much later. A round started before keeps the delay it was journalled with,
+    /// or this one if it is longer. `None`: none.
+    pub broadcast_delay: Option<Duration>,
+    /// What the public sees of `feed`, kept from round to round (the end of a delayed round is
+    /// released while the next one is recorded); made by
+    /// [`Recorder::start`](super::Recorder::start) when `None`. Its live feed must be `feed`.
+    pub publication: Option<Arc<Publication>>,
 }
 
 impl RunOptions {
@@ -103,9 +113,35 @@ impl RunOptions {
             pegasus_key: None,
             links: BTreeMap::new(),
             wall_clock: WallClock::System,
+            broadcast_delay: None,
+            publication: None,
         }
     }
+
+    /// The publication of `feed` for this output folder: delayed rounds' public files go to
+    /// `out_dir`, and the delay chosen at the desk is kept in the state directory.
+    pub fn new_publication(&self) -> Arc<Publication> {
+        // Rebuilt from the journal after a crash, like a serve node's: not synced.
+        let public_folder = layout::OutputFolder::new(&self.out_dir)
+            .unsynced()
+            .with_spare_dir(&self.state_dir.join(SPARE_DIR_NAME));
+        Arc::new(
+            Publication::new(self.feed.clone())
+                .with_public_folder(public_folder)
+                .with_chosen_delay_file(self.state_dir.join(CHOSEN_DELAY_NAME)),
+        )
+    }
 }
+
+/// The folder in the state directory where the arbiter's live copy of a delayed round's
+/// files is written (the output folder then holds what the public may see).
+pub const LIVE_DIR_NAME: &str = "live";
+
+/// The spare copies of the files of [`LIVE_DIR_NAME`].
+pub const LIVE_SPARE_DIR_NAME: &str = "live-spare";
+
+/// The file in the state directory keeping the delay the arbiter chose at the desk.
+pub const CHOSEN_DELAY_NAME: &str = "broadcast-delay.json";
 
 /// Default of [`RunOptions::journal_backlog_limit`]: 64 MiB per board, hours of play.
 pub const DEFAULT_BACKLOG_LIMIT: usize = 64 << 20;

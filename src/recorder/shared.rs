@@ -14,6 +14,7 @@ use super::layout::{self, BoardSummary, OutputFolder};
 use super::{game_files, loud, say, session};
 use crate::board::Millis;
 use crate::event::EventConfig;
+use crate::server::Publication;
 use crate::server::feed::Feed;
 use crate::store::SharedJournal;
 
@@ -22,7 +23,10 @@ use crate::store::SharedJournal;
 pub(crate) struct Shared {
     pub config: EventConfig,
     pub out: OutputFolder,
-    pub feed: Arc<Feed>,
+    /// The live feed, and what the public sees of it.
+    pub publication: Arc<Publication>,
+    /// The round has a transmission delay: the public side writes its files and pushes it.
+    pub delayed: bool,
     pub journal: SharedJournal,
     pub journal_path: PathBuf,
     /// Boards whose entries the journal refuses (disk full, read-only): while there is one,
@@ -58,6 +62,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The instant of session time `t_ms`, as the publication stamps what happened then.
+    pub(crate) fn at(&self, t_ms: Millis) -> tokio::time::Instant {
+        self.session.epoch() + Duration::from_millis(t_ms)
+    }
+
+    /// The live feed.
+    pub(crate) fn feed(&self) -> &Feed {
+        self.publication.live()
+    }
+
     /// Runs `work`, which waits for the disk or the journal, on a blocking thread; in a
     /// simulation at once on this one.
     pub(crate) async fn blocking<R: Send + 'static>(
@@ -139,7 +153,13 @@ impl Shared {
             self.probe_latency(arrived);
             return;
         }
-        self.feed.set_pgn(round, board, pgn.clone());
+        self.publication.text(
+            self.at(self.session.now_ms()),
+            round,
+            board,
+            pgn.clone(),
+            summary.clone(),
+        );
         let file = game_files::GameFile {
             board,
             pgn: pgn.clone(),
@@ -244,7 +264,7 @@ impl Shared {
         if let Some(pusher) = lock(&self.pusher).as_ref() {
             pusher.push(combined.clone());
         }
-        self.feed.set_round_pgn(round, combined);
+        self.feed().set_round_pgn(round, combined);
         if let Some(summaries) = summaries {
             self.check_written(
                 &self.out.round_dir(round).join("index.json"),

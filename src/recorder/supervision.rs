@@ -78,7 +78,8 @@ pub(super) async fn supervise(
 
 /// Raises a critical alert about board `board`'s task on the arbiter's desk.
 fn to_desk(shared: &Shared, board: u32, message: String) {
-    shared.feed.publish(
+    shared.publication.event(
+        shared.at(shared.session.now_ms()),
         shared.config.round,
         board,
         crate::act::Event::Alert(crate::act::Alert {

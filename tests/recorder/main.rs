@@ -10,6 +10,7 @@ mod server_support;
 
 mod after_game;
 mod brands;
+mod broadcast_delay;
 mod bus;
 mod chessnut_hid;
 mod cli;

@@ -97,16 +97,24 @@ impl BoardTask {
         let mut pipeline = BoardPipeline::new(tags, control)
             .with_board_log()
             .with_kind(board.kind);
-        let (mut replayed, chunks, applied_keys) = replay_history(&mut pipeline, &history);
+        // A delayed round's public side also gets the game's text as it stood at each step
+        // it has not seen yet.
+        let delay = shared.publication.delay(shared.config.round).as_millis() as Millis;
+        let unseen_from = shared
+            .delayed
+            .then(|| shared.session.now_ms().saturating_sub(delay));
+        let (mut replayed, chunks, applied_keys) =
+            replay_history(&mut pipeline, &history, board.number, unseen_from);
         // Journalled when they were first made; a log asked for then is read in the next
         // handshake anyway.
         pipeline.take_log_reports();
         pipeline.take_log_request();
         let mut events = Vec::new();
-        pipeline.tick(shared.session.now_ms(), &mut events);
-        replayed.extend(events.into_iter().map(Replayed::Event));
+        let now = shared.session.now_ms();
+        pipeline.tick(now, &mut events);
+        replayed.extend(events.into_iter().map(|e| Rebuilt::Event(now, e)));
         let tags = GameTags::new(&shared.config, board.number);
-        shared.feed.upsert_game(GameInfo {
+        shared.publication.game(GameInfo {
             round: shared.config.round,
             board: board.number,
             white: board.white.name.clone(),
@@ -152,10 +160,10 @@ impl BoardTask {
         let new: Vec<NewEntry> = replayed
             .iter()
             .filter_map(|r| match r {
-                Replayed::Event(e) => Some(e),
-                Replayed::Applied(_) => None,
+                Rebuilt::Event(_, e) => Some(e),
+                Rebuilt::Applied(..) | Rebuilt::Text(..) => None,
             })
-            .skip(history.events)
+            .skip(history.event_times.len())
             .map(|e| task.event_entry(t_ms, e))
             .collect();
         task.commit(new).await;
@@ -168,19 +176,35 @@ impl BoardTask {
         task
     }
 
-    /// Hands the feed the replay's events and accepted arbiter actions in the order they
-    /// happened, as it got them live: an action settles only the alerts raised before it.
-    fn publish_replayed(&self, replayed: Vec<Replayed>) {
-        let round = self.shared.config.round;
+    /// Hands the publication the replay's events and accepted arbiter actions in the order
+    /// they happened, with the times they happened, as it got them live: an action settles
+    /// only the alerts raised before it. A game rebuilt after its task failed sends the
+    /// public only what it had not sent.
+    fn publish_replayed(&self, replayed: Vec<Rebuilt>) {
+        let (round, number) = (self.shared.config.round, self.number);
+        let publication = &self.shared.publication;
+        let sent = publication.sent_until(round, number);
         for item in replayed {
+            let at = self.shared.at(item.t_ms());
+            let unsent = sent.is_none_or(|sent| at > sent);
             match item {
-                Replayed::Event(event) => self.shared.feed.publish(round, self.number, event),
-                Replayed::Applied(request) => {
-                    self.shared
-                        .feed
-                        .note_arbiter_action(round, self.number, &request.action)
+                Rebuilt::Event(_, event) if unsent => publication.event(at, round, number, event),
+                Rebuilt::Event(_, event) => {
+                    publication.live().publish(round, number, event);
                 }
-            };
+                Rebuilt::Applied(_, action) if unsent => {
+                    publication.arbiter(at, round, number, &action)
+                }
+                Rebuilt::Applied(_, action) => {
+                    publication
+                        .live()
+                        .note_arbiter_action(round, number, &action);
+                }
+                Rebuilt::Text(_, pgn, summary) if unsent => {
+                    publication.public_text(at, round, number, pgn, summary)
+                }
+                Rebuilt::Text(..) => {}
+            }
         }
     }
 
@@ -299,7 +323,7 @@ impl BoardTask {
             self.release_held_game();
         }
         if !events.is_empty() {
-            self.publish(&mut events);
+            self.publish(&mut events, t_ms);
             self.write_files(true);
         }
         self.events = events;
@@ -316,7 +340,7 @@ impl BoardTask {
             self.release_held_game();
         }
         if !events.is_empty() {
-            self.publish(&mut events);
+            self.publish(&mut events, t_ms);
             self.files_changed(t_ms);
         }
         self.events = events;
@@ -367,7 +391,7 @@ impl BoardTask {
         }
         if !events.is_empty() && !self.holding_new_game {
             self.light(&events);
-            self.publish(&mut events);
+            self.publish(&mut events, t_ms);
             self.files_changed(t_ms);
         }
         self.events = events;
@@ -410,7 +434,8 @@ impl BoardTask {
         let answer = self.pipeline.on_arbiter(t_ms, &request, &mut events);
         if answer.is_ok() {
             self.applied_keys.extend(request.key.clone());
-            self.shared.feed.note_arbiter_action(
+            self.shared.publication.arbiter(
+                self.shared.at(t_ms),
                 self.shared.config.round,
                 self.number,
                 &request.action,
@@ -418,7 +443,7 @@ impl BoardTask {
         }
         let entries = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
         self.commit(entries).await;
-        self.publish(&mut events);
+        self.publish(&mut events, t_ms);
         self.write_files(true);
         answer
     }
@@ -442,12 +467,13 @@ impl BoardTask {
         }
     }
 
-    /// Publishes events to the live feed.
-    fn publish(&self, events: &mut Vec<Event>) {
+    /// Publishes `events`, which happened at `t_ms`.
+    fn publish(&self, events: &mut Vec<Event>, t_ms: Millis) {
+        let at = self.shared.at(t_ms);
         for event in events.drain(..) {
             self.shared
-                .feed
-                .publish(self.shared.config.round, self.number, event);
+                .publication
+                .event(at, self.shared.config.round, self.number, event);
         }
     }
 
@@ -463,11 +489,7 @@ impl BoardTask {
     /// Has the board's PGN file and the round's files rewritten; with `wait`, returns once
     /// the board's file is written.
     fn write_files(&mut self, wait: bool) {
-        let summary = BoardSummary {
-            board: self.number,
-            result: self.pipeline.result().to_string(),
-            live: self.pipeline.live(),
-        };
+        let summary = summary(&self.pipeline, self.number);
         let pgn = self.pipeline.board_pgn();
         let arrived = self.files_behind_since.take();
         self.shared
@@ -475,29 +497,94 @@ impl BoardTask {
     }
 }
 
-/// Replays a board's journalled history into `pipeline`: what it gave, in order, the chunks
-/// of bytes it read and the keys of the arbiter actions it applied (a retry of one is
-/// answered as applied and not applied again).
-fn replay_history<'a>(
+/// What a replay hands the publication, in order, with the session time it happened.
+enum Rebuilt {
+    /// An event of the pipeline.
+    Event(Millis, Event),
+    /// An arbiter action the pipeline applied.
+    Applied(Millis, ArbiterAction),
+    /// The game's text and summary as they stood (for the public side of a delayed round).
+    Text(Millis, String, BoardSummary),
+}
+
+impl Rebuilt {
+    /// The game's text as `pipeline` has it, at `t_ms`.
+    fn text(pipeline: &BoardPipeline, board: u32, t_ms: Millis) -> Rebuilt {
+        Rebuilt::Text(t_ms, pipeline.board_pgn(), summary(pipeline, board))
+    }
+
+    fn t_ms(&self) -> Millis {
+        match self {
+            Rebuilt::Event(t, _) | Rebuilt::Applied(t, _) | Rebuilt::Text(t, ..) => *t,
+        }
+    }
+}
+
+/// What `index.json` says of board `board`'s game.
+fn summary(pipeline: &BoardPipeline, board: u32) -> BoardSummary {
+    BoardSummary {
+        board,
+        result: pipeline.result().to_string(),
+        live: pipeline.live(),
+    }
+}
+
+/// Replays a board's journalled history into `pipeline`: what it gave, in order, with the
+/// times the journal gives its events, the chunks of bytes it read and the keys of the
+/// arbiter actions it applied (a retry of one is answered as applied and not applied again).
+/// From `unseen_from` on (a delayed round's part the public has not seen), the game's text
+/// after each step that changed it, for the public side.
+fn replay_history(
     pipeline: &mut BoardPipeline,
-    history: &'a History,
-) -> (Vec<Replayed<'a>>, usize, HashSet<String>) {
-    let mut replayed = Vec::new();
+    history: &History,
+    board: u32,
+    unseen_from: Option<Millis>,
+) -> (Vec<Rebuilt>, usize, HashSet<String>) {
+    let mut rebuilt = Vec::new();
     let mut applied_keys = HashSet::new();
+    let mut event_times = history.event_times.iter().copied();
+    let seen = |t: Millis| unseen_from.is_some_and(|from| t < from);
+    // The time of the last step whose events no text shows yet.
+    let mut text_due: Option<Millis> = None;
     for step in &history.steps {
-        replay_step(pipeline, step, &mut |r| {
-            if let Replayed::Applied(request) = &r {
-                applied_keys.extend(request.key.clone());
+        let t_ms = match step {
+            Step::Bytes(t_ms, _) | Step::Arbiter(t_ms, _) => *t_ms,
+            Step::LinkLost => {
+                pipeline.link_lost();
+                continue;
             }
-            replayed.push(r);
+        };
+        if let Some(at) = text_due.filter(|_| !seen(t_ms)) {
+            rebuilt.push(Rebuilt::text(pipeline, board, at));
+            text_due = None;
+        }
+        let before = rebuilt.len();
+        replay_step(pipeline, step, &mut |r| match r {
+            Replayed::Event(e) => {
+                rebuilt.push(Rebuilt::Event(event_times.next().unwrap_or(t_ms), e))
+            }
+            Replayed::Applied(request) => {
+                applied_keys.extend(request.key.clone());
+                rebuilt.push(Rebuilt::Applied(t_ms, request.action.clone()));
+            }
         });
+        if unseen_from.is_some() && rebuilt.len() > before {
+            text_due = Some(t_ms);
+            if !seen(t_ms) {
+                rebuilt.push(Rebuilt::text(pipeline, board, t_ms));
+                text_due = None;
+            }
+        }
+    }
+    if let Some(at) = text_due {
+        rebuilt.push(Rebuilt::text(pipeline, board, at));
     }
     let chunks = history
         .steps
         .iter()
         .filter(|s| matches!(s, Step::Bytes(..)))
         .count();
-    (replayed, chunks, applied_keys)
+    (rebuilt, chunks, applied_keys)
 }
 
 /// The answer of the running analysis, if one runs (otherwise waits forever).
