@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::board::kind::BoardKind;
 use crate::sim::world::scenario::{FaultKind, Hands, Kept, Scenario, Shape};
 use crate::sim::world::shrink::shrink;
+use crate::sim::world::table::{Cell, markdown, run_cell};
 use crate::sim::world::{RunDir, simulate};
 
 /// Arguments of `touchmove simulate`.
@@ -58,6 +59,14 @@ pub struct SimulateArgs {
     /// Keep each run's folder (PGN files, journal) instead of removing it.
     #[arg(long)]
     pub keep_files: bool,
+    /// Instead of seeds, the kind-by-fault table: one board of each kind plays one whole
+    /// game at a move every 0.67 s and every 2 s, through no fault, a recorder restart, an
+    /// unplug and a power cycle; prints the moves recorded of those played, in Markdown.
+    #[arg(long, conflicts_with = "table_cell")]
+    pub table: bool,
+    /// One cell of the table, `KIND,PACE,FAULT` (e.g. `certabo,blitz,restart`).
+    #[arg(long, value_parser = Cell::parse)]
+    pub table_cell: Option<Cell>,
 }
 
 /// Fault indices given on the command line.
@@ -113,8 +122,47 @@ fn cpu_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
+/// Runs the table (or one cell of it): prints each failing cell's problems as JSON, then the
+/// table.
+fn run_table(cells: Vec<Cell>, args: &SimulateArgs) -> ExitCode {
+    crate::recorder::silence_messages();
+    let temp = args.dir.clone().unwrap_or_else(default_dir);
+    let mut results = Vec::new();
+    for cell in cells {
+        match run_cell(cell, &temp, args.keep_files) {
+            Ok(result) => results.push(result),
+            Err(e) => {
+                eprintln!(
+                    "touchmove simulate: cannot create a folder in {}: {e} (give another with --dir)",
+                    temp.display()
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let failed: Vec<_> = results.iter().filter(|r| !r.report.passed()).collect();
+    for result in &failed {
+        println!(
+            "{}",
+            json!({"command": result.report.command, "problems": result.report.verdict.problems})
+        );
+    }
+    print!("{}", markdown(&results));
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// Runs `touchmove simulate`.
 pub fn run(args: SimulateArgs) -> ExitCode {
+    if args.table {
+        return run_table(Cell::all(), &args);
+    }
+    if let Some(cell) = args.table_cell {
+        return run_table(vec![cell], &args);
+    }
     let defaults = Shape::default();
     let shape = Shape {
         boards: args.boards,

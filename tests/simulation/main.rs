@@ -4,3 +4,4 @@
 
 mod regressions;
 mod seeds;
+mod table;

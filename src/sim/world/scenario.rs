@@ -121,6 +121,10 @@ pub struct BoardPlan {
     pub plies: usize,
     /// What the players do after the game.
     pub after: AfterGame,
+    /// Careful hands at a fixed pace instead of `hands`: a move every this many ms (see
+    /// [`super::table`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace_ms: Option<Millis>,
 }
 
 impl BoardPlan {
@@ -128,6 +132,9 @@ impl BoardPlan {
     pub fn play(&self) -> PlayedGame {
         let game = &library()[self.game];
         let moves: Vec<String> = game.moves_uci.iter().take(self.plies).cloned().collect();
+        if let Some(pace_ms) = self.pace_ms {
+            return paced_game(&moves, pace_ms);
+        }
         let whole = moves.len() == game.moves_uci.len();
         let result = game.result.as_deref().filter(|_| whole);
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
@@ -167,6 +174,67 @@ impl BoardPlan {
             result_signal: sim.result_signal,
             over_ms,
         }
+    }
+}
+
+/// `moves` played by one careful hand at a fixed pace (a move every `pace_ms`, each hand
+/// action `pace_ms` × 3/20 after the one before, as `touchmove sim` plays), each completed
+/// by a clock press, from the start position standing at time 0.
+fn paced_game(moves: &[String], pace_ms: Millis) -> PlayedGame {
+    use crate::rules::{Budget, Game};
+    let mut game = Game::standard();
+    let mut legal = Vec::new();
+    let mut expected_result = None;
+    for uci in moves {
+        let Some(m) = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(game.position()).ok())
+        else {
+            break;
+        };
+        if game.play(m).is_err() {
+            break;
+        }
+        legal.push(m);
+        // As the hands' games: the game is over at an automatic end (5.1.1, 5.2.1, 5.2.2).
+        if let Some(end) = game.automatic_end(&Budget::deterministic()) {
+            expected_result = Some(end.result.pgn_token().to_string());
+            break;
+        }
+    }
+    let pace = Pace {
+        think_ms: pace_ms,
+        step_ms: pace_ms * 3 / 20,
+    };
+    let mut physical = vec![Observation {
+        t_ms: 0,
+        kind: ObservationKind::Snapshot(crate::board::Snapshot {
+            board: Board::new(),
+            identifies_pieces: true,
+        }),
+    }];
+    physical.extend(crate::sim::virtual_board::timeline::lift_place(
+        &shakmaty::Chess::default(),
+        &legal,
+        pace,
+    ));
+    let mut ply_start_ms = Vec::new();
+    let mut after_press = true;
+    for o in &physical[1..] {
+        if after_press {
+            ply_start_ms.push(o.t_ms);
+        }
+        after_press = matches!(o.kind, ObservationKind::ClockPressed { .. });
+    }
+    PlayedGame {
+        moves_uci: moves[..legal.len()].to_vec(),
+        expected_result,
+        over_ms: physical.last().map_or(0, |o| o.t_ms),
+        physical,
+        penalties_earned: Vec::new(),
+        ply_start_ms,
+        result_signal: None,
     }
 }
 
@@ -350,6 +418,9 @@ pub struct Scenario {
     /// What a shrink kept: the board numbers and fault indices of the drawn scenario, and the
     /// plies of each game (`None`: everything).
     pub kept: Kept,
+    /// The cell of the kind-by-fault table it is, if one (it is then not drawn from its seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<super::table::Cell>,
 }
 
 /// What a shrink kept of a drawn scenario.
@@ -389,6 +460,7 @@ impl Scenario {
                     after: *[AfterGame::Leave, AfterGame::SetBack, AfterGame::PostMortem]
                         .choose(&mut rng)
                         .unwrap_or(&AfterGame::Leave),
+                    pace_ms: None,
                 }
             })
             .collect();
@@ -447,6 +519,7 @@ impl Scenario {
             boards,
             faults,
             kept: Kept::default(),
+            cell: None,
         }
     }
 
@@ -482,6 +555,9 @@ impl Scenario {
 
     /// The command that plays this scenario again, exactly.
     pub fn command(&self) -> String {
+        if let Some(cell) = &self.cell {
+            return format!("touchmove simulate --table-cell {}", cell.name());
+        }
         let shape = &self.shape;
         let mut text = format!(
             "touchmove simulate --seed {} --boards {} --faults {} --plies {}-{}",
