@@ -369,6 +369,11 @@ impl Journal {
     pub fn without_disk_syncs(&mut self) -> Result<(), JournalError> {
         self.conn
             .pragma_update(None, "synchronous", "OFF")
+            .map_err(|e| self.error(e))?;
+        // One connection at a time (a simulation's recorder, then its replay, then its
+        // judge): no file lock taken and released around every transaction.
+        self.conn
+            .pragma_update(None, "locking_mode", "EXCLUSIVE")
             .map_err(|e| self.error(e))
     }
 
