@@ -8,7 +8,6 @@ mod recorder_support;
 #[path = "../support/server.rs"]
 mod server_support;
 
-mod after_game;
 mod brands;
 mod broadcast_delay;
 mod bus;

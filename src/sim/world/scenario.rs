@@ -136,7 +136,13 @@ impl BoardPlan {
             return paced_game(&moves, pace_ms);
         }
         let whole = moves.len() == game.moves_uci.len();
-        let result = game.result.as_deref().filter(|_| whole);
+        // Every game ends with a result before its pieces are set back: a game cut short
+        // (or one its source leaves unfinished) ends in a draw the players agree and signal.
+        let result = game
+            .result
+            .as_deref()
+            .filter(|r| whole && matches!(*r, "1-0" | "0-1" | "1/2-1/2"))
+            .unwrap_or("1/2-1/2");
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut model = HandModel::for_noise(self.hands.noise(), &mut rng);
         // The hands act on the board itself: what its sensors make of it is the virtual
@@ -148,11 +154,18 @@ impl BoardPlan {
             whole_frame: false,
             occupancy_only: false,
         };
-        let sim = simulate_with_model(None, false, &moves, result, &model, &mut rng);
+        let sim = simulate_with_model(None, false, &moves, Some(result), &model, &mut rng);
         let mut physical = sim.observations;
         let over_ms = physical.last().map_or(0, |o| o.t_ms);
         if self.after != AfterGame::Leave {
-            after_the_game(&mut physical, &sim.moves_uci, self.after, &mut rng);
+            // The players of a board that cannot show the kings' signal tell the arbiter the
+            // result, who enters it, before they set the pieces back.
+            let told = if self.kind.identifies_pieces() {
+                0
+            } else {
+                ARBITER_RESULT_AFTER_MS
+            };
+            after_the_game(&mut physical, &sim.moves_uci, self.after, told, &mut rng);
         }
         let penalties_earned = sim
             .injected
@@ -244,6 +257,7 @@ fn after_the_game(
     physical: &mut Vec<Observation>,
     moves: &[String],
     after: AfterGame,
+    not_before_ms: Millis,
     rng: &mut ChaCha8Rng,
 ) {
     let ways = [SetBack::PieceByPiece, SetBack::Sweep];
@@ -253,7 +267,8 @@ fn after_the_game(
             _ => Board::new(),
         };
         let standing = board_after(&start, physical);
-        let from = physical.last().map_or(0, |o| o.t_ms) + rng.gen_range(5_000..40_000);
+        let from =
+            physical.last().map_or(0, |o| o.t_ms) + not_before_ms + rng.gen_range(5_000..40_000);
         let how = *ways.choose(rng).unwrap_or(&SetBack::PieceByPiece);
         physical.extend(set_back(&standing, how, from, rng));
     };
@@ -433,6 +448,10 @@ pub struct Kept {
     /// Plies kept of every game.
     pub plies: Option<usize>,
 }
+
+/// How long after a game on a board that senses only occupancy the arbiter enters the
+/// result the players signalled (the board cannot show which king stands where).
+pub const ARBITER_RESULT_AFTER_MS: Millis = 20_000;
 
 /// When the games begin: the boards stand in the start position from the event's start, and
 /// the recorder has read them (a DGT board's move log takes seconds on its line) before the
