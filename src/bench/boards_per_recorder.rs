@@ -1,14 +1,15 @@
 //! `touchmove bench boards`: how many boards one recorder process keeps up with.
 //!
 //! N virtual boards (pseudo-terminals driven by this process) play real games at blitz pace
-//! while an in-process recorder records them. From the arrival of the chunk of bytes that
+//! while an in-process recorder records them. Once every board has made its first move (what
+//! comes before is the boards connecting), from the arrival of the chunk of bytes that
 //! completed a move (the driver's receive stamp), the benchmark measures three paths: to the
 //! move's event read by an SSE client over a real socket from the recorder's own web server;
 //! to the chunk's journal entry being durable (the recorder's probe, for every chunk that
 //! produced an event); and to the board's `game-K.pgn` rewritten (the probe, likewise). It
 //! prints median, p99 and max of each per N, the moves recorded against the moves played, the
 //! resident memory added per board, the journal's syncs per second and the process's CPU time
-//! per move (recorder, virtual boards and SSE client together: they share the process).
+//! per move seen (recorder, virtual boards and SSE client together: they share the process).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -268,7 +269,10 @@ impl Spread {
 pub struct BoardsFigures {
     /// Boards recorded at once.
     pub boards: usize,
-    /// Seconds of play measured.
+    /// Seconds from the recorder's start until every board had made a move (connecting,
+    /// reading the boards' move logs): not measured.
+    pub warmup_s: f64,
+    /// Seconds of play measured, from then on.
     pub seconds: f64,
     /// Moves the boards played in that time.
     pub moves_played: usize,
@@ -287,7 +291,7 @@ pub struct BoardsFigures {
     pub journal_entries_per_s: f64,
     /// Journal transactions, each one disk sync, per second.
     pub journal_syncs_per_s: f64,
-    /// CPU time (user + system) of the whole process per move recorded, in milliseconds.
+    /// CPU time (user + system) of the whole process per move seen on SSE, in milliseconds.
     pub cpu_ms_per_move: f64,
 }
 
@@ -360,6 +364,20 @@ fn move_time(frame: &[u8]) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// Waits until every one of `boards` games of round 1 in `feed` has a move (at most a minute).
+async fn every_game_moved(feed: &Feed, boards: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while tokio::time::Instant::now() < deadline {
+        let moved = feed
+            .round(1)
+            .map_or(0, |r| r.games.iter().filter(|g| g.ply > 0).count());
+        if moved >= boards {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Records `boards` virtual boards playing blitz (one ply every ~`think_ms`) for `seconds`.
 pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Result<BoardsFigures> {
     let dir = BenchDir::create(boards)?;
@@ -373,7 +391,8 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
         .collect();
     let config = event_for_ports("touchmove bench boards", "180+2", &ports);
     let (probe, mut latencies) = tokio::sync::mpsc::unbounded_channel();
-    let mut options = RunOptions::new(&dir.path().join("out"), Arc::new(Feed::new()));
+    let feed = Arc::new(Feed::new());
+    let mut options = RunOptions::new(&dir.path().join("out"), feed.clone());
     options.latency_probe = Some(probe);
     options.listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     let recorder = Recorder::start(config, options)
@@ -384,6 +403,12 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
         .ok_or_else(|| std::io::Error::other("the recorder's web server did not start"))?;
     let (seen, mut moves_seen) = tokio::sync::mpsc::unbounded_channel();
     let watcher = tokio::spawn(watch_moves(addr, recorder.session_epoch(), seen));
+    let warmup = std::time::Instant::now();
+    every_game_moved(&feed, boards).await;
+    let warmup_s = warmup.elapsed().as_secs_f64();
+    // What was measured before is the boards connecting, not the play.
+    while latencies.try_recv().is_ok() || moves_seen.try_recv().is_ok() {}
+    let (commits_before, entries_before) = recorder.journal_commits();
     let cpu_before = cpu_time();
     let started = std::time::Instant::now();
     tokio::time::sleep(Duration::from_secs(seconds)).await;
@@ -391,10 +416,11 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
     let cpu = cpu_time().saturating_sub(cpu_before);
     let after = resident_bytes();
     let (commits, entries) = recorder.journal_commits();
+    let (commits, entries) = (commits - commits_before, entries - entries_before);
     let out = recorder.out_dir().to_path_buf();
     watcher.abort();
     recorder.shutdown().await;
-    let played_ms = elapsed.as_millis() as u64;
+    let played_ms = (warmup_s * 1000.0) as u64 + elapsed.as_millis() as u64;
     let moves_played: usize = scripts
         .iter()
         .map(|s| {
@@ -426,18 +452,20 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
     while let Ok(latency) = moves_seen.try_recv() {
         sse.push(latency);
     }
+    let sse = Spread::of(sse);
     Ok(BoardsFigures {
         boards,
+        warmup_s,
         seconds: elapsed.as_secs_f64(),
         moves_played,
         moves_recorded,
-        sse: Spread::of(sse),
+        sse,
         durable: Spread::of(durable),
         file: Spread::of(file),
         memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
         journal_entries_per_s: entries as f64 / elapsed.as_secs_f64(),
         journal_syncs_per_s: commits as f64 / elapsed.as_secs_f64(),
-        cpu_ms_per_move: cpu.as_secs_f64() * 1000.0 / moves_recorded.max(1) as f64,
+        cpu_ms_per_move: cpu.as_secs_f64() * 1000.0 / sse.count.max(1) as f64,
     })
 }
 
