@@ -3,10 +3,10 @@
 //! move a spectator saw on the SSE stream before the kill is in the journal and in the board's
 //! PGN file after the restart.
 //!
-//! Sixteen virtual boards play the fixture games in step, so that their moves arrive in bursts
+//! Forty-eight virtual boards play the fixture games in step, so that their moves arrive in bursts
 //! and share the journal's syncs. The recorder is killed the instant the spectator sees the
-//! first move of a burst, while the other boards' entries of that burst are still being
-//! committed; that three times, each time restarted on the same journal. A recorder that
+//! fourth move of a burst, while the other boards' entries of that burst wait for the sync of
+//! the earlier ones; that three times, each time restarted on the same journal. A recorder that
 //! published a move before its entry was on disk would lose it to one of the kills.
 
 use std::collections::BTreeSet;
@@ -25,7 +25,10 @@ use touchmove::bench::spawn_boards;
 use touchmove::record::pgn::read_games;
 use touchmove::store::{BoardKey, Journal};
 
-const BOARDS: usize = 16;
+const BOARDS: usize = 48;
+/// The kill comes when the spectator sees this move of a burst: the writer is then syncing
+/// the burst's earlier entries while the later ones queue.
+const KILL_AT_MOVE: usize = 4;
 const KILLS: usize = 3;
 /// How long each recorder records before the kill waits for the next burst.
 const RECORDING: Duration = Duration::from_millis(1500);
@@ -133,9 +136,11 @@ async fn every_move_seen_before_a_kill_is_in_the_journal_and_the_files() {
             .await
             .is_ok()
         {}
-        tokio::time::timeout(Duration::from_secs(20), moved.notified())
-            .await
-            .expect("the spectator sees moves");
+        for _ in 0..KILL_AT_MOVE {
+            tokio::time::timeout(Duration::from_secs(20), moved.notified())
+                .await
+                .expect("the spectator sees moves");
+        }
         recorder.kill().expect("SIGKILL");
         recorder.wait().unwrap();
         recorder = start(&config, &out, addr, &log);
