@@ -3,11 +3,15 @@
 //! move a spectator saw on the SSE stream before the kill is in the journal and in the board's
 //! PGN file after the restart.
 //!
-//! Forty-eight virtual boards play the fixture games in step, so that their moves arrive in bursts
-//! and share the journal's syncs. The recorder is killed the instant the spectator sees the
-//! fourth move of a burst, while the other boards' entries of that burst wait for the sync of
-//! the earlier ones; that three times, each time restarted on the same journal. A recorder that
-//! published a move before its entry was on disk would lose it to one of the kills.
+//! Forty-eight virtual boards play the fixture games in step, so that their moves arrive in
+//! bursts and share the journal's syncs. The recorder is killed the instant the spectator sees
+//! the fourth move of a burst, while the other boards' entries of that burst wait for the sync
+//! of the earlier ones; that three times, each time restarted on the same journal.
+//!
+//! What it does not catch: a recorder that published before committing. A SIGKILL keeps what
+//! SQLite has written (the page cache survives the process), so only a move published while
+//! its entry still waited in the writer's queue could be lost, a window of a few milliseconds
+//! that the kills, tried with that order, did not hit.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -65,7 +69,8 @@ async fn watch_moves(addr: SocketAddr, seen: Arc<Mutex<Vec<SeenMove>>>, moved: A
             tokio::time::sleep(Duration::from_millis(20)).await;
             continue;
         };
-        let request = "GET /api/round/1/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
+        let request =
+            "GET /api/round/1/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
         if stream.write_all(request.as_bytes()).await.is_err() {
             continue;
         }
