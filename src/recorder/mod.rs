@@ -114,7 +114,7 @@ pub use error::RecorderError;
 pub use handle::RecorderHandle;
 pub use options::{
     CHOSEN_DELAY_NAME, DEFAULT_BACKLOG_LIMIT, JOURNAL_NAME, LIVE_DIR_NAME, LIVE_SPARE_DIR_NAME,
-    LOCK_NAME, RunOptions, SPARE_DIR_NAME,
+    LOCK_NAME, Latency, LatencyStage, RunOptions, SPARE_DIR_NAME,
 };
 pub use pipeline::{BoardPipeline, GameTags};
 pub use replay::{BROADCAST_DELAY, LINK_LOST, RoundDelay};

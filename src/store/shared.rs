@@ -15,7 +15,7 @@ use crate::board::Millis;
 use crate::record::arbiter::ArbiterRequest;
 
 /// Most entries committed in one transaction (a caller's batch is never split).
-const MAX_GROUP: usize = 512;
+const MAX_GROUP: usize = 8192;
 
 /// A [`Journal`] shared by many tasks, with group commit.
 ///

@@ -22,6 +22,7 @@ mod folder;
 mod lost_updates;
 mod outage;
 mod outage_capture;
+mod published_durable;
 mod replay;
 mod rounds;
 mod status;

@@ -20,6 +20,7 @@ use crate::clock::TimeControl;
 use crate::event::{BoardConfig, BoardSource};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::leds::{LedPlan, led_command};
+use crate::recorder::options::LatencyStage;
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
 use journal::entry_size;
@@ -378,6 +379,9 @@ impl BoardTask {
             });
         }
         if self.commit(entries).await {
+            if !events.is_empty() {
+                self.shared.probe_latency(LatencyStage::Durable, Some(t_ms));
+            }
             self.release_held_game();
         } else if !was_live && self.pipeline.live() && !self.holding_new_game {
             self.holding_new_game = true;
