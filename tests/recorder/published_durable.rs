@@ -8,10 +8,10 @@
 //! the fourth move of a burst, while the other boards' entries of that burst wait for the sync
 //! of the earlier ones; that three times, each time restarted on the same journal.
 //!
-//! What it does not catch: a recorder that published before committing. A SIGKILL keeps what
-//! SQLite has written (the page cache survives the process), so only a move published while
-//! its entry still waited in the writer's queue could be lost, a window of a few milliseconds
-//! that the kills, tried with that order, did not hit.
+//! A SIGKILL keeps what SQLite has written (the page cache survives the process), so only a
+//! move published while its entry still waited in the writer's queue could be lost: the
+//! recorder runs on a slow disk ([`SLOW_DISK_ENV`]), which widens that window to tens of
+//! milliseconds, so that a recorder that published before committing fails this test.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -20,13 +20,14 @@ use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::recorder_support::{read_board, record_logged, state_dir, stop, uci_moves};
+use crate::recorder_support::{read_board, record_logged_with_env, state_dir, stop, uci_moves};
 use crate::server_support::take_sse_event;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 use touchmove::bench::boards_per_recorder::blitz_scripts;
 use touchmove::bench::spawn_boards;
 use touchmove::record::pgn::read_games;
+use touchmove::store::SLOW_DISK_ENV;
 use touchmove::store::{BoardKey, Journal};
 
 const BOARDS: usize = 48;
@@ -36,6 +37,8 @@ const KILL_AT_MOVE: usize = 4;
 const KILLS: usize = 3;
 /// How long each recorder records before the kill waits for the next burst.
 const RECORDING: Duration = Duration::from_millis(1500);
+/// How long the journal's writer waits before each group.
+const SLOW_DISK_MS: &str = "15";
 
 /// A move as the spectator saw it: board, ply, UCI.
 type SeenMove = (u32, u32, String);
@@ -99,7 +102,13 @@ async fn watch_moves(addr: SocketAddr, seen: Arc<Mutex<Vec<SeenMove>>>, moved: A
 }
 
 fn start(config: &Path, out: &Path, addr: SocketAddr, log: &Path) -> Child {
-    record_logged(config, out, ["--listen", &addr.to_string()], log)
+    record_logged_with_env(
+        config,
+        out,
+        ["--listen", &addr.to_string()],
+        log,
+        &[(SLOW_DISK_ENV, SLOW_DISK_MS)],
+    )
 }
 
 /// The moves of round 1 the journal holds, as (board, ply, UCI).
@@ -148,6 +157,17 @@ async fn every_move_seen_before_a_kill_is_in_the_journal_and_the_files() {
         }
         recorder.kill().expect("SIGKILL");
         recorder.wait().unwrap();
+        // Before the restart, which reads the boards again and journals what they show:
+        // everything the spectator saw is on disk already.
+        let on_disk = journalled_moves(&state_dir(&out).join("journal.sqlite"));
+        let seen_now: BTreeSet<SeenMove> = seen.lock().unwrap().iter().cloned().collect();
+        let published_early: Vec<&SeenMove> = seen_now.difference(&on_disk).collect();
+        assert!(
+            published_early.is_empty(),
+            "{} moves were seen on SSE but not in the journal when the recorder was killed: \
+             {published_early:?}",
+            published_early.len()
+        );
         recorder = start(&config, &out, addr, &log);
     }
     tokio::time::sleep(RECORDING).await;
