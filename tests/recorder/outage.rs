@@ -223,6 +223,7 @@ async fn eight_boards_without_a_log_are_never_held_and_recorded_to_their_end() {
         seed: 0,
         keep: None,
         resume: ResumeMode::Keep,
+        pgn: None,
     })
     .await
     .unwrap();
@@ -239,6 +240,10 @@ async fn eight_boards_without_a_log_are_never_held_and_recorded_to_their_end() {
     assert_eq!(
         figures.games_live_to_end, BOARDS,
         "every game live to its end"
+    );
+    assert_eq!(
+        figures.unearned_penalties, 0,
+        "no penalty from what the recorder did not see"
     );
 }
 
@@ -365,6 +370,7 @@ async fn kill_and_restart(eeprom_log: bool) -> (tempfile::TempDir, Vec<ScriptGam
         scripts,
         outage_at_ms: kill_at_ms,
         end_ms,
+        ..
     } = OutagePlan::new(KILLED_BOARDS).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let boards = spawn_boards_with_log(
