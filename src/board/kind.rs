@@ -323,6 +323,15 @@ impl KindDecoder {
         self.errors.extend(failed.into_iter().take(room));
     }
 
+    /// The link to the board was lost (or the host restarted): the next picture of a board
+    /// that sends whole frames is reported whole, as a board dump, since what changed while
+    /// the link was down is read from it. Millennium and Chessnut boards say they are back
+    /// with their handshake; Certabo and Sentio boards just stream again, so the link's own
+    /// mark is what restarts them.
+    pub fn link_lost(&mut self) {
+        self.adapter.restart();
+    }
+
     /// Bytes dropped so far because they did not make a valid frame.
     pub fn skipped_bytes(&self) -> u64 {
         match &self.inner {

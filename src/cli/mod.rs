@@ -19,6 +19,7 @@ pub mod replay;
 pub mod results;
 pub mod serve;
 pub mod sim;
+pub mod simulate;
 mod status_line;
 
 /// touchmove: records games from electronic chess boards under the FIDE Laws.
@@ -67,6 +68,10 @@ pub enum Command {
     /// The event's layout in the cluster: boards, players, the PC of each board.
     #[command(subcommand)]
     Event(event::EventCommand),
+    /// Whole events in simulated time: every kind of board through unplugs, power cycles,
+    /// noisy lines and recorder restarts, judged against the moves played; prints one JSON
+    /// line per failing seed (with the command that replays it) and a summary.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// The log level when `RUST_LOG` is not set: touchmove's warnings and notices (a failed
@@ -74,10 +79,10 @@ pub enum Command {
 pub const DEFAULT_LOG: &str = "warn,touchmove=info";
 
 /// Sends `tracing` events to stderr, with timestamps, filtered by `RUST_LOG` (default
-/// [`DEFAULT_LOG`]). A write to a closed terminal is dropped, never a panic.
-pub fn install_log() {
+/// `default`, [`DEFAULT_LOG`] for most commands). A write to a closed terminal is dropped, never a panic.
+pub fn install_log(default: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -88,7 +93,11 @@ pub fn install_log() {
 pub fn main() -> ExitCode {
     end_quietly_on_closed_pipe();
     let cli = Cli::parse();
-    install_log();
+    // A simulation's recorders reconnect thousands of times on purpose: only warnings.
+    install_log(match cli.command {
+        Command::Simulate(_) => "warn",
+        _ => DEFAULT_LOG,
+    });
     match cli.command {
         Command::Pgn(c) => pgn::run(c),
         Command::Analyse(a) => analyse::run(a),
@@ -104,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::Results(a) => results::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Event(c) => event::run(c),
+        Command::Simulate(a) => simulate::run(a),
     }
 }
 

@@ -544,6 +544,18 @@ impl Rebuild {
         round.boards.sort_by_key(|b| b.number);
         for board in &config.boards {
             let key = (config.round, board.number);
+            if let Some(read_as) = self.boards.get(&key).map(|b| b.pipeline.kind())
+                && read_as != board.kind
+            {
+                let message = format!(
+                    "board {} of round {} is a {} board in the layout of PC {:?}; this node \
+                     reads it as the {read_as} board it began with, so the moves of the new \
+                     board are not shown here. Give a board replaced by one of another kind \
+                     during a round a number of its own",
+                    board.number, config.round, board.kind, layout.recorder
+                );
+                self.once(format!("kind {key:?} {}", board.kind), &message);
+            }
             match self.boards.get(&key) {
                 Some(existing)
                     if (existing.owner.as_str(), existing.owner_epoch)
@@ -580,7 +592,9 @@ impl Rebuild {
                         black: board.black.name.clone(),
                         tags: tags.tags().to_vec(),
                     });
-                    let mut pipeline = BoardPipeline::new(tags, control.clone()).with_board_log();
+                    let mut pipeline = BoardPipeline::new(tags, control.clone())
+                        .with_board_log()
+                        .with_kind(board.kind);
                     pipeline.defer_dead_position_analysis();
                     self.boards.insert(
                         key,
@@ -998,11 +1012,16 @@ mod tests {
     use crate::store::Entry;
 
     fn layout() -> Layout {
+        layout_of(crate::board::kind::BoardKind::Dgt)
+    }
+
+    /// pc1's layout: board 1 of round 1, of `kind`.
+    fn layout_of(kind: crate::board::kind::BoardKind) -> Layout {
         let mut config = EventConfig::default();
         config.boards.push(crate::recorder::BoardConfig {
             number: 1,
             source: crate::recorder::BoardSource::Auto,
-            kind: crate::board::kind::BoardKind::Dgt,
+            kind,
             leds: crate::recorder::leds::LedMode::Off,
             white: crate::recorder::Player::named("W"),
             black: crate::recorder::Player::named("B"),
@@ -1154,6 +1173,11 @@ mod tests {
             t + 900,
         );
         let pipeline = &r.boards[&(1, 1)].pipeline;
+        assert_recorded(pipeline, &played);
+    }
+
+    /// Asserts that `pipeline` recorded exactly the moves `played` (UCI).
+    fn assert_recorded(pipeline: &BoardPipeline, played: &[&str]) {
         let recorded: Vec<String> = pipeline
             .record()
             .moves
@@ -1161,6 +1185,68 @@ mod tests {
             .map(|m| m.uci.clone())
             .collect();
         assert_eq!(recorded, played, "{}", pipeline.pgn());
+    }
+
+    /// A Millennium board's version reply, then its status frame after each lift and each
+    /// placing of `moves` from the start position.
+    fn millennium_chunks(moves: &[&str]) -> Vec<Vec<u8>> {
+        use crate::board::orientation::Orientation;
+        use crate::wire::millennium::Message;
+        let status = |board: &shakmaty::Board| {
+            let mut fields = [None; 64];
+            for (square, piece) in board.iter() {
+                fields[usize::from(Orientation::Normal.square_to_field(square))] = Some(piece);
+            }
+            Message::Status(fields).encode()
+        };
+        let mut board = shakmaty::Board::new();
+        let mut chunks = vec![
+            Message::Version { major: 2, minor: 1 }.encode(),
+            status(&board),
+        ];
+        for uci in moves {
+            let from: shakmaty::Square = uci[..2].parse().unwrap();
+            let to: shakmaty::Square = uci[2..4].parse().unwrap();
+            let piece = board.remove_piece_at(from).unwrap();
+            chunks.push(status(&board));
+            board.set_piece_at(to, piece);
+            chunks.push(status(&board));
+        }
+        chunks
+    }
+
+    #[test]
+    fn a_board_is_read_as_the_kind_its_layout_names() {
+        use crate::board::kind::BoardKind;
+        let played = ["e2e4", "e7e5", "g1f3", "b8c6"];
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&layout_of(BoardKind::Millennium)).unwrap(),
+            1,
+        );
+        for (seq, chunk) in (1..).zip(millennium_chunks(&played)) {
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &entry_of(seq, 1_000 + 600 * seq, Record::Bytes(chunk)),
+                seq + 1,
+            );
+        }
+        let pipeline = &r.boards[&(1, 1)].pipeline;
+        assert_eq!(pipeline.kind(), BoardKind::Millennium);
+        assert_recorded(pipeline, &played);
+        // The recorder, started again with another kind of board under that number: said,
+        // and the board is still read as it began.
+        let mut changed = layout_of(BoardKind::Chessnut);
+        changed.host = "host after a restart".into();
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&changed).unwrap(),
+            20,
+        );
+        assert!(r.said.iter().any(|k| k.starts_with("kind (1, 1) chessnut")));
+        assert_eq!(r.boards[&(1, 1)].pipeline.kind(), BoardKind::Millennium);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
 use crate::act::Event;
+use crate::board::kind::BoardKind;
 use crate::record::arbiter::ArbiterRequest;
 use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player};
 use crate::store::{BoardKey, Entry, GameBoundary, Record};
@@ -233,6 +234,10 @@ impl From<&LayoutPlayer> for Player {
 pub struct LayoutBoard {
     /// Board number.
     pub number: u32,
+    /// The kind of board, whose bytes the journal holds. A layout written before kinds
+    /// travelled has none and is read as DGT, as every board was then.
+    #[serde(default)]
+    pub kind: BoardKind,
     /// White.
     pub white: LayoutPlayer,
     /// Black.
@@ -280,6 +285,7 @@ impl Layout {
                 .iter()
                 .map(|b| LayoutBoard {
                     number: b.number,
+                    kind: b.kind,
                     white: (&b.white).into(),
                     black: (&b.black).into(),
                 })
@@ -302,7 +308,7 @@ impl Layout {
                 .map(|b| BoardConfig {
                     number: b.number,
                     source: BoardSource::Auto,
-                    kind: crate::board::kind::BoardKind::Dgt,
+                    kind: b.kind,
                     leds: crate::recorder::leds::LedMode::Off,
                     white: (&b.white).into(),
                     black: (&b.black).into(),
@@ -349,6 +355,36 @@ mod tests {
             assert_eq!(back.board_key().unwrap(), entry.board);
         }
         assert_eq!(message_id("pc-1", 99, 7), "pc-1/99/7");
+    }
+
+    #[test]
+    fn a_layout_carries_each_boards_kind_and_one_without_kinds_reads_as_dgt() {
+        use crate::recorder::{BoardConfig, Player};
+        let mut config = EventConfig::default();
+        for (number, kind) in [(1, BoardKind::Sentio), (2, BoardKind::Dgt)] {
+            config.boards.push(BoardConfig {
+                number,
+                source: BoardSource::Auto,
+                kind,
+                leds: crate::recorder::leds::LedMode::Off,
+                white: Player::named("W"),
+                black: Player::named("B"),
+            });
+        }
+        let layout = Layout::of(&config, "pc-1", 9, "host");
+        let json = serde_json::to_string(&layout).unwrap();
+        let back: Layout = serde_json::from_str(&json).unwrap();
+        let kinds = |l: &Layout| -> Vec<BoardKind> {
+            l.event_config().boards.iter().map(|b| b.kind).collect()
+        };
+        assert_eq!(kinds(&back), [BoardKind::Sentio, BoardKind::Dgt]);
+        // As a touchmove from before kinds travelled wrote it.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for board in old["boards"].as_array_mut().unwrap() {
+            board.as_object_mut().unwrap().remove("kind");
+        }
+        let old: Layout = serde_json::from_value(old).unwrap();
+        assert_eq!(kinds(&old), [BoardKind::Dgt, BoardKind::Dgt]);
     }
 
     #[test]

@@ -170,8 +170,11 @@ impl BoardTask {
             connection_lost: false,
             files_behind_since: None,
         };
-        // Live, no chunk of bytes waits on an analysis; the replay above analysed at once.
-        task.pipeline.defer_dead_position_analysis();
+        // Live, no chunk of bytes waits on an analysis; the replay above analysed at once, and
+        // so does a simulation, where everything is done on the runtime's one thread.
+        if !task.shared.on_one_thread {
+            task.pipeline.defer_dead_position_analysis();
+        }
         // The replay regenerates the events journalled before; only those beyond (a flag
         // that fell while the recorder was down) are new.
         let t_ms = task.shared.session.now_ms();
@@ -389,8 +392,15 @@ impl BoardTask {
     /// caller that skipped that check gets here).
     fn open_link(&mut self, port: String) -> Option<Link> {
         let epoch = self.shared.session.epoch();
+        let connector = self.shared.links.get(std::path::Path::new(&port)).cloned();
         let (handle, events) = match self.pipeline.kind() {
-            BoardKind::Dgt => spawn_link(LinkConfig::new(port.clone()), epoch),
+            BoardKind::Dgt => spawn_link(
+                LinkConfig {
+                    connector,
+                    ..LinkConfig::new(port.clone())
+                },
+                epoch,
+            ),
             BoardKind::Pegasus => {
                 let Some(key) = self.shared.pegasus_key.clone() else {
                     loud(&format!(
@@ -401,13 +411,20 @@ impl BoardTask {
                     ));
                     return None;
                 };
-                let (handle, events) = spawn_link(LinkConfig::pegasus(port.clone(), key), epoch);
+                let config = LinkConfig {
+                    connector,
+                    ..LinkConfig::pegasus(port.clone(), key)
+                };
+                let (handle, events) = spawn_link(config, epoch);
                 self.lights = Some(forward_lights(handle.clone()));
                 (handle, events)
             }
             kind => {
-                let (handle, events, lights) =
-                    spawn_snapshot_link(SnapshotLinkConfig::new(kind, port.clone()), epoch);
+                let config = SnapshotLinkConfig {
+                    connector,
+                    ..SnapshotLinkConfig::new(kind, port.clone())
+                };
+                let (handle, events, lights) = spawn_snapshot_link(config, epoch);
                 self.lights = Some(lights);
                 (handle, events)
             }

@@ -54,6 +54,12 @@ impl GameFiles {
         }
     }
 
+    /// No writer thread: the board tasks write their files themselves (a simulation, where
+    /// all work is done on the runtime's one thread).
+    pub(crate) fn on_caller_thread() -> GameFiles {
+        GameFiles { queue: None }
+    }
+
     /// Queues `file`; gives it back when there is no writer thread.
     pub(crate) fn queue(&self, file: GameFile) -> Option<GameFile> {
         let Some(queue) = &self.queue else {

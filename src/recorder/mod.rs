@@ -99,8 +99,10 @@ pub use channel::ArbiterSink;
 pub use discovery::PROBE_INTERVAL;
 pub use pipeline::{BoardPipeline, GameTags};
 pub use replay::LINK_LOST;
+pub use session::WallClock;
 
 use crate::board::Millis;
+use crate::driver::board_stream::Connector;
 use crate::driver::probe::Candidates;
 use crate::server::feed::Feed;
 use crate::store::{Journal, SharedJournal};
@@ -154,6 +156,14 @@ pub struct RunOptions {
     /// The developer key given to DGT Pegasus boards (`pegasus_key`); an event with a
     /// Pegasus board and no key does not start.
     pub pegasus_key: Option<crate::wire::pegasus::DeveloperKey>,
+    /// Links to boards that the caller provides instead of opening their ports, by the port
+    /// path configured for the board: a simulation's boards in memory.
+    pub links: BTreeMap<PathBuf, Arc<dyn Connector>>,
+    /// Where the time of day is read. Under a simulation's clock
+    /// ([`WallClock::Simulated`], on a runtime whose clock is paused) the recorder also starts
+    /// no thread of its own (journal writer, file writer, dead-position analyses): all its work
+    /// is done on the runtime's one thread, so that a run is a function of its inputs.
+    pub wall_clock: WallClock,
 }
 
 impl RunOptions {
@@ -185,6 +195,8 @@ impl RunOptions {
             probed_bytes: BTreeMap::new(),
             next_round: None,
             pegasus_key: None,
+            links: BTreeMap::new(),
+            wall_clock: WallClock::System,
         }
     }
 }
@@ -303,9 +315,26 @@ pub(crate) struct Shared {
     pub game_files: game_files::GameFiles,
     /// See [`RunOptions::pegasus_key`].
     pub pegasus_key: Option<crate::wire::pegasus::DeveloperKey>,
+    /// See [`RunOptions::links`].
+    pub links: BTreeMap<PathBuf, Arc<dyn Connector>>,
+    /// All work is done on the runtime's thread (a simulation, [`RunOptions::wall_clock`]).
+    pub on_one_thread: bool,
 }
 
 impl Shared {
+    /// Runs `work`, which waits for the disk or the journal, on a blocking thread; in a
+    /// simulation at once on this one.
+    pub(crate) async fn blocking<R: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, tokio::task::JoinError> {
+        if self.on_one_thread {
+            Ok(work())
+        } else {
+            tokio::task::spawn_blocking(work).await
+        }
+    }
+
     /// True while the journal refuses some board's entries.
     pub(crate) fn journal_failing(&self) -> bool {
         !lock(&self.journal_failing).is_empty()
@@ -525,7 +554,7 @@ async fn write_round_files(shared: Arc<Shared>) {
         shared.round_changed.notified().await;
         tokio::time::sleep(ROUND_FILES_DELAY).await;
         let writer = Arc::clone(&shared);
-        let _ = tokio::task::spawn_blocking(move || writer.write_round_files()).await;
+        let _ = shared.blocking(move || writer.write_round_files()).await;
     }
 }
 
@@ -537,13 +566,24 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Says something the arbiter must see, on stderr (a closed terminal is no reason to stop).
 pub(crate) fn loud(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "touchmove record: {message}");
+    say(message);
+}
+
+/// Set when the recorders of this process keep their messages to themselves.
+static SILENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on, the recorders of this process print nothing on stderr: a simulation runs
+/// thousands of them, and judges what they record, not what they say.
+pub fn silence_messages() {
+    SILENT.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Says something the arbiter should know, on stderr.
 pub(crate) fn say(message: &str) {
     use std::io::Write;
+    if SILENT.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let _ = writeln!(std::io::stderr(), "touchmove record: {message}");
 }
 
@@ -653,6 +693,12 @@ impl Recorder {
         };
         let mut journal =
             Journal::open(&options.journal_path).map_err(|e| journal_error(e.to_string()))?;
+        let on_one_thread = matches!(options.wall_clock, WallClock::Simulated { .. });
+        if on_one_thread {
+            journal
+                .without_disk_syncs()
+                .map_err(|e| journal_error(e.to_string()))?;
+        }
         if let Some(limit) = options.journal_limit {
             journal
                 .limit_size(limit)
@@ -662,13 +708,13 @@ impl Recorder {
             .sessions()
             .map_err(|e| journal_error(e.to_string()))?
             .first()
-            .map_or_else(session::unix_ms, |s| s.started_unix_ms);
+            .map_or_else(|| options.wall_clock.unix_ms(), |s| s.started_unix_ms);
         let run = journal
             .begin_session(first_start)
             .map_err(|e| journal_error(e.to_string()))?;
         options.feed.begin_run(run);
         options.feed.set_time_origin(first_start);
-        let session = session::Session::since(first_start);
+        let session = session::Session::since(first_start, options.wall_clock);
         let mut replay = replay::split(
             &journal
                 .entries_after(0)
@@ -720,7 +766,11 @@ impl Recorder {
             config: config.clone(),
             out,
             feed: options.feed.clone(),
-            journal: SharedJournal::new(journal),
+            journal: if on_one_thread {
+                SharedJournal::on_caller_thread(journal)
+            } else {
+                SharedJournal::new(journal)
+            },
             journal_path: options.journal_path.clone(),
             journal_failing: Mutex::new(BTreeSet::new()),
             backlog_limit: options.journal_backlog_limit,
@@ -734,7 +784,13 @@ impl Recorder {
             buses,
             pusher: Mutex::new(pusher),
             pegasus_key: options.pegasus_key.clone(),
-            game_files: game_files::GameFiles::start(shared.clone()),
+            game_files: if on_one_thread {
+                game_files::GameFiles::on_caller_thread()
+            } else {
+                game_files::GameFiles::start(shared.clone())
+            },
+            links: options.links.clone(),
+            on_one_thread,
         });
         let mut boards = BTreeMap::new();
         let mut tasks = Vec::new();
@@ -887,7 +943,9 @@ async fn supervise(
                 let entries = {
                     let journal = shared.journal.clone();
                     let key = replay::board_key(shared.config.round, board.number);
-                    tokio::task::spawn_blocking(move || journal.lock().board_entries(&key, 0)).await
+                    shared
+                        .blocking(move || journal.lock().board_entries(&key, 0))
+                        .await
                 };
                 let history = match entries {
                     Ok(Ok(entries)) => replay::split(&entries, shared.config.round)
@@ -1057,12 +1115,14 @@ impl RecorderHandle {
             let _ = task.await;
         }
         let last = Arc::clone(&self.shared);
-        let _ = tokio::task::spawn_blocking(move || {
-            last.game_files.flush();
-            last.write_round_files();
-            last.sync_round_files();
-        })
-        .await;
+        let _ = self
+            .shared
+            .blocking(move || {
+                last.game_files.flush();
+                last.write_round_files();
+                last.sync_round_files();
+            })
+            .await;
         if let Some(server) = self.server {
             server.shutdown().await;
         }
@@ -1082,12 +1142,19 @@ impl RecorderHandle {
         }
         let mut journal = self.shared.journal.clone();
         let journal_path = self.shared.journal_path.clone();
+        let on_one_thread = self.shared.on_one_thread;
         drop(self.shared);
         // Every task of this run has ended, so the journal is ours alone; the wait only
         // covers a task still letting go of it.
         let deadline = tokio::time::Instant::now() + JOURNAL_CLOSE_WAIT;
         loop {
-            match tokio::task::spawn_blocking(move || journal.close()).await {
+            let closing = move || journal.close();
+            let closed = if on_one_thread {
+                Ok(closing())
+            } else {
+                tokio::task::spawn_blocking(closing).await
+            };
+            match closed {
                 Ok(Ok(())) => break,
                 Ok(Err(back)) if tokio::time::Instant::now() < deadline => {
                     journal = back;

@@ -8,12 +8,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::Instant;
 
-/// The session's epoch.
-#[derive(Debug, Clone, Copy)]
-pub struct Session {
-    epoch: Instant,
-}
-
 /// Milliseconds since 1970 now.
 pub fn unix_ms() -> u64 {
     SystemTime::now()
@@ -22,10 +16,52 @@ pub fn unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// Where the recorder reads the time of day: the system's clock, or a simulation's.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum WallClock {
+    /// The system's clock.
+    #[default]
+    System,
+    /// A simulation's clock: at the runtime instant `at` it was `unix_ms`, and it runs with
+    /// the runtime's (paused, simulated) clock from there.
+    Simulated {
+        /// The time of day at `at`, in milliseconds since 1970.
+        unix_ms: u64,
+        /// The runtime's instant of that time.
+        at: Instant,
+    },
+}
+
+impl WallClock {
+    /// A simulated clock that reads `unix_ms` now, on the runtime's clock.
+    pub fn simulated(unix_ms: u64) -> WallClock {
+        WallClock::Simulated {
+            unix_ms,
+            at: Instant::now(),
+        }
+    }
+
+    /// Milliseconds since 1970 now.
+    pub fn unix_ms(&self) -> u64 {
+        match self {
+            WallClock::System => unix_ms(),
+            WallClock::Simulated { unix_ms, at } => {
+                unix_ms.saturating_add(at.elapsed().as_millis() as u64)
+            }
+        }
+    }
+}
+
+/// The session's epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct Session {
+    epoch: Instant,
+}
+
 impl Session {
-    /// The session whose time 0 is `started_unix_ms`.
-    pub fn since(started_unix_ms: u64) -> Session {
-        let elapsed = Duration::from_millis(unix_ms().saturating_sub(started_unix_ms));
+    /// The session whose time 0 is `started_unix_ms` on `clock`.
+    pub fn since(started_unix_ms: u64, clock: WallClock) -> Session {
+        let elapsed = Duration::from_millis(clock.unix_ms().saturating_sub(started_unix_ms));
         let epoch = Instant::now()
             .checked_sub(elapsed)
             .unwrap_or_else(Instant::now);

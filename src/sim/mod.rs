@@ -1,6 +1,7 @@
 //! Simulation: virtual boards and models of human hands.
 
 pub mod after_game;
+pub mod devices;
 pub mod hands;
 pub mod independent_hands;
 pub mod pty;
@@ -10,3 +11,4 @@ pub mod virtual_bus;
 pub mod virtual_chessnut_hid;
 pub mod virtual_pegasus;
 pub mod virtual_peripheral;
+pub mod world;

@@ -360,6 +360,15 @@ impl Journal {
         Ok(seqs)
     }
 
+    /// Commits without waiting for the disk (`synchronous=OFF`): what is committed survives
+    /// the process being killed (the operating system keeps it) but not the machine losing
+    /// power. For a simulation, where only the process is ever killed.
+    pub fn without_disk_syncs(&mut self) -> Result<(), JournalError> {
+        self.conn
+            .pragma_update(None, "synchronous", "OFF")
+            .map_err(|e| self.error(e))
+    }
+
     /// Limits the journal file to about `max_bytes` (SQLite's `max_page_count`); appends beyond
     /// it fail as [`JournalError::DiskFull`]. Returns the limit in force, in bytes.
     pub fn limit_size(&mut self, max_bytes: u64) -> Result<u64, JournalError> {

@@ -28,7 +28,8 @@ const MAX_GROUP: usize = 512;
 #[derive(Clone)]
 pub struct SharedJournal {
     journal: Arc<Mutex<Journal>>,
-    queue: mpsc::Sender<Pending>,
+    /// Where appends go to the writer thread; `None` when the callers commit themselves.
+    queue: Option<mpsc::Sender<Pending>>,
     path: PathBuf,
     stats: Arc<Stats>,
     writer: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
@@ -70,11 +71,24 @@ impl SharedJournal {
             .ok();
         SharedJournal {
             journal,
-            queue,
+            queue: Some(queue),
             path,
             stats,
             writer: Arc::new(Mutex::new(thread)),
             committed,
+        }
+    }
+
+    /// Shares `journal` without a writer thread: each append commits on the caller's thread
+    /// before it resolves (a simulation, where all work is done on the runtime's one thread).
+    pub fn on_caller_thread(journal: Journal) -> SharedJournal {
+        SharedJournal {
+            path: journal.path().to_path_buf(),
+            journal: Arc::new(Mutex::new(journal)),
+            queue: None,
+            stats: Arc::new(Stats::default()),
+            writer: Arc::new(Mutex::new(None)),
+            committed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
     }
 
@@ -184,8 +198,19 @@ impl SharedJournal {
             return Ok(Vec::new());
         }
         let (reply, answer) = oneshot::channel();
-        if let Err(unsent) = self.queue.send(Pending { entries, reply }) {
-            return Err((self.stopped(), unsent.0.entries));
+        let pending = Pending { entries, reply };
+        match &self.queue {
+            Some(queue) => {
+                if let Err(unsent) = queue.send(pending) {
+                    return Err((self.stopped(), unsent.0.entries));
+                }
+            }
+            None => commit_group(
+                &mut self.lock(),
+                vec![pending],
+                &self.stats,
+                &self.committed,
+            ),
         }
         answer.await.map_err(|_| (self.stopped(), Vec::new()))?
     }
@@ -218,39 +243,49 @@ fn write_groups(
             }
         }
         let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
-        let (batches, replies): (Vec<Vec<NewEntry>>, Vec<_>) =
-            group.into_iter().map(|p| (p.entries, p.reply)).unzip();
-        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
-        let all: Vec<NewEntry> = batches.into_iter().flatten().collect();
-        let committed = journal.append_all(&all);
-        let mut all = all.into_iter();
-        match committed {
-            Ok(seqs) => {
-                stats.commits.fetch_add(1, Ordering::Relaxed);
-                stats
-                    .entries
-                    .fetch_add(seqs.len() as u64, Ordering::Relaxed);
-                let mut seqs = seqs.into_iter();
-                for (reply, size) in replies.into_iter().zip(sizes) {
-                    let _ = reply.send(Ok(seqs.by_ref().take(size).collect()));
-                }
-            }
-            // One entry that cannot be stored must not fail the others: commit each caller's
-            // batch on its own.
-            Err(JournalError::Unstorable { .. }) => {
-                for (reply, size) in replies.into_iter().zip(sizes) {
-                    let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
-                    let answer = journal.append_all(&batch).map_err(|e| (e, batch));
-                    let _ = reply.send(answer);
-                }
-            }
-            Err(error) => {
-                for (reply, size) in replies.into_iter().zip(sizes) {
-                    let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
-                    let _ = reply.send(Err((error.duplicate(), batch)));
-                }
+        commit_group(&mut journal, group, stats, signal);
+    }
+}
+
+/// Commits the appends of `group` in one transaction and answers each.
+fn commit_group(
+    journal: &mut Journal,
+    group: Vec<Pending>,
+    stats: &Stats,
+    signal: &tokio::sync::watch::Sender<u64>,
+) {
+    let (batches, replies): (Vec<Vec<NewEntry>>, Vec<_>) =
+        group.into_iter().map(|p| (p.entries, p.reply)).unzip();
+    let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+    let all: Vec<NewEntry> = batches.into_iter().flatten().collect();
+    let committed = journal.append_all(&all);
+    let mut all = all.into_iter();
+    match committed {
+        Ok(seqs) => {
+            stats.commits.fetch_add(1, Ordering::Relaxed);
+            stats
+                .entries
+                .fetch_add(seqs.len() as u64, Ordering::Relaxed);
+            let mut seqs = seqs.into_iter();
+            for (reply, size) in replies.into_iter().zip(sizes) {
+                let _ = reply.send(Ok(seqs.by_ref().take(size).collect()));
             }
         }
-        signal.send_modify(|groups| *groups = groups.wrapping_add(1));
+        // One entry that cannot be stored must not fail the others: commit each caller's
+        // batch on its own.
+        Err(JournalError::Unstorable { .. }) => {
+            for (reply, size) in replies.into_iter().zip(sizes) {
+                let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
+                let answer = journal.append_all(&batch).map_err(|e| (e, batch));
+                let _ = reply.send(answer);
+            }
+        }
+        Err(error) => {
+            for (reply, size) in replies.into_iter().zip(sizes) {
+                let batch: Vec<NewEntry> = all.by_ref().take(size).collect();
+                let _ = reply.send(Err((error.duplicate(), batch)));
+            }
+        }
     }
+    signal.send_modify(|groups| *groups = groups.wrapping_add(1));
 }

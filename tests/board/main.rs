@@ -3,4 +3,5 @@
 mod log_recovery;
 mod log_rereading;
 mod reconnect;
+mod snapshot_relink;
 mod variants;

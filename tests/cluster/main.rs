@@ -10,3 +10,4 @@ mod bad_input;
 mod broadcast;
 mod desk;
 mod faults;
+mod kinds;

@@ -2,6 +2,7 @@
 
 mod brands_props;
 mod brands_real;
+mod devices;
 mod johan;
 mod observer;
 mod props;

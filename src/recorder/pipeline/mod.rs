@@ -298,6 +298,7 @@ impl BoardPipeline {
     /// move log, or its dump), however late the handshake's answer comes.
     pub fn link_lost(&mut self) {
         self.resumption.link_lost();
+        self.decoder.link_lost();
     }
 
     /// Takes one message as [`Resumption`] sorted it around reconnects.
@@ -428,7 +429,12 @@ impl BoardPipeline {
             // game until it is read.
             return;
         }
-        self.run_machine(out, |machine, events| machine.advance(t_ms, events));
+        // Only what fell due by now, each at the time it fell due: a replay of the journal,
+        // which has no ticks, decides it at the same times (the next chunk catches up to
+        // them), so the game it rebuilds is the one recorded live.
+        self.run_machine(out, |machine, events| {
+            machine.catch_up(t_ms.saturating_add(1), events)
+        });
         self.check_flag(t_ms, out);
     }
 

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use touchmove::board::kind::BoardKind;
+
 /// A nats-server started by the test (never the machine's own).
 pub struct NatsServer {
     child: Option<Child>,
@@ -447,15 +449,33 @@ pub fn stop(mut child: Child) {
     }
 }
 
-/// An event file for boards `first..` on `ports`, round 1.
+/// An event file for DGT boards `first..` on `ports`, round 1.
 pub fn event_file(dir: &Path, name: &str, first: usize, ports: &[PathBuf]) -> PathBuf {
+    let boards: Vec<(PathBuf, BoardKind)> =
+        ports.iter().map(|p| (p.clone(), BoardKind::Dgt)).collect();
+    event_file_of_kinds(dir, name, first, &boards)
+}
+
+/// An event file for boards `first..`, each on its port and of its kind, round 1. A Pegasus
+/// gets the developer key `dir/pegasus.key` (any key opens the virtual one).
+pub fn event_file_of_kinds(
+    dir: &Path,
+    name: &str,
+    first: usize,
+    boards: &[(PathBuf, BoardKind)],
+) -> PathBuf {
     let mut text = String::from(
         "event = \"Cluster test\"\nsite = \"Loopback\"\nround = 1\ntime_control = \"5400+30\"\n",
     );
-    for (i, p) in ports.iter().enumerate() {
+    if boards.iter().any(|(_, kind)| *kind == BoardKind::Pegasus) {
+        let key = dir.join("pegasus.key");
+        std::fs::write(&key, "01 23 45 67 89 ab\n").unwrap();
+        text.push_str(&format!("pegasus_key = \"{}\"\n", key.display()));
+    }
+    for (i, (p, kind)) in boards.iter().enumerate() {
         let n = first + i;
         text.push_str(&format!(
-            "\n[[board]]\nnumber = {n}\nport = \"{}\"\nwhite = {{ name = \"White, {n}\", fide_id = {} }}\nblack = {{ name = \"Black, {n}\" }}\n",
+            "\n[[board]]\nnumber = {n}\nport = \"{}\"\nkind = \"{kind}\"\nwhite = {{ name = \"White, {n}\", fide_id = {} }}\nblack = {{ name = \"Black, {n}\" }}\n",
             p.display(),
             1000 + n
         ));
