@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use touchmove::bench::{ScriptGame, fixture_games, plain_timeline};
 use touchmove::board::kind::BoardKind;
 use touchmove::driver::ble::stream::{BleConnector, open_ble_stream};
 use touchmove::driver::dgt::{LinkConfig, LinkEvent, spawn_link};
 use touchmove::driver::snapshot_link::{SnapshotLinkConfig, spawn_snapshot_link};
 use touchmove::event::config::EventConfig;
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline};
 use touchmove::recorder::pipeline::{BoardPipeline, GameTags};
 use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use touchmove::sim::virtual_board::timeline::Pace;

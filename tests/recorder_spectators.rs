@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use recorder_support::{read_board, stop, uci_moves};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
+use touchmove::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 const BOARDS: usize = 4;

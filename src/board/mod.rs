@@ -16,9 +16,7 @@ pub mod snapshot;
 use serde::{Deserialize, Serialize};
 use shakmaty::{Board, Color, Piece, Square};
 
-/// Milliseconds since the session (or capture) started. Time is always a parameter in the
-/// core; nothing in the core reads the system clock.
-pub type Millis = u64;
+pub use crate::wire::Millis;
 
 /// One change reported by a board or its clock, in game coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]

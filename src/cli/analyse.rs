@@ -5,10 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, PositionError};
-
-use crate::rules::{Budget, Winnability};
+use crate::rules::{Budget, Winnability, parse_position};
 
 /// Arguments of `touchmove analyse`.
 #[derive(Debug, clap::Args)]
@@ -108,21 +105,6 @@ pub fn run(args: AnalyseArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// Parses a FEN in standard or Chess960 castling.
-pub fn parse_position(fen: &str) -> Result<Chess, String> {
-    let parsed: Fen = fen.trim().parse().map_err(|e| format!("{e}"))?;
-    // Composed positions (nine queens, impossible checks) are still positions to analyse.
-    let relaxed = |mode| -> Result<Chess, String> {
-        parsed
-            .clone()
-            .into_position::<Chess>(mode)
-            .or_else(PositionError::ignore_too_much_material)
-            .or_else(PositionError::ignore_impossible_check)
-            .map_err(|e| e.to_string())
-    };
-    relaxed(CastlingMode::Standard).or_else(|_| relaxed(CastlingMode::Chess960))
 }
 
 fn batch_items(origin: &str, text: &str) -> Vec<Item> {

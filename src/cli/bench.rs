@@ -1,24 +1,18 @@
 //! `touchmove bench`: benchmarks that print JSON figures.
 //!
-//! `bench recognition` plays every game of a PGN file through the hand simulator
-//! ([`crate::sim::hands`]) and the act-of-moving machine, and reports how many games were
-//! recorded exactly, how many moves were silently wrong, the alerts, the cost per
-//! observation and the emission latency. The definitions are those of
-//! [`crate::sim::hands::score`].
+//! The arguments of each benchmark; the harnesses are in [`crate::bench`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::act::{Event, Machine, MachineConfig};
-use crate::board::ObservationKind;
+use crate::bench::outage::Hands;
+use crate::bench::recognition::{ModelledBoard, recognise_all_on, trace};
+use crate::board::Millis;
 use crate::board::kind::BoardKind;
-use crate::board::{Millis, Observation};
-use crate::recorder::outage_bench::Hands;
+use crate::sim::hands::Noise;
 use crate::sim::hands::pgn_games::{PgnGame, read_games};
-use crate::sim::hands::score::{self, Feed, Summary, game_seed};
-use crate::sim::hands::{HandModel, Noise, SimulatedGame, simulate_with_model};
 use crate::sim::independent_hands::{Roughness, crosscheck};
 use crate::sim::virtual_board::ResumeMode;
 
@@ -287,24 +281,6 @@ impl RecognitionArgs {
     }
 }
 
-/// The board a recognition benchmark models: its kind, and the period of its scan.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelledBoard {
-    /// What the board reports and how.
-    pub kind: BoardKind,
-    /// One scan of its 64 squares, in milliseconds.
-    pub scan_period_ms: Millis,
-}
-
-impl From<BoardKind> for ModelledBoard {
-    fn from(kind: BoardKind) -> ModelledBoard {
-        ModelledBoard {
-            kind,
-            scan_period_ms: kind.scan_period_ms(),
-        }
-    }
-}
-
 /// Runs a benchmark.
 pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
@@ -312,7 +288,7 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
         BenchCommand::Sse(args) => sse(&args),
         BenchCommand::Cluster(a) => exit_code(
             "cluster",
-            crate::cluster::bench::run(
+            crate::bench::cluster_latency::run(
                 a.recorders,
                 a.boards,
                 a.serve,
@@ -324,8 +300,8 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
         BenchCommand::Crosscheck(args) => crosscheck_games(&args),
         BenchCommand::Outage(args) => exit_code(
             "outage",
-            crate::recorder::outage_bench::run_modes(
-                crate::recorder::outage_bench::OutageRun {
+            crate::bench::outage::run_modes(
+                crate::bench::outage::OutageRun {
                     boards: args.boards,
                     unplugged_s: args.seconds,
                     speed: args.speed,
@@ -342,7 +318,7 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
         ),
         BenchCommand::Event(args) => exit_code(
             "event",
-            crate::recorder::event_bench::run(crate::recorder::event_bench::EventRun {
+            crate::bench::event_day::run(crate::bench::event_day::EventRun {
                 trf: args.trf,
                 games: args.games,
                 boards: args.boards,
@@ -356,7 +332,7 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
         ),
         BenchCommand::Boards(args) => exit_code(
             "boards",
-            crate::recorder::bench::run(&args.boards, args.seconds, args.think_ms),
+            crate::bench::boards_per_recorder::run(&args.boards, args.seconds, args.think_ms),
         ),
     }
 }
@@ -378,7 +354,11 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
     };
     let selected: Vec<&PgnGame> = games.iter().collect();
     if args.games.trace {
-        print_lines(selected.iter().flat_map(|g| trace(g, args)));
+        print_lines(
+            selected
+                .iter()
+                .flat_map(|g| trace(g, args.noise, args.games.seed, args.modelled_board())),
+        );
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
@@ -441,110 +421,6 @@ fn recognition(args: &RecognitionArgs) -> ExitCode {
     }
 }
 
-/// A fresh act-of-moving machine for a simulated game, configured as an arbiter would for
-/// that game (start position, Chess960, blitz), with the dead-position analysis out of the
-/// observation path as the recorder runs it; everything else default.
-pub fn recogniser(sim: &SimulatedGame) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
-    recogniser_on(sim, BoardKind::Dgt.into())
-}
-
-/// [`recogniser`] for a board of `kind`: its scan period, and the occupancy-only path for
-/// boards that do not name pieces.
-pub fn recogniser_on(
-    sim: &SimulatedGame,
-    board: ModelledBoard,
-) -> impl FnMut(Feed<'_>, &mut Vec<Event>) + use<> {
-    let mut config = MachineConfig {
-        start_fen: sim.start_fen.clone(),
-        chess960: sim.chess960,
-        one_minute_penalty: sim.model.blitz,
-        defer_dead_position_analysis: true,
-        ..MachineConfig::default()
-    }
-    .on_board(board.kind);
-    config.scan_period_ms = board.scan_period_ms;
-    let mut machine = Machine::new(config);
-    move |feed, out| match feed {
-        Feed::Until(t) => machine.catch_up(t, out),
-        Feed::Observation(obs) => machine.observe(obs, out),
-        Feed::End => {
-            answer_analyses(&mut machine, out);
-            machine.advance(Millis::MAX, out);
-        }
-        Feed::Idle => answer_analyses(&mut machine, out),
-    }
-}
-
-/// Runs the dead-position analyses `machine` asked for, in order, and gives it the answers.
-fn answer_analyses(machine: &mut Machine, out: &mut Vec<Event>) {
-    for request in machine.take_analysis_requests() {
-        let dead = request.analyse();
-        machine.analysis_answered(&request, dead, out);
-    }
-}
-
-/// Simulates and recognises every game, adding each verdict to a summary.
-pub fn recognise_all(games: &[&PgnGame], noise: Noise, seed: u64) -> Summary {
-    recognise_all_on(games, noise, seed, BoardKind::Dgt.into())
-}
-
-/// [`recognise_all`] on boards of `kind`.
-pub fn recognise_all_on(
-    games: &[&PgnGame],
-    noise: Noise,
-    seed: u64,
-    board: ModelledBoard,
-) -> Summary {
-    let mut summary = Summary::default();
-    for g in games {
-        let s = game_seed(seed, g.index);
-        let sim = simulate_on_board(g, noise, s, board);
-        let run = score::run(&sim, recogniser_on(&sim, board));
-        let verdict = score::judge(&sim, &run);
-        summary.add(g.index, s, &sim, &run, &verdict);
-    }
-    summary
-}
-
-/// Simulates game `g` with seed `seed` on a board of `kind`: the hands of `noise`, the
-/// board's scan; a board that does not name pieces reports placements without them, and its
-/// players do not signal the result with the kings (a DGT convention such a board cannot
-/// show: there the arbiter enters the result).
-pub fn simulate_on_board(
-    g: &PgnGame,
-    noise: Noise,
-    seed: u64,
-    board: ModelledBoard,
-) -> SimulatedGame {
-    use rand::SeedableRng;
-    let kind = board.kind;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut model = HandModel::for_noise(noise, &mut rng);
-    model.sensor = model.sensor.clone().on_board(kind);
-    if board.scan_period_ms != kind.scan_period_ms() && model.sensor.scan_period_ms > 0.0 {
-        model.sensor.scan_period_ms = board.scan_period_ms as f64;
-    }
-    let signalled = g.result.as_deref().filter(|_| kind.identifies_pieces());
-    let mut sim = simulate_with_model(
-        g.fen.as_deref(),
-        g.chess960,
-        &g.moves_uci,
-        signalled,
-        &model,
-        &mut rng,
-    );
-    if !kind.identifies_pieces() {
-        for obs in &mut sim.observations {
-            match &mut obs.kind {
-                ObservationKind::Placed(_, piece) => *piece = None,
-                ObservationKind::Snapshot(snapshot) => *snapshot = snapshot.occupancy_only(),
-                _ => {}
-            }
-        }
-    }
-    sim
-}
-
 /// Prints lines until the reader goes away (`| head`): a closed pipe ends the output, it is
 /// no error.
 fn print_lines(lines: impl IntoIterator<Item = String>) {
@@ -554,52 +430,6 @@ fn print_lines(lines: impl IntoIterator<Item = String>) {
         if writeln!(out, "{line}").is_err() {
             return;
         }
-    }
-}
-
-/// One game's observations, events and verdict as JSON lines.
-fn trace(g: &PgnGame, args: &RecognitionArgs) -> Vec<String> {
-    let s = game_seed(args.games.seed, g.index);
-    let sim = simulate_on_board(g, args.noise, s, args.modelled_board());
-    let run = score::run(&sim, recogniser_on(&sim, args.modelled_board()));
-    let mut lines = Vec::new();
-    let mut events = run.events.iter().peekable();
-    for (i, obs) in sim.observations.iter().enumerate() {
-        lines.push(json!({"obs": i, "t_ms": obs.t_ms, "what": describe(obs)}).to_string());
-        while let Some((_, e)) = events.next_if(|(k, _)| *k == i) {
-            lines.push(serde_json::to_string(e).unwrap_or_default());
-        }
-    }
-    for inj in &sim.injected {
-        lines.push(
-            json!({"injected": inj, "start_of_ply_ms": sim.ply_start_ms.get(inj.ply.saturating_sub(1) as usize)})
-                .to_string(),
-        );
-    }
-    let v = score::judge(&sim, &run);
-    lines.push(
-        json!({
-            "game": g.index, "seed": s, "exact": v.exact,
-            "first_divergence": v.first_divergence, "silent": v.silent,
-            "expected": sim.moves_uci, "recorded": v.recorded,
-            "expected_result": sim.expected_result, "result": v.result,
-            "model": sim.model,
-        })
-        .to_string(),
-    );
-    lines
-}
-
-fn describe(obs: &Observation) -> String {
-    use crate::board::ObservationKind as K;
-    match &obs.kind {
-        K::Emptied(sq) => format!("{sq}-"),
-        K::Placed(sq, Some(p)) => format!("{sq}={}", p.char()),
-        K::Placed(sq, None) => format!("{sq}=?"),
-        K::Snapshot(s) => format!("snapshot {}", s.board),
-        K::ClockPressed { by } => format!("press {by}"),
-        K::ClockTimes(c) => format!("clock {} {}", c.white_ms, c.black_ms),
-        K::MagicPiece(sq, m) => format!("{sq}=magic {}", m.result()),
     }
 }
 
@@ -662,15 +492,17 @@ fn sse(args: &SseArgs) -> ExitCode {
     };
     let outcome = if args.serve_only {
         runtime
-            .block_on(crate::server::bench::serve_only())
+            .block_on(crate::bench::sse_spectators::serve_only())
             .map(|()| None)
     } else {
         runtime
-            .block_on(crate::server::bench::run(crate::server::bench::SseBench {
-                clients: args.clients,
-                events: args.events,
-                interval: std::time::Duration::from_millis(args.interval_ms),
-            }))
+            .block_on(crate::bench::sse_spectators::run(
+                crate::bench::sse_spectators::SseBench {
+                    clients: args.clients,
+                    events: args.events,
+                    interval: std::time::Duration::from_millis(args.interval_ms),
+                },
+            ))
             .map(Some)
     };
     match outcome {

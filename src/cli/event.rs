@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use crate::cluster::ClusterSettings;
 use crate::cluster::event_layout::{self, EventLayout};
 use crate::cluster::settings::ClusterArgs;
-use crate::event::EventConfig;
-use crate::event::rounds::EventSpec;
+use crate::event::spec::EventSpec;
+use crate::event::{EventConfig, EventFile};
 
 /// The `event` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -119,10 +119,10 @@ pub fn parse_pcs(specs: &[String]) -> Result<BTreeMap<u32, String>, String> {
 
 fn settings(
     cluster: &ClusterArgs,
-    config: Option<&std::path::Path>,
+    file: Option<&EventFile>,
     event: Option<&str>,
 ) -> Result<ClusterSettings, String> {
-    ClusterSettings::resolve(cluster, config, event)?.ok_or_else(|| {
+    ClusterSettings::resolve(cluster, file, event)?.ok_or_else(|| {
         "no cluster: give --cluster nats://HOST:PORT (or urls in the event file's [cluster] \
          table)"
             .to_string()
@@ -150,8 +150,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// The round as the event file and the pairings describe it, read as `touchmove record`
-/// reads it.
-fn round_config(args: &PushArgs) -> Result<EventConfig, String> {
+/// reads it, with the event file as read.
+fn round_config(args: &PushArgs) -> Result<(EventFile, EventConfig), String> {
     let spec = EventSpec {
         file: args.config.clone(),
         event: args.event.clone(),
@@ -159,20 +159,21 @@ fn round_config(args: &PushArgs) -> Result<EventConfig, String> {
         pairings: args.pairings.clone(),
         ..EventSpec::default()
     };
-    let (boards, _) = spec.boards()?;
-    let plan = spec.round(&boards, boards.round)?;
+    let event = spec.read()?;
+    let boards = &event.config;
+    let plan = spec.round(boards, boards.round, event.encoding)?;
     for note in &plan.notes {
         eprintln!("touchmove event: {note}");
     }
     for problem in &plan.problems {
         eprintln!("touchmove event: PAIRINGS: {problem}");
     }
-    Ok(plan.config)
+    Ok((event, plan.config))
 }
 
 fn push(args: PushArgs) -> Result<(), String> {
-    let config = round_config(&args)?;
-    let settings = settings(&args.cluster, args.config.as_deref(), Some(&config.event))?;
+    let (event, config) = round_config(&args)?;
+    let settings = settings(&args.cluster, Some(&event), Some(&config.event))?;
     let pcs = parse_pcs(&args.pcs)?;
     let unknown: Vec<String> = pcs
         .keys()
@@ -220,7 +221,9 @@ fn push(args: PushArgs) -> Result<(), String> {
 }
 
 fn show(args: ShowArgs) -> Result<(), String> {
-    let settings = settings(&args.cluster, args.config.as_deref(), None)?;
+    let event = args.config.as_deref().map(EventFile::load).transpose();
+    let event = event.map_err(|e| e.to_string())?;
+    let settings = settings(&args.cluster, event.as_ref(), None)?;
     runtime()?.block_on(async move {
         let store = open_layout(&settings).await?;
         let layout = event_layout::read(&store).await?;

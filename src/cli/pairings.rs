@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::event::Player;
 use crate::event::pairings::load_round;
+use crate::event::trf::Encoding;
 
 /// How to print the boards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +32,10 @@ pub struct PairingsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: PairingsFormat,
+    /// A TRF's encoding when it is not UTF-8: windows-1252 (Western Europe) or windows-1250
+    /// (Central Europe). Default: guessed from the file, and said.
+    #[arg(long, value_name = "ENCODING")]
+    pub encoding: Option<Encoding>,
 }
 
 fn described(p: &Player) -> String {
@@ -73,7 +78,7 @@ fn player_json(prefix: &str, p: &Player, object: &mut serde_json::Map<String, se
 /// Runs `touchmove pairings`: the boards on stdout; notes (byes, forfeits) and problems on
 /// stderr. Fails when a line could not be used.
 pub fn run(args: PairingsArgs) -> ExitCode {
-    let loaded = match load_round(&args.file, args.round) {
+    let loaded = match load_round(&args.file, args.round, args.encoding) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("touchmove pairings: {e}");

@@ -6,8 +6,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cluster::ClusterSettings;
+use crate::cluster::settings::ClusterArgs;
 use crate::driver::probe::Candidates;
-use crate::event::rounds::EventSpec;
+use crate::event::EventFile;
+use crate::event::spec::EventSpec;
+use crate::event::trf::Encoding;
 use crate::recorder::RunOptions;
 use crate::recorder::event_run::EventRun;
 use crate::server::feed::Feed;
@@ -92,9 +96,20 @@ pub struct RecordArgs {
     /// themselves, which other users of the machine can then read in the process list).
     #[arg(long, value_name = "KEY_OR_FILE")]
     pub pegasus_key: Option<String>,
+    /// The encoding of a TRF of pairings when it is not UTF-8, over the event file's
+    /// `encoding`: windows-1252 (Western Europe) or windows-1250 (Central Europe). Default:
+    /// guessed from the file, and said.
+    #[arg(long, value_name = "ENCODING")]
+    pub encoding: Option<Encoding>,
+    /// Transmission delay of the public broadcast, over the event file's `broadcast_delay`:
+    /// spectators' pages, SSE, PGN URLs, the PGN folder and the lichess push show the games
+    /// this much later (e.g. `15m`, `90s`, `1h30m`); the arbiter's desk stays live. A round
+    /// keeps the delay it opened with.
+    #[arg(long, value_name = "DELAY", value_parser = crate::event::config::parse_broadcast_delay)]
+    pub broadcast_delay: Option<Duration>,
     /// The event's cluster, when its boards are recorded on several PCs.
     #[command(flatten)]
-    pub cluster: crate::cluster::settings::ClusterArgs,
+    pub cluster: ClusterArgs,
 }
 
 impl RecordArgs {
@@ -114,6 +129,7 @@ impl RecordArgs {
             detect_boards: self.port.iter().any(|p| p == "auto"),
             pairings: self.pairings.clone(),
             pegasus_key: self.pegasus_key.clone(),
+            encoding: self.encoding,
             ..EventSpec::default()
         }
     }
@@ -139,11 +155,22 @@ impl RecordArgs {
             options.journal_path = j.clone();
         }
         options.listen = (!self.no_server).then_some(self.listen);
+        options.broadcast_delay = self.broadcast_delay;
         if let (Some(round), Some(file)) = (&self.lichess_round, &self.lichess_token_file) {
             options.lichess = Some((round.clone(), file.clone()));
         }
         Ok(options)
     }
+}
+
+/// The event file, read once, and the cluster it and the command line name.
+fn read_event(
+    spec: &EventSpec,
+    cluster: &ClusterArgs,
+) -> Result<(EventFile, Option<ClusterSettings>), String> {
+    let event = spec.read()?;
+    let settings = ClusterSettings::resolve(cluster, Some(&event), Some(&event.config.event))?;
+    Ok((event, settings))
 }
 
 /// Runs `touchmove record`.
@@ -153,16 +180,8 @@ pub fn run(args: RecordArgs) -> ExitCode {
         ExitCode::FAILURE
     };
     let spec = args.event_spec();
-    let event_name = match spec.boards() {
-        Ok((config, _)) => config.event,
-        Err(e) => return fail(e),
-    };
-    let cluster = match crate::cluster::ClusterSettings::resolve(
-        &args.cluster,
-        args.config.as_deref(),
-        Some(&event_name),
-    ) {
-        Ok(c) => c,
+    let (event, cluster) = match read_event(&spec, &args.cluster) {
+        Ok(read) => read,
         Err(e) => return fail(e),
     };
     let feed = Arc::new(Feed::new());
@@ -181,7 +200,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
     };
     runtime.block_on(async move {
         let status_line = tokio::spawn(super::status_line::run("record", feed.clone()));
-        let mut run = match EventRun::open(spec, options).await {
+        let mut run = match EventRun::open(spec, event, options).await {
             Ok(run) => run,
             Err(e) => return fail(e),
         };

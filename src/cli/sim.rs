@@ -5,14 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::{Board, Chess, Move, Position};
 
+use crate::board::Observation;
 use crate::board::kind::BoardKind;
 use crate::board::orientation::Orientation;
 use crate::record::GameRecord;
-use crate::record::pgn::read_games_bytes;
+use crate::sim::hands::pgn_games::{read_record, start_and_moves};
 use crate::sim::hands::{Noise, simulate_game};
 use crate::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use crate::sim::virtual_chessnut_hid::{ChessnutHidConfig, VirtualChessnutHid};
@@ -90,28 +89,11 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
     if !(args.speed > 0.0 && args.speed.is_finite()) {
         return Err(format!("--speed {} must be a positive number", args.speed));
     }
-    let (base_ms, increment_ms) = parse_time_control(&args.clock)?;
+    let clock = parse_time_control(&args.clock)?;
     let record = read_record(&args.pgn, args.game)?;
-    let (start, moves) = game_moves(&record)
+    let (start, moves) = start_and_moves(&record)
         .map_err(|e| format!("{} game {}: {e}", args.pgn.display(), args.game))?;
-    let script = match args.hands {
-        None => lift_place(&start, &moves, Pace::default()),
-        Some(noise) => {
-            let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
-            let sim = simulate_game(
-                record.start_fen.as_deref(),
-                record.chess960,
-                &uci,
-                Some(&record.result),
-                noise,
-                args.seed,
-            );
-            if let Some(e) = sim.error {
-                return Err(format!("{} game {}: {e}", args.pgn.display(), args.game));
-            }
-            sim.observations
-        }
-    };
+    let script = script_of(&args, &record, &start, &moves)?;
     let (port, own_dir) = match args.port.clone() {
         Some(p) => (p, None),
         None => {
@@ -121,15 +103,54 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
             (dir.join("dgt0"), Some(dir))
         }
     };
+    let result = play_board(&args, &port, script, start.board(), moves.len(), clock).await;
+    if let Some(dir) = own_dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+/// What the board shows the game played: one careful lift and place per move, or the hands
+/// of `--hands`.
+fn script_of(
+    args: &SimArgs,
+    record: &GameRecord,
+    start: &Chess,
+    moves: &[Move],
+) -> Result<Vec<Observation>, String> {
+    let Some(noise) = args.hands else {
+        return Ok(lift_place(start, moves, Pace::default()));
+    };
+    let uci: Vec<String> = record.moves.iter().map(|m| m.uci.clone()).collect();
+    let sim = simulate_game(
+        record.start_fen.as_deref(),
+        record.chess960,
+        &uci,
+        Some(&record.result),
+        noise,
+        args.seed,
+    );
+    match sim.error {
+        Some(e) => Err(format!("{} game {}: {e}", args.pgn.display(), args.game)),
+        None => Ok(sim.observations),
+    }
+}
+
+/// Plays `script` on a virtual board of `args.kind` at `port`, starting from `initial`, with
+/// a clock of `(base, increment)` milliseconds on a DGT board.
+async fn play_board(
+    args: &SimArgs,
+    port: &Path,
+    script: Vec<Observation>,
+    initial: &Board,
+    plies: usize,
+    (base_ms, increment_ms): (u64, u64),
+) -> Result<(), String> {
     if args.kind == BoardKind::Pegasus {
-        let mut config = VirtualPegasusConfig::new(&port, script);
+        let mut config = VirtualPegasusConfig::new(port, script);
         config.speed = args.speed;
-        config.initial = start.board().clone();
-        let result = play_pegasus(config, moves.len(), args.exit_when_done).await;
-        if let Some(dir) = own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return result;
+        config.initial = initial.clone();
+        return play_pegasus(config, plies, args.exit_when_done).await;
     }
     if args.hid {
         if args.kind != BoardKind::Chessnut {
@@ -138,41 +159,29 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
                 args.kind
             ));
         }
-        let mut config = ChessnutHidConfig::new(&port, script);
+        let mut config = ChessnutHidConfig::new(port, script);
         config.speed = args.speed;
-        config.initial = start.board().clone();
-        let result = play_chessnut_hid(config, moves.len(), args.exit_when_done).await;
-        if let Some(dir) = own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return result;
+        config.initial = initial.clone();
+        return play_chessnut_hid(config, plies, args.exit_when_done).await;
     }
     if args.kind != BoardKind::Dgt {
-        let mut config = SnapshotBoardConfig::new(args.kind, &port, script);
+        let mut config = SnapshotBoardConfig::new(args.kind, port, script);
         config.speed = args.speed;
-        config.initial = start.board().clone();
+        config.initial = initial.clone();
         config.seed = args.seed;
-        let result = play_snapshot(config, moves.len(), args.exit_when_done).await;
-        if let Some(dir) = own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return result;
+        return play_snapshot(config, plies, args.exit_when_done).await;
     }
-    let mut config = VirtualBoardConfig::new(&port, script);
+    let mut config = VirtualBoardConfig::new(port, script);
     config.speed = args.speed;
     if args.rotated {
         config.orientation = Orientation::Rotated;
     }
     config.base_time_ms = base_ms;
     config.increment_ms = increment_ms;
-    config.initial = start.board().clone();
+    config.initial = initial.clone();
     config.eeprom_log = !args.no_log;
     config.line_bytes_per_s = (args.baud > 0).then_some(args.baud / 10);
-    let result = play(config, moves.len(), args.exit_when_done).await;
-    if let Some(dir) = own_dir {
-        let _ = std::fs::remove_dir(dir);
-    }
-    result
+    play(config, plies, args.exit_when_done).await
 }
 
 /// Runs the board until the game is played (and then until Ctrl-C unless `exit_when_done`).
@@ -297,54 +306,6 @@ fn parse_time_control(text: &str) -> Result<(u64, u64), String> {
     Ok(((minutes * 60_000.0) as u64, increment * 1000))
 }
 
-/// Reads game number `index` (1-based) of a PGN file: its start position and its moves.
-pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String> {
-    let record = read_record(path, index)?;
-    game_moves(&record).map_err(|e| format!("{} game {index}: {e}", path.display()))
-}
-
-fn read_record(path: &Path, index: usize) -> Result<GameRecord, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let games = read_games_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let count = games.len();
-    games.into_iter().nth(index.wrapping_sub(1)).ok_or_else(|| {
-        format!(
-            "{}: game {index} asked, but the file holds {count} game(s)",
-            path.display()
-        )
-    })
-}
-
-/// The start position and moves of a game record.
-fn game_moves(game: &GameRecord) -> Result<(Chess, Vec<Move>), String> {
-    let mode = if game.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
-    let start: Chess = match &game.start_fen {
-        None => Chess::default(),
-        Some(fen) => fen
-            .parse::<Fen>()
-            .map_err(|e| e.to_string())
-            .and_then(|f| f.into_position(mode).map_err(|e| e.to_string()))
-            .map_err(|e| format!("FEN {fen:?}: {e}"))?,
-    };
-    let mut position = start.clone();
-    let mut moves = Vec::with_capacity(game.moves.len());
-    for recorded in &game.moves {
-        let m = recorded
-            .uci
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&position).ok())
-            .ok_or_else(|| format!("move {} cannot be played", recorded.san))?;
-        position.play_unchecked(m);
-        moves.push(m);
-    }
-    Ok((start, moves))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,23 +317,5 @@ mod tests {
         assert!(parse_time_control("5").is_err());
         assert!(parse_time_control("x+1").is_err());
         assert!(parse_time_control("0+1").is_err());
-    }
-
-    #[test]
-    fn reads_the_asked_game_and_names_an_illegal_move() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pgn = dir.path().join("g.pgn");
-        std::fs::write(
-            &pgn,
-            "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n",
-        )
-        .expect("write");
-        let (_, moves) = read_game(&pgn, 2).expect("game 2");
-        assert_eq!(moves.len(), 2);
-        let e = read_game(&pgn, 3).expect_err("missing");
-        assert!(e.contains("holds 2 game(s)"), "{e}");
-        std::fs::write(&pgn, "[Event \"b\"]\n\n1. d4 d5\n2. Ke3 *\n").expect("write");
-        let e = read_game(&pgn, 1).expect_err("illegal");
-        assert!(e.contains("Ke3") && e.contains("line 4"), "{e}");
     }
 }

@@ -34,6 +34,17 @@
 //! The node's files are rebuilt from the stream at every start, so they are replaced without
 //! a disk sync, and at most every [`FILES_EVERY`]: a spectator reads the latest state, never a
 //! part of a file.
+//!
+//! A round broadcast with a transmission delay (the recorders journal it when they open the
+//! round, [`RoundDelay`]) is published as the recorders publish it: everything goes to the
+//! node's [`Publication`] stamped with the time the recorder journalled it, the arbiter's desk
+//! sees it at once, the public that much later, and the round's own files are the arbiter's
+//! copy in `OUT.state/live` while the public folder is written as the public sees it. A node
+//! started late releases at once only what is due. Recorders giving a round different delays
+//! are said once; the longest counts.
+//!
+//! One file for one concept, a node rebuilding boards from the stream: the consumer, the
+//! exactly-once ordering and the pipelines it feeds share one state and are read together.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
@@ -48,8 +59,9 @@ use super::wire::{self, Layout, ReplayReply, ReplayRequest, WireEntry};
 use super::{ClusterSettings, connect, event_stream, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::clock::TimeControl;
-use crate::recorder::layout::{BoardSummary, OutputFolder, combine};
-use crate::recorder::{BoardPipeline, EventConfig, GameTags, LINK_LOST};
+use crate::recorder::layout::{BoardSummary, FileJob, FolderWriter, OutputFolder, combine};
+use crate::recorder::{BoardPipeline, EventConfig, GameTags, LINK_LOST, RoundDelay};
+use crate::server::Publication;
 use crate::server::feed::{Feed, GameInfo};
 use crate::store::{BoardKey, Record};
 
@@ -111,7 +123,18 @@ pub struct Broadcast {
 impl Broadcast {
     /// Starts reading the event's stream into `feed` and the PGN folder `out_dir`.
     pub fn start(settings: ClusterSettings, out_dir: &Path, feed: Arc<Feed>) -> Broadcast {
-        let rebuild = Rebuild::new(out_dir, feed);
+        Broadcast::publish(settings, out_dir, Arc::new(Publication::new(feed)))
+    }
+
+    /// Starts reading the event's stream into `publication` and the PGN folder `out_dir`,
+    /// whose rounds with a transmission delay are the public's (the arbiter's copy then in
+    /// `OUT.state/live`).
+    pub fn publish(
+        settings: ClusterSettings,
+        out_dir: &Path,
+        publication: Arc<Publication>,
+    ) -> Broadcast {
+        let rebuild = Rebuild::new(out_dir, publication);
         let stats = rebuild.stats.clone();
         let task = super::spawn(run(settings, rebuild));
         Broadcast { stats, task }
@@ -388,7 +411,18 @@ impl NodeBoard {
 /// The state rebuilt from the stream.
 struct Rebuild {
     out: OutputFolder,
-    feed: Arc<Feed>,
+    publication: Arc<Publication>,
+    /// The arbiter's copy of the delayed rounds' files, once there is one.
+    live_files: Option<(OutputFolder, FolderWriter)>,
+    /// Rounds whose folder in the arbiter's copy is made.
+    live_rounds: BTreeSet<u32>,
+    /// The last text of each board of a delayed round sent to the public.
+    public_texts: HashMap<(u32, u32), (String, BoardSummary)>,
+    /// Rounds whose opening was told to the public side.
+    opened: BTreeSet<u32>,
+    /// Now, as an instant and in milliseconds since 1970: the times recorders journal turned
+    /// into instants of this node's clock.
+    anchor: (tokio::time::Instant, u64),
     /// The latest layout of each recorder.
     layouts: HashMap<String, Layout>,
     journals: HashMap<(String, u64), JournalProgress>,
@@ -407,7 +441,7 @@ struct Rebuild {
     rounds_due: BTreeMap<u32, bool>,
     /// When the combined PGN of each round was last rebuilt.
     rounds_built: HashMap<u32, tokio::time::Instant>,
-    files: std::sync::mpsc::Sender<FileJob>,
+    files: FolderWriter,
     stats: Arc<Mutex<BroadcastStats>>,
     /// Messages said once.
     said: BTreeSet<String>,
@@ -419,16 +453,29 @@ struct Rebuild {
 
 impl Rebuild {
     /// Nothing rebuilt yet; files go to the PGN folder `out_dir`.
-    fn new(out_dir: &Path, feed: Arc<Feed>) -> Rebuild {
+    fn new(out_dir: &Path, publication: Arc<Publication>) -> Rebuild {
         let spares =
             crate::recorder::layout::state_dir(out_dir).join(crate::recorder::SPARE_DIR_NAME);
         let out = OutputFolder::new(out_dir)
             .unsynced()
             .with_spare_dir(&spares);
         Rebuild {
-            files: spawn_file_writer(out.clone()),
+            files: FolderWriter::spawn(out.clone(), FILES_EVERY, "serve-files", |m| {
+                loud("serve", m)
+            }),
             out,
-            feed,
+            publication,
+            live_files: None,
+            live_rounds: BTreeSet::new(),
+            public_texts: HashMap::new(),
+            opened: BTreeSet::new(),
+            // The one reading of the wall clock: the recorders' journals count from theirs.
+            anchor: (
+                tokio::time::Instant::now(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64),
+            ),
             layouts: HashMap::new(),
             journals: HashMap::new(),
             boards: BTreeMap::new(),
@@ -542,6 +589,7 @@ impl Rebuild {
             round.boards.push(board.clone());
         }
         round.boards.sort_by_key(|b| b.number);
+        self.publication.round_config(round);
         for board in &config.boards {
             let key = (config.round, board.number);
             if let Some(read_as) = self.boards.get(&key).map(|b| b.pipeline.kind())
@@ -585,7 +633,7 @@ impl Rebuild {
                 Some(_) => {}
                 None => {
                     let tags = GameTags::new(&config, board.number);
-                    self.feed.upsert_game(GameInfo {
+                    self.publication.game(GameInfo {
                         round: config.round,
                         board: board.number,
                         white: board.white.name.clone(),
@@ -775,6 +823,81 @@ impl Rebuild {
         }
     }
 
+    /// The instant of this node's clock at `epoch + t_ms` (milliseconds since 1970).
+    fn instant_of(&self, epoch: u64, t_ms: u64) -> tokio::time::Instant {
+        let (instant, unix_ms) = self.anchor;
+        let at = epoch.saturating_add(t_ms);
+        if at >= unix_ms {
+            instant + Duration::from_millis(at - unix_ms)
+        } else {
+            instant
+                .checked_sub(Duration::from_millis(unix_ms - at))
+                .unwrap_or(instant)
+        }
+    }
+
+    /// A recorder gave round `round`'s delay: the longest given counts.
+    fn delay_round(&mut self, recorder: &str, at: tokio::time::Instant, given: RoundDelay) {
+        let round = given.round;
+        let before = self.publication.delay(round);
+        let now = self.publication.delay_round(round, at, given.delay());
+        if before.is_zero() && !now.is_zero() {
+            say(
+                "serve",
+                &format!(
+                    "round {round} is broadcast with a delay of {}: the public sees it that much                      later; the arbiter's copy of its files is in {}",
+                    crate::event::config::describe_delay(now),
+                    self.live_dir().display()
+                ),
+            );
+        } else if given.delay() < now {
+            let message = format!(
+                "recorder {recorder:?} gives round {round} a broadcast delay of {}, another                  recorder {}: the longest counts; give every PC's event file the same                  broadcast_delay",
+                crate::event::config::describe_delay(given.delay()),
+                crate::event::config::describe_delay(now)
+            );
+            self.once(format!("delay {recorder} {round}"), &message);
+        }
+        self.open(round, at);
+    }
+
+    /// The public's pages follow round `round` from `at` on (once).
+    fn open(&mut self, round: u32, at: tokio::time::Instant) {
+        if self.opened.insert(round) {
+            self.publication.public_current_round(at, round);
+        }
+    }
+
+    fn live_dir(&self) -> std::path::PathBuf {
+        crate::recorder::layout::state_dir(self.out.root()).join(crate::recorder::LIVE_DIR_NAME)
+    }
+
+    /// Where the files of `round` go: the arbiter's copy when it is delayed.
+    fn files_of(&mut self, round: u32) -> &FolderWriter {
+        if !self.publication.is_delayed(round) {
+            return &self.files;
+        }
+        let state = crate::recorder::layout::state_dir(self.out.root());
+        let (folder, writer) = self.live_files.get_or_insert_with(|| {
+            let folder = OutputFolder::new(&state.join(crate::recorder::LIVE_DIR_NAME))
+                .unsynced()
+                .with_spare_dir(&state.join(crate::recorder::LIVE_SPARE_DIR_NAME));
+            let writer = FolderWriter::spawn(folder.clone(), FILES_EVERY, "serve-live", |m| {
+                loud("serve", m)
+            });
+            (folder, writer)
+        });
+        if self.live_rounds.insert(round)
+            && let Err(e) = folder.prepare(round)
+        {
+            loud(
+                "serve",
+                &format!("cannot create {}: {e}", folder.round_dir(round).display()),
+            );
+        }
+        writer
+    }
+
     fn apply_entry(
         &mut self,
         recorder: &str,
@@ -783,6 +906,11 @@ impl Rebuild {
         key: Option<BoardKey>,
         record: Record,
     ) {
+        let at = self.instant_of(epoch, t_ms);
+        if let Some(given) = RoundDelay::of(&record) {
+            self.delay_round(recorder, at, given);
+            return;
+        }
         let target = match (&key, &record) {
             (Some(BoardKey::Pairing { round, board }), _) => Some((*round, *board)),
             (None, Record::Arbiter(request)) => {
@@ -793,6 +921,7 @@ impl Rebuild {
         let Some(target) = target else {
             return;
         };
+        self.open(target.0, at);
         let Some(board) = self
             .boards
             .get_mut(&target)
@@ -818,8 +947,7 @@ impl Rebuild {
                 let answer = board.pipeline.on_arbiter(t_ms, &request, &mut events);
                 board.keep_analysis_requests();
                 if answer.is_ok() {
-                    self.feed
-                        .note_arbiter_action(round, number, &request.action);
+                    self.publication.arbiter(at, round, number, &request.action);
                 }
                 board.pending_events = events.len();
             }
@@ -848,10 +976,28 @@ impl Rebuild {
         lock(&self.stats).applied += 1;
         if events.is_empty() {
             self.quiet.insert(target);
+            return;
         }
+        // The public side of a delayed round gets the game as it stood after each entry.
+        let text = self.publication.is_delayed(round).then(|| {
+            let summary = BoardSummary {
+                board: number,
+                result: board.pipeline.result().to_string(),
+                live: board.pipeline.live(),
+            };
+            (board.pipeline.board_pgn(), summary)
+        });
         for event in events {
-            self.feed.publish(round, number, event);
-            self.dirty.insert(target);
+            self.publication.event(at, round, number, event);
+        }
+        self.dirty.insert(target);
+        if let Some(text) = text
+            && self.public_texts.get(&target) != Some(&text)
+        {
+            let (pgn, summary) = text.clone();
+            self.public_texts.insert(target, text);
+            self.publication
+                .public_text(at, round, number, pgn, summary);
         }
     }
 
@@ -890,13 +1036,19 @@ impl Rebuild {
                 continue;
             }
             board.pgn = pgn;
-            board.summary = Some(summary);
+            board.summary = Some(summary.clone());
             *self.rounds_due.entry(round).or_default() |= index_changed;
-            self.feed.set_pgn(round, number, board.pgn.clone());
-            let _ = self.files.send(FileJob::Game {
+            let pgn = board.pgn.clone();
+            if self.publication.is_delayed(round) {
+                self.publication.live().set_pgn(round, number, pgn.clone());
+            } else {
+                self.publication
+                    .text(now, round, number, pgn.clone(), summary);
+            }
+            self.files_of(round).send(FileJob::Game {
                 round,
                 board: number,
-                pgn: board.pgn.clone(),
+                pgn,
             });
         }
         let due: Vec<(u32, bool)> = self
@@ -918,92 +1070,19 @@ impl Rebuild {
                 .map(|(_, b)| b.pgn.as_str())
                 .collect();
             let pgn = combine(&texts);
-            self.feed.set_round_pgn(round, pgn.clone());
-            let _ = self.files.send(FileJob::Round { round, pgn });
-            if index_changed && let Some(config) = self.rounds.get(&round) {
+            self.publication.live().set_round_pgn(round, pgn.clone());
+            self.files_of(round).send(FileJob::Round { round, pgn });
+            if index_changed && let Some(config) = self.rounds.get(&round).cloned() {
                 let summaries: Vec<BoardSummary> = self
                     .boards
                     .range((round, 0)..=(round, u32::MAX))
                     .filter_map(|(_, b)| b.summary.clone())
                     .collect();
-                let _ = self.files.send(FileJob::Index {
-                    config: config.clone(),
-                    summaries,
-                });
+                self.files_of(round)
+                    .send(FileJob::Index { config, summaries });
             }
         }
     }
-}
-
-/// A file for the writer thread to rewrite.
-enum FileJob {
-    /// `round-N/game-K.pgn`.
-    Game { round: u32, board: u32, pgn: String },
-    /// `round-N/games.pgn`: the games in board order, combined.
-    Round { round: u32, pgn: String },
-    /// `round-N/index.json` and `tournament.json`.
-    Index {
-        config: EventConfig,
-        summaries: Vec<BoardSummary>,
-    },
-}
-
-/// Starts the thread that rewrites the PGN folder: of the jobs waiting, only the latest for
-/// each file is written, and the thread waits [`FILES_EVERY`] after each round of writes so
-/// that a board's many moves in that time cost one rewrite.
-fn spawn_file_writer(out: OutputFolder) -> std::sync::mpsc::Sender<FileJob> {
-    let (tx, rx) = std::sync::mpsc::channel::<FileJob>();
-    let spawned = std::thread::Builder::new()
-        .name("serve-files".into())
-        .spawn(move || {
-            let mut failing: BTreeSet<std::path::PathBuf> = BTreeSet::new();
-            while let Ok(first) = rx.recv() {
-                let mut latest: BTreeMap<(u8, u32, u32), FileJob> = BTreeMap::new();
-                for job in std::iter::once(first).chain(rx.try_iter()) {
-                    let key = match &job {
-                        FileJob::Game { round, board, .. } => (0, *round, *board),
-                        FileJob::Round { round, .. } => (1, *round, 0),
-                        FileJob::Index { config, .. } => (2, config.round, 0),
-                    };
-                    latest.insert(key, job);
-                }
-                for job in latest.into_values() {
-                    let (path, result) = match job {
-                        FileJob::Game { round, board, pgn } => (
-                            out.game_path(round, board),
-                            out.write_game(round, board, &pgn),
-                        ),
-                        FileJob::Round { round, pgn } => {
-                            let path = out.round_path(round);
-                            let written = out.replace(&path, pgn.as_bytes());
-                            (path, written)
-                        }
-                        FileJob::Index { config, summaries } => (
-                            out.round_dir(config.round).join("index.json"),
-                            out.write_index(&config, &summaries),
-                        ),
-                    };
-                    match result {
-                        Ok(()) => {
-                            failing.remove(&path);
-                        }
-                        Err(e) => {
-                            if failing.insert(path.clone()) {
-                                loud("serve", &format!("cannot write {}: {e}", path.display()));
-                            }
-                        }
-                    }
-                }
-                std::thread::sleep(FILES_EVERY);
-            }
-        });
-    if let Err(e) = spawned {
-        loud(
-            "serve",
-            &format!("cannot start the file writer thread: {e}"),
-        );
-    }
-    tx
 }
 
 #[cfg(test)]
@@ -1057,7 +1136,7 @@ mod tests {
 
     /// A node that has read pc1's layout.
     fn node(dir: &Path) -> Rebuild {
-        let mut r = Rebuild::new(dir, Arc::new(Feed::new()));
+        let mut r = Rebuild::new(dir, Arc::new(Publication::new(Arc::new(Feed::new()))));
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout()).unwrap(),
@@ -1220,7 +1299,10 @@ mod tests {
         use crate::board::kind::BoardKind;
         let played = ["e2e4", "e7e5", "g1f3", "b8c6"];
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        let mut r = Rebuild::new(
+            dir.path(),
+            Arc::new(Publication::new(Arc::new(Feed::new()))),
+        );
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout_of(BoardKind::Millennium)).unwrap(),
@@ -1252,7 +1334,10 @@ mod tests {
     #[test]
     fn a_dead_position_analysis_waits_for_an_event_no_step_of_the_node_produced() {
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        let mut r = Rebuild::new(
+            dir.path(),
+            Arc::new(Publication::new(Arc::new(Feed::new()))),
+        );
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout()).unwrap(),
@@ -1309,7 +1394,10 @@ mod tests {
     #[test]
     fn entries_apply_once_and_in_journal_order() {
         let dir = tempfile::tempdir().unwrap();
-        let mut r = Rebuild::new(dir.path(), Arc::new(Feed::new()));
+        let mut r = Rebuild::new(
+            dir.path(),
+            Arc::new(Publication::new(Arc::new(Feed::new()))),
+        );
         r.apply(
             "touchmove.e.layout.pc1",
             &serde_json::to_vec(&layout()).unwrap(),
@@ -1524,5 +1612,83 @@ mod tests {
         assert_eq!(r.layouts["pc1"].epoch, 5);
         r.apply("touchmove.e.journal.pc1", &entry(1), 4);
         assert_eq!(lock(&r.stats).applied, 1);
+    }
+
+    /// A round a recorder journalled with a delay: the arbiter's feed has each move at once,
+    /// the public's the delay after the recorder journalled it (however soon the node read
+    /// it), and the round's files are the arbiter's copy until the public folder gets them.
+    #[tokio::test(start_paused = true)]
+    async fn a_delayed_round_reaches_the_public_the_delay_after_the_recorder_journalled_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let live = Arc::new(Feed::new());
+        let public_folder = OutputFolder::new(&out).unsynced();
+        let publication =
+            Arc::new(Publication::new(live.clone()).with_public_folder(public_folder));
+        let mut r = Rebuild::new(&out, publication.clone());
+        let unix_now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        // The recorder's journal began a minute ago; the round opened 10 s ago.
+        let epoch = unix_now - 60_000;
+        let mut config = layout().event_config();
+        config.boards.truncate(1);
+        let pc1 = Layout::of(&config, "pc1", epoch, "host");
+        r.apply(
+            "touchmove.e.layout.pc1",
+            &serde_json::to_vec(&pc1).unwrap(),
+            1,
+        );
+        let journal = |seq: u64, t_ms: u64, board: Option<BoardKey>, record: Record| {
+            let entry = Entry {
+                seq,
+                session: 1,
+                board,
+                t_ms,
+                record,
+            };
+            serde_json::to_vec(&WireEntry::from_entry("pc1", epoch, &entry)).unwrap()
+        };
+        let delay = RoundDelay {
+            round: 1,
+            delay_ms: 10_000,
+        };
+        r.apply(
+            "touchmove.e.journal.pc1",
+            &journal(1, 50_000, None, delay.record()),
+            2,
+        );
+        let key = Some(BoardKey::Pairing { round: 1, board: 1 });
+        for (i, chunk) in board_chunks(&["e2e4", "e7e5"]).into_iter().enumerate() {
+            let seq = i as u64 + 2;
+            let t_ms = 50_000 + 1_000 * seq;
+            r.apply(
+                "touchmove.e.journal.pc1",
+                &journal(seq, t_ms, key.clone(), Record::Bytes(chunk)),
+                seq + 1,
+            );
+        }
+        r.flush();
+        let public = publication.public_feed();
+        let plies = |feed: &Feed| feed.game(1, 1).map_or(0, |g| g.summary.ply);
+        assert_eq!(plies(&live), 2, "the arbiter sees the moves at once");
+        // e4 was journalled when its piece was placed, 6 s ago; e5 4 s ago.
+        tokio::time::sleep(Duration::from_millis(3_900)).await;
+        assert_eq!(plies(&public), 0, "nothing before its time");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(plies(&public), 1);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(plies(&public), 2);
+        let arbiter = crate::recorder::layout::state_dir(&out).join("live/round-1/game-1.pgn");
+        let mut written = false;
+        for _ in 0..100 {
+            written = arbiter.exists() && out.join("round-1/game-1.pgn").exists();
+            if written {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(written, "the arbiter's copy and, now, the public file");
     }
 }

@@ -19,6 +19,9 @@
 //! miss ([`wire::ReplayRequest`]): a hole in the middle of the stream (a server that lost
 //! messages there) is filled from the journal, which re-publishing after the last entry the
 //! stream holds would never do.
+//!
+//! One file for one concept, the outbox: reading the journal, publishing, the cursor and the
+//! answers to replay requests share one connection and cursor.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -17,7 +17,6 @@
 //! ([`crate::recorder::BoardPipeline`]), applying each recorder's entries exactly once and in
 //! journal order, whatever the stream redelivers.
 
-pub mod bench;
 pub mod broadcast;
 pub mod desk;
 pub mod event_layout;

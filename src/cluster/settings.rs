@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::event::EventFile;
+
 /// How a member proves who it is to the servers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Credentials {
@@ -100,19 +102,19 @@ pub struct ClusterArgs {
 }
 
 impl ClusterSettings {
-    /// The settings from the command line and the `[cluster]` table of `event_file` (the
+    /// The settings from the command line and the `[cluster]` table of the event file (the
     /// command line wins); `None` when neither names a server. `default_event` is used when
     /// no event id is given (`None`: the id is required).
     pub fn resolve(
         args: &ClusterArgs,
-        event_file: Option<&Path>,
+        event_file: Option<&EventFile>,
         default_event: Option<&str>,
     ) -> Result<Option<ClusterSettings>, String> {
         let raw = match event_file {
-            Some(path) => read_table(path)?,
+            Some(file) => read_table(file)?,
             None => RawCluster::default(),
         };
-        let here = |p: &Path| match event_file.and_then(Path::parent) {
+        let here = |p: &Path| match event_file.and_then(EventFile::folder) {
             Some(dir) if p.is_relative() => dir.join(p),
             _ => p.to_path_buf(),
         };
@@ -173,18 +175,17 @@ impl ClusterSettings {
 }
 
 /// Reads the `[cluster]` table of an event file (an absent table is an empty one).
-fn read_table(path: &Path) -> Result<RawCluster, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the event file {}: {e}", path.display()))?;
-    let table: toml::Table =
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    match table.get("cluster") {
-        None => Ok(RawCluster::default()),
-        Some(value) => value
-            .clone()
-            .try_into()
-            .map_err(|e| format!("{}: [cluster]: {e}", path.display())),
-    }
+fn read_table(file: &EventFile) -> Result<RawCluster, String> {
+    let Some(table) = &file.cluster else {
+        return Ok(RawCluster::default());
+    };
+    toml::Value::Table(table.clone()).try_into().map_err(|e| {
+        let name = file
+            .path
+            .as_deref()
+            .map_or("the event".to_string(), |p| p.display().to_string());
+        format!("{name}: [cluster]: {e}")
+    })
 }
 
 /// Letters, digits, `-` and `_` only: the id goes into subjects and stream names.
@@ -217,10 +218,8 @@ pub fn host_name() -> String {
 mod tests {
     use super::*;
 
-    fn file(text: &str) -> tempfile::NamedTempFile {
-        let f = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(f.path(), text).unwrap();
-        f
+    fn file(text: &str) -> EventFile {
+        EventFile::parse(text, Path::new("event.toml")).unwrap()
     }
 
     #[test]
@@ -228,7 +227,7 @@ mod tests {
         let f = file(
             "event = \"X\"\n[cluster]\nurls = [\"nats://a:1\"]\nevent = \"Open 2026\"\nrecorder = \"pc 7\"\nuser = \"u\"\npassword = \"p\"\n",
         );
-        let s = ClusterSettings::resolve(&ClusterArgs::default(), Some(f.path()), None)
+        let s = ClusterSettings::resolve(&ClusterArgs::default(), Some(&f), None)
             .unwrap()
             .unwrap();
         assert_eq!(s.urls, ["nats://a:1"]);
@@ -246,7 +245,7 @@ mod tests {
             member: Some("m".into()),
             ..ClusterArgs::default()
         };
-        let s = ClusterSettings::resolve(&args, Some(f.path()), None)
+        let s = ClusterSettings::resolve(&args, Some(&f), None)
             .unwrap()
             .unwrap();
         assert_eq!((s.urls[0].as_str(), s.member.as_str()), ("nats://b:2", "m"));
@@ -265,7 +264,7 @@ mod tests {
         let e = ClusterSettings::resolve(&args, None, None).unwrap_err();
         assert!(e.contains("--cluster-event"), "{e}");
         let f = file("[cluster]\nurl = \"x\"\n");
-        let e = ClusterSettings::resolve(&args, Some(f.path()), Some("e")).unwrap_err();
+        let e = ClusterSettings::resolve(&args, Some(&f), Some("e")).unwrap_err();
         assert!(e.contains("[cluster]") && e.contains("url"), "{e}");
     }
 }

@@ -9,6 +9,9 @@
 //! asked once a round from then on, and read afresh when it answers again (it was switched
 //! off, and what changed meanwhile is only in its position). [`spawn_bus`] runs a poller on a port, forwarding every received chunk
 //! and every decoded reply, and reopens the port with backoff when it vanishes.
+//!
+//! One file for one concept, a bus chain: the poller's decisions and the task that runs them
+//! on the port share the chain's state.
 
 use std::time::Duration;
 

@@ -12,6 +12,9 @@
 //! after garbage on the line, after a quiet period: see [`super::verify`]) so that a lost
 //! field update is corrected by the board dump that follows; the dump arrives in `Bytes` like
 //! everything else.
+//!
+//! One file for one concept, the link to one board: handshake, reading, pacing and
+//! reconnecting share the port and its state.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,8 +6,11 @@
 //! round = 3
 //! time_control = "40/5400+30:1800+30"
 //! pairings = "round-3.csv"          # optional, relative to this file
+//! encoding = "windows-1250"         # a TRF's encoding, when it is not to be guessed
 //! pegasus_key = "pegasus.key"       # DGT Pegasus boards: DGT's developer key, as six hex
 //!                                   # bytes or a file holding them (`pegasus_key`)
+//! broadcast_delay = "15m"           # the public sees the games this much later (default 0;
+//!                                   # `EventFile::broadcast_delay`)
 //!
 //! [[board]]
 //! number = 1
@@ -25,9 +28,14 @@
 //! serial = "01025"                  # number on the chain
 //! ```
 //!
-//! Every error names the file, the line and the field.
+//! Every error names the file, the line and the field. The file is parsed once, into the
+//! event and what it says besides ([`super::file::EventFile`]).
+//!
+//! One file for one concept, the event file's fields: each is read, checked and named in its
+//! errors in one place.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -35,9 +43,11 @@ use toml::Spanned;
 use super::bounds::{check_board, check_round};
 use super::error::ConfigError;
 use super::player::Player;
+use super::trf::Encoding;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
 use crate::wire::gatt::check_ble_port;
+use crate::wire::pegasus::DeveloperKey;
 
 /// Where the recorder finds a board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,14 +148,29 @@ struct RawEvent {
     round: Option<Spanned<i64>>,
     time_control: Option<Spanned<String>>,
     pairings: Option<Spanned<String>>,
-    /// Read by `pegasus_key`: a secret, kept out of [`EventConfig`] (which travels to the
-    /// cluster's other PCs); only checked here.
+    encoding: Option<Spanned<String>>,
+    /// A secret, kept out of [`EventConfig`] (which travels to the cluster's other PCs).
     pegasus_key: Option<Spanned<String>>,
+    /// The round's, not the event's boards: kept out of [`EventConfig`], which travels to the
+    /// cluster's other PCs.
+    broadcast_delay: Option<Spanned<String>>,
     #[serde(default)]
     board: Vec<Spanned<RawBoard>>,
-    /// Read by `cluster::settings`; accepted here so that the file stays one file.
-    #[serde(rename = "cluster")]
-    _cluster: Option<toml::Table>,
+    /// Read by `cluster::settings`; kept as written so that the file stays one file.
+    cluster: Option<toml::Table>,
+}
+
+/// What an event file says besides the event itself, from the same parse.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FileExtras {
+    /// `pegasus_key`, read.
+    pub pegasus_key: Option<DeveloperKey>,
+    /// `encoding`: the TRF's.
+    pub encoding: Option<Encoding>,
+    /// The `[cluster]` table as written.
+    pub cluster: Option<toml::Table>,
+    /// `broadcast_delay`: the public broadcast's transmission delay.
+    pub broadcast_delay: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -178,35 +203,18 @@ fn field_in_message(message: &str) -> Option<String> {
 }
 
 impl EventConfig {
-    /// Reads and checks a configuration file. A `pairings` file named in it is loaded too
-    /// (relative to the configuration's folder).
-    pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse(&text, path)
-    }
-
     /// Parses configuration text; `path` is used in messages and to resolve `pairings`.
     pub fn parse(text: &str, path: &Path) -> Result<EventConfig, ConfigError> {
-        Self::parse_located(text, path).map(|(config, _)| config)
+        Self::parse_file(text, path).map(|(config, _, _)| config)
     }
 
-    /// Like [`EventConfig::load`], also saying where each board was configured.
-    pub fn load_located(path: &Path) -> Result<(EventConfig, BoardOrigins), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse_located(&text, path)
-    }
-
-    /// Like [`EventConfig::parse`], also saying where each board was configured.
-    pub fn parse_located(
+    /// Parses event file text: the event, where each board was configured, and what the
+    /// file says besides; `path` is used in messages and to resolve the paths the file
+    /// names. A `pairings` file named in it is loaded too.
+    pub(super) fn parse_file(
         text: &str,
         path: &Path,
-    ) -> Result<(EventConfig, BoardOrigins), ConfigError> {
+    ) -> Result<(EventConfig, BoardOrigins, FileExtras), ConfigError> {
         let invalid = |offset: usize, field: &str, message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
             line: line_of(text, offset),
@@ -238,8 +246,27 @@ impl EventConfig {
             }
             config.time_control = Some(tc.into_inner());
         }
-        if raw.pegasus_key.is_some() {
-            super::pegasus_key::key_in_event_text(text, path)?;
+        let base = path.parent().unwrap_or_else(|| Path::new("."));
+        let mut extras = FileExtras {
+            cluster: raw.cluster,
+            ..FileExtras::default()
+        };
+        if let Some(key) = raw.pegasus_key {
+            let read = DeveloperKey::read(key.get_ref(), base)
+                .map_err(|message| invalid(key.span().start, "pegasus_key", message))?;
+            extras.pegasus_key = Some(read);
+        }
+        if let Some(encoding) = raw.encoding {
+            let read = encoding
+                .get_ref()
+                .parse()
+                .map_err(|message| invalid(encoding.span().start, "encoding", message))?;
+            extras.encoding = Some(read);
+        }
+        if let Some(delay) = raw.broadcast_delay {
+            let read = parse_broadcast_delay(delay.get_ref())
+                .map_err(|message| invalid(delay.span().start, "broadcast_delay", message))?;
+            extras.broadcast_delay = Some(read);
         }
         if let Some(mode) = raw.leds {
             config.leds = mode
@@ -395,7 +422,7 @@ impl EventConfig {
                 .parent()
                 .unwrap_or_else(|| Path::new("."))
                 .join(pairings.get_ref());
-            let list = super::pairings::load_round(&file, config.round)
+            let list = super::pairings::load_round(&file, config.round, extras.encoding)
                 .map_err(|e| invalid(pairings.span().start, "pairings", e.to_string()))?;
             if let Some(problem) = list.problems.first() {
                 return Err(invalid(
@@ -411,7 +438,7 @@ impl EventConfig {
                     .or_insert_with(|| format!("pairings {}, auto", file.display()));
             }
         }
-        Ok((config, origins))
+        Ok((config, origins, extras))
     }
 
     /// Puts the players of `pairings` on the boards with the same numbers (boards missing from
@@ -442,6 +469,69 @@ impl EventConfig {
     /// The board with this number.
     pub fn board(&self, number: u32) -> Option<&BoardConfig> {
         self.boards.iter().find(|b| b.number == number)
+    }
+}
+
+/// Longest transmission delay accepted: two hours (lichess's own delay setting stops at one).
+pub const MAX_BROADCAST_DELAY: Duration = Duration::from_secs(2 * 3600);
+
+/// Reads a transmission delay: `0`, or numbers with units `h`, `m` (or `min`), `s`, e.g.
+/// `15m`, `90s`, `1h30m`; at most [`MAX_BROADCAST_DELAY`].
+pub fn parse_broadcast_delay(text: &str) -> Result<Duration, String> {
+    let wrong = || {
+        format!(
+            "{text:?} is not a delay: give a number with its unit, e.g. \"15m\", \"90s\" or              \"1h30m\" (\"0\" for none)"
+        )
+    };
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    match compact.as_str() {
+        "0" => return Ok(Duration::ZERO),
+        "" => return Err(wrong()),
+        _ => {}
+    }
+    let mut total: u64 = 0;
+    let mut rest = compact.as_str();
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let number: u64 = rest[..digits].parse().map_err(|_| wrong())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "h" => 3600,
+            "m" | "min" => 60,
+            "s" => 1,
+            _ => return Err(wrong()),
+        };
+        rest = &rest[unit_len..];
+        total = number
+            .checked_mul(seconds)
+            .and_then(|s| total.checked_add(s))
+            .ok_or_else(wrong)?;
+    }
+    let delay = Duration::from_secs(total);
+    if delay > MAX_BROADCAST_DELAY {
+        return Err(format!(
+            "{text:?} is longer than the longest delay accepted, {} hours",
+            MAX_BROADCAST_DELAY.as_secs() / 3600
+        ));
+    }
+    Ok(delay)
+}
+
+/// A delay as people say it: "15 min", "90 s", "1 h 30 min", "none".
+pub fn describe_delay(delay: Duration) -> String {
+    let s = delay.as_secs();
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, 0) => "none".to_string(),
+        (0, 0, sec) => format!("{sec} s"),
+        (0, min, 0) => format!("{min} min"),
+        (0, min, sec) => format!("{min} min {sec} s"),
+        (h, 0, 0) => format!("{h} h"),
+        (h, min, _) => format!("{h} h {min} min"),
     }
 }
 
@@ -516,7 +606,7 @@ port = "auto"
 
     #[test]
     fn two_boards_with_one_serial_are_refused_naming_both_lines() {
-        let (config, origins) = EventConfig::parse_located(
+        let (config, origins, _) = EventConfig::parse_file(
             "[[board]]\nnumber = 1\nserial = \"10001\"\n[[board]]\nnumber = 2\nport = \"auto\"\n",
             Path::new("event.toml"),
         )
@@ -580,6 +670,38 @@ port = "auto"
         assert!(e.to_string().contains("event.toml:2: pegasus_key"), "{e}");
         let e = parse("[[board]]\nnumber = 1\nserial = \"1\"\nkind = \"pegasus\"\n").unwrap_err();
         assert!(e.to_string().contains("found by its port only"), "{e}");
+    }
+
+    #[test]
+    fn a_broadcast_delay_is_read_with_its_unit_and_a_bad_one_names_its_line() {
+        let minutes = |m: u64| Duration::from_secs(60 * m);
+        assert_eq!(parse_broadcast_delay("15m"), Ok(minutes(15)));
+        assert_eq!(parse_broadcast_delay("1h30m"), Ok(minutes(90)));
+        assert_eq!(parse_broadcast_delay("90 s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_broadcast_delay("20min"), Ok(minutes(20)));
+        assert_eq!(parse_broadcast_delay("0"), Ok(Duration::ZERO));
+        for wrong in ["15", "", "m", "15 minutes", "-5m", "3h"] {
+            assert!(parse_broadcast_delay(wrong).is_err(), "{wrong:?}");
+        }
+        let delay_of = |text: &str| {
+            EventConfig::parse_file(text, Path::new("event.toml"))
+                .map(|(_, _, e)| e.broadcast_delay)
+        };
+        assert_eq!(
+            delay_of("event = \"x\"\nbroadcast_delay = \"15m\"\n").unwrap(),
+            Some(minutes(15))
+        );
+        assert_eq!(delay_of("event = \"x\"\n").unwrap(), None);
+        let e = delay_of("event = \"x\"\n\nbroadcast_delay = \"15\"\n").unwrap_err();
+        assert!(
+            e.to_string().contains("event.toml:3: broadcast_delay"),
+            "{e}"
+        );
+        let e = parse("broadcast_delay = \"soon\"\n").unwrap_err();
+        assert!(
+            e.to_string().contains("event.toml:1: broadcast_delay"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::path::Path;
 use super::bounds::check_board;
 use super::error::ConfigError;
 use super::player::Player;
-use super::trf::{Trf, TrfRound};
+use super::trf::{Encoding, Trf, TrfRound};
 
 /// One pairing: a board and its two players.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,10 +51,14 @@ pub struct RoundPairings {
     pub notes: Vec<String>,
 }
 
-/// Reads round `round`'s pairings from a TRF, a PGN file of headers or a CSV. A round the
-/// file does not have, or a file that cannot be read, is an error; bad lines are
-/// [`RoundPairings::problems`].
-pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError> {
+/// Reads round `round`'s pairings from a TRF (in `encoding`, or guessing it when `None`), a
+/// PGN file of headers or a CSV. A round the file does not have, or a file that cannot be
+/// read, is an error; bad lines are [`RoundPairings::problems`].
+pub fn load_round(
+    path: &Path,
+    round: u32,
+    encoding: Option<Encoding>,
+) -> Result<RoundPairings, ConfigError> {
     let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
@@ -68,7 +72,7 @@ pub fn load_round(path: &Path, round: u32) -> Result<RoundPairings, ConfigError>
         ..RoundPairings::default()
     };
     if is_trf {
-        let trf = Trf::parse(&bytes, path);
+        let trf = Trf::parse(&bytes, path, encoding)?;
         out.problems
             .extend(trf.problems.iter().map(|p| p.in_file(path)));
         let paired = trf.round(round).map_err(|p| p.in_file(path))?;
@@ -542,7 +546,7 @@ mod tests {
             "board,white,black\n1,\"A, B\",\"C, D\"\n2,\"E, F\",\"a, b\"\n3,G,H\n3,I,J\n",
         )
         .unwrap();
-        let loaded = load_round(&path, 1).unwrap();
+        let loaded = load_round(&path, 1, None).unwrap();
         assert_eq!(
             loaded.pairings.iter().map(|p| p.board).collect::<Vec<_>>(),
             vec![1, 3]

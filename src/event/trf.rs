@@ -12,9 +12,11 @@
 //!
 //! The format names no encoding. Files are read as UTF-8 when they are valid UTF-8; otherwise
 //! they are legacy 8-bit files in the Windows code page the pairing program wrote: Windows-1252
-//! in Western Europe, Windows-1250 in Central Europe. Which one is guessed from the players'
-//! federations and from the bytes that are letters in one code page only
-//! ([`Trf::encoding_guessed`]); a caller that knows better says so ([`Trf::parse_as`]).
+//! in Western Europe, Windows-1250 in Central Europe. A code page that leaves one of the file's
+//! bytes undefined is not the file's; between code pages that define them all, the players'
+//! federations and the bytes that are letters in one code page only decide
+//! ([`Trf::encoding_guessed`]). A caller that knows better names the encoding, and a file that
+//! is not valid in it is refused, naming the line and the byte ([`Trf::parse`]).
 //!
 //! A round's boards are its games in the order of FIDE's rules for published pairings
 //! (C.04.2.B), with the scores before the round, so that the order is the same whether the file
@@ -29,6 +31,9 @@
 //! A team tournament (players on `013` team lines) numbers its boards by match, as team
 //! pairing programs publish them: the matches in the same order, of the teams' match points
 //! and team numbers, then the boards of each match in the order of the teams' lists.
+//!
+//! One file for one concept, the TRF format: its columns, encodings, rounds and the results
+//! written back all read the same lines and columns, and are checked against each other.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +60,45 @@ impl Encoding {
             Encoding::Windows1252 => Some(encoding_rs::WINDOWS_1252),
             Encoding::Windows1250 => Some(encoding_rs::WINDOWS_1250),
         }
+    }
+
+    /// The offset of the first byte of `bytes` that is not text in this encoding: not valid
+    /// UTF-8, or a byte the code page leaves undefined (decoded as a C1 control, as the
+    /// WHATWG tables do).
+    fn first_invalid(self, bytes: &[u8]) -> Option<usize> {
+        match self.code_page() {
+            None => std::str::from_utf8(bytes).err().map(|e| e.valid_up_to()),
+            Some(page) => bytes.iter().position(|&b| {
+                b >= 0x80
+                    && page
+                        .decode_without_bom_handling(&[b])
+                        .0
+                        .chars()
+                        .all(|c| ('\u{80}'..='\u{9f}').contains(&c))
+            }),
+        }
+    }
+
+    /// The first line of `lines` that is not valid in this encoding, as a problem naming the
+    /// line and the byte.
+    fn check(self, lines: &[RawLine]) -> Result<(), TrfProblem> {
+        for (i, line) in lines.iter().enumerate() {
+            if let Some(at) = self.first_invalid(&line.bytes) {
+                return Err(TrfProblem::new(
+                    i + 1,
+                    at + 1,
+                    "encoding",
+                    format!(
+                        "byte {at_byte} (0x{byte:02X}) is not {self}: the file is not in {self}; \
+                         give the encoding it is in (utf-8, windows-1252 or windows-1250), or \
+                         none to have it guessed",
+                        at_byte = at + 1,
+                        byte = line.bytes[at],
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -94,10 +138,17 @@ const CENTRAL_EUROPE: [&str; 12] = [
     "ALB", "BIH", "CRO", "CZE", "HUN", "KOS", "MNE", "POL", "ROU", "SLO", "SRB", "SVK",
 ];
 
-/// The code page of a legacy 8-bit file: each byte from 0x80 that is a letter in one of the two
-/// code pages only is a vote for it, and so is, twice, each player line with such bytes whose
-/// federation writes in it (Central Europe) or not.
+/// The code page of a legacy 8-bit file: the one that defines every byte of the file when only
+/// one does; else each byte from 0x80 that is a letter in one of the two code pages only is a
+/// vote for it, and so is, twice, each player line with such bytes whose federation writes in
+/// it (Central Europe) or not.
 fn guess_code_page(lines: &[RawLine]) -> Encoding {
+    let fits = |page: Encoding| page.check(lines).is_ok();
+    match (fits(Encoding::Windows1250), fits(Encoding::Windows1252)) {
+        (true, false) => return Encoding::Windows1250,
+        (false, true) => return Encoding::Windows1252,
+        _ => {}
+    }
     let decoded = |page: &'static encoding_rs::Encoding, byte: u8| {
         page.decode_without_bom_handling(&[byte])
             .0
@@ -280,7 +331,7 @@ pub struct Trf {
     pub path: PathBuf,
     /// How it was decoded.
     pub encoding: Encoding,
-    /// The encoding was guessed (a legacy 8-bit file read without [`Trf::parse_as`]).
+    /// The encoding was guessed (a legacy 8-bit file read without one named).
     pub encoding_guessed: bool,
     bom: bool,
     lines: Vec<RawLine>,
@@ -338,32 +389,25 @@ fn half_points(code: char) -> u32 {
 }
 
 impl Trf {
-    /// Reads a file.
-    pub fn load(path: &Path) -> Result<Trf, ConfigError> {
+    /// Reads a file in `encoding`, or guessing it when `None` ([`Trf::parse`]): how every
+    /// command reads a TRF.
+    pub fn load(path: &Path, encoding: Option<Encoding>) -> Result<Trf, ConfigError> {
         let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(Trf::parse(&bytes, path))
-    }
-
-    /// Reads a file in `encoding`, or guessing it when `None`.
-    pub fn load_as(path: &Path, encoding: Option<Encoding>) -> Result<Trf, ConfigError> {
-        let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(Trf::parse_as(&bytes, path, encoding))
-    }
-
-    /// Reads a file's bytes, guessing the encoding; `path` is used in messages.
-    pub fn parse(bytes: &[u8], path: &Path) -> Trf {
-        Trf::parse_as(bytes, path, None)
+        Trf::parse(&bytes, path, encoding)
     }
 
     /// Reads a file's bytes in `encoding`, or guessing it when `None`: UTF-8 when they are
-    /// valid UTF-8, else a Windows code page.
-    pub fn parse_as(bytes: &[u8], path: &Path, encoding: Option<Encoding>) -> Trf {
+    /// valid UTF-8, else the Windows code page [`guess_code_page`] finds. A file that is not
+    /// valid in the encoding named is refused, naming the line and the byte; `path` is used
+    /// in messages.
+    pub fn parse(
+        bytes: &[u8],
+        path: &Path,
+        encoding: Option<Encoding>,
+    ) -> Result<Trf, ConfigError> {
         let bom = bytes.starts_with(b"\xef\xbb\xbf");
         let body = if bom { &bytes[3..] } else { bytes };
         let utf8 = std::str::from_utf8(body).is_ok();
@@ -385,6 +429,9 @@ impl Trf {
             rest = next;
         }
         let encoding_guessed = encoding.is_none() && !utf8;
+        if let Some(named) = encoding {
+            named.check(&lines).map_err(|p| p.in_file(path))?;
+        }
         let encoding = encoding.unwrap_or_else(|| {
             if utf8 {
                 Encoding::Utf8
@@ -427,7 +474,7 @@ impl Trf {
                 _ => {}
             }
         }
-        trf
+        Ok(trf)
     }
 
     /// Line `i` (0-based) as characters.
@@ -1080,7 +1127,7 @@ mod tests {
     }
 
     fn parse(lines: &[String]) -> Trf {
-        Trf::parse(lines.join("\n").as_bytes(), Path::new("t.trf"))
+        Trf::parse(lines.join("\n").as_bytes(), Path::new("t.trf"), None).unwrap()
     }
 
     #[test]
@@ -1212,7 +1259,7 @@ mod tests {
             line.extend(name);
             line.extend(std::iter::repeat_n(b' ', 33 - name.len()));
             line.extend(format!(" 2400 {federation} 12345678901").bytes());
-            Trf::parse(&line, Path::new("t.trf"))
+            Trf::parse(&line, Path::new("t.trf"), None).unwrap()
         };
         let central = read(b"\x8aimek, \x8cwi\xeatos\xb3aw", "POL");
         let west = read(b"M\xfcller, Fran\xe7oise", "FRA");
@@ -1272,7 +1319,7 @@ mod tests {
         ]
         .join("\r\n")
             + "\r\n";
-        let t = Trf::parse(text.as_bytes(), Path::new("t.trf"));
+        let t = Trf::parse(text.as_bytes(), Path::new("t.trf"), None).unwrap();
         let codes = BTreeMap::from([(1, '='), (2, '=')]);
         let out = String::from_utf8(t.with_results(2, &codes)).unwrap();
         // The points (columns 81–84) gain the draw's half point.
@@ -1288,7 +1335,7 @@ mod tests {
                 1,
             );
         assert_eq!(out, expected);
-        let again = Trf::parse(out.as_bytes(), Path::new("t.trf"));
+        let again = Trf::parse(out.as_bytes(), Path::new("t.trf"), None).unwrap();
         assert_eq!(
             again.with_results(2, &codes),
             out.as_bytes(),

@@ -1,7 +1,8 @@
 //! An event recorded round after round: the one path by which `touchmove record`, the
 //! demo and the arbiter's "Start round N+1" open a round.
 //!
-//! [`EventRun::open`] takes the event's description ([`EventSpec`]), finds the boards to
+//! [`EventRun::open`] takes the event's description ([`EventSpec`]) and its event file as
+//! read once ([`EventFile`]), finds the boards to
 //! probe for, opens the first round and shows the earlier rounds of the folder;
 //! [`EventRun::open_next_round`] closes the round and opens the next on the same boards,
 //! with the players the pairings file gives it. The arbiter's token belongs to the event's
@@ -9,21 +10,27 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{Recorder, RecorderHandle, RunOptions, rounds, say};
+use super::{Recorder, RecorderHandle, RunOptions, earlier_rounds, say};
 use crate::driver::probe::{Candidates, probe};
-use crate::event::rounds::{EventSpec, RoundPlan, next_board_number, unpaired_board};
-use crate::event::{BoardOrigins, BoardSource, EventConfig};
-use crate::server::NextRoundAsk;
+use crate::event::spec::{EventSpec, RoundPlan, next_board_number, unpaired_board};
+use crate::event::trf::Encoding;
+use crate::event::{BoardOrigins, BoardSource, EventConfig, EventFile};
+use crate::server::{NextRoundAsk, Publication};
 
 /// An event being recorded: the round open now and how to open the next.
 pub struct EventRun {
     spec: EventSpec,
+    /// The transmission delay of the command line, else of the event file.
+    given_delay: Option<Duration>,
     /// The event's boards before any pairings.
     boards: EventConfig,
+    /// The encoding of a TRF of pairings (`None`: guessed).
+    encoding: Option<Encoding>,
     options: RunOptions,
     handle: RecorderHandle,
     /// The round open now.
@@ -35,10 +42,19 @@ impl EventRun {
     /// Opens the round `spec` describes. Every message for the arbiter (notes on the
     /// pairings, pairings left out, earlier rounds that cannot be shown) is said on stderr;
     /// an error says why nothing was opened.
-    pub async fn open(spec: EventSpec, mut options: RunOptions) -> Result<EventRun, String> {
-        let (mut boards, mut origins) = spec.boards()?;
-        if let Some(key) = spec.pegasus_key()? {
-            options.pegasus_key = Some(key);
+    pub async fn open(
+        spec: EventSpec,
+        event: EventFile,
+        mut options: RunOptions,
+    ) -> Result<EventRun, String> {
+        let EventFile {
+            config: mut boards,
+            mut origins,
+            encoding,
+            ..
+        } = event;
+        if event.pegasus_key.is_some() {
+            options.pegasus_key = event.pegasus_key;
         }
         if spec.detect_boards {
             add_detected_boards(
@@ -49,20 +65,25 @@ impl EventRun {
             )
             .await?;
         }
-        let plan = spec.round(&boards, boards.round)?;
+        let plan = spec.round(&boards, boards.round, encoding)?;
         tell(&plan);
-        for problem in rounds::show_earlier_rounds(&options.feed, &options.out_dir, boards.round) {
-            say(&format!(
-                "an earlier round's game cannot be shown: {problem}"
-            ));
-        }
+        let given_delay = options.broadcast_delay.or(event.broadcast_delay);
+        let publication = options
+            .publication
+            .clone()
+            .unwrap_or_else(|| options.new_publication());
+        options.publication = Some(publication.clone());
+        options.broadcast_delay = publication.chosen_delay(boards.round).or(given_delay);
         options.board_origins = origins;
         let (next_tx, next_round) = mpsc::channel(4);
         options.next_round = Some(next_tx);
         let handle = start(&plan.config, &options).await?;
+        show_earlier_rounds(&options, &publication, boards.round);
         Ok(EventRun {
             spec,
+            given_delay,
             boards,
+            encoding,
             options,
             handle,
             config: plan.config,
@@ -102,7 +123,7 @@ impl EventRun {
             }
         };
         let next = self.config.round + 1;
-        let plan = match self.spec.round(&self.boards, next) {
+        let plan = match self.spec.round(&self.boards, next, self.encoding) {
             Ok(plan) => plan,
             Err(e) => {
                 say(&format!("round {next} cannot start: {e}"));
@@ -123,11 +144,22 @@ impl EventRun {
         tell(&plan);
         if self.options.lichess.take().is_some() {
             say(&format!(
-                "the lichess push of round {} stops; restart with the next round's \
+                "the lichess push of round {} stops{}; restart with the next round's \
                  --lichess-round to push round {next}",
-                self.config.round
+                self.config.round,
+                if self.handle.live_dir() == self.handle.out_dir() {
+                    ""
+                } else {
+                    " once the public has seen its end"
+                }
             ));
         }
+        self.options.broadcast_delay = self
+            .options
+            .publication
+            .as_ref()
+            .and_then(|p| p.chosen_delay(next))
+            .or(self.given_delay);
         // The round that ended lets go of the journal and the folder when its shutdown
         // returns, so the next one starts at once.
         self.handle.shutdown().await;
@@ -139,6 +171,28 @@ impl EventRun {
     /// Stops recording.
     pub async fn close(self) {
         self.handle.shutdown().await;
+    }
+}
+
+/// Shows the earlier rounds of the folder: the arbiter's copy of a delayed round to the
+/// arbiter, the output folder's to the public. Shown once the round is started, so that the
+/// public's own feed, if there is one, is made before.
+fn show_earlier_rounds(options: &RunOptions, publication: &Publication, round: u32) {
+    let live = options.state_dir.join(super::LIVE_DIR_NAME);
+    let public = publication.public_feed();
+    let mut problems = earlier_rounds::show_earlier_rounds(&options.feed, &options.out_dir, round);
+    if !Arc::ptr_eq(&public, &options.feed) {
+        problems.extend(earlier_rounds::show_earlier_rounds(
+            &options.feed,
+            &live,
+            round,
+        ));
+        earlier_rounds::show_earlier_rounds(&public, &options.out_dir, round);
+    }
+    for problem in problems {
+        say(&format!(
+            "an earlier round's game cannot be shown: {problem}"
+        ));
     }
 }
 

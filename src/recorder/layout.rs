@@ -495,6 +495,111 @@ impl OutputFolder {
     }
 }
 
+/// A file of an output folder for a [`FolderWriter`] to rewrite.
+#[derive(Debug, Clone)]
+pub enum FileJob {
+    /// `round-N/game-K.pgn`.
+    Game {
+        /// The round.
+        round: u32,
+        /// The board.
+        board: u32,
+        /// Its PGN.
+        pgn: String,
+    },
+    /// `round-N/games.pgn`: the round's games, combined ([`combine`]).
+    Round {
+        /// The round.
+        round: u32,
+        /// The combined PGN.
+        pgn: String,
+    },
+    /// `round-N/index.json` and `tournament.json`.
+    Index {
+        /// The round's event (its number and players).
+        config: EventConfig,
+        /// Its boards' results.
+        summaries: Vec<BoardSummary>,
+    },
+}
+
+impl FileJob {
+    /// Jobs with the same key rewrite the same file.
+    fn key(&self) -> (u8, u32, u32) {
+        match self {
+            FileJob::Game { round, board, .. } => (0, *round, *board),
+            FileJob::Round { round, .. } => (1, *round, 0),
+            FileJob::Index { config, .. } => (2, config.round, 0),
+        }
+    }
+}
+
+/// A thread that rewrites the files of an output folder off the runtime's threads: of the
+/// jobs waiting, only the latest for each file is written, and the thread pauses after each
+/// round of writes, so that many changes in that time cost one rewrite. A file that cannot
+/// be written is said once (through the writer's `say`), until it is written again.
+#[derive(Debug, Clone)]
+pub struct FolderWriter {
+    jobs: std::sync::mpsc::Sender<FileJob>,
+}
+
+impl FolderWriter {
+    /// Starts the thread `name` writing into `out`, pausing `pause` after each round of writes.
+    pub fn spawn(out: OutputFolder, pause: std::time::Duration, name: &str, say: fn(&str)) -> Self {
+        let (jobs, received) = std::sync::mpsc::channel::<FileJob>();
+        let spawned = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                let mut failing: std::collections::BTreeSet<PathBuf> = Default::default();
+                while let Ok(first) = received.recv() {
+                    let mut latest = std::collections::BTreeMap::new();
+                    for job in std::iter::once(first).chain(received.try_iter()) {
+                        latest.insert(job.key(), job);
+                    }
+                    for job in latest.into_values() {
+                        let (path, result) = match job {
+                            FileJob::Game { round, board, pgn } => (
+                                out.game_path(round, board),
+                                out.write_game(round, board, &pgn),
+                            ),
+                            FileJob::Round { round, pgn } => {
+                                let path = out.round_path(round);
+                                let written = out.replace(&path, pgn.as_bytes());
+                                (path, written)
+                            }
+                            FileJob::Index { config, summaries } => (
+                                out.round_dir(config.round).join("index.json"),
+                                out.write_index(&config, &summaries),
+                            ),
+                        };
+                        match result {
+                            Ok(()) => {
+                                failing.remove(&path);
+                            }
+                            Err(e) => {
+                                if failing.insert(path.clone()) {
+                                    say(&format!("cannot write {}: {e}", path.display()));
+                                }
+                            }
+                        }
+                    }
+                    std::thread::sleep(pause);
+                }
+            });
+        if let Err(e) = spawned {
+            say(&format!(
+                "cannot start the thread that writes the files ({e})"
+            ));
+        }
+        FolderWriter { jobs }
+    }
+
+    /// Queues a rewrite (dropped when the thread could not start).
+    pub fn send(&self, job: FileJob) {
+        let _ = self.jobs.send(job);
+    }
+}
+
 /// Games separated by one blank line, as LiveChess combines them.
 pub fn combine(games: &[&str]) -> String {
     let mut out = String::new();

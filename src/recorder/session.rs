@@ -41,6 +41,11 @@ impl WallClock {
         }
     }
 
+    /// True for a simulation's clock.
+    pub fn is_simulated(&self) -> bool {
+        matches!(self, WallClock::Simulated { .. })
+    }
+
     /// Milliseconds since 1970 now.
     pub fn unix_ms(&self) -> u64 {
         match self {

@@ -11,7 +11,7 @@ pub use game::{EndCheck, Game, GameError, PlayedMove, same_position};
 pub use outcome::{EndReason, GameEnd, GameResult};
 pub use unwinnable::{
     Budget, FEW_MOVES, Winnability, can_checkmate, cannot_checkmate_by_material,
-    dead_position_possible, insufficient_material, is_dead,
+    dead_position_possible, insufficient_material, is_dead, parse_position,
 };
 
 use shakmaty::Color;

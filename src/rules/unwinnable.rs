@@ -14,6 +14,21 @@ use std::time::Duration;
 
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Position, Role, Square};
 
+/// Parses a FEN to analyse, in standard or Chess960 castling.
+pub fn parse_position(fen: &str) -> Result<Chess, String> {
+    let parsed: shakmaty::fen::Fen = fen.trim().parse().map_err(|e| format!("{e}"))?;
+    // Composed positions (nine queens, impossible checks) are still positions to analyse.
+    let relaxed = |mode| -> Result<Chess, String> {
+        parsed
+            .clone()
+            .into_position::<Chess>(mode)
+            .or_else(shakmaty::PositionError::ignore_too_much_material)
+            .or_else(shakmaty::PositionError::ignore_impossible_check)
+            .map_err(|e| e.to_string())
+    };
+    relaxed(shakmaty::CastlingMode::Standard).or_else(|_| relaxed(shakmaty::CastlingMode::Chess960))
+}
+
 /// How much analysis a question about unwinnability may cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Budget {

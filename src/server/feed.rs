@@ -6,14 +6,19 @@
 //! reconnecting client receives exactly the events it missed, and fans each event out to the
 //! live subscribers. Each event is serialised once, at publish time, into the SSE frame every
 //! subscriber receives.
+//!
+//! One file for one concept, the feed: numbering, derived game state, replay log and fan-out
+//! change together on every publish and are read as one.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use axum::body::Bytes;
 use serde::Serialize;
 use tokio::sync::broadcast;
+// The recorder's clock (a simulation or a test can drive it), not the machine's.
+use tokio::time::Instant;
 
 use crate::act::{Alert, Event};
 use crate::board::{ColorName, Millis};
@@ -376,7 +381,8 @@ impl GameState {
         })
     }
 
-    fn apply(&mut self, event: &Event) {
+    /// Applies `event`; a clock reading in it counts as read at `read_at`.
+    fn apply(&mut self, event: &Event, read_at: Instant) {
         match event {
             Event::GameStart { fen, chess960, .. } => {
                 self.start_fen = fen.clone();
@@ -423,7 +429,7 @@ impl GameState {
                 t_ms,
                 ..
             } => {
-                self.clock = Some((*white_ms, *black_ms, Instant::now()));
+                self.clock = Some((*white_ms, *black_ms, read_at));
                 self.clock_t_ms = *t_ms;
             }
             Event::Alert(alert) => {
@@ -755,6 +761,25 @@ impl Feed {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A feed that starts as a copy of this one (its games, PGN, current round and event
+    /// ids, not its log of events) and goes its own way: the public's copy of a live feed
+    /// when the broadcast starts to be delayed. A client resuming with the last id it had
+    /// gets nothing again; with an older one, a snapshot.
+    pub fn fork(&self) -> Feed {
+        let state = self.lock();
+        let fork = Feed::with_replay_capacity(state.log_capacity);
+        {
+            let mut copy = fork.lock();
+            copy.next_id = state.next_id;
+            copy.first_id = state.next_id;
+            copy.games = state.games.clone();
+            copy.round_pgn = state.round_pgn.clone();
+            copy.current_round = state.current_round;
+            copy.time_origin_unix_ms = state.time_origin_unix_ms;
+        }
+        fork
+    }
+
     /// Starts run `run` of a recorder (its journal session, from 1): the events published
     /// from now on have ids from `run × 2³²`, above every id of the earlier runs of the same
     /// journal. A client that resumes with a `Last-Event-ID` of an earlier run — the events
@@ -780,8 +805,14 @@ impl Feed {
     /// Publishes an event of the game on `board` of `round` and returns its id. An alert is
     /// published by its kind only ([`FeedEvent::alert`]).
     pub fn publish(&self, round: u32, board: u32, event: Event) -> u64 {
+        self.publish_as_of(round, board, event, Instant::now())
+    }
+
+    /// Like [`Feed::publish`], for an event that this feed shows as of `at`, which may be
+    /// past (a delayed feed catching up): a clock reading in it has been running since `at`.
+    pub fn publish_as_of(&self, round: u32, board: u32, event: Event, at: Instant) -> u64 {
         let mut state = self.lock();
-        state.game(round, board).apply(&event);
+        state.game(round, board).apply(&event, at);
         match event {
             Event::Alert(alert) => {
                 let notice = serde_json::json!({ "kind": "alert" });
@@ -886,6 +917,15 @@ impl Feed {
         self.lock().games.get(&(round, board))?.pgn.clone()
     }
 
+    /// The PGN texts of round `round`'s games that have one, by board.
+    pub fn game_texts(&self, round: u32) -> Vec<Arc<str>> {
+        self.lock()
+            .games
+            .range((round, 0)..=(round, u32::MAX))
+            .filter_map(|(_, g)| Some(Arc::clone(&g.pgn.as_ref()?.text)))
+            .collect()
+    }
+
     /// The PGN of a round: the stored one, or the stored games of the round joined.
     pub fn round_pgn(&self, round: u32) -> Option<PgnDoc> {
         let state = self.lock();
@@ -921,6 +961,14 @@ impl Feed {
     /// Says which round is being recorded: pages that follow the event move to it.
     pub fn set_current_round(&self, round: u32) {
         self.lock().current_round = Some(round);
+    }
+
+    /// Has the pages follow round `round`, unless they already follow a later one.
+    pub fn follow_round(&self, round: u32) {
+        let mut state = self.lock();
+        if state.current_round.is_none_or(|r| r <= round) {
+            state.current_round = Some(round);
+        }
     }
 
     /// The round being recorded: the one the recorder set, else the highest with games.
@@ -1093,10 +1141,11 @@ pub fn event_kind(event: &Event) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn mv(ply: u32, uci: &str, san: &str, fen: &str) -> Event {
+    /// Move `ply`, made at `ply` seconds.
+    pub(crate) fn mv(ply: u32, uci: &str, san: &str, fen: &str) -> Event {
         Event::Move {
             ply,
             uci: uci.into(),
@@ -1111,7 +1160,7 @@ mod tests {
         }
     }
 
-    const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    pub(crate) const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
 
     /// A board set up again after its game: the desk says the result is awaited (and asks
     /// about a restart after few moves) until the arbiter gives it, then "after the game";

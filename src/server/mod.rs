@@ -2,10 +2,15 @@
 //! arbiter pages, and the arbiter API behind a bearer token.
 //!
 //! ```text
-//! recorder ──publish──► Feed ──SSE──► spectators, arbiter page
-//!                         └──► JSON API, /round/N/games.pgn, /round/N/game/K.pgn
+//! recorder ──► Publication ──► live Feed ──► arbiter page, arbiter API (Bearer token)
+//!                   └──(delay line, when a round has a delay)──► public Feed
+//!                         ──► spectators: pages, SSE, JSON API, PGN URLs
 //! arbiter page ──POST /api/arbiter/action (Bearer token)──► ArbiterSink ──► recorder
 //! ```
+//!
+//! The public routes hold a [`PublicView`] and the arbiter's a live [`Feed`]: while no round
+//! has a transmission delay both are the same feed; with one, the public sees each change
+//! that much later ([`publication`]).
 //!
 //! Routes:
 //! - `GET /`, `/round/N`: spectator grid; `/round/N/game/K`: game view; `/arbiter`.
@@ -22,22 +27,26 @@
 //!   cluster backlog, web connections (open, refused, timed out) — as JSON and as text.
 //! - `GET /api/current`: the round being recorded and the rounds there are (pages poll it to
 //!   follow a new round).
-//! - `GET /api/arbiter/session`, `POST /api/arbiter/action`, `POST /api/arbiter/next-round`:
-//!   arbiter API,
+//! - `GET /api/arbiter/session`, `POST /api/arbiter/action`, `POST /api/arbiter/next-round`,
+//!   and the live state the desk shows: `GET /api/arbiter/current`,
+//!   `/api/arbiter/round/N/stream` (SSE), `/api/arbiter/round/N/game/K`; the transmission
+//!   delay: `GET` and `POST /api/arbiter/broadcast-delay`: arbiter API,
 //!   `Authorization: Bearer TOKEN` only (no cookies, so a cross-site page cannot use it).
 
-pub mod bench;
 pub mod connections;
+pub mod delay;
 pub mod feed;
 pub mod lichess;
+pub mod publication;
 pub mod status;
 pub mod token;
 
 mod api;
 mod assets;
+mod desk;
 mod http_date;
+mod next_round;
 mod pgn;
-mod rounds;
 mod stream;
 
 use std::io;
@@ -56,6 +65,7 @@ use tokio::task::JoinHandle;
 
 use crate::record::arbiter::ArbiterRequest;
 pub use feed::{Feed, GameInfo};
+pub use publication::{PublicView, Publication};
 
 /// Where the server sends arbiter actions: the recorder applies and journals each one, notes
 /// an accepted one in the feed ([`Feed::note_arbiter_action`]) and answers with a message for
@@ -135,10 +145,18 @@ pub enum ServerError {
     EmptyToken,
 }
 
-/// State shared by every request handler.
+/// What the public routes reach: the public feed only.
 #[derive(Debug)]
-struct AppState {
-    feed: Arc<Feed>,
+struct PublicState {
+    view: PublicView,
+    shutdown: watch::Receiver<bool>,
+    connections: Arc<connections::Connections>,
+}
+
+/// What the arbiter's routes reach: the live feed and the recorder.
+#[derive(Debug)]
+struct DeskState {
+    publication: Arc<Publication>,
     arbiter: Option<ArbiterSink>,
     next_round: Option<NextRoundSink>,
     desk: Option<DeskSink>,
@@ -148,14 +166,20 @@ struct AppState {
     connections: Arc<connections::Connections>,
 }
 
-impl AppState {
+impl DeskState {
     /// The arbiter's bearer token now.
     fn token(&self) -> String {
         self.token.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
+
+    /// The arbiter's live feed.
+    fn live(&self) -> &Arc<Feed> {
+        self.publication.live()
+    }
 }
 
-type Shared = Arc<AppState>;
+type Public = Arc<PublicState>;
+type Desk = Arc<DeskState>;
 
 /// A running server. Dropping it leaves the server running; call
 /// [`shutdown`](ServerHandle::shutdown) to stop it.
@@ -164,7 +188,7 @@ pub struct ServerHandle {
     local_addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: JoinHandle<io::Result<()>>,
-    state: Shared,
+    state: Desk,
 }
 
 impl ServerHandle {
@@ -201,7 +225,7 @@ impl ServerHandle {
 /// Starts the server on `addr` (port 0 picks a free port) serving `feed`, forwarding arbiter
 /// actions to `arbiter` (without a sink the arbiter API answers 503), and accepting `token`
 /// as the arbiter's bearer token; its connections within the limits the process's file limit
-/// allows ([`ConnectionLimits::default`]).
+/// allows ([`ConnectionLimits::default`]). The public and the arbiter see the same feed.
 pub async fn serve(
     addr: SocketAddr,
     feed: Arc<Feed>,
@@ -210,7 +234,7 @@ pub async fn serve(
 ) -> Result<ServerHandle, ServerError> {
     serve_with_next_round(
         addr,
-        feed,
+        Arc::new(Publication::new(feed)),
         arbiter,
         None,
         token,
@@ -219,18 +243,19 @@ pub async fn serve(
     .await
 }
 
-/// Like [`serve`], also passing the arbiter's "next round" to `next_round` (without it,
-/// `POST /api/arbiter/next-round` answers 503 with what to do instead), with `limits` on
-/// its connections. The connection counts are shown in `feed`'s [`status`](Feed::status).
+/// Like [`serve`] for what `publication` gives the arbiter and the public, also passing the
+/// arbiter's "next round" to `next_round` (without it, `POST /api/arbiter/next-round` answers
+/// 503 with what to do instead), with `limits` on its connections. The connection counts are
+/// shown in the live feed's [`status`](Feed::status).
 pub async fn serve_with_next_round(
     addr: SocketAddr,
-    feed: Arc<Feed>,
+    publication: Arc<Publication>,
     arbiter: Option<ArbiterSink>,
     next_round: Option<NextRoundSink>,
     token: String,
     limits: ConnectionLimits,
 ) -> Result<ServerHandle, ServerError> {
-    serve_routes(addr, feed, arbiter, next_round, None, token, limits).await
+    serve_routes(addr, publication, arbiter, next_round, None, token, limits).await
 }
 
 /// Like [`serve`] on a broadcast node: arbiter actions go to `desk`, with their round and the
@@ -238,17 +263,17 @@ pub async fn serve_with_next_round(
 /// its connections.
 pub async fn serve_with_desk(
     addr: SocketAddr,
-    feed: Arc<Feed>,
+    publication: Arc<Publication>,
     desk: DeskSink,
     token: String,
     limits: ConnectionLimits,
 ) -> Result<ServerHandle, ServerError> {
-    serve_routes(addr, feed, None, None, Some(desk), token, limits).await
+    serve_routes(addr, publication, None, None, Some(desk), token, limits).await
 }
 
 async fn serve_routes(
     addr: SocketAddr,
-    feed: Arc<Feed>,
+    publication: Arc<Publication>,
     arbiter: Option<ArbiterSink>,
     next_round: Option<NextRoundSink>,
     desk: Option<DeskSink>,
@@ -266,9 +291,17 @@ async fn serve_routes(
         .map_err(|source| ServerError::Bind { addr, source })?;
     let (stop, shutdown) = watch::channel(false);
     let connections = Arc::new(connections::Connections::new(limits));
-    feed.status().set_web(Some(Arc::clone(&connections)));
-    let state = Arc::new(AppState {
-        feed,
+    publication
+        .live()
+        .status()
+        .set_web(Some(Arc::clone(&connections)));
+    let public = Arc::new(PublicState {
+        view: publication.public_view(),
+        shutdown: shutdown.clone(),
+        connections: Arc::clone(&connections),
+    });
+    let state = Arc::new(DeskState {
+        publication,
         arbiter,
         next_round,
         desk,
@@ -276,7 +309,7 @@ async fn serve_routes(
         shutdown: shutdown.clone(),
         connections: Arc::clone(&connections),
     });
-    let app = router(Arc::clone(&state));
+    let app = router(public, Arc::clone(&state));
     let task = tokio::spawn(connections::serve(listener, app, connections, shutdown));
     Ok(ServerHandle {
         local_addr,
@@ -286,8 +319,8 @@ async fn serve_routes(
     })
 }
 
-fn router(state: Shared) -> Router {
-    Router::new()
+fn router(public: Public, desk: Desk) -> Router {
+    let spectators = Router::new()
         .route("/", get(assets::spectator_page))
         .route("/round/{round}", get(assets::spectator_page))
         .route("/round/{round}/game/{board}", get(pgn::game_page_or_pgn))
@@ -297,21 +330,32 @@ fn router(state: Shared) -> Router {
         .route("/api/rounds", get(api::rounds))
         .route("/api/round/{round}", get(api::round))
         .route("/api/round/{round}/game/{board}", get(api::game))
-        .route("/api/round/{round}/alerts", get(api::alerts))
         .route("/api/events", get(api::events))
         .route("/api/stream", get(stream::all))
         .route("/api/round/{round}/stream", get(stream::round))
         .route("/api/round/{round}/game/{board}/stream", get(stream::game))
-        .route("/api/arbiter/session", get(api::arbiter_session))
-        .route("/api/arbiter/action", post(api::arbiter_action))
-        .route("/api/current", get(rounds::current))
+        .route("/api/current", get(next_round::current))
         .route("/api/status", get(api::status))
         .route("/status", get(api::status_text))
-        .route("/api/arbiter/next-round", post(rounds::next_round))
         .fallback(api::not_found)
+        .with_state(public);
+    let arbiter = Router::new()
+        .route("/api/round/{round}/alerts", get(desk::alerts))
+        .route("/api/arbiter/session", get(desk::arbiter_session))
+        .route("/api/arbiter/action", post(desk::arbiter_action))
+        .route("/api/arbiter/next-round", post(next_round::next_round))
+        .route("/api/arbiter/current", get(desk::current))
+        .route("/api/arbiter/round/{round}/stream", get(desk::round_stream))
+        .route("/api/arbiter/round/{round}/game/{board}", get(desk::game))
+        .route(
+            "/api/arbiter/broadcast-delay",
+            get(desk::broadcast_delay).post(desk::choose_broadcast_delay),
+        )
+        .with_state(desk);
+    spectators
+        .merge(arbiter)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::map_response(security_headers))
-        .with_state(state)
 }
 
 /// Headers on every response: the pages load only our own embedded assets and cannot be

@@ -5,14 +5,14 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::feed::{PgnDoc, whole_second};
-use super::{Shared, api, assets, http_date};
+use super::{Public, api, assets, http_date};
 
 pub(super) async fn round_pgn(
-    State(state): State<Shared>,
+    State(state): State<Public>,
     Path(round): Path<u32>,
     headers: HeaderMap,
 ) -> Response {
-    match state.feed.round_pgn(round) {
+    match state.view.feed().round_pgn(round) {
         Some(doc) => respond(&doc, &headers, &format!("round-{round}.pgn")),
         None => api::error(
             StatusCode::NOT_FOUND,
@@ -23,7 +23,7 @@ pub(super) async fn round_pgn(
 
 /// `/round/N/game/K` is the game page, `/round/N/game/K.pgn` its PGN.
 pub(super) async fn game_page_or_pgn(
-    State(state): State<Shared>,
+    State(state): State<Public>,
     Path((round, board)): Path<(u32, String)>,
     headers: HeaderMap,
 ) -> Response {
@@ -37,7 +37,7 @@ pub(super) async fn game_page_or_pgn(
     if !is_pgn {
         return assets::game_page().await;
     }
-    match state.feed.game_pgn(round, board) {
+    match state.view.feed().game_pgn(round, board) {
         Some(doc) => respond(&doc, &headers, &format!("round-{round}-game-{board}.pgn")),
         None => api::error(
             StatusCode::NOT_FOUND,

@@ -13,7 +13,8 @@ use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
-use super::Shared;
+use super::Public;
+use super::connections::Connections;
 use super::feed::{Feed, FeedEvent, Scope};
 
 /// A comment line sent when nothing happened for a while, so proxies and browsers keep the
@@ -23,24 +24,24 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Tells `EventSource` how soon to reconnect after the connection drops.
 const RETRY_FRAME: &[u8] = b"retry: 2000\n\n";
 
-pub(super) async fn all(State(state): State<Shared>, headers: HeaderMap) -> Response {
-    respond(&state, Scope::All, &headers)
+pub(super) async fn all(State(state): State<Public>, headers: HeaderMap) -> Response {
+    public_stream(&state, Scope::All, &headers)
 }
 
 pub(super) async fn round(
-    State(state): State<Shared>,
+    State(state): State<Public>,
     Path(round): Path<u32>,
     headers: HeaderMap,
 ) -> Response {
-    respond(&state, Scope::Round(round), &headers)
+    public_stream(&state, Scope::Round(round), &headers)
 }
 
 pub(super) async fn game(
-    State(state): State<Shared>,
+    State(state): State<Public>,
     Path((round, board)): Path<(u32, u32)>,
     headers: HeaderMap,
 ) -> Response {
-    respond(&state, Scope::Game(round, board), &headers)
+    public_stream(&state, Scope::Game(round, board), &headers)
 }
 
 /// The event id a reconnecting `EventSource` sends; anything unparsable counts as none
@@ -62,6 +63,8 @@ struct Subscriber {
     last_id: u64,
     live: Receiver<Arc<FeedEvent>>,
     shutdown: watch::Receiver<bool>,
+    /// Changes when the feed is no longer the one to read (the public's replaced).
+    replaced: Option<watch::Receiver<u64>>,
     keep_alive: tokio::time::Interval,
     /// Held while the stream is open.
     _permit: super::connections::StreamPermit,
@@ -80,6 +83,7 @@ impl Subscriber {
             // One long-lived timer per subscriber: cheaper than a new timeout per event.
             let received = tokio::select! {
                 _ = self.shutdown.changed() => return None,
+                _ = replaced(&mut self.replaced) => return None,
                 _ = self.keep_alive.tick() => None,
                 received = self.live.recv() => Some(received),
             };
@@ -102,8 +106,42 @@ impl Subscriber {
     }
 }
 
-fn respond(state: &Shared, scope: Scope, headers: &HeaderMap) -> Response {
-    let Some(permit) = state.connections.stream_permit() else {
+/// Waits until the feed read is replaced (forever without one to watch).
+async fn replaced(watch: &mut Option<watch::Receiver<u64>>) {
+    match watch {
+        Some(watch) => {
+            if watch.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// A public event stream: on the public feed, ending when it is replaced (the client comes
+/// back to the new one).
+fn public_stream(state: &Public, scope: Scope, headers: &HeaderMap) -> Response {
+    let replaced = state.view.replaced();
+    respond(
+        state.view.feed(),
+        Some(replaced),
+        &state.shutdown,
+        &state.connections,
+        scope,
+        headers,
+    )
+}
+
+/// An event stream of `feed` within `scope`, until the server stops or `replaced` changes.
+pub(super) fn respond(
+    feed: Arc<Feed>,
+    replaced: Option<watch::Receiver<u64>>,
+    shutdown: &watch::Receiver<bool>,
+    connections: &Arc<Connections>,
+    scope: Scope,
+    headers: &HeaderMap,
+) -> Response {
+    let Some(permit) = connections.stream_permit() else {
         let mut refused = super::api::error(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             "too many spectators' event streams; try again in a moment",
@@ -113,17 +151,18 @@ fn respond(state: &Shared, scope: Scope, headers: &HeaderMap) -> Response {
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("10"));
         return refused;
     };
-    let subscription = state.feed.subscribe(scope, last_event_id(headers));
+    let subscription = feed.subscribe(scope, last_event_id(headers));
     let mut pending = VecDeque::with_capacity(subscription.initial.len() + 1);
     pending.push_back(Bytes::from_static(RETRY_FRAME));
     pending.extend(subscription.initial);
     let subscriber = Subscriber {
-        feed: Arc::clone(&state.feed),
+        feed,
         scope,
         pending,
         last_id: subscription.last_id,
         live: subscription.live,
-        shutdown: state.shutdown.clone(),
+        shutdown: shutdown.clone(),
+        replaced,
         keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE),
         _permit: permit,
     };

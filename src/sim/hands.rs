@@ -15,6 +15,9 @@
 //! dropped update…) is listed in [`SimulatedGame::injected`] with the alert, if any, that a
 //! machine following the FIDE Laws is expected to raise, so a benchmark can tell an expected
 //! alert from a silent error. The simulation is deterministic for a given seed.
+//!
+//! One file for one concept, the hand model's interface: the simulated game, its
+//! irregularities and the entry points the submodules serve.
 
 mod choreography;
 pub mod pgn_games;

@@ -9,6 +9,9 @@
 //! again at the same path (a symbolic link it owns); like a real board it remembers its pieces
 //! while unplugged. It can also lose chosen field updates on purpose
 //! ([`VirtualBoardConfig::lose_updates`]), as line noise would, to test how a host recovers.
+//!
+//! One file for one concept, one virtual DGT board: its command answers, script, clock and
+//! line all act on the board's one state.
 
 pub mod memory;
 pub mod model;

@@ -1,4 +1,7 @@
 //! The journal: an append-only SQLite log, committed to disk before the caller acts.
+//!
+//! One file for one concept, the journal's table and the queries on it: the schema, the
+//! appends and the reads must agree, and are read together.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;

@@ -9,7 +9,7 @@
 
 use base64::Engine;
 
-use crate::board::Millis;
+use super::Millis;
 use crate::wire::dgt::{ClockMessage, ClockTimes, Decoder, Message};
 
 /// Bytes received together, with the time they arrived.

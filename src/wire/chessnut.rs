@@ -347,7 +347,7 @@ impl CommandDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::Board;
+    use shakmaty::{Board, File, Rank, Square};
 
     /// The start position as the board sends it (the vector of picochess's parser tests).
     const START: &str = "01 24 58 23 31 85 44 44 44 44 00 00 00 00 00 00 00 00 00 00 00 00 00 \
@@ -366,7 +366,9 @@ mod tests {
         let fields = out[0].as_ref().unwrap().fields().unwrap();
         let normal = Board::new();
         for (field, piece) in fields.iter().enumerate() {
-            let sq = crate::board::orientation::Orientation::Normal.field_to_square(field as u8);
+            // Field 0 is a8, as the board lies at the start.
+            let sq =
+                Square::from_coords(File::new(field as u32 % 8), Rank::new(7 - field as u32 / 8));
             assert_eq!(*piece, normal.piece_at(sq), "field {field}");
         }
     }

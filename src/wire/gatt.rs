@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::board::kind::BoardKind;
+use super::kind::BoardKind;
 
 /// A 128-bit GATT UUID, as a number (`0x6e400001_b5a3_…`).
 pub type GattUuid = u128;

@@ -121,6 +121,25 @@ impl DeveloperKey {
         })?;
         Self::parse(&text)
     }
+
+    /// Reads `value`: the key's six bytes in hex, or else the path of a file holding them
+    /// (relative to `base`, the folder of the file that named it). The error names what was
+    /// tried.
+    pub fn read(value: &str, base: &Path) -> Result<Self, String> {
+        let as_text = match Self::parse(value) {
+            Ok(key) => return Ok(key),
+            Err(e) => e,
+        };
+        let path = base.join(value.trim());
+        if path.is_file() {
+            return Self::from_file(&path).map_err(|e| e.to_string());
+        }
+        Err(format!(
+            "{value:?} is neither a Pegasus developer key ({as_text}) nor a file ({} does not \
+             exist)",
+            path.display()
+        ))
+    }
 }
 
 /// A pattern shown on a Pegasus's square LEDs.

@@ -1,5 +1,5 @@
 //! `touchmove replay` on the real DGT capture: the recognised game is the game played, and the
-//! kings placed on the centre squares are the result, not a move.
+//! kings placed on the centre squares (after Black's flag fell) are the result, not a move.
 
 use std::path::Path;
 use std::process::Command;
@@ -72,9 +72,12 @@ fn events_are_json_lines_with_moves_and_the_result() {
     let kind = |k: &str| events.iter().filter(|e| e["kind"] == k).count();
     assert_eq!(kind("game_start"), 1);
     assert!(kind("move") >= 43);
+    // Black's flag fell (the clock's last reading) before the kings went to the centre:
+    // the recorder ends the game on time first, and the signal says the same.
     let result: Vec<&serde_json::Value> = events.iter().filter(|e| e["kind"] == "result").collect();
-    assert_eq!(result.len(), 1);
-    assert_eq!(result[0]["result"], "1-0");
+    assert!(!result.is_empty());
+    assert!(result.iter().all(|r| r["result"] == "1-0"), "{result:?}");
+    assert_eq!(result[0]["reason"], "black lost on time (6.9)");
     let first = events.iter().find(|e| e["kind"] == "move").expect("a move");
     assert_eq!(first["uci"], "e2e4");
     assert_eq!(first["san"], "e4");
@@ -140,5 +143,6 @@ fn a_reconnect_mid_game_reads_the_moves_made_meanwhile() {
         game.position().board(),
         "{pgn}"
     );
-    assert!(pgn.contains("order not observed"), "{pgn}");
+    let words = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("order not observed"), "{pgn}");
 }

@@ -13,10 +13,10 @@
 use proptest::prelude::*;
 use shakmaty::{Chess, Move, Position, Role, Square};
 use touchmove::act::{Alert, Event, GapAccount};
+use touchmove::bench::outage::covered_by_order_marks;
 use touchmove::board::dgt::{code_from_piece, fields_from_board};
 use touchmove::board::orientation::Orientation;
 use touchmove::clock::TimeControl;
-use touchmove::recorder::outage_bench::covered_by_order_marks;
 use touchmove::recorder::{BoardPipeline, EventConfig, GameTags};
 use touchmove::sim::virtual_board::memory::BoardMemory;
 use touchmove::wire::dgt::{EepromRecord, Message};

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use shakmaty::{Chess, Position};
-use touchmove::cli::analyse::parse_position;
+use touchmove::rules::parse_position;
 use touchmove::rules::{
     Budget, FEW_MOVES, Winnability, dead_position_possible, insufficient_material,
 };

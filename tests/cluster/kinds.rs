@@ -14,9 +14,9 @@ use crate::cluster_support::{
     self, NatsServer, assert_played, event_file_of_kinds, logs, record_args, serve_node, stop,
     touchmove, wait_identical,
 };
+use touchmove::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::board::kind::BoardKind;
 use touchmove::record::pgn::read_games_bytes;
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use touchmove::sim::virtual_board::timeline::Pace;
 use touchmove::sim::virtual_pegasus::{VirtualPegasus, VirtualPegasusConfig};

@@ -16,8 +16,8 @@ const LIMIT: Duration = Duration::from_secs(10);
 
 /// The final position of the fixture game as DGT fields.
 fn final_fields(orientation: Orientation) -> [u8; 64] {
-    let (start, moves) =
-        touchmove::cli::sim::read_game(std::path::Path::new(GAME), 1).expect("fixture");
+    let (start, moves) = touchmove::sim::hands::pgn_games::read_game(std::path::Path::new(GAME), 1)
+        .expect("fixture");
     let mut pos: Chess = start;
     for m in &moves {
         pos.play_unchecked(*m);

@@ -16,7 +16,8 @@ pub const GAME: &str = "fixtures/driver/abdusattorov-praggnanandhaa-2025.pgn";
 
 /// A virtual board config at `dir/dgt0` playing the fixture game `speed` times faster.
 pub fn board_config(dir: &Path, speed: f64) -> VirtualBoardConfig {
-    let (start, moves) = touchmove::cli::sim::read_game(Path::new(GAME), 1).expect("fixture game");
+    let (start, moves) =
+        touchmove::sim::hands::pgn_games::read_game(Path::new(GAME), 1).expect("fixture game");
     let script = lift_place(&start, &moves, Pace::default());
     let mut config = VirtualBoardConfig::new(dir.join("dgt0"), script);
     config.speed = speed;

@@ -11,11 +11,10 @@ use crate::support::*;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Move};
 use tokio::time::{Instant, sleep, timeout};
-use touchmove::act::MachineConfig;
 use touchmove::board::ObservationKind;
-use touchmove::cli::replay::{games_of, replay_events};
 use touchmove::driver::dgt::{LinkConfig, LinkEvent, spawn_link};
 use touchmove::driver::verify::VerifyConfig;
+use touchmove::recorder::replay::{ReplayOptions, capture_history, replay_board};
 use touchmove::sim::virtual_board::timeline::{Pace, lift_place};
 use touchmove::sim::virtual_board::{VirtualBoard, VirtualBoardConfig};
 use touchmove::wire::capture::CaptureChunk;
@@ -40,7 +39,8 @@ async fn play(
     lose: impl Fn(&[touchmove::board::Observation]) -> Vec<usize>,
 ) -> Played {
     let (_dir, dir) = temp_dir();
-    let (start, moves) = touchmove::cli::sim::read_game(Path::new(GAME), 1).expect("fixture game");
+    let (start, moves) =
+        touchmove::sim::hands::pgn_games::read_game(Path::new(GAME), 1).expect("fixture game");
     let moves: Vec<Move> = moves.into_iter().take(PLIES).collect();
     let script = lift_place(&start, &moves, Pace::default());
     let mut config = VirtualBoardConfig::new(dir.join("dgt0"), script.clone());
@@ -76,10 +76,14 @@ async fn play(
     }
     link.shutdown();
     sleep(Duration::from_millis(20)).await;
-    let (events, skipped) = replay_events(&chunks, MachineConfig::default());
-    assert_eq!(skipped, 0, "a clean line");
-    let games = games_of(&events, "driver_verify");
-    let recorded = games
+    let replayed = replay_board(
+        &capture_history(chunks.clone()),
+        (1, 1),
+        &ReplayOptions::default(),
+    );
+    assert_eq!(replayed.skipped_bytes, 0, "a clean line");
+    let recorded = replayed
+        .games
         .first()
         .map(|g| g.moves.iter().map(|m| m.uci.clone()).collect())
         .unwrap_or_default();

@@ -18,11 +18,30 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> Trf {
-    Trf::load(&fixture(name)).expect("fixture readable")
+    Trf::load(&fixture(name), None).expect("fixture readable")
 }
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `touchmove pairings FILE --round ROUND --format json`: its run (which must succeed) and
+/// the boards it prints.
+fn pairings_json(file: &Path, round: &str) -> (std::process::Output, Vec<serde_json::Value>) {
+    let o = touchmove(&[
+        "pairings",
+        file.to_str().unwrap(),
+        "--round",
+        round,
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let boards = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (o, boards)
 }
 
 #[test]
@@ -161,20 +180,7 @@ fn pairings_prints_the_boards_as_text_and_json() {
         ("accents-utf8.trf", "UTF-8"),
         ("accents-latin1.trf", "Windows-1252 (guessed"),
     ] {
-        let file = fixture(name);
-        let o = touchmove(&[
-            "pairings",
-            file.to_str().unwrap(),
-            "--round",
-            "3",
-            "--format",
-            "json",
-        ]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        let lines: Vec<serde_json::Value> = text(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let (o, lines) = pairings_json(&fixture(name), "3");
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[0]["board"], 1);
         assert_eq!(lines[0]["white"], "Ødegård, Åsmund");
@@ -261,8 +267,8 @@ fn results_go_back_into_the_round_and_nowhere_else() {
         assert!(err.contains("board 4 (Pérez, José – François, Hélène) has no result yet"));
         let before = std::fs::read(&input).unwrap();
         let after = std::fs::read(&output).unwrap();
-        let trf_in = Trf::parse(&before, &input);
-        let trf_out = Trf::parse(&after, &output);
+        let trf_in = Trf::parse(&before, &input, None).unwrap();
+        let trf_out = Trf::parse(&after, &output, None).unwrap();
         assert_eq!(trf_out.encoding, trf_in.encoding, "{name}: encoding kept");
         let code = |rank: u32| {
             trf_out.players[&rank].rounds[2]
@@ -494,7 +500,7 @@ fn a_central_european_file_keeps_its_names_the_arbiters_results_and_its_bytes() 
             "Nováková, Šárka"
         ]
     );
-    let west = Trf::load_as(&input, Some(Encoding::Windows1252)).unwrap();
+    let west = Trf::load(&input, Some(Encoding::Windows1252)).unwrap();
     assert!(!west.encoding_guessed);
     assert_eq!(west.players[&2].player.name, "Œwi¹tek, £ukasz");
 
@@ -624,4 +630,103 @@ fn a_central_european_file_keeps_its_names_the_arbiters_results_and_its_bytes() 
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A player line (`001`) of round 1 with its name's bytes as the file holds them.
+fn player_bytes(rank: u32, name: &[u8], federation: &str, opponent: u32, colour: char) -> Vec<u8> {
+    let mut line = format!("001 {rank:>4} m    ").into_bytes();
+    line.extend(name);
+    line.extend(std::iter::repeat_n(b' ', 33 - name.len()));
+    let rest = format!(
+        " 2400 {federation} {:>11} 1990/01/01  0.0 {rank:>4}  {opponent:>4} {colour}  ",
+        1_000_000 + rank
+    );
+    line.extend(rest.bytes());
+    line
+}
+
+/// A file of Spanish players with one Czech player, written by a Central European pairing
+/// program: the "ť" of his name (0x9D) is no character in Windows-1252, so the file is not
+/// Windows-1252, however Spanish its federations, and every name is read as written.
+#[test]
+fn a_byte_a_code_page_leaves_undefined_rules_it_out() {
+    let czech = b"\x8a\x9dastn\xfd, Jan";
+    let lines = [
+        player_bytes(1, b"P\xe9rez, Jos\xe9", "ESP", 2, 'w'),
+        player_bytes(2, czech, "CZE", 1, 'b'),
+        player_bytes(3, b"Garc\xeda, Luc\xeda", "ESP", 4, 'w'),
+        player_bytes(4, b"Mart\xedn, \xc1lvaro", "ESP", 3, 'b'),
+        player_bytes(5, b"L\xf3pez, Ra\xfal", "ESP", 0, '-'),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("open.trf");
+    std::fs::write(&path, lines.join(&b"\r\n"[..])).unwrap();
+    let (o, boards) = pairings_json(&path, "1");
+    assert_eq!(boards[0]["white"], "Pérez, José");
+    assert_eq!(boards[0]["black"], "Šťastný, Jan");
+    assert_eq!(boards[1]["black"], "Martín, Álvaro");
+    assert!(
+        text(&o.stderr).contains("read as Windows-1250 (guessed"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A Windows-1250 file named UTF-8 is refused, naming the line and the byte that is not
+/// UTF-8, by every command that reads a TRF.
+#[test]
+fn a_file_not_valid_in_the_encoding_named_is_refused_naming_line_and_byte() {
+    let input = fixture("central-europe-1250.trf");
+    let bytes = std::fs::read(&input).unwrap();
+    let (line, column, byte) = bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .find_map(|(i, l)| {
+            let at = std::str::from_utf8(l).err()?.valid_up_to();
+            Some((i + 1, at + 1, l[at]))
+        })
+        .expect("a byte that is not UTF-8");
+    let expected = format!(
+        "central-europe-1250.trf:{line}: encoding (column {column}): byte {column} (0x{byte:02X}) \
+         is not UTF-8"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("out/round-2")).unwrap();
+    let written = dir.path().join("written.trf");
+    let (ok, err) = results(
+        &input,
+        &dir.path().join("out"),
+        &written,
+        &["--encoding", "utf-8"],
+    );
+    assert!(!ok && err.contains(&expected), "{err}");
+    assert!(!written.exists(), "nothing written");
+    let o = touchmove(&[
+        "pairings",
+        input.to_str().unwrap(),
+        "--round",
+        "2",
+        "--encoding",
+        "utf-8",
+    ]);
+    assert!(
+        !o.status.success() && text(&o.stderr).contains(&expected),
+        "{}",
+        text(&o.stderr)
+    );
+    // Named rightly, it is read.
+    let o = touchmove(&[
+        "pairings",
+        input.to_str().unwrap(),
+        "--round",
+        "2",
+        "--encoding",
+        "windows-1250",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("Świątek, Łukasz"),
+        "{}",
+        text(&o.stdout)
+    );
 }

@@ -4,7 +4,7 @@
 //! exactly under realistic noise. Failing games are printed with the command that
 //! reproduces them.
 
-use touchmove::cli::bench::recognise_all;
+use touchmove::bench::recognition::recognise_all;
 use touchmove::sim::hands::Noise;
 use touchmove::sim::hands::pgn_games::read_games;
 

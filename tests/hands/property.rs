@@ -5,7 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shakmaty::Position;
-use touchmove::cli::bench::recogniser;
+use touchmove::bench::recognition::recogniser;
 use touchmove::rules::Game;
 use touchmove::sim::hands::score::{judge, run};
 use touchmove::sim::hands::{HandModel, Noise, OrderWeights, simulate_with_model};

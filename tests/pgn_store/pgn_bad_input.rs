@@ -3,7 +3,7 @@
 use std::process::Command;
 
 use proptest::prelude::*;
-use touchmove::record::pgn::{read_games, read_games_bytes};
+use touchmove::record::pgn::{games, read_games, read_games_bytes};
 
 const TAGS: &str = "[Event \"t\"]\n[Site \"?\"]\n[Date \"2026.01.01\"]\n[Round \"1\"]\n\
     [White \"A\"]\n[Black \"B\"]\n[Result \"*\"]\n\n";
@@ -20,6 +20,50 @@ fn an_illegal_move_names_game_ply_line_and_token() {
         "{}",
         err.reason
     );
+}
+
+/// A file whose second game has a token that is no move (a heading between sections, say):
+/// game 1 is read for a simulation without the rest of the file being refused.
+#[test]
+fn a_game_is_read_whatever_the_games_after_it_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sections.pgn");
+    let text = format!(
+        "{TAGS}1. d4 Nf6 2. c4 e6 *\n\nSECTION 2: rapid games\n\n{TAGS}1. e4 Ke3 *\n\n{TAGS}1. f4 e5 *\n"
+    );
+    std::fs::write(&path, &text).unwrap();
+    let (_, moves) = touchmove::sim::hands::pgn_games::read_game(&path, 1).unwrap();
+    let uci: Vec<String> = moves
+        .iter()
+        .map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string())
+        .collect();
+    assert_eq!(uci, ["d2d4", "g8f6", "c2c4", "e7e6"]);
+    // Every game is read as far as it goes, and the reader goes on after the bad ones.
+    let read: Vec<_> = games(&text).collect();
+    assert_eq!(read.len(), 4, "{read:?}");
+    let stop = |i: usize| {
+        let e = read[i].error.as_ref()?;
+        Some((e.game, e.line, e.token.as_str()))
+    };
+    let moves = |i: usize| -> Vec<&str> {
+        read[i]
+            .record
+            .moves
+            .iter()
+            .map(|m| m.uci.as_str())
+            .collect()
+    };
+    assert_eq!(stop(0), None);
+    assert_eq!(stop(1), Some((2, 11, "SECTION")));
+    assert_eq!(stop(2), Some((3, 21, "Ke3")));
+    assert_eq!(
+        moves(2),
+        ["e2e4"],
+        "the moves before the bad token are kept"
+    );
+    assert_eq!((stop(3), moves(3)), (None, vec!["f2f4", "e7e5"]));
+    // Reading the whole file still stops at the first game it cannot read.
+    assert_eq!(read_games(&text).unwrap_err().game, 2);
 }
 
 #[test]
@@ -165,6 +209,8 @@ proptest! {
     #[test]
     fn pgn_like_text_never_panics(text in "[\\[\\]{}()\"; a-hKQRBN1-8x=+#.\\-*/\\n%$!?0O]{0,120}") {
         let _ = read_games(&text);
+        // Read game by game, past every error, the reader always reaches the end.
+        prop_assert!(games(&text).count() <= text.len() + 1);
     }
 }
 

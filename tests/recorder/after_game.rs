@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use crate::recorder_support::{arbiter, record_logged, stop, touchmove, uci_moves};
 use rand::SeedableRng;
+use touchmove::bench::{ScriptGame, plain_timeline, spawn_boards};
 use touchmove::board::Observation;
 use touchmove::record::GameRecord;
 use touchmove::record::pgn::read_games;
-use touchmove::recorder::bench::{ScriptGame, plain_timeline, spawn_boards};
 use touchmove::sim::after_game::{SetBack, board_after, post_mortem, set_back};
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;

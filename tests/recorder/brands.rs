@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use crate::recorder_support::{
     demo_openings, read_board, record_logged, stop, touchmove, uci_moves,
 };
+use touchmove::bench::{plain_timeline, spawn_boards};
 use touchmove::board::kind::BoardKind;
-use touchmove::recorder::bench::{plain_timeline, spawn_boards};
 use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use touchmove::sim::virtual_board::timeline::Pace;
 use touchmove::sim::virtual_pegasus::{VirtualPegasus, VirtualPegasusConfig};

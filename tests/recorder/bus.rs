@@ -16,8 +16,8 @@ use std::process::Child;
 use std::time::Duration;
 
 use crate::recorder_support::{log, read_board, record_logged, uci_moves};
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline};
-use touchmove::recorder::outage_bench::clock_presses;
+use touchmove::bench::outage::clock_presses;
+use touchmove::bench::{ScriptGame, fixture_games, plain_timeline};
 use touchmove::sim::virtual_board::VirtualBoardConfig;
 use touchmove::sim::virtual_board::timeline::Pace;
 use touchmove::sim::virtual_bus::{VirtualBus, VirtualBusConfig};

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::recorder_support::{demo_openings, read_board, record_logged, stop, uci_moves};
 use shakmaty::Square;
-use touchmove::recorder::bench::plain_timeline;
+use touchmove::bench::plain_timeline;
 use touchmove::sim::virtual_board::timeline::Pace;
 use touchmove::sim::virtual_chessnut_hid::{ChessnutHidConfig, VirtualChessnutHid};
 

@@ -1,12 +1,14 @@
 //! `touchmove record` and `touchmove arbiter` from the command line: bad input gets a clear
-//! message, and arbiter actions go through the socket, are journalled and survive `kill -9`.
+//! message, and arbiter actions go through the socket, are journalled and survive `kill -9`;
+//! and the scripted demo, which records through the recorder's pipeline.
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::recorder_support::{
-    arbiter, fixture_opening, read_board, real_time_board, state_dir, touchmove,
+    arbiter, demo_openings, fixture_opening, read_board, real_time_board, state_dir, touchmove,
+    uci_moves,
 };
 use touchmove::sim::virtual_board::timeline::Pace;
 
@@ -275,4 +277,70 @@ fn warnings_reach_stderr_and_sighup_stops_cleanly() {
         "the driver's log about the missing port reaches stderr:\n{e}"
     );
     assert!(!socket.exists(), "a clean stop removes the socket");
+}
+
+/// `touchmove demo --scripted` plays the demo's games into the recorder's pipeline: board 1's
+/// file holds the opening of the first demo game (the moves the hands played, as the
+/// recorder read them), and Ctrl-C stops the demo with its files complete.
+#[test]
+fn the_scripted_demo_records_the_games_played_and_stops_on_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    let child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args([
+            "demo",
+            "--scripted",
+            "--speed",
+            "20",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let game = out.join("round-1/game-1.pgn");
+    let plies = || {
+        std::fs::read_to_string(&game)
+            .ok()
+            .and_then(|text| touchmove::record::pgn::read_games(&text).ok())
+            .and_then(|games| games.last().map(|g| g.moves.len()))
+            .unwrap_or(0)
+    };
+    for _ in 0..600 {
+        if plies() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    // A demo that does not stop fails the test instead of hanging the suite.
+    let (stopped, stop_seen) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            stop_seen.recv_timeout(Duration::from_secs(20))
+        {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    });
+    let output = child.wait_with_output().unwrap();
+    drop(stopped);
+    watchdog.join().unwrap();
+    assert!(
+        output.status.success(),
+        "Ctrl-C stops the demo: {:?}",
+        output.status
+    );
+    let played = demo_openings(usize::MAX).remove(0).moves_uci;
+    let text = std::fs::read_to_string(&game).unwrap();
+    let games = touchmove::record::pgn::read_games(&text).unwrap();
+    let moves = uci_moves(&games[0]);
+    assert!(moves.len() >= 4, "{text}");
+    assert!(
+        played.starts_with(&moves),
+        "{moves:?} is the opening of {played:?}"
+    );
 }

@@ -23,7 +23,7 @@ use crate::recorder_support::{
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use touchmove::recorder::bench::spawn_boards;
+use touchmove::bench::spawn_boards;
 
 const BOARDS: usize = 4;
 const KILLS: usize = 6;

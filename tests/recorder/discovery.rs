@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::recorder_support::{log, read_board, stop, uci_moves};
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
+use touchmove::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use touchmove::act::Event;
 use touchmove::record::pgn::read_games;
 
-use touchmove::recorder::bench::{ScriptGame, event_for_ports};
+use touchmove::bench::{ScriptGame, event_for_ports};
 use touchmove::recorder::{Recorder, RunOptions};
 use touchmove::server::feed::Feed;
 use touchmove::sim::virtual_board::VirtualBoard;

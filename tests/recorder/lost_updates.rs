@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::recorder_support::{fixture_opening, read_board, uci_moves};
+use touchmove::bench::{event_for_ports, plain_timeline};
 use touchmove::board::ObservationKind;
-use touchmove::recorder::bench::{event_for_ports, plain_timeline};
 use touchmove::recorder::{Recorder, RunOptions};
 use touchmove::server::feed::Feed;
 use touchmove::sim::virtual_board::timeline::Pace;

@@ -10,6 +10,7 @@ mod server_support;
 
 mod after_game;
 mod brands;
+mod broadcast_delay;
 mod bus;
 mod chessnut_hid;
 mod cli;
@@ -22,6 +23,7 @@ mod folder;
 mod lost_updates;
 mod outage;
 mod outage_capture;
+mod replay;
 mod rounds;
 mod status;
 mod unplug;

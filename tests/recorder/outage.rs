@@ -14,12 +14,12 @@ use shakmaty::Position;
 use crate::recorder_support::{
     self, read_board, state_dir, uci_moves, with_marked_orders_as_played,
 };
-use touchmove::record::GameRecord;
-use touchmove::recorder::LINK_LOST;
-use touchmove::recorder::bench::{BoardMake, ScriptGame, spawn_boards_with_log};
-use touchmove::recorder::outage_bench::{
+use touchmove::bench::outage::{
     Hands, OutagePlan, OutageRun, measure, record_boards, unplug_together, wall,
 };
+use touchmove::bench::{BoardMake, ScriptGame, spawn_boards_with_log};
+use touchmove::record::GameRecord;
+use touchmove::recorder::LINK_LOST;
 use touchmove::sim::virtual_board::ResumeMode;
 use touchmove::store::{BoardKey, Journal, Record};
 use touchmove::wire::dgt::{Decoder, Message};

@@ -29,12 +29,10 @@ use crate::server_support::{SseEvent, sse_request, take_sse_event};
 use serde_json::Value;
 use shakmaty::{Color, Piece, Square};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use touchmove::bench::{ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards};
 use touchmove::board::{Observation, ObservationKind};
 use touchmove::record::GameRecord;
 use touchmove::record::pgn::read_games;
-use touchmove::recorder::bench::{
-    ScriptGame, event_for_ports, fixture_games, plain_timeline, spawn_boards,
-};
 use touchmove::recorder::{Recorder, RecorderHandle, RunOptions};
 use touchmove::server::feed::{Feed, Scope};
 use touchmove::sim::virtual_board::VirtualBoard;

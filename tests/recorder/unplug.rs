@@ -13,8 +13,8 @@
 use std::time::Duration;
 
 use crate::recorder_support::{read_board, uci_moves};
-use touchmove::recorder::bench::{BoardMake, fixture_games, plain_timeline};
-use touchmove::recorder::outage_bench::{clock_presses, record_boards, wall};
+use touchmove::bench::outage::{clock_presses, record_boards, wall};
+use touchmove::bench::{BoardMake, fixture_games, plain_timeline};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 const SPEED: f64 = 10.0;
@@ -95,7 +95,7 @@ async fn unplugged_board_never_gives_a_wrong_move() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_board_plugged_in_after_the_recorder_started_is_recorded() {
     use std::sync::Arc;
-    use touchmove::recorder::bench::{event_for_ports, spawn_boards};
+    use touchmove::bench::{event_for_ports, spawn_boards};
     use touchmove::recorder::{Recorder, RunOptions};
     use touchmove::server::feed::Feed;
 

@@ -16,7 +16,7 @@ async fn start(limits: ConnectionLimits) -> (ServerHandle, Arc<Feed>) {
     let feed = Arc::new(Feed::new());
     let handle = server::serve_with_next_round(
         "127.0.0.1:0".parse().unwrap(),
-        feed.clone(),
+        Arc::new(server::Publication::new(feed.clone())),
         None,
         None,
         TOKEN.to_string(),
@@ -225,7 +225,7 @@ async fn the_arbiter_gets_through_while_spectators_streams_fill_the_cap() {
     };
     let server = server::serve_with_next_round(
         "127.0.0.1:0".parse().unwrap(),
-        feed.clone(),
+        Arc::new(server::Publication::new(feed.clone())),
         Some(sink),
         None,
         TOKEN.to_string(),

@@ -239,3 +239,43 @@ async fn unreachable_server_is_retried_not_dropped() {
     assert_eq!(stats.accepted, 0);
     pusher.finish(Duration::from_millis(100)).await;
 }
+
+/// A round with a transmission delay is pushed as the public sees it: a move reaches lichess
+/// the delay after it was made, not before.
+#[tokio::test]
+async fn a_delayed_round_is_pushed_the_delay_after_each_move() {
+    use touchmove::recorder::layout::BoardSummary;
+    use touchmove::server::{Feed, Publication};
+    let delay = Duration::from_millis(1200);
+    let (base, recorder) = lichess_double(vec![], Duration::ZERO).await;
+    let publication = Publication::new(std::sync::Arc::new(Feed::new()));
+    let opened = tokio::time::Instant::now();
+    publication.delay_round(1, opened, delay);
+    let pusher = Pusher::start(config(&base)).expect("starts");
+    assert!(
+        publication.push_delayed(1, pusher).is_none(),
+        "the delayed round's"
+    );
+    let made = Instant::now();
+    let text = round_pgn(1, 2);
+    let summary = BoardSummary {
+        board: 1,
+        result: "*".into(),
+        live: true,
+    };
+    publication.text(tokio::time::Instant::now(), 1, 1, text.clone(), summary);
+    let pushed = loop {
+        if let Some(seen) = recorder.lock().expect("lock").seen.first().cloned() {
+            break seen;
+        }
+        assert!(made.elapsed() < Duration::from_secs(10), "nothing pushed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_contract(&pushed);
+    assert_eq!(pushed.body.trim_end(), text.trim_end());
+    let after = pushed.at - made;
+    assert!(
+        after >= delay && after < delay + Duration::from_secs(1),
+        "pushed {after:?} after the move"
+    );
+}

@@ -5,5 +5,6 @@ mod server_support;
 
 mod api;
 mod connections;
+mod delay;
 mod lichess;
 mod security;

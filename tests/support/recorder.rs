@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use touchmove::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::board::Observation;
 use touchmove::record::GameRecord;
 use touchmove::record::pgn::read_games;
-use touchmove::recorder::bench::{ScriptGame, fixture_games, plain_timeline, spawn_boards};
 use touchmove::sim::hands::{Noise, SimulatedGame, simulate_game};
 use touchmove::sim::virtual_board::VirtualBoard;
 use touchmove::sim::virtual_board::timeline::Pace;

@@ -10,12 +10,14 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{DemoArgs, SourceGame, demo_boards, interrupted};
+use super::recorded::demo_boards;
+use super::{DemoArgs, interrupted};
+use crate::record::GameRecord;
 use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player};
 use crate::server;
 
@@ -25,6 +27,8 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 const STOP_LIMIT: Duration = Duration::from_secs(10);
 /// The serve node's id in the cluster.
 const SERVE_MEMBER: &str = "web";
+/// The serve node's output folder in the demo's.
+const SERVE_FOLDER: &str = "broadcast";
 
 /// One process of the demo's event.
 struct Member {
@@ -32,9 +36,16 @@ struct Member {
     child: Child,
 }
 
+/// A recorder process of the demo: its name, output folder and the boards it records.
+struct Recorder {
+    name: String,
+    out: PathBuf,
+    numbers: String,
+}
+
 /// Runs the demo split into two recorder processes and one serve node on the cluster at
 /// `url`.
-pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> ExitCode {
+pub(super) async fn run(args: &DemoArgs, games: &[GameRecord], url: &str) -> ExitCode {
     let fail = |message: String| {
         eprintln!("touchmove demo: {message}");
         ExitCode::FAILURE
@@ -49,11 +60,53 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
     };
     // A new event id each run: the stream of an earlier demo on the same server stays apart.
     let event_id = format!("demo-{}", crate::cluster::unix_ms() / 1000);
-    let config = boards.config.clone();
-    let half = config.boards.len().div_ceil(2);
     let (addresses, found) = mpsc::channel::<(String, SocketAddr)>();
     let mut members: Vec<Member> = Vec::new();
-    let mut recorders: Vec<(String, PathBuf, String)> = Vec::new();
+    let started = start_members(
+        args,
+        &exe,
+        url,
+        &event_id,
+        &boards.config,
+        &addresses,
+        &mut members,
+    );
+    drop(addresses);
+    let pages = started
+        .and_then(|recorders| await_pages(&found, &mut members).map(|pages| (recorders, pages)));
+    let (recorders, pages) = match pages {
+        Ok(started) => started,
+        Err(e) => {
+            stop_all(members);
+            boards.close();
+            return fail(e);
+        }
+    };
+    print_where(args, url, &event_id, &recorders, &pages);
+    let status = tokio::select! {
+        _ = interrupted() => ExitCode::SUCCESS,
+        message = member_exit(&mut members) => fail(message),
+    };
+    println!("\nStopping…");
+    stop_all(members);
+    boards.close();
+    println!("PGN files are complete under {}", args.out.display());
+    status
+}
+
+/// Starts the two recorders, each with half of the boards of `config`, and the serve node,
+/// into `members`; their web servers' addresses go to `addresses`.
+fn start_members(
+    args: &DemoArgs,
+    exe: &Path,
+    url: &str,
+    event_id: &str,
+    config: &EventConfig,
+    addresses: &mpsc::Sender<(String, SocketAddr)>,
+    members: &mut Vec<Member>,
+) -> Result<Vec<Recorder>, String> {
+    let half = config.boards.len().div_ceil(2);
+    let mut recorders = Vec::new();
     for (name, part) in [
         ("pc-a", &config.boards[..half]),
         ("pc-b", &config.boards[half..]),
@@ -62,13 +115,10 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
             continue;
         }
         let file = args.out.join(format!("{name}.toml"));
-        if let Err(e) = std::fs::write(&file, event_file(&config, part)) {
-            stop_all(members);
-            boards.close();
-            return fail(format!("cannot write {}: {e}", file.display()));
-        }
+        std::fs::write(&file, event_file(config, part))
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         let out = args.out.join(name);
-        let mut command = Command::new(&exe);
+        let mut command = Command::new(exe);
         command
             .arg("record")
             .arg("--config")
@@ -76,15 +126,8 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
             .arg("--out")
             .arg(&out)
             .args(["--listen", "127.0.0.1:0", "--cluster", url])
-            .args(["--cluster-event", &event_id, "--cluster-member", name]);
-        match start(name, command, &addresses) {
-            Ok(member) => members.push(member),
-            Err(e) => {
-                stop_all(members);
-                boards.close();
-                return fail(e);
-            }
-        }
+            .args(["--cluster-event", event_id, "--cluster-member", name]);
+        members.push(start(name, command, addresses)?);
         let numbers = match (part.first(), part.last()) {
             (Some(a), Some(b)) if a.number != b.number => {
                 format!("boards {}–{}", a.number, b.number)
@@ -92,55 +135,56 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
             (Some(a), _) => format!("board {}", a.number),
             _ => String::new(),
         };
-        recorders.push((name.to_string(), out, numbers));
+        recorders.push(Recorder {
+            name: name.to_string(),
+            out,
+            numbers,
+        });
     }
-    let serve_out = args.out.join("broadcast");
-    let mut command = Command::new(&exe);
+    let mut command = Command::new(exe);
     command
         .arg("serve")
-        .args(["--cluster", url, "--cluster-event", &event_id])
+        .args(["--cluster", url, "--cluster-event", event_id])
         .args(["--cluster-member", SERVE_MEMBER, "--listen"])
         .arg(args.listen.to_string())
         .arg("--out")
-        .arg(&serve_out);
-    match start(SERVE_MEMBER, command, &addresses) {
-        Ok(member) => members.push(member),
-        Err(e) => {
-            stop_all(members);
-            boards.close();
-            return fail(e);
-        }
-    }
-    drop(addresses);
-    let pages = match await_pages(&found, &mut members) {
-        Ok(pages) => pages,
-        Err(e) => {
-            stop_all(members);
-            boards.close();
-            return fail(e);
-        }
-    };
-    let serve_addr = pages
-        .iter()
-        .find(|(n, _)| n == SERVE_MEMBER)
-        .map(|(_, a)| *a);
+        .arg(args.out.join(SERVE_FOLDER));
+    members.push(start(SERVE_MEMBER, command, addresses)?);
+    Ok(recorders)
+}
+
+/// Prints where each process's pages and PGN files are, and the serve node's arbiter token.
+fn print_where(
+    args: &DemoArgs,
+    url: &str,
+    event_id: &str,
+    recorders: &[Recorder],
+    pages: &[(String, SocketAddr)],
+) {
     println!(
         "touchmove demo: virtual boards ({}), real games, realistic hands, as an event on \
          several PCs: event {event_id:?} on {url}",
         args.boards
     );
-    for (name, out, numbers) in &recorders {
+    for recorder in recorders {
         let page = pages
             .iter()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| *n == recorder.name)
             .map(|(_, a)| format!(", its own pages at http://{a}/"))
             .unwrap_or_default();
         println!(
-            "  recorder {name}: {numbers}, PGN files in {}/round-1/{page}",
-            out.display()
+            "  recorder {}: {}, PGN files in {}/round-1/{page}",
+            recorder.name,
+            recorder.numbers,
+            recorder.out.display()
         );
     }
+    let serve_addr = pages
+        .iter()
+        .find(|(n, _)| n == SERVE_MEMBER)
+        .map(|(_, a)| *a);
     if let Some(addr) = serve_addr {
+        let serve_out = args.out.join(SERVE_FOLDER);
         println!(
             "  serve node {SERVE_MEMBER}: every board, PGN files in {}/round-1/",
             serve_out.display()
@@ -152,15 +196,6 @@ pub(super) async fn run(args: &DemoArgs, games: &[SourceGame], url: &str) -> Exi
         print!("{}", server::token::banner(addr, &token, Some(&token_file)));
     }
     println!("Press Ctrl-C to stop.");
-    let status = tokio::select! {
-        _ = interrupted() => ExitCode::SUCCESS,
-        message = member_exit(&mut members) => fail(message),
-    };
-    println!("\nStopping…");
-    stop_all(members);
-    boards.close();
-    println!("PGN files are complete under {}", args.out.display());
-    status
 }
 
 /// Starts one member with its stderr relayed to ours (prefixed with its name); the address

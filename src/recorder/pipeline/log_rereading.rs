@@ -145,38 +145,8 @@ impl BoardPipeline {
         let log = EepromLog::from_records(records);
         let recovery = recover(&checkpoint.pipeline.board_log.trail, &log, None)
             .map_err(|refusal| refusal.to_string())?;
-        let logged: Vec<(FieldChange, usize)> = recovery
-            .records
-            .iter()
-            .scan(0, |presses, record| {
-                Some(match *record {
-                    RecoveredRecord::Field { field, piece, .. } => {
-                        Some((FieldChange { field, piece }, *presses))
-                    }
-                    RecoveredRecord::Press { .. } => {
-                        *presses += 1;
-                        None
-                    }
-                })
-            })
-            .flatten()
-            .collect();
-        let stream = with_lost_changes(&checkpoint.since, &logged)?;
-        let lost: Vec<(Millis, RecoveredRecord)> = stream
-            .iter()
-            .filter(|s| s.lost)
-            .filter_map(|s| match s.message {
-                Message::FieldUpdate { field, piece } => Some((
-                    s.t_ms,
-                    RecoveredRecord::Field {
-                        field,
-                        piece,
-                        quick: false,
-                    },
-                )),
-                _ => None,
-            })
-            .collect();
+        let stream = with_lost_changes(&checkpoint.since, &logged_changes(&recovery.records))?;
+        let lost = put_back(&stream);
         if lost.is_empty() {
             return Err("the board's log has no change the link lost".to_string());
         }
@@ -221,7 +191,7 @@ impl BoardPipeline {
     /// the alerts the loss caused withdrawn, the ones the re-reading raised added.
     fn take_rereading(
         &mut self,
-        mut replay: BoardPipeline,
+        replay: BoardPipeline,
         live_alerts: &[Alert],
         replay_events: &[Event],
         since_ms: Millis,
@@ -242,68 +212,14 @@ impl BoardPipeline {
             .filter(|a| !replay_alerts.iter().any(|b| same(a, b)))
             .map(Alert::reference)
             .collect();
-        let first = self
-            .moves
-            .iter()
-            .zip(&replay.moves)
-            .take_while(|(a, b)| a.uci == b.uci)
-            .count();
+        let first = self.moves_read_again(&replay, t_ms, out);
         let revised = first < self.moves.len() || first < replay.moves.len();
-        if first < self.moves.len() {
-            out.push(Event::Revision {
-                ply: first as u32 + 1,
-                withdrawn: self.moves[first..].iter().map(|m| m.uci.clone()).collect(),
-                t_ms,
-            });
-        }
-        for (i, m) in replay.moves.iter().enumerate().skip(first) {
-            let positions = replay.game.positions();
-            let (Some(before), Some(after)) = (positions.get(i), positions.get(i + 1)) else {
-                break;
-            };
-            out.push(Event::Move {
-                ply: i as u32 + 1,
-                uci: m.uci.clone(),
-                san: m.san.clone(),
-                t_ms: m.t_ms.unwrap_or(t_ms),
-                side: ColorName::from(before.turn()),
-                fen: Fen::from_position(after, EnPassantMode::Legal).to_string(),
-            });
-        }
         for alert in &replay_alerts {
             if !live_alerts.iter().any(|a| same(a, alert)) {
                 out.push(Event::Alert((*alert).clone()));
             }
         }
-        if replay.held != self.held {
-            let state = replay_events
-                .iter()
-                .rev()
-                .find(|e| matches!(e, Event::BoardState { .. }))
-                .cloned()
-                .unwrap_or(Event::BoardState {
-                    held: replay.held,
-                    differing: Vec::new(),
-                    t_ms,
-                });
-            out.push(state);
-        }
-        if replay.ending != self.ending
-            && let Some(ending) = &replay.ending
-        {
-            out.push(Event::Result {
-                result: ending.result.clone(),
-                reason: ending.reason.clone(),
-                t_ms,
-            });
-        }
-        if let Some(clock) = replay_events
-            .iter()
-            .rev()
-            .find(|e| matches!(e, Event::Clock { .. }))
-        {
-            out.push(clock.clone());
-        }
+        self.state_read_again(&replay, replay_events, t_ms, out);
         let mut a = Alert {
             article: "8.5.3".to_string(),
             side: None,
@@ -334,8 +250,89 @@ impl BoardPipeline {
             },
         );
         out.push(Event::Alert(a));
-        // What the live pipeline owns and the copy must keep: the decoder is mid-chunk, and
-        // the journal's reports are not yet taken.
+        self.adopt(replay);
+    }
+
+    /// The moves of `replay` from the first one that differs from the record's: the ones
+    /// withdrawn (a revision) and the ones read in their place. Returns how many stand.
+    fn moves_read_again(
+        &self,
+        replay: &BoardPipeline,
+        t_ms: Millis,
+        out: &mut Vec<Event>,
+    ) -> usize {
+        let first = self
+            .moves
+            .iter()
+            .zip(&replay.moves)
+            .take_while(|(a, b)| a.uci == b.uci)
+            .count();
+        if first < self.moves.len() {
+            out.push(Event::Revision {
+                ply: first as u32 + 1,
+                withdrawn: self.moves[first..].iter().map(|m| m.uci.clone()).collect(),
+                t_ms,
+            });
+        }
+        for (i, m) in replay.moves.iter().enumerate().skip(first) {
+            let positions = replay.game.positions();
+            let (Some(before), Some(after)) = (positions.get(i), positions.get(i + 1)) else {
+                break;
+            };
+            out.push(Event::Move {
+                ply: i as u32 + 1,
+                uci: m.uci.clone(),
+                san: m.san.clone(),
+                t_ms: m.t_ms.unwrap_or(t_ms),
+                side: ColorName::from(before.turn()),
+                fen: Fen::from_position(after, EnPassantMode::Legal).to_string(),
+            });
+        }
+        first
+    }
+
+    /// What else `replay` reads differently: whether play is held, the result, the clock.
+    fn state_read_again(
+        &self,
+        replay: &BoardPipeline,
+        replay_events: &[Event],
+        t_ms: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        if replay.held != self.held {
+            let state = replay_events
+                .iter()
+                .rev()
+                .find(|e| matches!(e, Event::BoardState { .. }))
+                .cloned()
+                .unwrap_or(Event::BoardState {
+                    held: replay.held,
+                    differing: Vec::new(),
+                    t_ms,
+                });
+            out.push(state);
+        }
+        if replay.ending != self.ending
+            && let Some(ending) = &replay.ending
+        {
+            out.push(Event::Result {
+                result: ending.result.clone(),
+                reason: ending.reason.clone(),
+                t_ms,
+            });
+        }
+        if let Some(clock) = replay_events
+            .iter()
+            .rev()
+            .find(|e| matches!(e, Event::Clock { .. }))
+        {
+            out.push(clock.clone());
+        }
+    }
+
+    /// Makes `replay` the pipeline, keeping what the live pipeline owns: the decoder is
+    /// mid-chunk, and the journal's reports are not yet taken.
+    fn adopt(&mut self, mut replay: BoardPipeline) {
         replay.decoder = std::mem::take(&mut self.decoder);
         replay.board_log.reports = std::mem::take(&mut self.board_log.reports);
         // The copy's own checkpoint (its last verified dump) holds, unless it too found a loss.
@@ -346,6 +343,44 @@ impl BoardPipeline {
         replay.observations = std::mem::take(&mut self.observations);
         *self = replay;
     }
+}
+
+/// The log's field changes, each with the lever presses logged before it.
+fn logged_changes(records: &[RecoveredRecord]) -> Vec<(FieldChange, usize)> {
+    records
+        .iter()
+        .scan(0, |presses, record| {
+            Some(match *record {
+                RecoveredRecord::Field { field, piece, .. } => {
+                    Some((FieldChange { field, piece }, *presses))
+                }
+                RecoveredRecord::Press { .. } => {
+                    *presses += 1;
+                    None
+                }
+            })
+        })
+        .flatten()
+        .collect()
+}
+
+/// The changes a re-reading put back from the log, with the times it gave them.
+fn put_back(stream: &[Reread]) -> Vec<(Millis, RecoveredRecord)> {
+    stream
+        .iter()
+        .filter(|s| s.lost)
+        .filter_map(|s| match s.message {
+            Message::FieldUpdate { field, piece } => Some((
+                s.t_ms,
+                RecoveredRecord::Field {
+                    field,
+                    piece,
+                    quick: false,
+                },
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One message of a re-reading: received, or put back from the log.
@@ -401,22 +436,7 @@ fn with_lost_changes(
         let before = (0..l).rev().find_map(|k| at[k].map(|i| (i, logged[k].1)));
         let after = (l + 1..logged.len()).find_map(|k| at[k].map(|i| (i, logged[k].1)));
         let from = before.map_or(0, |(i, _)| i + 1);
-        let slot = match (before, after) {
-            (Some((i, p)), _) if p == *presses => i + 1,
-            (_, Some((i, p))) if p == *presses => i,
-            (before, after) => {
-                let p_from = before.map_or(0, |(_, p)| p);
-                let (to, p_to) = after.unwrap_or((since.len(), logged.last().map_or(0, |x| x.1)));
-                let t_from = since.get(from).map_or(0, |(t, _)| *t);
-                let t_to = since
-                    .get(to)
-                    .map_or_else(|| since.last().map_or(t_from, |(t, _)| *t), |(t, _)| *t);
-                let share = presses.saturating_sub(p_from) as f64
-                    / (p_to.saturating_sub(p_from)).max(1) as f64;
-                let t = t_from + ((t_to.saturating_sub(t_from)) as f64 * share) as Millis;
-                (from..to).find(|&i| since[i].0 > t).unwrap_or(to)
-            }
-        };
+        let slot = slot_between(since, logged, *presses, before, after);
         // Never after a board dump that already shows the change.
         let change = logged[l].0;
         let shown = |i: usize| {
@@ -428,6 +448,46 @@ fn with_lost_changes(
         let slot = inserts.last().map_or(slot, |&(last, _)| slot.max(last));
         inserts.push((slot, l));
     }
+    Ok(merged(since, logged, &inserts))
+}
+
+/// Where a lost change with `presses` before it goes, between the matched changes `before`
+/// and `after` (their messages' indices in `since` and their presses): right after `before`
+/// when no press came between them, else right before `after` when none comes between those,
+/// else where the time between the two falls in the same share as its presses.
+fn slot_between(
+    since: &[(Millis, Message)],
+    logged: &[(FieldChange, usize)],
+    presses: usize,
+    before: Option<(usize, usize)>,
+    after: Option<(usize, usize)>,
+) -> usize {
+    let from = before.map_or(0, |(i, _)| i + 1);
+    match (before, after) {
+        (Some((i, p)), _) if p == presses => i + 1,
+        (_, Some((i, p))) if p == presses => i,
+        (before, after) => {
+            let p_from = before.map_or(0, |(_, p)| p);
+            let (to, p_to) = after.unwrap_or((since.len(), logged.last().map_or(0, |x| x.1)));
+            let t_from = since.get(from).map_or(0, |(t, _)| *t);
+            let t_to = since
+                .get(to)
+                .map_or_else(|| since.last().map_or(t_from, |(t, _)| *t), |(t, _)| *t);
+            let share =
+                presses.saturating_sub(p_from) as f64 / (p_to.saturating_sub(p_from)).max(1) as f64;
+            let t = t_from + ((t_to.saturating_sub(t_from)) as f64 * share) as Millis;
+            (from..to).find(|&i| since[i].0 > t).unwrap_or(to)
+        }
+    }
+}
+
+/// The messages of `since` with the lost changes of `logged` put in at their `inserts`
+/// (before `since[slot]`, or at the end), each lost change a message of its own.
+fn merged(
+    since: &[(Millis, Message)],
+    logged: &[(FieldChange, usize)],
+    inserts: &[(usize, usize)],
+) -> Vec<Reread> {
     let mut stream = Vec::with_capacity(since.len() + inserts.len());
     let mut next = inserts.iter().peekable();
     for (i, (t, m)) in since.iter().enumerate() {
@@ -447,7 +507,7 @@ fn with_lost_changes(
     for &(_, l) in next {
         stream.push(lost_change(end, logged[l].0));
     }
-    Ok(stream)
+    stream
 }
 
 fn lost_change(t_ms: Millis, change: FieldChange) -> Reread {

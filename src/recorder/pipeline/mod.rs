@@ -10,6 +10,7 @@
 mod after_game;
 mod arbiter;
 mod board_log;
+mod game_record;
 mod gaps;
 mod log_rereading;
 #[cfg(test)]
@@ -17,7 +18,7 @@ mod tests;
 
 use shakmaty::Color;
 
-use crate::act::{AnalysisRequest, Event, Machine, MachineConfig, Severity};
+use crate::act::{AnalysisRequest, Event, Machine, MachineConfig};
 use crate::board::dgt::DgtObserver;
 use crate::board::kind::{BoardKind, KindDecoder};
 use crate::board::resumption::{Resumed, Resumption};
@@ -27,69 +28,14 @@ use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
 use crate::wire::dgt::Message;
 
-use crate::event::{EventConfig, Player};
 use after_game::AfterGame;
 pub use after_game::RESTART_PLIES;
 use board_log::BoardLog;
 pub use board_log::LogReport;
+use game_record::Ending;
+pub use game_record::GameTags;
 pub use gaps::ORDER_NOT_OBSERVED;
 use gaps::{BeforeGap, OrderSpan};
-
-/// The tags that identify a board's game for its lifetime (lichess matches games on them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GameTags {
-    tags: Vec<(String, String)>,
-}
-
-impl GameTags {
-    /// The tags of board `board` of the configured round.
-    pub fn new(config: &EventConfig, board: u32) -> GameTags {
-        let cfg = config.board(board);
-        let unknown = Player::named("?");
-        let white = cfg.map_or(&unknown, |b| &b.white);
-        let black = cfg.map_or(&unknown, |b| &b.black);
-        let mut tags = vec![
-            ("Event".to_string(), config.event.clone()),
-            ("Site".to_string(), config.site.clone()),
-            ("Date".to_string(), config.date.clone()),
-            ("Round".to_string(), format!("{}.{board}", config.round)),
-            ("White".to_string(), white.name.clone()),
-            ("Black".to_string(), black.name.clone()),
-            ("Board".to_string(), board.to_string()),
-        ];
-        if let Some(tc) = &config.time_control {
-            tags.push(("TimeControl".to_string(), tc.clone()));
-        }
-        for (colour, p) in [("White", white), ("Black", black)] {
-            if let Some(title) = &p.title {
-                tags.push((format!("{colour}Title"), title.clone()));
-            }
-            if let Some(elo) = p.rating {
-                tags.push((format!("{colour}Elo"), elo.to_string()));
-            }
-            if let Some(id) = p.fide_id {
-                tags.push((format!("{colour}FideId"), id.to_string()));
-            }
-            if let Some(fed) = &p.federation {
-                tags.push((format!("{colour}Fed"), fed.clone()));
-            }
-        }
-        GameTags { tags }
-    }
-
-    /// The tags, in the order they are written.
-    pub fn tags(&self) -> &[(String, String)] {
-        &self.tags
-    }
-}
-
-/// A result and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Ending {
-    result: String,
-    reason: String,
-    by_arbiter: bool,
-}
 
 /// One board's game in the making.
 #[derive(Debug, Clone)]
@@ -142,6 +88,11 @@ pub struct BoardPipeline {
     noted_alerts: Vec<crate::act::Alert>,
     /// The game was closed by a new set-up: the board is after the game.
     after: Option<AfterGame>,
+    /// What starts a game besides the standard position: a FEN game's set-up, any Chess960
+    /// start ([`BoardPipeline::with_start`]).
+    starts: (Option<String>, bool),
+    /// The board is read as one that senses occupancy only, whatever its kind.
+    occupancy_only: bool,
 }
 
 /// The machine's configuration for games under `control`: its 7.5.5 proposals name the
@@ -188,17 +139,25 @@ impl BoardPipeline {
             held: false,
             noted_alerts: Vec::new(),
             after: None,
+            starts: (None, false),
+            occupancy_only: false,
         }
     }
 
     /// The configuration of the machines this pipeline starts: the default, with the
     /// dead-position analysis deferred when asked to.
     fn machine_config(&self) -> MachineConfig {
-        MachineConfig {
+        let config = MachineConfig {
             defer_dead_position_analysis: self.defer_analysis,
+            start_fen: self.starts.0.clone(),
+            chess960: self.starts.1,
             ..machine_config_for(&self.control)
         }
-        .on_board(self.kind)
+        .on_board(self.kind);
+        MachineConfig {
+            identifies_pieces: config.identifies_pieces && !self.occupancy_only,
+            ..config
+        }
     }
 
     /// Reads a board of `kind` (DGT by default): its bytes are decoded as that kind's, and
@@ -217,6 +176,37 @@ impl BoardPipeline {
         };
         self.machine = Machine::new(self.machine_config());
         self
+    }
+
+    /// Games start from `start_fen` (a FEN game's set-up) instead of the standard position,
+    /// or, with `chess960`, from any Chess960 start. Call after [`BoardPipeline::with_kind`].
+    pub fn with_start(mut self, start_fen: Option<String>, chess960: bool) -> BoardPipeline {
+        if let Some(game) = start_fen
+            .as_deref()
+            .and_then(|fen| Game::from_fen(fen, chess960).ok())
+        {
+            use shakmaty::Position;
+            self.observer.expect_setup(game.start().board().clone());
+        }
+        self.starts = (start_fen, chess960);
+        self.machine = Machine::new(self.machine_config());
+        self
+    }
+
+    /// Reads the board as one that cannot tell pieces apart, whatever its kind (a DGT
+    /// capture read as an occupancy-only board would show it). Call after
+    /// [`BoardPipeline::with_kind`].
+    pub fn sensing_occupancy_only(mut self) -> BoardPipeline {
+        self.occupancy_only = true;
+        self.observer = DgtObserver::occupancy_only();
+        self.machine = Machine::new(self.machine_config());
+        self
+    }
+
+    /// When time next decides something the machine waits on (a press, a move's
+    /// completion, a result signal standing), if anything waits.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.machine.next_deadline()
     }
 
     /// The kind of board read.
@@ -291,6 +281,15 @@ impl BoardPipeline {
             self.check_flag(t_ms, out);
         }
         self.checkpoint_if_verified(t_ms);
+    }
+
+    /// Takes one observation of a board whose reports are already read (a simulation's, in
+    /// game coordinates), as if its bytes had shown it at `obs.t_ms`; the events it causes are
+    /// appended to `out`.
+    pub fn on_observation(&mut self, obs: &Observation, out: &mut Vec<Event>) {
+        self.observations.push(obs.clone());
+        self.take_pending_observations(out);
+        self.check_flag(obs.t_ms, out);
     }
 
     /// The host's link lost its connection to the board, or the host restarted: what the
@@ -458,153 +457,6 @@ impl BoardPipeline {
             out.push(event);
         }
     }
-
-    /// Updates the record from one event.
-    fn take(&mut self, event: &Event) {
-        self.clock.apply(event);
-        if let (Event::Alert(alert), Some(checkpoint)) = (event, &mut self.board_log.checkpoint) {
-            checkpoint.alerts.push(alert.clone());
-        }
-        if let Event::Alert(alert) = event {
-            self.take_withdrawals(alert);
-        }
-        match event {
-            Event::GameStart { fen, chess960, .. } => {
-                self.close_game();
-                self.started = true;
-                self.game = Game::from_fen(fen, *chess960).unwrap_or_else(|_| Game::standard());
-                self.chess960 = *chess960;
-                self.start_fen = (fen != crate::record::STANDARD_START_FEN).then(|| fen.clone());
-            }
-            Event::Move {
-                ply,
-                uci,
-                san,
-                t_ms,
-                ..
-            } => {
-                RecordedMove::place(&mut self.moves, *ply, san, uci, *t_ms);
-                let kept = ply.saturating_sub(1) as usize;
-                self.game.truncate(kept.min(self.game.plies()));
-                let _ = self.game.play_uci(uci);
-            }
-            Event::Revision { ply, .. } => {
-                let kept = ply.saturating_sub(1) as usize;
-                self.moves.truncate(kept);
-                self.game.truncate(kept.min(self.game.plies()));
-            }
-            Event::BoardState { held, .. } => self.held = *held,
-            Event::Alert(alert) if alert.gap.is_some() => self.take_gap(alert),
-            Event::Alert(alert) if alert.severity != Severity::Info && !alert.before_game => {
-                if alert.article.starts_with("7.5")
-                    && let Some(side) = alert.side
-                {
-                    self.penalties.push((alert.ply, side.into()));
-                }
-                self.notes
-                    .push((alert.ply, format!("{}: {}", alert.article, alert.message)));
-            }
-            Event::Result { result, reason, .. }
-                if self.ending.as_ref().is_none_or(|e| !e.by_arbiter) =>
-            {
-                self.ending = Some(Ending {
-                    result: result.clone(),
-                    reason: reason.clone(),
-                    by_arbiter: false,
-                });
-            }
-            _ => {}
-        }
-    }
-
-    /// Keeps the game so far among the earlier games, if anything was played or decided,
-    /// and clears the record for the next game on this board.
-    fn close_game(&mut self) {
-        if !self.moves.is_empty() || self.ending.is_some() {
-            let finished = self.record();
-            self.earlier_games.push(finished);
-        }
-        self.moves.clear();
-        self.notes.clear();
-        self.ending = None;
-        self.accepted_penalties = [0, 0];
-        self.penalties.clear();
-        self.decided_penalties.clear();
-        self.offset = 0;
-        self.order_spans.clear();
-        self.before_gap = None;
-        self.noted_alerts.clear();
-    }
-
-    /// The game as PGN record: tags, moves with `[%clk]`/`[%emt]`, notes, result.
-    pub fn record(&self) -> GameRecord {
-        let mut tags = self.tags.tags.clone();
-        let result = self
-            .ending
-            .as_ref()
-            .map_or("*".to_string(), |e| e.result.clone());
-        if let Some(e) = &self.ending {
-            tags.push(("Termination".to_string(), termination(e).to_string()));
-        }
-        let mut moves = self.moves.clone();
-        for (i, m) in moves.iter_mut().enumerate() {
-            if let Some(time) = self.clock.move_time(i as u32 + 1) {
-                m.clock_ms = time.corrected_ms.or(time.clock_ms);
-                m.elapsed_ms = time.elapsed_ms;
-            }
-        }
-        let mut initial_comments = Vec::new();
-        if let Some(before) = &self.before_gap {
-            initial_comments.push(before.comment());
-        }
-        for (ply, text) in &self.notes {
-            let at = (*ply as usize).min(moves.len());
-            match at.checked_sub(1) {
-                Some(i) => moves[i].comments.push(text.clone()),
-                None => initial_comments.push(text.clone()),
-            }
-        }
-        if let Some(e) = &self.ending {
-            let text = format!("{} {}", e.result, e.reason);
-            match moves.last_mut() {
-                Some(m) => m.comments.push(text),
-                None => initial_comments.push(text),
-            }
-        }
-        GameRecord {
-            tags,
-            start_fen: self.start_fen.clone(),
-            chess960: self.chess960,
-            initial_comments,
-            moves,
-            result,
-        }
-    }
-
-    /// The game as PGN text.
-    pub fn pgn(&self) -> String {
-        crate::record::pgn::write_game(&self.record())
-    }
-
-    /// Games finished earlier on this board (before a new game started on it).
-    pub fn earlier_games(&self) -> &[GameRecord] {
-        &self.earlier_games
-    }
-
-    /// Plies recorded.
-    pub fn plies(&self) -> usize {
-        self.moves.len()
-    }
-
-    /// The PGN result token.
-    pub fn result(&self) -> &str {
-        self.ending.as_ref().map_or("*", |e| e.result.as_str())
-    }
-
-    /// True while the game runs: started, no result, not closed.
-    pub fn live(&self) -> bool {
-        self.started && self.ending.is_none() && self.after.is_none()
-    }
 }
 
 /// Renumbers the plies of a machine restarted after `offset` plies.
@@ -627,19 +479,5 @@ fn shift_plies(event: &mut Event, offset: u32) {
         | Event::BoardState { .. }
         | Event::Result { .. }
         | Event::GameClosed { .. } => {}
-    }
-}
-
-/// The PGN Termination value for an ending.
-fn termination(e: &Ending) -> &'static str {
-    let reason = e.reason.to_ascii_lowercase();
-    if reason.contains("on time") || reason.contains("flag") {
-        "time forfeit"
-    } else if reason.contains("forfeit") || reason.contains("illegal") {
-        "rules infraction"
-    } else if e.by_arbiter && !reason.contains("claim") {
-        "adjudication"
-    } else {
-        "normal"
     }
 }

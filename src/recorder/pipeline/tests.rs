@@ -1,6 +1,8 @@
 use super::*;
+use crate::act::Severity;
 use crate::board::dgt::fields_from_board;
 use crate::board::orientation::Orientation;
+use crate::event::EventConfig;
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest, DrawClaim};
 use crate::record::pgn::{read_games, write_game};
 use shakmaty::Position;

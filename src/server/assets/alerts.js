@@ -126,7 +126,7 @@ export function decisionCard(group, alerts, ctx) {
 export async function inspect(dialog, group, alerts, ctx) {
   const $ = (sel) => dialog.querySelector(sel);
   let game = null;
-  try { game = await (await fetch(`/api/round/${ctx.round}/game/${group.board}`)).json(); } catch { game = null; }
+  try { game = await ctx.detail(group.board); } catch { game = null; }
   const moves = (game && game.moves) || [];
   const startFen = (game && game.start_fen) || START_FEN;
   const a = group.main;

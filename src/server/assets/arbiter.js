@@ -3,7 +3,7 @@
 // cookie), so another site cannot make this browser act as the arbiter.
 
 import { installSprite } from "/assets/board.js";
-import { el, connect, pathNumbers, tick, currentRound, followRounds } from "/assets/live.js";
+import { el, connectWith, pathNumbers, tick, followRounds, delayText } from "/assets/live.js";
 import { TileGrid } from "/assets/tiles.js";
 import { irregularities, decisionCard, inspect } from "/assets/alerts.js";
 
@@ -92,11 +92,36 @@ function select(board) {
   $("controls-body").hidden = false;
 }
 
+/// The round being recorded, live (the public's pages may follow it later).
+async function liveRound() {
+  const { ok, body } = await api("/api/arbiter/current");
+  return ok ? body.round ?? null : null;
+}
+
+/// A game as it stands now (the public's API may show it later).
+async function liveGame(board) {
+  const { ok, body } = await api(`/api/arbiter/round/${round}/game/${board}`);
+  return ok ? body : null;
+}
+
+/// The public broadcast's delay: this round's, and the one chosen for the rounds to come.
+async function refreshDelay() {
+  const { ok, body } = await api("/api/arbiter/broadcast-delay");
+  if (!ok) return;
+  const chosen = body.chosen && body.chosen.from_round > round
+    ? ` · from round ${body.chosen.from_round}: ${delayText(body.chosen.delay_ms)}` : "";
+  $("delay-now").textContent = body.delay_ms
+    ? `The public sees round ${round} ${delayText(body.delay_ms)} late${chosen}.`
+    : `The public sees round ${round} live${chosen}.`;
+  $("delay-choice").hidden = !body.can_choose;
+}
+
 /// What the alert cards need from the desk.
 const cardContext = () => ({
   round,
   act,
   select,
+  detail: liveGame,
   game: (board) => grid.tiles.get(board)?.summary,
   look: (group) => inspect($("inspector"), group, alerts, cardContext()),
 });
@@ -174,6 +199,18 @@ function wireControls() {
     sessionStorage.removeItem(LOG_KEY);
     location.reload();
   };
+  $("delay-set").onclick = async () => {
+    const delay = $("delay-next").value.trim();
+    if (!delay) return;
+    let answer;
+    try {
+      answer = await api("/api/arbiter/broadcast-delay", { method: "POST", body: JSON.stringify({ delay }) });
+    } catch (e) {
+      answer = { ok: false, body: { error: `no answer (${e.message})` } };
+    }
+    log(answer.ok ? answer.body.message : `Broadcast delay refused — ${answer.body.error || "no answer"}`, answer.ok);
+    refreshDelay();
+  };
   $("next-round").onclick = async () => {
     if (!confirm(`Close round ${round} and start round ${round + 1}? Round ${round}'s games are kept; `
       + "the boards are read again with the next round's pairings.")) return;
@@ -198,22 +235,18 @@ async function startDesk() {
   $("lock").hidden = false;
   $("next-round").hidden = false;
   restoreLog();
-  if (round === null) round = await currentRound();
-  if (round === null) {
-    const rounds = await (await fetch("/api/rounds")).json();
-    round = rounds.length ? rounds[rounds.length - 1].round : 1;
-  }
+  if (round === null) round = (await liveRound()) ?? 1;
   $("round-label").textContent = `Round ${round}`;
   $("next-round").textContent = `Start round ${round + 1}`;
   wireControls();
-  followRounds(round, () => location.reload());
+  followRounds(round, () => location.reload(), 2000, liveRound);
   const onGame = (data) => {
     if (data.game) grid.update(data.game);
     if (selected === data.board) select(selected);
     if (data.event && ["board_state", "result", "game_start", "game_closed"].includes(data.event.kind)) renderQueue();
   };
   const onAlert = (data) => { onGame(data); refreshAlerts(); };
-  connect(`/api/round/${round}/stream`, {
+  connectWith(`/api/arbiter/round/${round}/stream`, { Authorization: `Bearer ${token}` }, {
     snapshot: (data) => { grid.reset(data.games || []); if (selected) select(selected); refreshAlerts(); },
     game: onGame, game_start: onAlert, move: onGame, revision: onGame, move_completed: onGame,
     clock: onGame, board_state: onGame, result: onAlert, game_closed: onAlert, alert: onAlert, arbiter: onAlert,
@@ -221,6 +254,8 @@ async function startDesk() {
   tick(() => grid.paintClocks());
   refreshLinks();
   setInterval(refreshLinks, LINK_POLL_MS);
+  refreshDelay();
+  setInterval(refreshDelay, LINK_POLL_MS);
 }
 
 // The recorder's links to the outside (lichess push, cluster backlog, web connections) from

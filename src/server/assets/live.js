@@ -69,17 +69,36 @@ export function moveLabel(ply, san) {
   return ply % 2 === 1 ? `${n}. ${san}` : `${n}… ${san}`;
 }
 
-/// Opens an SSE stream with a status badge; `handlers` maps event names to functions of the
-/// parsed data. EventSource resends Last-Event-ID by itself when it reconnects.
-export function connect(url, handlers, statusEl) {
-  const source = new EventSource(url);
-  const status = (state, text) => {
+/// A status badge's setter (nothing without a badge).
+function badge(statusEl) {
+  return (state, text) => {
     if (!statusEl) return;
     statusEl.dataset.state = state;
     statusEl.textContent = text;
   };
+}
+
+/// "15 min", "90 s", "1 h 30 min" for a delay in milliseconds.
+export function delayText(ms) {
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  return [h && `${h} h`, m && `${m} min`, sec && `${sec} s`].filter(Boolean).join(" ") || "none";
+}
+
+/// Opens an SSE stream with a status badge; `handlers` maps event names to functions of the
+/// parsed data. EventSource resends Last-Event-ID by itself when it reconnects. A round
+/// broadcast with a delay says so on the badge (`/api/current`).
+export function connect(url, handlers, statusEl) {
+  const source = new EventSource(url);
+  const status = badge(statusEl);
   status("connecting", "Connecting…");
-  source.onopen = () => status("live", "Live");
+  source.onopen = async () => {
+    let delay = 0;
+    try { delay = (await (await fetch("/api/current")).json()).delay_ms || 0; } catch { delay = 0; }
+    status("live", delay ? `Delayed ${delayText(delay)}` : "Live");
+  };
   source.onerror = () => status("offline", "Reconnecting…");
   for (const [name, fn] of Object.entries(handlers)) {
     source.addEventListener(name, (e) => {
@@ -89,6 +108,61 @@ export function connect(url, handlers, statusEl) {
     });
   }
   return source;
+}
+
+/// Like `connect`, with `headers` on the request (the arbiter's token, which EventSource
+/// cannot send): reads the stream with fetch, and comes back after 2 s with the last event id
+/// it had when the connection drops.
+export function connectWith(url, headers, handlers, statusEl) {
+  const status = badge(statusEl);
+  let lastId = null;
+  const dispatch = (frame) => {
+    let name = "message";
+    const data = [];
+    for (const line of frame.split("\n")) {
+      if (line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+      else if (field === "id") lastId = value;
+    }
+    const fn = handlers[name];
+    if (!fn || data.length === 0) return;
+    let parsed;
+    try { parsed = JSON.parse(data.join("\n")); } catch { return; }
+    fn(parsed, lastId);
+  };
+  const run = async () => {
+    for (;;) {
+      status("connecting", "Connecting…");
+      try {
+        const sent = { ...headers, Accept: "text/event-stream" };
+        if (lastId !== null) sent["Last-Event-ID"] = lastId;
+        const response = await fetch(url, { headers: sent, cache: "no-store" });
+        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+        status("live", "Live");
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            dispatch(buffer.slice(0, end));
+            buffer = buffer.slice(end + 2);
+          }
+        }
+      } catch { /* the connection dropped: come back */ }
+      status("offline", "Reconnecting…");
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  };
+  run();
 }
 
 /// Round number from a path like /round/3 or /round/3/game/2 (null if none).
@@ -109,7 +183,8 @@ export function tick(fn) {
   return setInterval(fn, 100);
 }
 
-/// The round being recorded (`/api/current`), or null when the server does not say.
+/// The round being recorded (`/api/current`: as the public sees it), or null when the server
+/// does not say.
 export async function currentRound() {
   try { return (await (await fetch("/api/current")).json()).round ?? null; } catch { return null; }
 }
@@ -118,11 +193,12 @@ export async function currentRound() {
 /// and, when a new round starts while this page shows the round that was being recorded, calls
 /// `move(newRound)`. A page showing an earlier round (browsed on purpose) stays where it is.
 /// Errors (the recorder restarting for the next round) are ignored until it answers again.
-export function followRounds(shown, move, everyMs = 2000) {
+/// `ask` gives the round being recorded (default: as the public sees it).
+export function followRounds(shown, move, everyMs = 2000, ask = currentRound) {
   let recorded = null;
   let moving = false;
   const check = async () => {
-    const now = await currentRound();
+    const now = await ask();
     if (now === null || moving) return;
     if (recorded === null) recorded = now;
     if (now !== recorded) {

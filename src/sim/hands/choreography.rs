@@ -1,6 +1,9 @@
 //! What the hands do, action by action: the physical performance of each move and of the
 //! irregularities around it, on a physical board that always holds what really stands on
 //! each square.
+//!
+//! One file for one concept, the hands' choreography: every move and irregularity is played
+//! on the same physical board and hand state, which its functions share.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

@@ -1,13 +1,13 @@
 //! Games read from PGN text as the simulator needs them: start position, moves in UCI and
-//! result.
+//! result. A thin view of the one PGN reader ([`crate::record::pgn::games`]).
 
 use std::io;
-use std::ops::ControlFlow;
+use std::path::Path;
 
-use pgn_reader::{Outcome, RawTag, Reader, SanPlus, Visitor};
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Position};
+use shakmaty::{Chess, Move};
+
+use crate::record::pgn::{games, text_of};
+use crate::record::{GameRecord, ReplayError};
 
 /// One game of a PGN file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,129 +27,79 @@ pub struct PgnGame {
     pub error: Option<String>,
 }
 
-#[derive(Default)]
-struct Tags {
-    fen: Option<String>,
-    chess960: bool,
-    result: Option<String>,
-}
-
-struct Movetext {
-    game: PgnGame,
-    pos: Option<Chess>,
-    mode: CastlingMode,
-}
-
-struct Collector {
-    count: usize,
-}
-
-impl Visitor for Collector {
-    type Tags = Tags;
-    type Movetext = Movetext;
-    type Output = PgnGame;
-
-    fn begin_tags(&mut self) -> ControlFlow<PgnGame, Tags> {
-        self.count += 1;
-        ControlFlow::Continue(Tags::default())
-    }
-
-    fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<PgnGame> {
-        let text = value.decode_utf8_lossy().trim().to_string();
-        match name {
-            b"FEN" => tags.fen = Some(text),
-            b"Variant" => {
-                let v = text.to_ascii_lowercase();
-                tags.chess960 = v.contains("960") || v.contains("fischer");
-            }
-            b"Result" => tags.result = Some(text),
-            _ => {}
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<PgnGame, Movetext> {
-        let mode = if tags.chess960 {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::Standard
-        };
-        let mut error = None;
-        let pos = match &tags.fen {
-            None => Some(Chess::default()),
-            Some(fen) => match fen
-                .parse::<Fen>()
-                .map_err(|e| e.to_string())
-                .and_then(|f| f.into_position::<Chess>(mode).map_err(|e| e.to_string()))
-            {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    error = Some(format!("invalid FEN {fen:?}: {e}"));
-                    None
-                }
-            },
-        };
-        ControlFlow::Continue(Movetext {
-            game: PgnGame {
-                index: self.count,
-                fen: tags.fen,
-                chess960: tags.chess960,
-                moves_uci: Vec::new(),
-                result: tags.result,
-                error,
-            },
-            pos,
-            mode,
-        })
-    }
-
-    fn san(&mut self, m: &mut Movetext, san_plus: SanPlus) -> ControlFlow<PgnGame> {
-        let Some(pos) = m.pos.as_mut() else {
-            return ControlFlow::Continue(());
-        };
-        match san_plus.san.to_move(pos) {
-            Ok(mv) => {
-                m.game
-                    .moves_uci
-                    .push(UciMove::from_move(mv, m.mode).to_string());
-                pos.play_unchecked(mv);
-            }
-            Err(e) => {
-                m.game.error = Some(format!(
-                    "move {} ({san_plus}) cannot be played: {e}",
-                    m.game.moves_uci.len() + 1
-                ));
-                m.pos = None;
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn outcome(&mut self, m: &mut Movetext, outcome: Outcome) -> ControlFlow<PgnGame> {
-        m.game.result = Some(outcome.to_string());
-        ControlFlow::Continue(())
-    }
-
-    fn end_game(&mut self, m: Movetext) -> PgnGame {
-        m.game
-    }
-}
-
 /// Reads every game of a PGN text. Games with an unreadable move keep the moves before it
-/// and say why in [`PgnGame::error`].
+/// and say why in [`PgnGame::error`]; the games after it are read on.
 pub fn read_games(pgn: &[u8]) -> io::Result<Vec<PgnGame>> {
-    let mut reader = Reader::new(pgn);
-    let mut collector = Collector { count: 0 };
-    let mut games = Vec::new();
-    while let Some(game) = reader.read_game(&mut collector)? {
-        games.push(game);
+    Ok(games(&text_of(pgn))
+        .zip(1..)
+        .map(|(game, index)| PgnGame {
+            index,
+            fen: game.record.start_fen,
+            chess960: game.record.chess960,
+            moves_uci: game.record.moves.into_iter().map(|m| m.uci).collect(),
+            result: Some(game.record.result),
+            error: game.error.map(|e| e.to_string()),
+        })
+        .collect())
+}
+
+/// Game number `index` (1-based) of a PGN file, read up to that game and no further: what
+/// comes after it (a bad token, a heading between sections) does not matter. The error names
+/// the file, and the game, ply, line and token that cannot be read.
+pub fn read_record(path: &Path, index: usize) -> Result<GameRecord, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = text_of(&bytes);
+    let mut count = 0;
+    for game in games(&text).take(index) {
+        count += 1;
+        if count == index {
+            return match game.error {
+                Some(e) => Err(format!("{}: {e}", path.display())),
+                None => Ok(game.record),
+            };
+        }
     }
-    Ok(games)
+    Err(format!(
+        "{}: game {index} asked, but the file holds {count} game(s)",
+        path.display()
+    ))
+}
+
+/// Game number `index` (1-based) of a PGN file ([`read_record`]): its start position and
+/// its moves.
+pub fn read_game(path: &Path, index: usize) -> Result<(Chess, Vec<Move>), String> {
+    start_and_moves(&read_record(path, index)?)
+        .map_err(|e| format!("{} game {index}: {e}", path.display()))
+}
+
+/// A game record's start position and its moves, replayed.
+pub fn start_and_moves(record: &GameRecord) -> Result<(Chess, Vec<Move>), ReplayError> {
+    let game = record.to_game()?;
+    let moves = game.moves().iter().map(|played| played.mv).collect();
+    Ok((game.start().clone(), moves))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_asked_game_and_names_an_illegal_move() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pgn = dir.path().join("g.pgn");
+        std::fs::write(
+            &pgn,
+            "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n",
+        )
+        .expect("write");
+        let (_, moves) = read_game(&pgn, 2).expect("game 2");
+        assert_eq!(moves.len(), 2);
+        let e = read_game(&pgn, 3).expect_err("missing");
+        assert!(e.contains("holds 2 game(s)"), "{e}");
+        std::fs::write(&pgn, "[Event \"b\"]\n\n1. d4 d5\n2. Ke3 *\n").expect("write");
+        let e = read_game(&pgn, 1).expect_err("illegal");
+        assert!(e.contains("Ke3") && e.contains("line 4"), "{e}");
+    }
 
     #[test]
     fn reads_moves_castling_and_result() {

@@ -31,6 +31,9 @@
 //!   one after which every square the move changes shows its new content) to the
 //!   observation at which the recorded `Move` event was emitted, counted in observations
 //!   and in milliseconds of simulated time.
+//!
+//! One file for one concept, the score of a recogniser: the definitions above and the code
+//! that applies them are kept side by side.
 
 use std::time::Instant;
 

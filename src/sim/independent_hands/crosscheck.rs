@@ -18,6 +18,9 @@
 //! Non-exact games are also split into **lost moves** (the record is a strict prefix of the
 //! truth) and **wrong moves** (a recorded move differs from the one played, or there are
 //! more).
+//!
+//! One file for one concept, the cross-check: playing, recording, classifying and reporting a
+//! game follow the definitions above, kept with them.
 
 use std::collections::BTreeMap;
 

@@ -10,6 +10,9 @@
 //! The output is a list of [`Happening`]s at true times. Some are sensor artefacts
 //! (`ghost`): a sliding piece passing a square, a piece off-centre flickering. The sensor
 //! model turns the happenings into reports.
+//!
+//! One file for one concept, the two players' hands: lifts, carries, slides, knocks and
+//! replacements share the hands' and the pieces' state.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

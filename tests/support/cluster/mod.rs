@@ -276,8 +276,7 @@ pub fn spawn_cluster_boards(
     Vec<PathBuf>,
 ) {
     let boards =
-        touchmove::recorder::bench::spawn_boards(dir, scripts, speed, 90 * 60 * 1000, 30_000)
-            .unwrap();
+        touchmove::bench::spawn_boards(dir, scripts, speed, 90 * 60 * 1000, 30_000).unwrap();
     let ports = boards.iter().map(|b| b.path().to_path_buf()).collect();
     (boards, ports)
 }

@@ -30,26 +30,34 @@ pub fn rounds_in(out: &Path) -> Vec<u32> {
 /// Puts the games of every round of `out` other than `current` into `feed`, from their
 /// `game-K.pgn` files. Returns what could not be shown (file and why); nothing stops for it.
 pub fn show_earlier_rounds(feed: &Feed, out: &Path, current: u32) -> Vec<String> {
+    rounds_in(out)
+        .into_iter()
+        .filter(|&r| r != current)
+        .flat_map(|round| show_round(feed, out, round))
+        .collect()
+}
+
+/// Puts the games of round `round` of `out` into `feed`, from their `game-K.pgn` files.
+/// Returns what could not be shown (file and why).
+pub fn show_round(feed: &Feed, out: &Path, round: u32) -> Vec<String> {
     let mut problems = Vec::new();
-    for round in rounds_in(out).into_iter().filter(|&r| r != current) {
-        let dir = out.join(format!("round-{round}"));
-        let Ok(files) = super::layout::game_files(&dir) else {
-            continue;
-        };
-        for (board, path) in files {
-            let shown = std::fs::read(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| read_games_bytes(&bytes).map_err(|e| e.to_string()))
-                .and_then(|games| {
-                    let Some(game) = games.last() else {
-                        return Ok(());
-                    };
-                    feed.show_recorded_game(round, board, game)
-                        .map_err(|e| e.to_string())
-                });
-            if let Err(why) = shown {
-                problems.push(format!("{}: {why}", path.display()));
-            }
+    let dir = out.join(format!("round-{round}"));
+    let Ok(files) = super::layout::game_files(&dir) else {
+        return problems;
+    };
+    for (board, path) in files {
+        let shown = std::fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| read_games_bytes(&bytes).map_err(|e| e.to_string()))
+            .and_then(|games| {
+                let Some(game) = games.last() else {
+                    return Ok(());
+                };
+                feed.show_recorded_game(round, board, game)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(why) = shown {
+            problems.push(format!("{}: {why}", path.display()));
         }
     }
     problems

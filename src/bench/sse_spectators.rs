@@ -17,8 +17,8 @@ use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::{Feed, GameInfo};
 use crate::act::Event;
+use crate::server::{Feed, GameInfo};
 
 /// What the benchmark measures.
 #[derive(Debug, Clone)]
@@ -121,9 +121,14 @@ pub async fn serve_only() -> Result<(), String> {
         });
     }
     let addr: SocketAddr = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-    let server = super::serve(addr, Arc::clone(&feed), None, super::token::generate())
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = crate::server::serve(
+        addr,
+        Arc::clone(&feed),
+        None,
+        crate::server::token::generate(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     println!("listening {}", server.local_addr());
     let mut lines = BufReader::new(std::io::stdin()).lines();
     while let Some(Ok(line)) = tokio::task::block_in_place(|| lines.next()) {

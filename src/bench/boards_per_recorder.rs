@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use shakmaty::Chess;
 
-use super::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
 use crate::board::Observation;
 use crate::record::pgn::read_games;
+use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
 use crate::server::feed::Feed;
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{

@@ -13,6 +13,8 @@
 //! The figures: games whose `game-K.pgn` holds exactly the game played (its moves, the
 //! paired names, the played result, and no other game), and played boards whose result is
 //! in both players' lines of the TRF.
+//!
+//! One file for one benchmark: its plan, its rounds and its figures.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,7 +24,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::bench::{BenchDir, spawn_boards};
+use super::boards_per_recorder::{BenchDir, spawn_boards};
 use crate::board::Observation;
 use crate::event::trf::{Trf, TrfGame};
 use crate::record::pgn::read_games;
@@ -131,7 +133,7 @@ pub fn run(run: EventRun) -> Result<(), String> {
 /// Plays the rounds and measures them.
 pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
     let began = Instant::now();
-    let original = Trf::load(&run.trf).map_err(|e| e.to_string())?;
+    let original = Trf::load(&run.trf, None).map_err(|e| e.to_string())?;
     let games = std::fs::read(&run.games)
         .map_err(|e| format!("cannot read {}: {e}", run.games.display()))
         .and_then(|bytes| {
@@ -159,7 +161,7 @@ pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
             .collect();
         // The round as the arbiter exports it before it is played: no results on its boards.
         let source = if round == 1 { &run.trf } else { &work_trf };
-        let before = Trf::load(source).map_err(|e| e.to_string())?;
+        let before = Trf::load(source, None).map_err(|e| e.to_string())?;
         let blank: BTreeMap<u32, char> = played
             .iter()
             .flat_map(|g| [(g.white, ' '), (g.black, ' ')])
@@ -206,7 +208,7 @@ pub async fn measure(run: &EventRun) -> Result<EventFigures, String> {
         check_round(&out, round, &plans, &original, &work_trf, &mut figures)?;
     }
     if let Some(keep) = &run.keep {
-        super::outage_bench::keep_folder(dir.path(), keep)?;
+        super::outage::keep_folder(dir.path(), keep)?;
     }
     figures.seconds = began.elapsed().as_secs_f64();
     Ok(figures)
@@ -526,7 +528,7 @@ fn check_round(
     written: &Path,
     figures: &mut EventFigures,
 ) -> Result<(), String> {
-    let after = Trf::load(written).map_err(|e| e.to_string())?;
+    let after = Trf::load(written, None).map_err(|e| e.to_string())?;
     let code = |trf: &Trf, rank: u32| {
         trf.player(rank)
             .and_then(|p| p.rounds.get(round as usize - 1).cloned().flatten())

@@ -1,233 +1,11 @@
-//! PGN out and in.
-//!
-//! The writer follows the PGN standard's export format: the seven-tag roster in order, then the
-//! other tags, escaped strings, movetext lines under 80 columns, `{[%clk h:mm:ss]}` after each
-//! move with a known clock, and a result token equal to the Result tag.
-//!
-//! The reader replays every move and stops with the game number, ply, line and token of the
-//! first thing it cannot play. It has its own tokenizer rather than pgn-reader's, which skips
-//! tokens it cannot parse without telling (`e8Q+`, `Nf3++`, `e.p.` vanish there); FIDE
-//! scoresheet forms (`0-0`, `e8Q`, `exd6 e.p.`) are read through [`super::scoresheet`].
+//! The PGN reader. It replays every move and stops a game with the game number, ply, line and
+//! token of the first thing it cannot play. It has its own tokenizer rather than
+//! pgn-reader's, which skips tokens it cannot parse without telling (`e8Q+`, `Nf3++`, `e.p.`
+//! vanish there); FIDE scoresheet forms (`0-0`, `e8Q`, `exd6 e.p.`) are read through
+//! [`crate::record::scoresheet`].
 
-use std::fmt::Write as _;
-
-use super::{GameRecord, RecordedMove, scoresheet};
+use crate::record::{GameRecord, RecordedMove, scoresheet};
 use crate::rules::Game;
-
-/// The seven-tag roster, in export order, with the value written when a tag is unknown.
-const SEVEN_TAG_ROSTER: [(&str, &str); 7] = [
-    ("Event", "?"),
-    ("Site", "?"),
-    ("Date", "????.??.??"),
-    ("Round", "?"),
-    ("White", "?"),
-    ("Black", "?"),
-    ("Result", "*"),
-];
-
-/// Tags the writer derives from [`GameRecord`] fields, never copied from its tag list.
-const DERIVED_TAGS: [&str; 4] = ["Result", "SetUp", "FEN", "Variant"];
-
-/// Movetext lines hold fewer than 80 characters.
-const MAX_LINE: usize = 79;
-
-/// Writes one game as PGN, ending with a blank line.
-pub fn write_game(record: &GameRecord) -> String {
-    let mut out = String::new();
-    let result = result_token(&record.result);
-    for (name, unknown) in SEVEN_TAG_ROSTER {
-        let value = if name == "Result" {
-            result
-        } else {
-            record.tag(name).unwrap_or(unknown)
-        };
-        write_tag(&mut out, name, value);
-    }
-    if record.chess960 {
-        write_tag(&mut out, "Variant", "Chess960");
-    }
-    if let Some(fen) = &record.start_fen {
-        write_tag(&mut out, "SetUp", "1");
-        write_tag(&mut out, "FEN", fen);
-    }
-    for (name, value) in &record.tags {
-        let roster = SEVEN_TAG_ROSTER.iter().any(|(n, _)| n == name);
-        if !roster && !DERIVED_TAGS.contains(&name.as_str()) && is_tag_name(name) {
-            write_tag(&mut out, name, value);
-        }
-    }
-    out.push('\n');
-    let mut lines = LineWriter::default();
-    for comment in &record.initial_comments {
-        lines.push(&comment_token(comment));
-    }
-    let black_first = record
-        .start_fen
-        .as_deref()
-        .is_some_and(|fen| fen.split_whitespace().nth(1) == Some("b"));
-    let first_move_number = record
-        .start_fen
-        .as_deref()
-        .and_then(|fen| fen.split_whitespace().nth(5))
-        .and_then(|n| n.parse::<u32>().ok())
-        .unwrap_or(1)
-        .max(1);
-    let mut need_number = true;
-    for (i, mv) in record.moves.iter().enumerate() {
-        let ply = i + usize::from(black_first);
-        let number = first_move_number as usize + ply / 2;
-        if ply % 2 == 0 {
-            lines.push(&format!("{number}. {}", mv.san));
-        } else if need_number {
-            lines.push(&format!("{number}... {}", mv.san));
-        } else {
-            lines.push(&mv.san);
-        }
-        need_number = false;
-        let mut commands = String::new();
-        if let Some(ms) = mv.clock_ms {
-            let _ = write!(commands, "[%clk {}]", clock_text(ms));
-        }
-        if let Some(ms) = mv.elapsed_ms {
-            if !commands.is_empty() {
-                commands.push(' ');
-            }
-            let _ = write!(commands, "[%emt {}]", clock_text(ms));
-        }
-        if !commands.is_empty() {
-            lines.push(&comment_token(&commands));
-            need_number = true;
-        }
-        for comment in &mv.comments {
-            lines.push(&comment_token(comment));
-            need_number = true;
-        }
-    }
-    lines.push(result);
-    out.push_str(&lines.finish());
-    out.push_str("\n\n");
-    out
-}
-
-/// Writes several games, each followed by a blank line.
-pub fn write_games(records: &[GameRecord]) -> String {
-    records.iter().map(write_game).collect()
-}
-
-fn result_token(result: &str) -> &str {
-    match result {
-        "1-0" | "0-1" | "1/2-1/2" => result,
-        _ => "*",
-    }
-}
-
-fn is_tag_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn write_tag(out: &mut String, name: &str, value: &str) {
-    let mut escaped = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '\\' => escaped.push_str("\\\\"),
-            '"' => escaped.push_str("\\\""),
-            c if c.is_control() => escaped.push(' '),
-            c => escaped.push(c),
-        }
-    }
-    let _ = writeln!(out, "[{name} \"{escaped}\"]");
-}
-
-/// A comment as one movetext token; `}` cannot appear inside a PGN comment.
-fn comment_token(text: &str) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| match c {
-            '}' => ')',
-            '{' => '(',
-            c if c.is_whitespace() => ' ',
-            c => c,
-        })
-        .collect();
-    format!(
-        "{{{}}}",
-        clean.split_whitespace().collect::<Vec<_>>().join(" ")
-    )
-}
-
-/// `h:mm:ss`, with tenths, hundredths or thousandths only when the time has them.
-pub fn clock_text(ms: u64) -> String {
-    let secs = ms / 1000;
-    let mut text = format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
-    let frac = ms % 1000;
-    if frac != 0 {
-        let digits = format!("{frac:03}");
-        text.push('.');
-        text.push_str(digits.trim_end_matches('0'));
-    }
-    text
-}
-
-/// Reads `h:mm:ss`, `hh:mm:ss` or `mm:ss`, with optional fractional seconds, as milliseconds.
-/// `None` for anything else, including a time too large to count in milliseconds (the
-/// comment is then kept as text, not read as a clock).
-pub fn parse_clock(text: &str) -> Option<u64> {
-    let mut parts = text.trim().rsplit(':');
-    let seconds = parts.next()?;
-    let (whole, frac) = seconds.split_once('.').unwrap_or((seconds, ""));
-    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut ms = digits(whole)?
-        .checked_mul(1000)?
-        .checked_add(format!("{frac:0<3}").parse::<u64>().ok()?)?;
-    for unit in [60_000u64, 3_600_000] {
-        match parts.next() {
-            Some(part) => ms = ms.checked_add(digits(part)?.checked_mul(unit)?)?,
-            None => return Some(ms),
-        }
-    }
-    parts.next().is_none().then_some(ms)
-}
-
-fn digits(text: &str) -> Option<u64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
-/// Fills lines of movetext, breaking between tokens (and inside over-long comments).
-#[derive(Default)]
-struct LineWriter {
-    done: String,
-    line: String,
-}
-
-impl LineWriter {
-    fn push(&mut self, token: &str) {
-        if token.len() > MAX_LINE {
-            for word in token.split(' ') {
-                self.push(word);
-            }
-            return;
-        }
-        if !self.line.is_empty() && self.line.len() + 1 + token.len() > MAX_LINE {
-            self.done.push_str(&self.line);
-            self.done.push('\n');
-            self.line.clear();
-        }
-        if !self.line.is_empty() {
-            self.line.push(' ');
-        }
-        self.line.push_str(token);
-    }
-
-    fn finish(mut self) -> String {
-        self.done.push_str(&self.line);
-        self.done
-    }
-}
 
 /// Why a PGN text could not be read: the game (1-based), the ply the reader was at (1-based:
 /// the ply the bad token would have been), the line, the token and the reason.
@@ -246,30 +24,88 @@ pub struct PgnError {
     pub reason: String,
 }
 
-/// Reads every game of a PGN text, replaying every move.
-pub fn read_games(text: &str) -> Result<Vec<GameRecord>, PgnError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut reader = Reader {
-        text,
-        pos: 0,
-        line: 1,
-        game_no: 0,
-    };
-    let mut games = Vec::new();
-    while let Some(game) = reader.next_game()? {
-        games.push(game);
-    }
-    Ok(games)
+/// One game as the reader found it: its record up to the first thing it could not read
+/// (tags, the moves before it, comments), and that thing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadGame {
+    /// What was read.
+    pub record: GameRecord,
+    /// Why reading stopped short, if it did.
+    pub error: Option<PgnError>,
 }
 
-/// Reads every game of PGN bytes: a UTF-8 byte-order mark is skipped, and text that is not
-/// UTF-8 is read as ISO-8859-1 (the PGN standard's encoding).
-pub fn read_games_bytes(bytes: &[u8]) -> Result<Vec<GameRecord>, PgnError> {
+/// The games of a PGN text one by one, each read as far as it can be, in file order: a game
+/// with something the reader cannot play ends there with its error, and the reader goes on
+/// with the next game. Nothing is read ahead, so a caller that wants one game never reads
+/// the games after it.
+pub struct Games<'a> {
+    reader: Reader<'a>,
+}
+
+/// The games of `text` (see [`Games`]); a UTF-8 byte-order mark is skipped.
+pub fn games(text: &str) -> Games<'_> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    Games {
+        reader: Reader {
+            text,
+            pos: 0,
+            line: 1,
+            game_no: 0,
+            in_tags: false,
+        },
+    }
+}
+
+impl Iterator for Games<'_> {
+    type Item = ReadGame;
+
+    fn next(&mut self) -> Option<ReadGame> {
+        let mut record = GameRecord::default();
+        match self.reader.next_game(&mut record) {
+            Ok(false) => None,
+            Ok(true) => Some(ReadGame {
+                record,
+                error: None,
+            }),
+            Err(error) => {
+                self.reader.skip_to_next_game();
+                Some(ReadGame {
+                    record,
+                    error: Some(error),
+                })
+            }
+        }
+    }
+}
+
+/// Reads every game of a PGN text, replaying every move; the first thing that cannot be
+/// read is the error.
+pub fn read_games(text: &str) -> Result<Vec<GameRecord>, PgnError> {
+    games(text)
+        .map(|game| match game.error {
+            Some(error) => Err(error),
+            None => Ok(game.record),
+        })
+        .collect()
+}
+
+/// PGN bytes as text: a UTF-8 byte-order mark is skipped, and text that is not UTF-8 is read
+/// as ISO-8859-1 (the PGN standard's encoding).
+pub fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
-        Ok(text) => read_games(text),
-        Err(_) => read_games(&bytes.iter().map(|&b| char::from(b)).collect::<String>()),
+        Ok(text) => text.into(),
+        Err(_) => bytes
+            .iter()
+            .map(|&b| char::from(b))
+            .collect::<String>()
+            .into(),
     }
+}
+
+/// Reads every game of PGN bytes ([`text_of`], then [`read_games`]).
+pub fn read_games_bytes(bytes: &[u8]) -> Result<Vec<GameRecord>, PgnError> {
+    read_games(&text_of(bytes))
 }
 
 /// Chess960 in the spellings tools write in the Variant tag.
@@ -290,6 +126,8 @@ struct Reader<'a> {
     pos: usize,
     line: usize,
     game_no: usize,
+    /// Reading a game's tags (not its movetext).
+    in_tags: bool,
 }
 
 /// A movetext token and what it is.
@@ -350,12 +188,15 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn next_game(&mut self) -> Result<Option<GameRecord>, PgnError> {
+    /// Reads the next game into `record`; false when the text has no more. On an error,
+    /// `record` holds what was read before it.
+    fn next_game(&mut self, record: &mut GameRecord) -> Result<bool, PgnError> {
         self.skip_space();
         if self.peek().is_none() {
-            return Ok(None);
+            return Ok(false);
         }
         self.game_no += 1;
+        self.in_tags = true;
         let mut tags: Vec<(String, String)> = Vec::new();
         while self.peek() == Some('[') {
             let (name, value) = self.tag()?;
@@ -365,7 +206,7 @@ impl<'a> Reader<'a> {
             tags.push((name, value));
             self.skip_space();
         }
-        let mut record = GameRecord::default();
+        self.in_tags = false;
         let mut result_tag = None;
         for (name, value) in tags {
             match name.as_str() {
@@ -384,6 +225,7 @@ impl<'a> Reader<'a> {
                 _ => record.tags.push((name, value)),
             }
         }
+        record.result = result_tag.clone().unwrap_or_else(|| "*".to_string());
         let mut game = match &record.start_fen {
             Some(fen) => Game::from_fen(fen, record.chess960)
                 .map_err(|e| self.error(0, fen, format!("bad FEN tag: {e}")))?,
@@ -433,7 +275,22 @@ impl<'a> Reader<'a> {
             (None, Some(tag)) => tag,
             (None, None) => "*".to_string(),
         };
-        Ok(Some(record))
+        Ok(true)
+    }
+
+    /// After an error, moves on to the start of the next game: past the rest of the tags
+    /// when it was in them, then to the next line that opens a tag.
+    fn skip_to_next_game(&mut self) {
+        self.skip_line();
+        if self.in_tags {
+            while self.peek() == Some('[') {
+                self.skip_line();
+            }
+            self.in_tags = false;
+        }
+        while self.peek().is_some_and(|c| c != '[') {
+            self.skip_line();
+        }
     }
 
     /// Plays one movetext word (a move, perhaps with its number), or skips a move number.
@@ -660,4 +517,33 @@ fn clock_commands(text: &str) -> (Option<u64>, Option<u64>, Option<String>) {
     rest.push_str(remaining);
     let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
     (clock, elapsed, (!rest.is_empty()).then_some(rest))
+}
+
+/// Reads `h:mm:ss`, `hh:mm:ss` or `mm:ss`, with optional fractional seconds, as milliseconds.
+/// `None` for anything else, including a time too large to count in milliseconds (the
+/// comment is then kept as text, not read as a clock).
+pub fn parse_clock(text: &str) -> Option<u64> {
+    let mut parts = text.trim().rsplit(':');
+    let seconds = parts.next()?;
+    let (whole, frac) = seconds.split_once('.').unwrap_or((seconds, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut ms = digits(whole)?
+        .checked_mul(1000)?
+        .checked_add(format!("{frac:0<3}").parse::<u64>().ok()?)?;
+    for unit in [60_000u64, 3_600_000] {
+        match parts.next() {
+            Some(part) => ms = ms.checked_add(digits(part)?.checked_mul(unit)?)?,
+            None => return Some(ms),
+        }
+    }
+    parts.next().is_none().then_some(ms)
+}
+
+fn digits(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }

@@ -2,17 +2,19 @@
 //!
 //! The command line, the demo and the arbiter's "Start round N+1" all describe the event the
 //! same way, with an [`EventSpec`]: the event file, what the command line changes in it, the
-//! boards it adds and the pairings file. [`EventSpec::boards`] gives the event's boards before
-//! any pairings; [`EventSpec::round`] puts round N's players on them, reading the pairings file
-//! again (the pairing program has written the new round into it).
+//! boards it adds and the pairings file. [`EventSpec::read`] reads the event file, once, and
+//! gives the event's boards before any pairings; [`EventSpec::round`] puts round N's players on
+//! them, reading the pairings file again (the pairing program has written the new round into
+//! it).
 
 use std::path::{Path, PathBuf};
 
 use super::bounds::{check_board, check_round};
-use super::config::{BoardConfig, BoardOrigins, BoardSource, EventConfig, check_time_control};
+use super::config::{BoardConfig, BoardSource, EventConfig, check_time_control};
+use super::file::EventFile;
 use super::pairings::{self, RoundPairings};
-use super::pegasus_key;
 use super::player::Player;
+use super::trf::Encoding;
 use crate::board::kind::BoardKind;
 use crate::board::leds::LedMode;
 use crate::wire::gatt::check_ble_port;
@@ -42,6 +44,8 @@ pub struct EventSpec {
     /// The DGT Pegasus developer key over the file's `pegasus_key`: its six bytes in hex, or
     /// a file holding them (relative to the working directory).
     pub pegasus_key: Option<String>,
+    /// The encoding of a TRF of pairings over the file's `encoding`; `None`: guessed.
+    pub encoding: Option<Encoding>,
 }
 
 /// A round ready to be recorded: its boards with their players, and what the arbiter should
@@ -65,15 +69,17 @@ impl EventSpec {
         }
     }
 
-    /// The event's boards before any pairings, with where each was configured. The round is
-    /// the first one to open.
-    pub fn boards(&self) -> Result<(EventConfig, BoardOrigins), String> {
-        let (mut config, mut origins) = match &self.file {
-            Some(path) => EventConfig::load_located(path).map_err(|e| e.to_string())?,
-            None => (self.given.clone(), BoardOrigins::new()),
+    /// Reads the event file (once) and puts the command line over it: the event's boards
+    /// before any pairings, with where each was configured, the round to open first, the
+    /// Pegasus key and the TRF's encoding.
+    pub fn read(&self) -> Result<EventFile, String> {
+        let mut event = match &self.file {
+            Some(path) => EventFile::load(path).map_err(|e| e.to_string())?,
+            None => EventFile::of(self.given.clone()),
         };
-        if let Some(event) = &self.event {
-            config.event = event.clone();
+        let config = &mut event.config;
+        if let Some(name) = &self.event {
+            config.event = name.clone();
         }
         if let Some(round) = self.round {
             config.round = check_round(i64::from(round)).map_err(|e| format!("--round: {e}"))?;
@@ -83,56 +89,30 @@ impl EventSpec {
             config.time_control = Some(tc.clone());
         }
         for given in &self.ports {
-            let port = format!("--port {}", given.display());
-            let (kind, path) = port_of_kind(given)?;
-            let source = BoardSource::Port(path.clone());
-            if let Some(b) = config.boards.iter().find(|b| b.source == source) {
-                return Err(format!(
-                    "port {} is given twice (board {} already uses it); two boards cannot share \
-                     a port",
-                    path.display(),
-                    b.number
-                ));
-            }
-            if let Some(b) = config
-                .boards
-                .iter_mut()
-                .find(|b| b.source == BoardSource::Auto)
-            {
-                b.source = source;
-                b.kind = kind;
-                origins.insert(b.number, port);
-                continue;
-            }
-            let number = next_board_number(&config).map_err(|e| format!("{port}: {e}"))?;
-            let mut board = unpaired_board(number, source);
-            board.kind = kind;
-            board.leds = config.leds;
-            config.boards.push(board);
-            origins.insert(number, port);
+            add_port(&mut event, given)?;
         }
-        Ok((config, origins))
-    }
-
-    /// The DGT Pegasus developer key: the command line's, else the event file's (`None`
-    /// when neither names one).
-    pub fn pegasus_key(&self) -> Result<Option<DeveloperKey>, String> {
         if let Some(given) = &self.pegasus_key {
-            return pegasus_key::read_key(given, Path::new("."))
-                .map(Some)
-                .map_err(|e| format!("--pegasus-key: {e}"));
+            let key = DeveloperKey::read(given, Path::new("."))
+                .map_err(|e| format!("--pegasus-key: {e}"))?;
+            event.pegasus_key = Some(key);
         }
-        match &self.file {
-            Some(path) => pegasus_key::key_in_event_file(path).map_err(|e| e.to_string()),
-            None => Ok(None),
+        if self.encoding.is_some() {
+            event.encoding = self.encoding;
         }
+        Ok(event)
     }
 
-    /// Round `round` on `boards` (from [`EventSpec::boards`], with any detected boards): the
-    /// players from the pairings file when there is one, else those of the event file or the
-    /// demo for its first round and unknown players for later rounds. A pairings file without
-    /// that round, or unreadable, is an error: recording the wrong round helps nobody.
-    pub fn round(&self, boards: &EventConfig, round: u32) -> Result<RoundPlan, String> {
+    /// Round `round` on `boards` (from [`EventSpec::read`], with any detected boards): the
+    /// players from the pairings file when there is one (a TRF read in `encoding`, or
+    /// guessing it), else those of the event file or the demo for its first round and unknown
+    /// players for later rounds. A pairings file without that round, or unreadable, is an
+    /// error: recording the wrong round helps nobody.
+    pub fn round(
+        &self,
+        boards: &EventConfig,
+        round: u32,
+        encoding: Option<Encoding>,
+    ) -> Result<RoundPlan, String> {
         let mut config = boards.clone();
         config.round = check_round(i64::from(round))?;
         if round != boards.round {
@@ -147,7 +127,7 @@ impl EventSpec {
             problems: Vec::new(),
         };
         if let Some(path) = &self.pairings {
-            let loaded = pairings::load_round(path, round).map_err(|e| e.to_string())?;
+            let loaded = pairings::load_round(path, round, encoding).map_err(|e| e.to_string())?;
             plan.notes.extend(loaded.notes.iter().cloned());
             plan.problems = place_pairings(&mut plan.config, &loaded);
         }
@@ -159,6 +139,38 @@ impl EventSpec {
         }
         Ok(plan)
     }
+}
+
+/// Adds the board of a `--port` value (taking an `auto` board of the file when there is one).
+fn add_port(event: &mut EventFile, given: &Path) -> Result<(), String> {
+    let port = format!("--port {}", given.display());
+    let (kind, path) = port_of_kind(given)?;
+    let source = BoardSource::Port(path.clone());
+    let config = &mut event.config;
+    if let Some(b) = config.boards.iter().find(|b| b.source == source) {
+        return Err(format!(
+            "port {} is given twice (board {} already uses it); two boards cannot share a port",
+            path.display(),
+            b.number
+        ));
+    }
+    if let Some(b) = config
+        .boards
+        .iter_mut()
+        .find(|b| b.source == BoardSource::Auto)
+    {
+        b.source = source;
+        b.kind = kind;
+        event.origins.insert(b.number, port);
+        return Ok(());
+    }
+    let number = next_board_number(config).map_err(|e| format!("{port}: {e}"))?;
+    let mut board = unpaired_board(number, source);
+    board.kind = kind;
+    board.leds = config.leds;
+    config.boards.push(board);
+    event.origins.insert(number, port);
+    Ok(())
 }
 
 /// A board with unknown players.
@@ -244,7 +256,9 @@ mod tests {
 
     #[test]
     fn ports_become_numbered_boards() {
-        let (c, origins) = ports(&["/dev/a", "/dev/b"]).boards().unwrap();
+        let EventFile {
+            config: c, origins, ..
+        } = ports(&["/dev/a", "/dev/b"]).read().unwrap();
         assert_eq!(origins[&2], "--port /dev/b");
         assert_eq!(c.round, 4);
         assert_eq!(c.boards.len(), 2);
@@ -254,9 +268,9 @@ mod tests {
 
     #[test]
     fn a_bluetooth_le_port_keeps_its_address_and_needs_a_kind_that_speaks_ble() {
-        let given = ports(&["pegasus:ble:C4:DE:E2:01:02:0F"]).boards();
+        let given = ports(&["pegasus:ble:C4:DE:E2:01:02:0F"]).read();
         if cfg!(feature = "ble") {
-            let (c, _) = given.unwrap();
+            let c = given.unwrap().config;
             assert_eq!(c.boards[0].kind, BoardKind::Pegasus);
             assert_eq!(
                 c.boards[0].source,
@@ -266,21 +280,21 @@ mod tests {
             let e = given.unwrap_err();
             assert!(e.contains("--features ble"), "{e}");
         }
-        let e = ports(&["ble:C4:DE:E2:01:02:0F"]).boards().unwrap_err();
+        let e = ports(&["ble:C4:DE:E2:01:02:0F"]).read().unwrap_err();
         assert!(e.contains("--port pegasus:ble:C4:DE:E2:01:02:0F"), "{e}");
-        let e = ports(&["dgt:ble:C4:DE:E2:01:02:0F"]).boards().unwrap_err();
+        let e = ports(&["dgt:ble:C4:DE:E2:01:02:0F"]).read().unwrap_err();
         assert!(e.contains("no Bluetooth LE link"), "{e}");
     }
 
     #[test]
     fn one_port_twice_and_a_bad_time_control_are_refused() {
-        let e = ports(&["/dev/a", "/dev/a"]).boards().unwrap_err();
+        let e = ports(&["/dev/a", "/dev/a"]).read().unwrap_err();
         assert!(e.contains("two boards cannot share a port"), "{e}");
         let spec = EventSpec {
             time_control: Some("40/".into()),
             ..EventSpec::default()
         };
-        assert!(spec.boards().unwrap_err().contains("--time-control"));
+        assert!(spec.read().unwrap_err().contains("--time-control"));
     }
 
     #[test]
@@ -290,12 +304,12 @@ mod tests {
         std::fs::write(&csv, "round,board,white,black\n2,1,A,B\n2,3,C,D\n").unwrap();
         let mut spec = ports(&["/dev/a", "/dev/b"]);
         spec.round = Some(1);
-        let (mut boards, _) = spec.boards().unwrap();
+        let mut boards = spec.read().unwrap().config;
         boards.boards[1].white = Player::named("Kept in round 1");
-        let first = spec.round(&boards, 1).unwrap();
+        let first = spec.round(&boards, 1, None).unwrap();
         assert_eq!(first.config.boards[1].white.name, "Kept in round 1");
         spec.pairings = Some(csv);
-        let second = spec.round(&boards, 2).unwrap();
+        let second = spec.round(&boards, 2, None).unwrap();
         assert_eq!(second.config.round, 2);
         assert_eq!(second.config.boards[0].white.name, "A");
         assert_eq!(second.config.boards[1].white.name, "?");
@@ -306,7 +320,7 @@ mod tests {
             second.problems
         );
         let e = EventSpec::default()
-            .round(&EventConfig::default(), 1)
+            .round(&EventConfig::default(), 1, None)
             .unwrap_err();
         assert!(e.contains("no boards to record in round 1"), "{e}");
     }

@@ -12,19 +12,27 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::api::{ask_recorder, error, refusal};
-use super::{NextRoundAsk, Shared};
+use super::api::{ask_recorder, error};
+use super::desk::refusal;
+use super::{Desk, NextRoundAsk, Public};
 
 /// How long "next round" waits for the recorder to say whether the next round can start.
 const NEXT_ROUND_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `GET /api/current`: `{"round": N, "rounds": [1, 2, …]}` (`round` is null before any game).
-pub(super) async fn current(State(state): State<Shared>) -> Response {
-    Json(json!({
-        "round": state.feed.current_round(),
-        "rounds": state.feed.rounds(),
-    }))
-    .into_response()
+/// `GET /api/current`: `{"round": N, "rounds": [1, 2, …]}` (`round` is null before any
+/// game), with `"delay_ms"` when the round is broadcast with a delay.
+pub(super) async fn current(State(state): State<Public>) -> Response {
+    let feed = state.view.feed();
+    let round = feed.current_round();
+    let mut body = json!({
+        "round": round,
+        "rounds": feed.rounds(),
+    });
+    let delay = round.map_or(Duration::ZERO, |r| state.view.delay(r));
+    if !delay.is_zero() {
+        body["delay_ms"] = json!(delay.as_millis() as u64);
+    }
+    Json(body).into_response()
 }
 
 /// What the desk sends with "next round".
@@ -40,7 +48,7 @@ struct NextRoundBody {
 /// by themselves. A request naming a round that is no longer open is refused (409), so a
 /// request sent again after a lost answer never starts a second round.
 pub(super) async fn next_round(
-    State(state): State<Shared>,
+    State(state): State<Desk>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {

@@ -12,12 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::broadcast::Broadcast;
-use super::forwarder::{Forwarder, journal_epoch};
-use super::{ClusterSettings, Credentials};
-use crate::recorder::bench::{
+use super::boards_per_recorder::{
     blitz_scripts, event_for_ports, percentile, resident_bytes, spawn_boards,
 };
+use crate::cluster::broadcast::Broadcast;
+use crate::cluster::forwarder::{Forwarder, journal_epoch};
+use crate::cluster::{ClusterSettings, Credentials};
 use crate::recorder::{Recorder, RunOptions};
 use crate::server::feed::{Feed, Scope};
 
@@ -203,7 +203,7 @@ pub async fn measure(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let warmup_s = warming.elapsed().as_secs_f64();
-    let window_opened_ms = super::unix_ms();
+    let window_opened_ms = crate::cluster::unix_ms();
     let started = std::time::Instant::now();
     let cpu_before = cpu_ticks(None) + cpu_ticks(Some(server.child.id()));
     let messages_before: u64 = nodes.iter().map(|n| n.stats().messages).sum();
@@ -239,7 +239,7 @@ pub async fn measure(
         if event.kind != "move" {
             continue;
         }
-        let now = super::unix_ms();
+        let now = crate::cluster::unix_ms();
         let Ok(json) = serde_json::from_str::<serde_json::Value>(&event.json) else {
             continue;
         };

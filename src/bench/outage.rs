@@ -7,6 +7,8 @@
 //! that stopped short, with the boards' EEPROM move logs on or off; and how the games without
 //! a log came through: held, with an order alert, taken up from the board's position, wrong
 //! without an alert, recorded live to their end.
+//!
+//! One file for one benchmark: its plan, its run and its figures.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,15 +17,15 @@ use std::time::Duration;
 use serde::Serialize;
 use shakmaty::Position;
 
-use super::bench::{
+use super::boards_per_recorder::{
     BenchDir, BoardMake, ScriptGame, event_for_ports, fixture_games, plain_timeline,
     spawn_boards_with_log,
 };
-use super::{Recorder, RecorderHandle, RunOptions};
 use crate::act::{Event, GapAccount, Severity};
 use crate::board::{Observation, ObservationKind};
 use crate::record::GameRecord;
 use crate::record::pgn::{read_games, read_games_bytes};
+use crate::recorder::{Recorder, RecorderHandle, RunOptions};
 use crate::server::feed::{Feed, Scope};
 use crate::sim::hands::score::game_seed;
 use crate::sim::hands::{ExpectedAlert, Noise, simulate_game};
@@ -599,7 +601,7 @@ pub fn covered_by_order_marks(file: &GameRecord, orders: &[OrderAlert], played: 
         let marked = file.moves.get(to.saturating_sub(1)).is_some_and(|m| {
             m.comments
                 .iter()
-                .any(|c| c.contains(super::pipeline::ORDER_NOT_OBSERVED))
+                .any(|c| c.contains(crate::recorder::pipeline::ORDER_NOT_OBSERVED))
         });
         let Some(truth) = played.get(from..to) else {
             continue;
