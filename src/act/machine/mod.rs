@@ -185,6 +185,9 @@ pub struct Machine {
     /// The time of the last report after which the board, differing from the game, was
     /// told to have stood unchanged (see [`lost_updates::STILL_DIFFERING_MS`]).
     still_told: Option<Millis>,
+    /// Since when the board has differed from the game without a break, and whether that
+    /// was told (see [`lost_updates::STILL_DIFFERING_MS`]).
+    differing_since: Option<(Millis, bool)>,
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
@@ -296,6 +299,7 @@ impl Machine {
             outage: None,
             lifted_last: false,
             still_told: None,
+            differing_since: None,
             longer_last_told: None,
             signalled: None,
             link_gap: None,
