@@ -8,9 +8,9 @@ use std::path::Path;
 
 use shakmaty::{Board, Color, Move, Piece, Position};
 use touchmove::act::{Event, Machine, MachineConfig, Severity};
+use touchmove::bench::recognition::simulate_on_board;
 use touchmove::board::kind::BoardKind;
 use touchmove::board::{Millis, Observation, ObservationKind, Snapshot};
-use touchmove::bench::recognition::simulate_on_board;
 use touchmove::rules::Game;
 use touchmove::sim::hands::pgn_games::read_games;
 use touchmove::sim::hands::score::{self, Feed};
