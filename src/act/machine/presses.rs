@@ -816,9 +816,10 @@ mod tests {
     }
 
     /// Blitz on a DGT board, each press made after the opponent replied: White presses for
-    /// 1. e4 with the knight of his next move in the hand. The press completes e4, his open
-    /// move; read as the knight's move's, it left his next press without a move, an unearned
-    /// 7.5.3 penalty (issue 57, `touchmove simulate --seed 108 --boards 6 --faults 4`).
+    /// his first move, e4, with the knight of his next move in the hand. The press completes
+    /// e4, his open move. Read as the knight's move's, it left his next press without a
+    /// move: an unearned 7.5.3 penalty (issue 57: `touchmove simulate --seed 108 --boards 6
+    /// --faults 4`).
     #[test]
     fn a_late_press_with_the_next_piece_in_the_hand_completes_the_open_move() {
         let mut machine = Machine::new(MachineConfig::default());
