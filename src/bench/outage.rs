@@ -21,14 +21,14 @@ use super::boards_per_recorder::{
     BenchDir, BoardMake, ScriptGame, event_for_ports, fixture_games, plain_timeline,
     spawn_boards_with_log,
 };
-use crate::act::{Event, GapAccount};
+use crate::act::{Event, GapAccount, Severity};
 use crate::board::{Observation, ObservationKind};
 use crate::record::GameRecord;
-use crate::record::pgn::read_games;
+use crate::record::pgn::{read_games, read_games_bytes};
 use crate::recorder::{Recorder, RecorderHandle, RunOptions};
 use crate::server::feed::{Feed, Scope};
 use crate::sim::hands::score::game_seed;
-use crate::sim::hands::{Noise, simulate_game};
+use crate::sim::hands::{ExpectedAlert, Noise, simulate_game};
 use crate::sim::independent_hands::{self, Roughness};
 use crate::sim::virtual_board::timeline::Pace;
 use crate::sim::virtual_board::{ResumeMode, VirtualBoard};
@@ -55,6 +55,9 @@ pub struct OutageRun {
     pub keep: Option<PathBuf>,
     /// What the boards are like when plugged in again.
     pub resume: ResumeMode,
+    /// A PGN file whose first games (from the standard start) the boards play instead of the
+    /// fixture games: games the tests have not seen.
+    pub pgn: Option<PathBuf>,
 }
 
 /// Who plays the outage's games on the boards.
@@ -120,6 +123,10 @@ pub struct OutageFigures {
     pub wrong_without_alert: usize,
     /// Games whose record reaches the position the game ended in (recorded live to its end).
     pub games_live_to_end: usize,
+    /// Penalties proposed (7.5.5, not withdrawn) beyond the illegal moves and presses without
+    /// a move the hands made on purpose, summed over the boards: a penalty for what the
+    /// recorder did not see.
+    pub unearned_penalties: usize,
     /// Each game's outcome.
     pub games: Vec<GameOutcome>,
 }
@@ -152,8 +159,18 @@ pub fn run_modes(run: OutageRun, modes: &[ResumeMode]) -> Result<(), String> {
 /// The figures of several runs, one line per resume mode.
 fn table(rows: &[OutageFigures]) -> String {
     let mut text = format!(
-        "{:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "resume", "log", "boards", "exact", "wrong", "short", "alert", "takeup", "silent", "live"
+        "{:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "resume",
+        "log",
+        "boards",
+        "exact",
+        "wrong",
+        "short",
+        "alert",
+        "takeup",
+        "silent",
+        "live",
+        "penalty"
     );
     for f in rows {
         let mode = serde_json::to_value(f.resume)
@@ -161,7 +178,7 @@ fn table(rows: &[OutageFigures]) -> String {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         text.push_str(&format!(
-            "\n{:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "\n{:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
             mode,
             if f.eeprom_log { "on" } else { "off" },
             f.boards,
@@ -172,6 +189,7 @@ fn table(rows: &[OutageFigures]) -> String {
             f.games_taken_up,
             f.wrong_without_alert,
             f.games_live_to_end,
+            f.unearned_penalties,
         ));
     }
     text
@@ -181,6 +199,9 @@ fn table(rows: &[OutageFigures]) -> String {
 pub struct OutagePlan {
     /// The game each board plays: the moves its hands made.
     pub games: Vec<ScriptGame>,
+    /// The penalties each board's hands earned: illegal moves completed and presses without
+    /// a move they made on purpose.
+    pub earned_penalties: Vec<usize>,
     /// The observations each board makes.
     pub scripts: Vec<Vec<Observation>>,
     /// Game time of the outage: 1.2 s after a clock press a third of the way into the first game.
@@ -198,17 +219,28 @@ impl OutagePlan {
     /// The fixture games, cycled over `boards` boards, played by `hands` (board K's hands
     /// seeded from `seed` and K, as the recognition benches seed game K).
     pub fn played_by(boards: usize, hands: Hands, seed: u64) -> Result<Self, String> {
-        let fixtures: Vec<ScriptGame> = fixture_games().into_iter().cycle().take(boards).collect();
+        Self::of_games(fixture_games(), boards, hands, seed)
+    }
+
+    /// [`OutagePlan::played_by`] with `games` instead of the fixture games.
+    pub fn of_games(
+        games: Vec<ScriptGame>,
+        boards: usize,
+        hands: Hands,
+        seed: u64,
+    ) -> Result<Self, String> {
+        let fixtures: Vec<ScriptGame> = games.into_iter().cycle().take(boards).collect();
         if fixtures.is_empty() {
-            return Err("no fixture games".to_string());
+            return Err("no games to play".to_string());
         }
-        let (games, scripts): (Vec<_>, Vec<_>) = fixtures
+        let played = fixtures
             .iter()
             .enumerate()
             .map(|(k, game)| play(game, hands, game_seed(seed, k + 1)))
-            .collect::<Result<Vec<_>, String>>()?
-            .into_iter()
-            .unzip();
+            .collect::<Result<Vec<_>, String>>()?;
+        let earned_penalties = played.iter().map(|p| p.earned_penalties).collect();
+        let (games, scripts): (Vec<_>, Vec<_>) =
+            played.into_iter().map(|p| (p.game, p.script)).unzip();
         let presses = clock_presses(&scripts[0]);
         let outage_at_ms = presses.get(presses.len() / 3).copied().unwrap_or(0) + 1200;
         let end_ms = scripts
@@ -218,6 +250,7 @@ impl OutagePlan {
             .unwrap_or(0);
         Ok(Self {
             games,
+            earned_penalties,
             scripts,
             outage_at_ms,
             end_ms,
@@ -225,12 +258,19 @@ impl OutagePlan {
     }
 }
 
-/// `game` played by `hands`: the moves they made, and what the board sees.
-fn play(
-    game: &ScriptGame,
-    hands: Hands,
-    seed: u64,
-) -> Result<(ScriptGame, Vec<Observation>), String> {
+/// A game as one board's hands play it.
+struct Played {
+    /// The moves they made.
+    game: ScriptGame,
+    /// What the board sees.
+    script: Vec<Observation>,
+    /// The penalties they earned on purpose (completed illegal moves, presses without a
+    /// move, unexchanged promotions); the independent hands and plain moves make none.
+    earned_penalties: usize,
+}
+
+/// `game` played by `hands`.
+fn play(game: &ScriptGame, hands: Hands, seed: u64) -> Result<Played, String> {
     let own = |noise| {
         let sim = simulate_game(
             None,
@@ -240,34 +280,42 @@ fn play(
             noise,
             seed,
         );
+        let earned = sim
+            .injected
+            .iter()
+            .filter(|i| matches!(&i.expected, ExpectedAlert::Required(a) if a.starts_with("7.5")))
+            .count();
         match sim.error {
             Some(e) => Err(format!("the hands cannot play a fixture game: {e}")),
-            None => Ok((sim.moves_uci, sim.observations)),
+            None => Ok((sim.moves_uci, sim.observations, earned)),
         }
     };
     let independent = |roughness| {
         independent_hands::simulate(None, false, &game.moves_uci, seed, roughness)
-            .map(|sim| (sim.moves_uci, sim.observations))
+            .map(|sim| (sim.moves_uci, sim.observations, 0))
             .map_err(|e| format!("the hands cannot play a fixture game: {e}"))
     };
-    let (moves_uci, script) = match hands {
+    let (moves_uci, script, earned_penalties) = match hands {
         Hands::Plain => {
             let pace = Pace {
                 think_ms: 3000,
                 step_ms: 150,
             };
-            (game.moves_uci.clone(), plain_timeline(game, pace))
+            (game.moves_uci.clone(), plain_timeline(game, pace), 0)
         }
         Hands::Clean => own(Noise::Clean)?,
         Hands::Realistic => own(Noise::Realistic)?,
         Hands::Calm => independent(Roughness::Calm)?,
         Hands::Rough => independent(Roughness::Rough)?,
     };
-    let played = ScriptGame {
-        moves_uci,
-        result: game.result.clone(),
-    };
-    Ok((played, script))
+    Ok(Played {
+        game: ScriptGame {
+            moves_uci,
+            result: game.result.clone(),
+        },
+        script,
+        earned_penalties,
+    })
 }
 
 /// Game times of a script's clock presses.
@@ -361,9 +409,30 @@ pub async fn unplug_together(
     Ok(finished)
 }
 
+/// The games of the PGN file at `path` that start from the standard position.
+fn games_of(path: &Path) -> Result<Vec<ScriptGame>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let records = read_games_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(records
+        .iter()
+        .filter(|r| r.start_fen.is_none() && !r.chess960)
+        .filter_map(|r| {
+            let game = r.to_game().ok()?;
+            Some(ScriptGame {
+                moves_uci: game.moves().iter().map(|m| m.uci.clone()).collect(),
+                result: r.result.clone(),
+            })
+        })
+        .collect())
+}
+
 /// Plays the outage and measures it.
 pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
-    let plan = OutagePlan::played_by(run.boards, run.hands, run.seed)?;
+    let games = match &run.pgn {
+        Some(path) => games_of(path)?,
+        None => fixture_games(),
+    };
+    let plan = OutagePlan::of_games(games, run.boards, run.hands, run.seed)?;
     let gap_ms = (run.unplugged_s * 1000.0 * run.speed) as u64;
     let plies_in_gap = plan
         .scripts
@@ -402,7 +471,8 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         .map(|(k, game)| {
             let none = Vec::new();
             let told = events.get(&((k + 1) as u32)).unwrap_or(&none);
-            GameOutcome::of(k + 1, game, told, recorded_game(&out, k + 1))
+            let earned = plan.earned_penalties.get(k).copied().unwrap_or(0);
+            GameOutcome::of(k + 1, game, earned, told, recorded_game(&out, k + 1))
         })
         .collect();
     if let Some(keep) = &run.keep {
@@ -429,6 +499,7 @@ pub async fn measure(run: OutageRun) -> Result<OutageFigures, String> {
         games_taken_up: count(|g| g.taken_up),
         wrong_without_alert: count(|g| g.wrong_without_alert),
         games_live_to_end: count(|g| g.live_to_end),
+        unearned_penalties: games.iter().map(|g| g.unearned_penalties).sum(),
         games,
     })
 }
@@ -460,12 +531,15 @@ pub struct GameOutcome {
     /// A recorded move is not the move played, and neither a standing order alert marked
     /// at its span with the order played among those it names, nor a take-up, says so.
     pub wrong_without_alert: bool,
+    /// Penalties proposed and not withdrawn beyond those the hands earned.
+    pub unearned_penalties: usize,
 }
 
 impl GameOutcome {
     fn of(
         board: usize,
         game: &ScriptGame,
+        earned_penalties: usize,
         told: &[Event],
         file: Option<GameRecord>,
     ) -> GameOutcome {
@@ -507,6 +581,7 @@ impl GameOutcome {
                 && !file.as_ref().is_some_and(|f| {
                     covered_by_order_marks(f, &account.standing_orders, &game.moves_uci)
                 }),
+            unearned_penalties: account.penalties.saturating_sub(earned_penalties),
         }
     }
 }
@@ -569,6 +644,8 @@ struct GameAccount {
     held_long: bool,
     /// The order alerts no later alert withdrew: first ply, order recorded, other orders.
     standing_orders: Vec<(u32, Vec<String>, Vec<Vec<String>>)>,
+    /// Penalty proposals (7.5.5) no later one withdrew.
+    penalties: usize,
 }
 
 impl GameAccount {
@@ -578,6 +655,14 @@ impl GameAccount {
         let mut standing: Vec<&crate::act::Alert> = Vec::new();
         for event in events {
             match event {
+                Event::Alert(a) if a.article == "7.5.5" => {
+                    // An Info 7.5.5 withdraws a proposal.
+                    if a.severity == Severity::Info {
+                        account.penalties = account.penalties.saturating_sub(1);
+                    } else {
+                        account.penalties += 1;
+                    }
+                }
                 Event::Alert(a) => {
                     standing.retain(|old| !a.withdraws.iter().any(|r| old.is(r)));
                     match a.gap {

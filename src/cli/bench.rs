@@ -114,6 +114,10 @@ pub struct OutageArgs {
     /// separated, are run one after the other, with a table of the figures per mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "idle")]
     pub resume_mode: Vec<ResumeMode>,
+    /// Play the first games of this PGN file (from the standard start) instead of the
+    /// fixture games: games the tests have not seen.
+    #[arg(long)]
+    pub pgn: Option<PathBuf>,
 }
 
 /// Arguments of `touchmove bench crosscheck`.
@@ -307,6 +311,7 @@ pub fn run(cmd: BenchCommand) -> ExitCode {
                     seed: args.seed,
                     keep: args.keep,
                     resume: ResumeMode::default(),
+                    pgn: args.pgn,
                 },
                 &args.resume_mode,
             ),

@@ -329,6 +329,7 @@ impl Machine {
             self.record_touched_before(m, t, touches_before, out);
         }
         self.keep_unseen_capture_choices(keep);
+        self.confirm_gap(from, moves);
         if keep < n
             && let Some(c) = self.completion
             && self.phase == Phase::Playing

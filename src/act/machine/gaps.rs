@@ -36,8 +36,13 @@ impl Machine {
     /// meanwhile, or before it did: the next board dump may show moves nobody saw. They are
     /// read as a gap (up to [`MachineConfig::max_gap_plies`](super::MachineConfig) plies,
     /// never held for).
+    ///
+    /// Until play confirms the position the gap's reading reached, a press on a board the
+    /// game does not explain is an 8.5.3 doubt for the arbiter, not an illegal move (see
+    /// `gap_doubts`).
     pub fn link_restored(&mut self, t: Millis) {
         self.link_gap = Some((t, self.game.plies()));
+        self.gap_unconfirmed(Some(self.game.plies()));
     }
 
     /// True when the link came back, and a board dump found squares changed, after the game
@@ -322,6 +327,7 @@ impl Machine {
             ..fresh
         };
         self.physical.clear_placed();
+        self.gap_unconfirmed(None);
         fen
     }
 

@@ -196,6 +196,7 @@ impl Machine {
             }
         }
         self.tell_still_differing(now, out);
+        self.tell_kept_differing(now, out);
     }
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.

@@ -63,6 +63,49 @@ impl Machine {
         out.push(Event::Alert(a));
     }
 
+    /// When a board that has differed from the game without a break since `since`, while
+    /// it went on reporting, is to be told: [`STILL_DIFFERING_MS`] after `since`.
+    pub(super) fn kept_differing_due(&self) -> Option<Millis> {
+        match self.differing_since {
+            Some((since, false)) if self.last_report() > since => {
+                Some(since.saturating_add(STILL_DIFFERING_MS))
+            }
+            _ => None,
+        }
+    }
+
+    /// 8.4, 8.5.3: the board has differed from the game for [`STILL_DIFFERING_MS`] while
+    /// play went on (its reports kept coming): moves are being made that the recorder cannot
+    /// read, and the record stops short of the game. A hold is shown on the desk from its
+    /// start, but a player may hold a piece for a while; a minute of it is an alert, told
+    /// once until the board matches the game again, on every kind of board.
+    pub(super) fn tell_kept_differing(&mut self, now: Millis, out: &mut Vec<Event>) {
+        let differs =
+            self.phase == Phase::Playing && self.sensed().diff(self.game.position().board()).any();
+        if !differs {
+            self.differing_since = None;
+            return;
+        }
+        let since = *self.differing_since.get_or_insert((now, false));
+        let Some(due) = self.kept_differing_due().filter(|&due| now >= due) else {
+            return;
+        };
+        self.differing_since = Some((since.0, true));
+        let d = self.sensed().diff(self.game.position().board());
+        let mut a = self.alert("8.5.3", None, due, Severity::Warning);
+        a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "the board has differed from the game on {} for {} s while pieces went on being \
+             moved: moves may have been made that the recorder could not read, and nothing \
+             is recorded after ply {}; the arbiter should compare the board with the game and \
+             reconstruct the missing moves (8.5.3)",
+            a.squares.join(" "),
+            STILL_DIFFERING_MS / 1000,
+            self.game.plies(),
+        );
+        out.push(Event::Alert(a));
+    }
+
     /// Looks for a lost lift once a surplus piece has stood long enough; before anything
     /// is settled, so that the move it corrects is still open.
     pub(super) fn correct_due_surplus(&mut self, now: Millis, out: &mut Vec<Event>) {
@@ -194,5 +237,92 @@ impl Machine {
         };
         out.push(Event::Alert(a));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Board, Color, Piece, Role, Square};
+
+    use super::{Machine, STILL_DIFFERING_MS};
+    use crate::act::{Event, MachineConfig, Severity};
+    use crate::board::{Millis, Observation, ObservationKind, Snapshot};
+
+    fn observe(machine: &mut Machine, t_ms: Millis, kind: ObservationKind, out: &mut Vec<Event>) {
+        machine.observe(&Observation { t_ms, kind }, out);
+    }
+
+    fn differing_alerts(events: &[Event]) -> Vec<(Millis, Vec<String>)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) if a.article == "8.5.3" && a.severity == Severity::Warning => {
+                    Some((a.t_ms, a.squares.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A board that stops matching the game while its pieces go on being moved (a game the
+    /// recorder lost the thread of, on an occupancy-only board seen in `touchmove simulate
+    /// --seed 4 --boards 6 --faults 0`) is told once a minute after it began to differ, on
+    /// the squares that differ; before, it was told only after a minute with no report at
+    /// all, which never came.
+    #[test]
+    fn a_board_that_keeps_differing_while_played_on_is_told_within_a_minute() {
+        for identifies_pieces in [true, false] {
+            let mut machine = Machine::new(MachineConfig {
+                identifies_pieces,
+                ..MachineConfig::default()
+            });
+            let mut events = Vec::new();
+            let snapshot = Snapshot {
+                board: Board::new(),
+                identifies_pieces,
+            };
+            observe(
+                &mut machine,
+                0,
+                ObservationKind::Snapshot(snapshot),
+                &mut events,
+            );
+            // Two pawns gone from the board, no move of either: the game is held on them.
+            observe(
+                &mut machine,
+                1_000,
+                ObservationKind::Emptied(Square::E2),
+                &mut events,
+            );
+            observe(
+                &mut machine,
+                1_100,
+                ObservationKind::Emptied(Square::D2),
+                &mut events,
+            );
+            // A knight lifted and put back every 10 s: the board keeps reporting.
+            let knight = Some(Piece {
+                color: Color::White,
+                role: Role::Knight,
+            })
+            .filter(|_| identifies_pieces);
+            for k in 1..=9 {
+                let t = 1_100 + k * 10_000;
+                observe(
+                    &mut machine,
+                    t,
+                    ObservationKind::Emptied(Square::B1),
+                    &mut events,
+                );
+                let place = ObservationKind::Placed(Square::B1, knight);
+                observe(&mut machine, t + 300, place, &mut events);
+            }
+            let alerts = differing_alerts(&events);
+            assert!(
+                matches!(&alerts[..], [(t, squares)] if *t == 1_000 + STILL_DIFFERING_MS
+                    && ["d2", "e2"].iter().all(|sq| squares.iter().any(|s| s == sq))),
+                "identifies pieces: {identifies_pieces}; {alerts:?}"
+            );
+        }
     }
 }

@@ -6,6 +6,7 @@ mod config;
 mod dead_position;
 mod doubts;
 mod exchanges;
+mod gap_doubts;
 mod gaps;
 mod hands;
 mod illegal_moves;
@@ -184,6 +185,9 @@ pub struct Machine {
     /// The time of the last report after which the board, differing from the game, was
     /// told to have stood unchanged (see [`lost_updates::STILL_DIFFERING_MS`]).
     still_told: Option<Millis>,
+    /// Since when the board has differed from the game without a break, and whether that
+    /// was told (see [`lost_updates::STILL_DIFFERING_MS`]).
+    differing_since: Option<(Millis, bool)>,
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
@@ -191,6 +195,11 @@ pub struct Machine {
     /// ([`Machine::link_restored`]), and the plies recorded then: the board may show moves
     /// nobody saw after them.
     link_gap: Option<(Millis, usize)>,
+    /// Since the link last came back, the game rests on a reading of what the board showed
+    /// once read again, until a move made after it is read alone
+    /// ([`Machine::link_restored`]): till then a press on a board the game does not explain
+    /// is an 8.5.3 doubt, not an illegal move.
+    unconfirmed_gap: Option<gap_doubts::UnconfirmedGap>,
     /// Whose clock the clock last showed running.
     clock_running: Option<Color>,
     /// The game was taken up from the board's position after a gap
@@ -290,9 +299,11 @@ impl Machine {
             outage: None,
             lifted_last: false,
             still_told: None,
+            differing_since: None,
             longer_last_told: None,
             signalled: None,
             link_gap: None,
+            unconfirmed_gap: None,
             clock_running: None,
             anchor_unsure: false,
             taken_up: false,

@@ -90,7 +90,9 @@ impl Machine {
         } else if d.is_empty()
             || (s.in_progress(&current) && s.board.occupied().is_subset(current.board().occupied()))
         {
-            self.press_without_move(by, t, out);
+            if !self.press_without_move_after_gap(by, t, out) {
+                self.press_without_move(by, t, out);
+            }
         } else if let Some(m) = self.move_with_reply_begun(t, &s, &current) {
             if self.adopt_at_press(by, m, t, out) {
                 self.judge_answer_in_turn(by, t);
@@ -116,7 +118,7 @@ impl Machine {
             if self.adopt_at_press(by, m, t, out) {
                 self.judge_answer_in_turn(by, t);
             }
-        } else if !self.take_up_again_at_press(by, t, out) {
+        } else if !self.take_up_again_at_press(by, t, out) && !self.press_after_gap(by, t, d, out) {
             self.completed_illegal_move(by, t, d, out);
         }
     }

@@ -683,8 +683,12 @@ impl Machine {
     }
 
     /// True when the opponent of `by` lifted a piece for the reply recorded last before `t`,
-    /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
-    /// his move before the reply, not for a new one.
+    /// and `by` has made no new move since that reply arrived (nothing lifted, or lifted and
+    /// nothing put down yet): a press by `by` at `t` is for his move before the reply, not
+    /// for a new one. A move is made before its press (6.2.1); a piece still in the hand
+    /// makes none, and taking the press for the open move never finds a press without a
+    /// move where the player made one (a new move left open is completed by the reply,
+    /// 6.2.1.2).
     pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
         let n = self.game.plies();
         let (Some(&made), Some(&replied)) = (
@@ -699,7 +703,8 @@ impl Machine {
             .lifts
             .iter()
             .any(|l| lifted(&l, !by, made) && l.t_ms < t);
-        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
+        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied))
+            && (self.squares_reported_after(replied) & self.physical.board().occupied()).any();
         began && !moving_again
     }
 
@@ -807,6 +812,71 @@ mod tests {
             !alert_articles(&events).iter().any(|a| a.starts_with("7.5")),
             "a promotion finished in the grace period is no illegal move: {:?}",
             alert_articles(&events)
+        );
+    }
+
+    /// Blitz on a DGT board, each press made after the opponent replied: White presses for
+    /// his first move, e4, with the knight of his next move in the hand. The press completes
+    /// e4, his open move. Read as the knight's move's, it left his next press without a
+    /// move: an unearned 7.5.3 penalty (issue 57: `touchmove simulate --seed 108 --boards 6
+    /// --faults 4`).
+    #[test]
+    fn a_late_press_with_the_next_piece_in_the_hand_completes_the_open_move() {
+        let mut machine = Machine::new(MachineConfig::default());
+        let snapshot = Snapshot {
+            board: Board::new(),
+            identifies_pieces: true,
+        };
+        let mut events = observe(&mut machine, 0, ObservationKind::Snapshot(snapshot));
+        let piece = |color, role| Some(Piece { color, role });
+        let press = |by| ObservationKind::ClockPressed { by };
+        for (t, kind) in [
+            (1_000, ObservationKind::Emptied(Square::E2)),
+            (
+                1_100,
+                ObservationKind::Placed(Square::E4, piece(Color::White, Role::Pawn)),
+            ),
+            (2_000, ObservationKind::Emptied(Square::E7)),
+            (
+                2_100,
+                ObservationKind::Placed(Square::E5, piece(Color::Black, Role::Pawn)),
+            ),
+            (2_200, ObservationKind::Emptied(Square::G1)),
+            (2_250, press(Color::White)),
+            (2_600, press(Color::Black)),
+            (
+                2_700,
+                ObservationKind::Placed(Square::F3, piece(Color::White, Role::Knight)),
+            ),
+            (5_000, ObservationKind::Emptied(Square::B8)),
+            (
+                5_100,
+                ObservationKind::Placed(Square::C6, piece(Color::Black, Role::Knight)),
+            ),
+            (5_200, press(Color::White)),
+            (6_000, press(Color::Black)),
+        ] {
+            events.extend(observe(&mut machine, t, kind));
+        }
+        let mut end = Vec::new();
+        machine.advance(20_000, &mut end);
+        events.extend(end);
+        assert_eq!(machine.game.plies(), 4, "{events:?}");
+        assert!(
+            alert_articles(&events).is_empty(),
+            "no alert for presses each made after a move: {events:?}"
+        );
+        let completed: Vec<(u32, Millis)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::MoveCompleted { ply, t_ms, .. } => Some((*ply, *t_ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            completed,
+            [(1, 2_250), (2, 2_600), (3, 5_200), (4, 6_000)],
+            "each press completes the move its player made before it"
         );
     }
 }

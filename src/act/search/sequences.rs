@@ -275,7 +275,7 @@ struct Unseen {
     /// still in the hand): kept only when its player moved again later in the sequence.
     capture_landed: Option<usize>,
     /// The move after that capture took back on its square, unseen as well: an exchange
-    /// made between two samples of the square, which stayed full throughout.
+    /// during which the square stayed full.
     exchanged: bool,
 }
 
@@ -302,8 +302,8 @@ impl Walk<'_> {
     /// The squares never reported on that the sequence would use with `m` added, if that
     /// is at most one square used by one move (one missed update: a square two moves of
     /// the sequence changed would have been reported twice), or, with unseen stays, one
-    /// square a move arrived on and `m` leaves, or, on a board that samples its squares one
-    /// by one, the unseen square of the capture just before taken back by `m`.
+    /// square a move arrived on and `m` leaves, or the unseen square of the capture just
+    /// before taken back by `m`.
     fn allows(&self, m: Move) -> Option<Unseen> {
         let ends = match m {
             Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
@@ -330,12 +330,12 @@ impl Walk<'_> {
             return None;
         }
         if landed_unseen && let Some(i) = self.unseen.capture_landed {
-            // Only a recapture at once, on the square of the capture, from a reported square,
-            // and on a board that samples each square once a scan (hundreds of milliseconds):
-            // whole frames come too often for two captures to fit between two of them. The
-            // square was never reported, or only before both lifts (the first victim's arrival).
-            let exchange = !self.reports.whole_frames
-                && !self.unseen.exchanged
+            // Only a recapture at once, on the square of the capture, from a reported square.
+            // However often the board samples it, the square stays occupied while a capturer
+            // is put down as (or before) its victim comes off, so whole frames show no more
+            // of an exchange than a scan does. The square was never reported, or only before
+            // both lifts (the first victim's arrival).
+            let exchange = !self.unseen.exchanged
                 && i + 1 == self.path.len()
                 && self.path[i].to() == m.to()
                 && (fresh.is_empty()

@@ -504,3 +504,38 @@ fn on_an_occupancy_board_a_report_before_the_capturers_lift_is_no_capture() {
     let close = times(&[(Square::D5, 2700), (Square::D8, 3000)]);
     assert!(reported(&close, &[None; 64]).capture_landing_reported(capture));
 }
+
+/// On a board that senses only occupancy, an exchange on one square shows only the squares
+/// the two capturers left: the square they took on stays occupied while a capturer is put
+/// down as (or before) its victim comes off, so no frame shows it, however often frames come.
+/// The reply after it shows the exchange over. Found on a Sentio at blitz pace (`touchmove
+/// simulate --seed 128 --boards 6 --faults 4 --keep-boards 3 --keep-faults none`: the game
+/// stopped at ply 22 of 75).
+#[test]
+fn an_exchange_on_one_square_is_read_on_an_occupancy_board_that_sends_whole_frames() {
+    let start = after(&["e2e4", "d7d5"]);
+    let target = after(&["e2e4", "d7d5", "e4d5", "d8d5", "b1c3"]);
+    let s = Sensed {
+        board: target.board(),
+        identifies: false,
+        placed: Bitboard::from(Square::C3),
+    };
+    let t = times(&[
+        (Square::E4, 1_100),
+        (Square::D8, 1_900),
+        (Square::B1, 2_500),
+        (Square::C3, 2_600),
+    ]);
+    for whole_frames in [false, true] {
+        let reports = Reports {
+            since: 1_000,
+            whole_frames,
+            ..reported(&t, &t)
+        };
+        assert_eq!(
+            s.sequences(&start, 4, &reports),
+            Explanation::Unique(moves_from(&start, &["e4d5", "d8d5", "b1c3"])),
+            "whole frames: {whole_frames}"
+        );
+    }
+}
