@@ -190,9 +190,13 @@ impl BoardPlan {
     }
 }
 
-/// `moves` played by one careful hand at a fixed pace (a move every `pace_ms`, each hand
-/// action `pace_ms` × 3/20 after the one before, as `touchmove sim` plays), each completed
-/// by a clock press, from the start position standing at time 0.
+/// How long one careful hand takes from one action of a move to the next (a lift, a
+/// placement, the clock): quick, and still one hand's (7.5.4 suspects two hands below 150 ms).
+const HAND_STEP_MS: Millis = 200;
+
+/// `moves` played by one careful hand at a fixed pace, a normal move every `pace_ms` (its
+/// lift, placement and clock press [`HAND_STEP_MS`] apart after the thinking), from the start
+/// position standing at time 0.
 fn paced_game(moves: &[String], pace_ms: Millis) -> PlayedGame {
     use crate::rules::{Budget, Game};
     let mut game = Game::standard();
@@ -217,8 +221,8 @@ fn paced_game(moves: &[String], pace_ms: Millis) -> PlayedGame {
         }
     }
     let pace = Pace {
-        think_ms: pace_ms,
-        step_ms: pace_ms * 3 / 20,
+        think_ms: pace_ms.saturating_sub(3 * HAND_STEP_MS),
+        step_ms: HAND_STEP_MS,
     };
     let mut physical = vec![Observation {
         t_ms: 0,

@@ -24,9 +24,9 @@ const FAULT_LASTS_MS: Millis = 3_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum TablePace {
-    /// A move every 0.67 s: a time scramble (`touchmove sim --speed 3`).
+    /// A move every 0.67 s: a time scramble.
     Blitz,
-    /// A move every 2 s (`touchmove sim --speed 1`).
+    /// A move every 2 s.
     Steady,
 }
 
@@ -34,8 +34,8 @@ impl TablePace {
     /// Both paces.
     pub const ALL: [TablePace; 2] = [TablePace::Blitz, TablePace::Steady];
 
-    /// Thinking time before each move, ms.
-    pub fn think_ms(self) -> Millis {
+    /// Time from one normal move's start to the next's, ms.
+    pub fn move_ms(self) -> Millis {
         match self {
             TablePace::Blitz => 667,
             TablePace::Steady => 2_000,
@@ -133,7 +133,7 @@ impl Cell {
             starts_ms: GAME_STARTS_MS,
             plies,
             after: AfterGame::Leave,
-            pace_ms: Some(self.pace.think_ms()),
+            pace_ms: Some(self.pace.move_ms()),
         };
         let at_ms = GAME_STARTS_MS + FAULT_INTO_GAME_MS;
         let faults = match self.fault {
