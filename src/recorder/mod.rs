@@ -89,6 +89,7 @@ mod discovery;
 pub mod earlier_rounds;
 mod error;
 pub mod event_run;
+mod file_replacement;
 mod game_files;
 mod handle;
 pub mod layout;
