@@ -155,6 +155,43 @@ fn run_table(cells: Vec<Cell>, args: &SimulateArgs) -> ExitCode {
     }
 }
 
+/// `given`, or `default` when nothing is given.
+fn or_default<T: Clone>(given: &[T], default: Vec<T>) -> Vec<T> {
+    if given.is_empty() {
+        default
+    } else {
+        given.to_vec()
+    }
+}
+
+/// The shape of the events the arguments ask for (every kind, hands and fault by default).
+fn shape_of(args: &SimulateArgs) -> Shape {
+    let defaults = Shape::default();
+    Shape {
+        boards: args.boards,
+        kinds: or_default(&args.kinds, defaults.kinds),
+        hands: or_default(&args.hands, defaults.hands),
+        fault_kinds: or_default(&args.fault_kinds, defaults.fault_kinds),
+        faults: args.faults,
+        plies: args.plies,
+    }
+}
+
+/// Prints the runs' summary: seeds, failures, simulated board-hours and what they cost.
+fn print_summary(ran: u64, failed: u64, board_hours: f64, cpu: f64, started: Instant) {
+    println!(
+        "{}",
+        json!({
+            "seeds": ran,
+            "failed": failed,
+            "simulated_board_hours": (board_hours * 100.0).round() / 100.0,
+            "cpu_s": (cpu * 100.0).round() / 100.0,
+            "wall_s": (started.elapsed().as_secs_f64() * 100.0).round() / 100.0,
+            "cpu_s_per_board_hour": if board_hours > 0.0 { (cpu / board_hours * 1000.0).round() / 1000.0 } else { 0.0 },
+        })
+    );
+}
+
 /// Runs `touchmove simulate`.
 pub fn run(args: SimulateArgs) -> ExitCode {
     if args.table {
@@ -163,27 +200,7 @@ pub fn run(args: SimulateArgs) -> ExitCode {
     if let Some(cell) = args.table_cell {
         return run_table(vec![cell], &args);
     }
-    let defaults = Shape::default();
-    let shape = Shape {
-        boards: args.boards,
-        kinds: if args.kinds.is_empty() {
-            defaults.kinds
-        } else {
-            args.kinds.clone()
-        },
-        hands: if args.hands.is_empty() {
-            defaults.hands
-        } else {
-            args.hands.clone()
-        },
-        fault_kinds: if args.fault_kinds.is_empty() {
-            defaults.fault_kinds
-        } else {
-            args.fault_kinds.clone()
-        },
-        faults: args.faults,
-        plies: args.plies,
-    };
+    let shape = shape_of(&args);
     if shape.boards == 0 {
         eprintln!("touchmove simulate: --boards must be at least 1");
         return ExitCode::FAILURE;
@@ -232,17 +249,12 @@ pub fn run(args: SimulateArgs) -> ExitCode {
         }
         println!("{line}");
     }
-    let cpu = cpu_seconds() - cpu_before;
-    println!(
-        "{}",
-        json!({
-            "seeds": ran,
-            "failed": failed,
-            "simulated_board_hours": (board_hours * 100.0).round() / 100.0,
-            "cpu_s": (cpu * 100.0).round() / 100.0,
-            "wall_s": (started.elapsed().as_secs_f64() * 100.0).round() / 100.0,
-            "cpu_s_per_board_hour": if board_hours > 0.0 { (cpu / board_hours * 1000.0).round() / 1000.0 } else { 0.0 },
-        })
+    print_summary(
+        ran,
+        failed,
+        board_hours,
+        cpu_seconds() - cpu_before,
+        started,
     );
     if failed > 0 {
         ExitCode::FAILURE

@@ -246,21 +246,7 @@ impl Recorder {
             links: options.links.clone(),
             on_one_thread,
         });
-        let mut boards = BTreeMap::new();
-        let mut tasks = Vec::new();
-        for board in &config.boards {
-            let history = replay.remove(&board.number).unwrap_or_default();
-            let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
-            let (tx, rx) = mpsc::channel(64);
-            boards.insert(board.number, tx);
-            tasks.push(tokio::spawn(supervise(
-                shared.clone(),
-                board.clone(),
-                control.clone(),
-                task,
-                Arc::new(tokio::sync::Mutex::new(rx)),
-            )));
-        }
+        let (boards, tasks) = start_boards(&shared, &control, &mut replay).await;
         let (sink, requests) = mpsc::channel(64);
         let mut background = vec![
             tokio::spawn(dispatch(requests, boards.clone())),
@@ -290,6 +276,34 @@ impl Recorder {
             _folder_lock: folder_lock,
         })
     }
+}
+
+/// Rebuilds each board's game from what the journal holds of it (`replay`) and starts its
+/// task, watched over; returns where each board takes commands, and the tasks.
+async fn start_boards(
+    shared: &Arc<Shared>,
+    control: &crate::clock::TimeControl,
+    replay: &mut BTreeMap<u32, replay::History>,
+) -> (
+    BTreeMap<u32, mpsc::Sender<board_task::BoardCommand>>,
+    Vec<tokio::task::JoinHandle<()>>,
+) {
+    let mut boards = BTreeMap::new();
+    let mut tasks = Vec::new();
+    for board in &shared.config.boards {
+        let history = replay.remove(&board.number).unwrap_or_default();
+        let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
+        let (tx, rx) = mpsc::channel(64);
+        boards.insert(board.number, tx);
+        tasks.push(tokio::spawn(supervise(
+            shared.clone(),
+            board.clone(),
+            control.clone(),
+            task,
+            Arc::new(tokio::sync::Mutex::new(rx)),
+        )));
+    }
+    (boards, tasks)
 }
 
 /// Checks what the event asks of the recorder (its round and board numbers, the Pegasus key

@@ -95,26 +95,7 @@ impl BoardTask {
         control: TimeControl,
         history: History,
     ) -> BoardTask {
-        let tags = GameTags::new(&shared.config, board.number);
-        let mut pipeline = BoardPipeline::new(tags, control)
-            .with_board_log()
-            .with_kind(board.kind);
-        // A delayed round's public side also gets the game's text as it stood at each step
-        // it has not seen yet.
-        let delay = shared.publication.delay(shared.config.round).as_millis() as Millis;
-        let unseen_from = shared
-            .delayed
-            .then(|| shared.session.now_ms().saturating_sub(delay));
-        let (mut replayed, chunks, applied_keys) =
-            replay_history(&mut pipeline, &history, board.number, unseen_from);
-        // Journalled when they were first made; a log asked for then is read in the next
-        // handshake anyway.
-        pipeline.take_log_reports();
-        pipeline.take_log_request();
-        let mut events = Vec::new();
-        let now = shared.session.now_ms();
-        pipeline.tick(now, &mut events);
-        replayed.extend(events.into_iter().map(|e| Rebuilt::Event(now, e)));
+        let (pipeline, replayed, chunks, applied_keys) = rebuild(&shared, board, control, &history);
         let tags = GameTags::new(&shared.config, board.number);
         shared.publication.game(GameInfo {
             round: shared.config.round,
@@ -500,6 +481,37 @@ impl BoardTask {
         self.shared
             .publish_board(self.number, pgn, summary, arrived, wait);
     }
+}
+
+/// Board `board`'s pipeline rebuilt from `history`, what the replay gave up to now, the
+/// chunks of bytes read and the keys of the arbiter actions applied.
+fn rebuild(
+    shared: &Shared,
+    board: &BoardConfig,
+    control: TimeControl,
+    history: &History,
+) -> (BoardPipeline, Vec<Rebuilt>, usize, HashSet<String>) {
+    let tags = GameTags::new(&shared.config, board.number);
+    let mut pipeline = BoardPipeline::new(tags, control)
+        .with_board_log()
+        .with_kind(board.kind);
+    // A delayed round's public side also gets the game's text as it stood at each step it
+    // has not seen yet.
+    let delay = shared.publication.delay(shared.config.round).as_millis() as Millis;
+    let unseen_from = shared
+        .delayed
+        .then(|| shared.session.now_ms().saturating_sub(delay));
+    let (mut replayed, chunks, applied_keys) =
+        replay_history(&mut pipeline, history, board.number, unseen_from);
+    // Journalled when they were first made; a log asked for then is read in the next
+    // handshake anyway.
+    pipeline.take_log_reports();
+    pipeline.take_log_request();
+    let mut events = Vec::new();
+    let now = shared.session.now_ms();
+    pipeline.tick(now, &mut events);
+    replayed.extend(events.into_iter().map(|e| Rebuilt::Event(now, e)));
+    (pipeline, replayed, chunks, applied_keys)
 }
 
 /// The answer of the running analysis, if one runs (otherwise waits forever).
