@@ -247,23 +247,15 @@ impl Recorder {
             on_one_thread,
         });
         let (boards, tasks) = start_boards(&shared, &control, &mut replay).await;
+        publication.current_round(opened_at, config.round);
         let (sink, requests) = mpsc::channel(64);
         let mut background = vec![
             tokio::spawn(dispatch(requests, boards.clone())),
             prober,
             tokio::spawn(write_round_files(shared.clone())),
         ];
-        let state_error = |source| RecorderError::StateDir {
-            path: options.state_dir.clone(),
-            source,
-        };
-        let token = channel::event_token(&options.state_dir).map_err(state_error)?;
-        publication.current_round(opened_at, config.round);
-        background.push(
-            channel::listen(&options.state_dir, token.clone(), sink.clone())
-                .map_err(state_error)?,
-        );
-        let server = start_server(&options, &publication, &sink, token).await?;
+        let (listener, server) = start_arbiter_access(&options, &publication, &sink).await?;
+        background.push(listener);
         Ok(RecorderHandle {
             boards,
             tasks,
@@ -276,6 +268,30 @@ impl Recorder {
             _folder_lock: folder_lock,
         })
     }
+}
+
+/// Opens the arbiter's ways in: the local socket (`touchmove arbiter`) with the event's
+/// token, and the web server when the options ask for one.
+async fn start_arbiter_access(
+    options: &RunOptions,
+    publication: &Arc<crate::server::Publication>,
+    sink: &ArbiterSink,
+) -> Result<
+    (
+        tokio::task::JoinHandle<()>,
+        Option<crate::server::ServerHandle>,
+    ),
+    RecorderError,
+> {
+    let state_error = |source| RecorderError::StateDir {
+        path: options.state_dir.clone(),
+        source,
+    };
+    let token = channel::event_token(&options.state_dir).map_err(state_error)?;
+    let listener =
+        channel::listen(&options.state_dir, token.clone(), sink.clone()).map_err(state_error)?;
+    let server = start_server(options, publication, sink, token).await?;
+    Ok((listener, server))
 }
 
 /// Rebuilds each board's game from what the journal holds of it (`replay`) and starts its
