@@ -140,11 +140,16 @@ fn run_table(cells: Vec<Cell>, args: &SimulateArgs) -> ExitCode {
             }
         }
     }
-    let failed: Vec<_> = results.iter().filter(|r| !r.report.passed()).collect();
+    let failed: Vec<_> = results.iter().filter(|r| !r.holds()).collect();
     for result in &failed {
         println!(
             "{}",
-            json!({"command": result.report.command, "problems": result.report.verdict.problems})
+            json!({
+                "command": result.report.command,
+                "problems": result.report.verdict.problems,
+                "recorded": result.recorded,
+                "played": result.played,
+            })
         );
     }
     print!("{}", markdown(&results));
