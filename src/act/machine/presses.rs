@@ -127,7 +127,7 @@ impl Machine {
 
     /// Completes the ply a press was for, if the game now holds that ply by the presser.
     pub(super) fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
-        let ply = press.ply;
+        let ply = self.pressed_for(press);
         let by_presser = ply >= 1
             && ply <= self.game.plies()
             && self.game.positions()[ply - 1].turn() == press.by;
@@ -138,6 +138,34 @@ impl Machine {
             self.complete(press.by, press.t_ms, ply, out);
         }
         by_presser
+    }
+
+    /// The ply a press that waited for the board completes: the move it waited for, unless
+    /// the board showed that move more than a report's delay after the press, while the
+    /// presser's move before it was still open. A move is made before its press (6.2.1): one
+    /// put down after it was not what it completed, and the press was for the open move,
+    /// made late after the opponent replied, as blitz players do. Taken for the new move,
+    /// it left the player's next press without a move: an unearned 7.5.3 penalty. Only on
+    /// a board that names pieces, which reports every landing within a scan: on one that
+    /// senses only occupancy a capture's landing is never reported, and when its move was
+    /// read says nothing of when it was made.
+    fn pressed_for(&self, press: Press) -> usize {
+        let ply = press.ply;
+        if !self.config.identifies_pieces {
+            return ply;
+        }
+        let delay = self
+            .config
+            .scan_period_ms
+            .saturating_add(self.config.report_lag_ms);
+        let shown_after = self
+            .reached_at
+            .get(ply)
+            .is_some_and(|&t| t > press.t_ms.saturating_add(delay));
+        match ply.checked_sub(2) {
+            Some(open) if open > self.completed && shown_after => open,
+            _ => ply,
+        }
     }
 
     /// The presser's piece left the square of his last move, still open, for another square
@@ -683,12 +711,8 @@ impl Machine {
     }
 
     /// True when the opponent of `by` lifted a piece for the reply recorded last before `t`,
-    /// and `by` has made no new move since that reply arrived (nothing lifted, or lifted and
-    /// nothing put down yet): a press by `by` at `t` is for his move before the reply, not
-    /// for a new one. A move is made before its press (6.2.1); a piece still in the hand
-    /// makes none, and taking the press for the open move never finds a press without a
-    /// move where the player made one (a new move left open is completed by the reply,
-    /// 6.2.1.2).
+    /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
+    /// his move before the reply, not for a new one.
     pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
         let n = self.game.plies();
         let (Some(&made), Some(&replied)) = (
@@ -703,8 +727,7 @@ impl Machine {
             .lifts
             .iter()
             .any(|l| lifted(&l, !by, made) && l.t_ms < t);
-        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied))
-            && (self.squares_reported_after(replied) & self.physical.board().occupied()).any();
+        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
         began && !moving_again
     }
 
