@@ -14,8 +14,12 @@ use crate::board::Millis;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Doubt {
     /// Several sequences from ply `from` explain the board; only their common part was
-    /// adopted.
-    Sequences { from: usize, seqs: Vec<Vec<Move>> },
+    /// adopted. With `more`, others fit as well that the search did not keep.
+    Sequences {
+        from: usize,
+        seqs: Vec<Vec<Move>>,
+        more: bool,
+    },
     /// Across a gap in the link, several move orders from ply `from` reach the board:
     /// `moves`, the likeliest, were recorded; `others` reach the same position.
     Order {
@@ -166,7 +170,7 @@ impl Machine {
     /// arbiter should check.
     fn doubt_alert(&self, doubt: &Doubt, t: Millis) -> Alert {
         match doubt {
-            Doubt::Sequences { seqs, .. } => self.sequences_alert(seqs, t),
+            Doubt::Sequences { seqs, more, .. } => self.sequences_alert(seqs, *more, t),
             Doubt::CaptureSequence {
                 from,
                 moves,
@@ -230,13 +234,18 @@ impl Machine {
 
     /// 8.5.3: missed updates that several move orders explain; nothing past their common
     /// part is recorded until the board tells them apart.
-    fn sequences_alert(&self, seqs: &[Vec<Move>], t: Millis) -> Alert {
+    fn sequences_alert(&self, seqs: &[Vec<Move>], more: bool, t: Millis) -> Alert {
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         let lines: Vec<String> = seqs.iter().map(|seq| self.uci_line(seq)).collect();
+        let count = if more {
+            format!("more than {}", seqs.len())
+        } else {
+            seqs.len().to_string()
+        };
+        let among = if more { "among them " } else { "" };
         a.message = format!(
-            "board updates were missed and {} move sequences explain the board ({}); \
-             nothing is recorded past ply {} until the board tells them apart",
-            seqs.len(),
+            "board updates were missed and {count} move sequences explain the board \
+             ({among}{}); nothing is recorded past ply {} until the board tells them apart",
             lines.join(" | "),
             self.game.plies()
         );

@@ -92,19 +92,20 @@ impl Machine {
         }
         let reports = self.reports(g);
         let first = if start.turn() == side { 2 } else { 3 };
-        let reading = (first..=self.config.max_gap_plies)
+        let explanation = (first..=self.config.max_gap_plies)
             .step_by(2)
-            .find_map(
-                |depth| match s.sequences_within(start, depth..=depth, &reports) {
-                    Explanation::None => None,
-                    Explanation::Unique(moves) => Some(Reading::Adopt {
-                        from: g,
-                        moves,
-                        doubt: None,
-                    }),
-                    Explanation::Ambiguous(seqs) => Some(self.order_across_gap(g, seqs, &reports)),
-                },
-            );
+            .map(|depth| s.sequences_within(start, depth..=depth, &reports))
+            .find(|e| *e != Explanation::None);
+        let reading = match explanation {
+            Some(Explanation::Unique(moves)) => Some(Reading::Adopt {
+                from: g,
+                moves,
+                doubt: None,
+            }),
+            Some(Explanation::Ambiguous(seqs)) => Some(self.order_across_gap(g, seqs, &reports)),
+            // More orders fit than were kept: none is chosen.
+            Some(Explanation::None | Explanation::Partial(_)) | None => None,
+        };
         let Some(Reading::Adopt { from, moves, doubt }) = reading else {
             self.gap_parity_tried = Some(tried);
             return false;
