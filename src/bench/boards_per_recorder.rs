@@ -1,20 +1,30 @@
 //! `touchmove bench boards`: how many boards one recorder process keeps up with.
 //!
 //! N virtual boards (pseudo-terminals driven by this process) play real games at blitz pace
-//! while an in-process recorder records them. For every chunk of bytes that produced an event
-//! the recorder reports the time from the chunk's arrival (the driver's receive stamp) to the
-//! PGN files being rewritten; the benchmark prints median and p99 per N, the moves recorded
-//! against the moves played, and the resident memory added per board.
+//! while an in-process recorder records them. Once every board has made its first move (what
+//! comes before is the boards connecting), from the arrival of the chunk of bytes that
+//! completed a move (the driver's receive stamp), the benchmark measures three paths: to the
+//! move's event read by an SSE client over a real socket from the recorder's own web server;
+//! to the chunk's journal entry being durable (the recorder's probe, for every chunk that
+//! produced an event); and to the board's `game-K.pgn` rewritten (the probe, likewise). It
+//! prints median, p99 and max of each per N, the moves recorded against the moves played, the
+//! resident memory added per board, the journal's syncs per second and the process's CPU time
+//! per move seen (recorder, virtual boards and SSE client together: they share the process).
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use shakmaty::Chess;
 
 use crate::board::Observation;
 use crate::record::pgn::read_games;
-use crate::recorder::{BoardConfig, BoardSource, EventConfig, Player, Recorder, RunOptions};
+use crate::recorder::{
+    BoardConfig, BoardSource, EventConfig, LatencyStage, Player, Recorder, RunOptions,
+};
 use crate::server::feed::Feed;
 use crate::sim::virtual_board::timeline::{Pace, lift_place};
 use crate::sim::virtual_board::{
@@ -228,31 +238,61 @@ impl Drop for BenchDir {
     }
 }
 
+/// Median, 99th percentile and largest of a set of latencies, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Spread {
+    /// How many were measured.
+    pub count: usize,
+    /// Median.
+    pub median_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+}
+
+impl Spread {
+    /// The spread of `samples` (sorted here).
+    pub fn of(mut samples: Vec<Duration>) -> Spread {
+        samples.sort();
+        Spread {
+            count: samples.len(),
+            median_ms: percentile(&samples, 0.5),
+            p99_ms: percentile(&samples, 0.99),
+            max_ms: samples.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        }
+    }
+}
+
 /// Figures for one number of boards.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BoardsFigures {
     /// Boards recorded at once.
     pub boards: usize,
-    /// Seconds of play measured.
+    /// Seconds from the recorder's start until every board had made a move (connecting,
+    /// reading the boards' move logs): not measured.
+    pub warmup_s: f64,
+    /// Seconds of play measured, from then on.
     pub seconds: f64,
     /// Moves the boards played in that time.
     pub moves_played: usize,
     /// Moves in the PGN files at the end.
     pub moves_recorded: usize,
-    /// Chunks that produced events (each one rewrote the PGN files).
-    pub updates: usize,
-    /// Median latency from the byte's arrival to the PGN files rewritten, in milliseconds.
-    pub median_ms: f64,
-    /// 99th percentile of the same.
-    pub p99_ms: f64,
-    /// Largest.
-    pub max_ms: f64,
+    /// From the arrival of the chunk that completed a move to its `move` event read by an SSE
+    /// client of the recorder's web server.
+    pub sse: Spread,
+    /// From the arrival of a chunk that produced events to its journal entry being durable.
+    pub durable: Spread,
+    /// From the arrival of a chunk that produced events to the board's PGN file rewritten.
+    pub file: Spread,
     /// Resident memory added per board (recorder + its virtual board), in KiB.
     pub memory_per_board_kib: u64,
     /// Journal entries written per second (byte chunks, events, metadata).
     pub journal_entries_per_s: f64,
     /// Journal transactions, each one disk sync, per second.
     pub journal_syncs_per_s: f64,
+    /// CPU time (user + system) of the whole process per move seen on SSE, in milliseconds.
+    pub cpu_ms_per_move: f64,
 }
 
 /// The `p` quantile (0–1) of sorted durations, in milliseconds; 0 when there are none.
@@ -262,6 +302,80 @@ pub fn percentile(sorted: &[Duration], p: f64) -> f64 {
     }
     let i = ((sorted.len() - 1) as f64 * p).round() as usize;
     sorted[i].as_secs_f64() * 1000.0
+}
+
+/// CPU time (user + system) this process has used so far.
+fn cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage struct into the valid pointer it is given.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return Duration::ZERO;
+    }
+    // SAFETY: getrusage succeeded, so the struct is written.
+    let usage = unsafe { usage.assume_init() };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Reads round 1's event stream from the recorder's server at `addr` and sends, for each
+/// `move` event, the time since the arrival its `t_ms` gives (session time from `epoch`).
+async fn watch_moves(
+    addr: SocketAddr,
+    epoch: tokio::time::Instant,
+    moves: tokio::sync::mpsc::UnboundedSender<Duration>,
+) -> std::io::Result<()> {
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    stream
+        .write_all(b"GET /api/round/1/stream HTTP/1.1\r\nHost: bench\r\n\r\n")
+        .await?;
+    let mut buffer: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let now = tokio::time::Instant::now();
+        buffer.extend_from_slice(&chunk[..n]);
+        let mut start = 0;
+        while let Some(end) = buffer[start..].windows(2).position(|w| w == b"\n\n") {
+            let frame = &buffer[start..start + end];
+            start += end + 2;
+            if let Some(t_ms) = move_time(frame) {
+                let arrived = epoch + Duration::from_millis(t_ms);
+                let _ = moves.send(now.saturating_duration_since(arrived));
+            }
+        }
+        buffer.drain(..start);
+    }
+}
+
+/// The `t_ms` of a `move` event's SSE frame (the first in its data: the event's own).
+fn move_time(frame: &[u8]) -> Option<u64> {
+    let frame = std::str::from_utf8(frame).ok()?;
+    if !frame.lines().any(|l| l == "event: move") {
+        return None;
+    }
+    let data = frame.lines().find_map(|l| l.strip_prefix("data: "))?;
+    let rest = data.split("\"t_ms\":").nth(1)?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Waits until every one of `boards` games of round 1 in `feed` has a move (at most a minute).
+async fn every_game_moved(feed: &Feed, boards: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while tokio::time::Instant::now() < deadline {
+        let moved = feed
+            .round(1)
+            .map_or(0, |r| r.games.iter().filter(|g| g.ply > 0).count());
+        if moved >= boards {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Records `boards` virtual boards playing blitz (one ply every ~`think_ms`) for `seconds`.
@@ -277,19 +391,36 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
         .collect();
     let config = event_for_ports("touchmove bench boards", "180+2", &ports);
     let (probe, mut latencies) = tokio::sync::mpsc::unbounded_channel();
-    let mut options = RunOptions::new(&dir.path().join("out"), Arc::new(Feed::new()));
+    let feed = Arc::new(Feed::new());
+    let mut options = RunOptions::new(&dir.path().join("out"), feed.clone());
     options.latency_probe = Some(probe);
+    options.listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     let recorder = Recorder::start(config, options)
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let addr = recorder
+        .server_addr()
+        .ok_or_else(|| std::io::Error::other("the recorder's web server did not start"))?;
+    let (seen, mut moves_seen) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = tokio::spawn(watch_moves(addr, recorder.session_epoch(), seen));
+    let warmup = std::time::Instant::now();
+    every_game_moved(&feed, boards).await;
+    let warmup_s = warmup.elapsed().as_secs_f64();
+    // What was measured before is the boards connecting, not the play.
+    while latencies.try_recv().is_ok() || moves_seen.try_recv().is_ok() {}
+    let (commits_before, entries_before) = recorder.journal_commits();
+    let cpu_before = cpu_time();
     let started = std::time::Instant::now();
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let elapsed = started.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu_before);
     let after = resident_bytes();
     let (commits, entries) = recorder.journal_commits();
+    let (commits, entries) = (commits - commits_before, entries - entries_before);
     let out = recorder.out_dir().to_path_buf();
+    watcher.abort();
     recorder.shutdown().await;
-    let played_ms = elapsed.as_millis() as u64;
+    let played_ms = (warmup_s * 1000.0) as u64 + elapsed.as_millis() as u64;
     let moves_played: usize = scripts
         .iter()
         .map(|s| {
@@ -310,28 +441,38 @@ pub async fn measure(boards: usize, seconds: u64, think_ms: u64) -> std::io::Res
         }
     }
     drop(virtual_boards);
-    let mut samples = Vec::new();
-    while let Ok(d) = latencies.try_recv() {
-        samples.push(d);
+    let (mut durable, mut file) = (Vec::new(), Vec::new());
+    while let Ok(latency) = latencies.try_recv() {
+        match latency.stage {
+            LatencyStage::Durable => durable.push(latency.since_arrival),
+            LatencyStage::File => file.push(latency.since_arrival),
+        }
     }
-    samples.sort();
+    let mut sse = Vec::new();
+    while let Ok(latency) = moves_seen.try_recv() {
+        sse.push(latency);
+    }
+    let sse = Spread::of(sse);
     Ok(BoardsFigures {
         boards,
+        warmup_s,
         seconds: elapsed.as_secs_f64(),
         moves_played,
         moves_recorded,
-        updates: samples.len(),
-        median_ms: percentile(&samples, 0.5),
-        p99_ms: percentile(&samples, 0.99),
-        max_ms: samples.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        sse,
+        durable: Spread::of(durable),
+        file: Spread::of(file),
         memory_per_board_kib: after.saturating_sub(before) / 1024 / boards.max(1) as u64,
         journal_entries_per_s: entries as f64 / elapsed.as_secs_f64(),
         journal_syncs_per_s: commits as f64 / elapsed.as_secs_f64(),
+        cpu_ms_per_move: cpu.as_secs_f64() * 1000.0 / sse.count.max(1) as f64,
     })
 }
 
 /// Runs the benchmark for each number of boards and prints one JSON object per line.
 pub fn run(boards: &[usize], seconds: u64, think_ms: u64) -> Result<(), String> {
+    // Each board is a pseudo-terminal, and the recorder opens its port too.
+    crate::bench::sse_spectators::raise_fd_limit();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         for &n in boards {

@@ -93,9 +93,10 @@ pub fn install_log(default: &str) {
 pub fn main() -> ExitCode {
     end_quietly_on_closed_pipe();
     let cli = Cli::parse();
-    // A simulation's recorders reconnect thousands of times on purpose: only warnings.
+    // A simulation's recorders reconnect and warn thousands of times on purpose, and it
+    // judges what they record: only errors.
     install_log(match cli.command {
-        Command::Simulate(_) => "warn",
+        Command::Simulate(_) => "error",
         _ => DEFAULT_LOG,
     });
     match cli.command {

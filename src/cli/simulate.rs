@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::board::kind::BoardKind;
 use crate::sim::world::scenario::{FaultKind, Hands, Kept, Scenario, Shape};
 use crate::sim::world::shrink::shrink;
+use crate::sim::world::table::{Cell, markdown, run_cell};
 use crate::sim::world::{RunDir, simulate};
 
 /// Arguments of `touchmove simulate`.
@@ -58,6 +59,14 @@ pub struct SimulateArgs {
     /// Keep each run's folder (PGN files, journal) instead of removing it.
     #[arg(long)]
     pub keep_files: bool,
+    /// Instead of seeds, the kind-by-fault table: one board of each kind plays one whole
+    /// game at a move every 0.67 s and every 2 s, through no fault, a recorder restart, an
+    /// unplug and a power cycle; prints the moves recorded of those played, in Markdown.
+    #[arg(long, conflicts_with = "table_cell")]
+    pub table: bool,
+    /// One cell of the table, `KIND,PACE,FAULT` (e.g. `certabo,blitz,restart`).
+    #[arg(long, value_parser = Cell::parse)]
+    pub table_cell: Option<Cell>,
 }
 
 /// Fault indices given on the command line.
@@ -113,29 +122,85 @@ fn cpu_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
-/// Runs `touchmove simulate`.
-pub fn run(args: SimulateArgs) -> ExitCode {
+/// Runs the table (or one cell of it): prints each failing cell's problems as JSON, then the
+/// table.
+fn run_table(cells: Vec<Cell>, args: &SimulateArgs) -> ExitCode {
+    crate::recorder::silence_messages();
+    let temp = args.dir.clone().unwrap_or_else(default_dir);
+    let mut results = Vec::new();
+    for cell in cells {
+        match run_cell(cell, &temp, args.keep_files) {
+            Ok(result) => results.push(result),
+            Err(e) => {
+                eprintln!(
+                    "touchmove simulate: cannot create a folder in {}: {e} (give another with --dir)",
+                    temp.display()
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let failed: Vec<_> = results.iter().filter(|r| !r.report.passed()).collect();
+    for result in &failed {
+        println!(
+            "{}",
+            json!({"command": result.report.command, "problems": result.report.verdict.problems})
+        );
+    }
+    print!("{}", markdown(&results));
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `given`, or `default` when nothing is given.
+fn or_default<T: Clone>(given: &[T], default: Vec<T>) -> Vec<T> {
+    if given.is_empty() {
+        default
+    } else {
+        given.to_vec()
+    }
+}
+
+/// The shape of the events the arguments ask for (every kind, hands and fault by default).
+fn shape_of(args: &SimulateArgs) -> Shape {
     let defaults = Shape::default();
-    let shape = Shape {
+    Shape {
         boards: args.boards,
-        kinds: if args.kinds.is_empty() {
-            defaults.kinds
-        } else {
-            args.kinds.clone()
-        },
-        hands: if args.hands.is_empty() {
-            defaults.hands
-        } else {
-            args.hands.clone()
-        },
-        fault_kinds: if args.fault_kinds.is_empty() {
-            defaults.fault_kinds
-        } else {
-            args.fault_kinds.clone()
-        },
+        kinds: or_default(&args.kinds, defaults.kinds),
+        hands: or_default(&args.hands, defaults.hands),
+        fault_kinds: or_default(&args.fault_kinds, defaults.fault_kinds),
         faults: args.faults,
         plies: args.plies,
-    };
+    }
+}
+
+/// Prints the runs' summary: seeds, failures, simulated board-hours and what they cost.
+fn print_summary(ran: u64, failed: u64, board_hours: f64, cpu: f64, started: Instant) {
+    println!(
+        "{}",
+        json!({
+            "seeds": ran,
+            "failed": failed,
+            "simulated_board_hours": (board_hours * 100.0).round() / 100.0,
+            "cpu_s": (cpu * 100.0).round() / 100.0,
+            "wall_s": (started.elapsed().as_secs_f64() * 100.0).round() / 100.0,
+            "cpu_s_per_board_hour": if board_hours > 0.0 { (cpu / board_hours * 1000.0).round() / 1000.0 } else { 0.0 },
+        })
+    );
+}
+
+/// Runs `touchmove simulate`.
+pub fn run(args: SimulateArgs) -> ExitCode {
+    if args.table {
+        return run_table(Cell::all(), &args);
+    }
+    if let Some(cell) = args.table_cell {
+        return run_table(vec![cell], &args);
+    }
+    let shape = shape_of(&args);
     if shape.boards == 0 {
         eprintln!("touchmove simulate: --boards must be at least 1");
         return ExitCode::FAILURE;
@@ -184,17 +249,12 @@ pub fn run(args: SimulateArgs) -> ExitCode {
         }
         println!("{line}");
     }
-    let cpu = cpu_seconds() - cpu_before;
-    println!(
-        "{}",
-        json!({
-            "seeds": ran,
-            "failed": failed,
-            "simulated_board_hours": (board_hours * 100.0).round() / 100.0,
-            "cpu_s": (cpu * 100.0).round() / 100.0,
-            "wall_s": (started.elapsed().as_secs_f64() * 100.0).round() / 100.0,
-            "cpu_s_per_board_hour": if board_hours > 0.0 { (cpu / board_hours * 1000.0).round() / 1000.0 } else { 0.0 },
-        })
+    print_summary(
+        ran,
+        failed,
+        board_hours,
+        cpu_seconds() - cpu_before,
+        started,
     );
     if failed > 0 {
         ExitCode::FAILURE

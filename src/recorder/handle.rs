@@ -45,6 +45,12 @@ impl RecorderHandle {
         self.server.as_ref().map(|s| s.local_addr())
     }
 
+    /// The instant session time 0 stands for: a journalled or published `t_ms` happened at
+    /// `session_epoch() + t_ms`.
+    pub fn session_epoch(&self) -> tokio::time::Instant {
+        self.shared.session.epoch()
+    }
+
     /// Makes board `board`'s task panic, as a bug would: for tests of the supervision.
     #[doc(hidden)]
     pub async fn crash_board_task(&self, board: u32) {

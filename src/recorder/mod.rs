@@ -89,6 +89,7 @@ mod discovery;
 pub mod earlier_rounds;
 mod error;
 pub mod event_run;
+mod file_replacement;
 mod game_files;
 mod handle;
 pub mod layout;
@@ -114,7 +115,7 @@ pub use error::RecorderError;
 pub use handle::RecorderHandle;
 pub use options::{
     CHOSEN_DELAY_NAME, DEFAULT_BACKLOG_LIMIT, JOURNAL_NAME, LIVE_DIR_NAME, LIVE_SPARE_DIR_NAME,
-    LOCK_NAME, RunOptions, SPARE_DIR_NAME,
+    LOCK_NAME, Latency, LatencyStage, RunOptions, SPARE_DIR_NAME,
 };
 pub use pipeline::{BoardPipeline, GameTags};
 pub use replay::{BROADCAST_DELAY, LINK_LOST, RoundDelay};
@@ -245,38 +246,16 @@ impl Recorder {
             links: options.links.clone(),
             on_one_thread,
         });
-        let mut boards = BTreeMap::new();
-        let mut tasks = Vec::new();
-        for board in &config.boards {
-            let history = replay.remove(&board.number).unwrap_or_default();
-            let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
-            let (tx, rx) = mpsc::channel(64);
-            boards.insert(board.number, tx);
-            tasks.push(tokio::spawn(supervise(
-                shared.clone(),
-                board.clone(),
-                control.clone(),
-                task,
-                Arc::new(tokio::sync::Mutex::new(rx)),
-            )));
-        }
+        let (boards, tasks) = start_boards(&shared, &control, &mut replay).await;
+        publication.current_round(opened_at, config.round);
         let (sink, requests) = mpsc::channel(64);
         let mut background = vec![
             tokio::spawn(dispatch(requests, boards.clone())),
             prober,
             tokio::spawn(write_round_files(shared.clone())),
         ];
-        let state_error = |source| RecorderError::StateDir {
-            path: options.state_dir.clone(),
-            source,
-        };
-        let token = channel::event_token(&options.state_dir).map_err(state_error)?;
-        publication.current_round(opened_at, config.round);
-        background.push(
-            channel::listen(&options.state_dir, token.clone(), sink.clone())
-                .map_err(state_error)?,
-        );
-        let server = start_server(&options, &publication, &sink, token).await?;
+        let (listener, server) = start_arbiter_access(&options, &publication, &sink).await?;
+        background.push(listener);
         Ok(RecorderHandle {
             boards,
             tasks,
@@ -289,6 +268,58 @@ impl Recorder {
             _folder_lock: folder_lock,
         })
     }
+}
+
+/// Opens the arbiter's ways in: the local socket (`touchmove arbiter`) with the event's
+/// token, and the web server when the options ask for one.
+async fn start_arbiter_access(
+    options: &RunOptions,
+    publication: &Arc<crate::server::Publication>,
+    sink: &ArbiterSink,
+) -> Result<
+    (
+        tokio::task::JoinHandle<()>,
+        Option<crate::server::ServerHandle>,
+    ),
+    RecorderError,
+> {
+    let state_error = |source| RecorderError::StateDir {
+        path: options.state_dir.clone(),
+        source,
+    };
+    let token = channel::event_token(&options.state_dir).map_err(state_error)?;
+    let listener =
+        channel::listen(&options.state_dir, token.clone(), sink.clone()).map_err(state_error)?;
+    let server = start_server(options, publication, sink, token).await?;
+    Ok((listener, server))
+}
+
+/// Rebuilds each board's game from what the journal holds of it (`replay`) and starts its
+/// task, watched over; returns where each board takes commands, and the tasks.
+async fn start_boards(
+    shared: &Arc<Shared>,
+    control: &crate::clock::TimeControl,
+    replay: &mut BTreeMap<u32, replay::History>,
+) -> (
+    BTreeMap<u32, mpsc::Sender<board_task::BoardCommand>>,
+    Vec<tokio::task::JoinHandle<()>>,
+) {
+    let mut boards = BTreeMap::new();
+    let mut tasks = Vec::new();
+    for board in &shared.config.boards {
+        let history = replay.remove(&board.number).unwrap_or_default();
+        let task = BoardTask::resume(shared.clone(), board, control.clone(), history).await;
+        let (tx, rx) = mpsc::channel(64);
+        boards.insert(board.number, tx);
+        tasks.push(tokio::spawn(supervise(
+            shared.clone(),
+            board.clone(),
+            control.clone(),
+            task,
+            Arc::new(tokio::sync::Mutex::new(rx)),
+        )));
+    }
+    (boards, tasks)
 }
 
 /// Checks what the event asks of the recorder (its round and board numbers, the Pegasus key

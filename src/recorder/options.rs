@@ -41,8 +41,9 @@ pub struct RunOptions {
     /// Limits of the web server's connections (cap, header and idle timeouts).
     pub connection_limits: crate::server::ConnectionLimits,
     /// For `touchmove bench boards`: receives, for every chunk of bytes that produced an
-    /// event, the time from its arrival to the PGN files being rewritten.
-    pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
+    /// event, the time from its arrival to its entry being durable in the journal and to the
+    /// PGN files being rewritten.
+    pub latency_probe: Option<mpsc::UnboundedSender<Latency>>,
     /// Where boards named by serial number or "auto" are looked for.
     pub candidates: Candidates,
     /// Where each board was configured, for messages (from [`EventConfig::load_located`]).
@@ -131,6 +132,25 @@ impl RunOptions {
                 .with_chosen_delay_file(self.state_dir.join(CHOSEN_DELAY_NAME)),
         )
     }
+}
+
+/// What [`RunOptions::latency_probe`] receives: how long after a chunk's arrival it reached
+/// `stage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latency {
+    /// How far the chunk had gone.
+    pub stage: LatencyStage,
+    /// Time since the chunk's arrival (the driver's receive stamp).
+    pub since_arrival: Duration,
+}
+
+/// Where a chunk of bytes has got to, for [`Latency`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyStage {
+    /// The chunk and its events are committed to the journal (on disk).
+    Durable,
+    /// The board's `game-K.pgn` shows what it changed.
+    File,
 }
 
 /// The folder in the state directory where the arbiter's live copy of a delayed round's

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 use super::discovery::Discovery;
 use super::layout::{self, BoardSummary, OutputFolder};
+use super::options::{Latency, LatencyStage};
 use super::{game_files, loud, say, session};
 use crate::board::Millis;
 use crate::event::EventConfig;
@@ -41,7 +42,7 @@ pub(crate) struct Shared {
     pub round_changed: tokio::sync::Notify,
     /// The generation of the boards last written to the round's files.
     pub round_written: Mutex<u64>,
-    pub latency_probe: Option<mpsc::UnboundedSender<Duration>>,
+    pub latency_probe: Option<mpsc::UnboundedSender<Latency>>,
     pub session: session::Session,
     /// Finds the ports of boards named by serial number or "auto".
     pub discovery: Discovery,
@@ -150,7 +151,7 @@ impl Shared {
             .get(&board)
             .is_some_and(|(p, s)| *p == pgn && *s == summary);
         if unchanged && !lock(&self.unwritable).contains(&path) {
-            self.probe_latency(arrived);
+            self.probe_latency(LatencyStage::File, arrived);
             return;
         }
         self.publication.text(
@@ -190,19 +191,22 @@ impl Shared {
             .synced(file.synced)
             .write_game(round, file.board, &file.pgn);
         self.check_written(&self.out.game_path(round, file.board), written);
-        self.probe_latency(file.arrived);
+        self.probe_latency(LatencyStage::File, file.arrived);
     }
 
-    /// Tells the latency probe, if there is one, how long ago a change that the files now
-    /// show arrived.
-    fn probe_latency(&self, arrived: Option<Millis>) {
+    /// Tells the latency probe, if there is one, how long ago a change that reached `stage`
+    /// arrived.
+    pub(crate) fn probe_latency(&self, stage: LatencyStage, arrived: Option<Millis>) {
         if let (Some(t_ms), Some(probe)) = (arrived, &self.latency_probe) {
             let since_arrival = self
                 .session
                 .epoch()
                 .elapsed()
                 .saturating_sub(Duration::from_millis(t_ms));
-            let _ = probe.send(since_arrival);
+            let _ = probe.send(Latency {
+                stage,
+                since_arrival,
+            });
         }
     }
 

@@ -338,29 +338,17 @@ impl Journal {
     /// Journals several entries in one transaction (one disk sync): all of them or, on error,
     /// none. Returns their sequence numbers in order.
     pub fn append_all(&mut self, entries: &[NewEntry]) -> Result<Vec<u64>, JournalError> {
-        let session = self.ensure_session()?;
-        let mut rows = Vec::with_capacity(entries.len());
+        let mut encoded = Vec::with_capacity(entries.len());
         for entry in entries {
-            let board = match &entry.board {
-                Some(key) => Some(self.ensure_board(key)?),
-                None => None,
-            };
             let t_ms = self.to_sql_int(entry.t_ms, "time")?;
             let (kind, data) = self.encode(&entry.record)?;
-            rows.push((board, t_ms, kind, data));
+            encoded.push((entry.board.as_ref(), t_ms, kind, data));
         }
-        let path = &self.path;
-        let fail = |e| JournalError::sqlite(path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        let mut seqs = Vec::with_capacity(rows.len());
-        for (board, t_ms, kind, data) in &rows {
-            seqs.push(insert(&tx, session, *board, *t_ms, *kind, data).map_err(fail)?);
-        }
-        tx.commit().map_err(fail)?;
-        Ok(seqs)
+        let rows: Vec<Row<'_>> = encoded
+            .iter()
+            .map(|(board, t_ms, kind, data)| (*board, *t_ms, *kind, data.as_slice()))
+            .collect();
+        self.commit_rows(&rows)
     }
 
     /// Commits without waiting for the disk (`synchronous=OFF`): what is committed survives
@@ -369,6 +357,11 @@ impl Journal {
     pub fn without_disk_syncs(&mut self) -> Result<(), JournalError> {
         self.conn
             .pragma_update(None, "synchronous", "OFF")
+            .map_err(|e| self.error(e))?;
+        // One connection at a time (a simulation's recorder, then its replay, then its
+        // judge): no file lock taken and released around every transaction.
+        self.conn
+            .pragma_update(None, "locking_mode", "EXCLUSIVE")
             .map_err(|e| self.error(e))
     }
 
@@ -695,31 +688,6 @@ impl Journal {
         }
     }
 
-    fn ensure_board(&mut self, key: &BoardKey) -> Result<i64, JournalError> {
-        if let Some(id) = self.boards.get(key) {
-            return Ok(*id);
-        }
-        let text = key.to_string();
-        let existing: Option<i64> = self
-            .conn
-            .query_row("SELECT id FROM boards WHERE key = ?1", [&text], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|e| self.error(e))?;
-        let id = match existing {
-            Some(id) => id,
-            None => {
-                self.conn
-                    .execute("INSERT INTO boards(key) VALUES (?1)", [&text])
-                    .map_err(|e| self.error(e))?;
-                self.conn.last_insert_rowid()
-            }
-        };
-        self.boards.insert(key.clone(), id);
-        Ok(id)
-    }
-
     fn append_encoded(
         &mut self,
         board: Option<&BoardKey>,
@@ -727,13 +695,38 @@ impl Journal {
         kind: Kind,
         data: &[u8],
     ) -> Result<u64, JournalError> {
-        let session = self.ensure_session()?;
-        let board = match board {
-            Some(key) => Some(self.ensure_board(key)?),
-            None => None,
-        };
         let t_ms = self.to_sql_int(t_ms, "time")?;
-        insert(&self.conn, session, board, t_ms, kind, data).map_err(|e| self.error(e))
+        let seqs = self.commit_rows(&[(board, t_ms, kind, data)])?;
+        seqs.first().copied().ok_or_else(|| JournalError::Other {
+            path: self.path.clone(),
+            source: "SQLite gave no sequence number for the entry".into(),
+        })
+    }
+
+    /// Inserts `rows` in one transaction (one disk sync), with the boards they name that the
+    /// journal does not know yet: a board's first entry costs no sync of its own, so that a
+    /// round's boards starting together share the syncs of their first entries.
+    fn commit_rows(&mut self, rows: &[Row<'_>]) -> Result<Vec<u64>, JournalError> {
+        let session = self.ensure_session()?;
+        let path = &self.path;
+        let fail = |e| JournalError::sqlite(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let mut added = HashMap::new();
+        let mut seqs = Vec::with_capacity(rows.len());
+        for (board, t_ms, kind, data) in rows {
+            let board = match board {
+                Some(key) => Some(board_id(&tx, &self.boards, &mut added, key).map_err(fail)?),
+                None => None,
+            };
+            seqs.push(insert(&tx, session, board, *t_ms, *kind, data).map_err(fail)?);
+        }
+        tx.commit().map_err(fail)?;
+        // Known only once committed: a rolled-back transaction took its boards with it.
+        self.boards.extend(added);
+        Ok(seqs)
     }
 
     fn encode(&self, record: &Record) -> Result<(Kind, Vec<u8>), JournalError> {
@@ -859,6 +852,37 @@ impl Journal {
     fn error(&self, e: rusqlite::Error) -> JournalError {
         JournalError::sqlite(&self.path, e)
     }
+}
+
+/// A row for [`Journal::commit_rows`]: board, time, kind, encoded record.
+type Row<'a> = (Option<&'a BoardKey>, i64, Kind, &'a [u8]);
+
+/// The id of board `key` in the `boards` table: from `known`, from `added` (boards inserted by
+/// the transaction `conn` is in), from the table, or inserted now (and noted in `added`).
+fn board_id(
+    conn: &Connection,
+    known: &HashMap<BoardKey, i64>,
+    added: &mut HashMap<BoardKey, i64>,
+    key: &BoardKey,
+) -> rusqlite::Result<i64> {
+    if let Some(id) = known.get(key).or_else(|| added.get(key)) {
+        return Ok(*id);
+    }
+    let text = key.to_string();
+    let existing: Option<i64> = conn
+        .query_row("SELECT id FROM boards WHERE key = ?1", [&text], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            conn.execute("INSERT INTO boards(key) VALUES (?1)", [&text])?;
+            conn.last_insert_rowid()
+        }
+    };
+    added.insert(key.clone(), id);
+    Ok(id)
 }
 
 fn insert(

@@ -15,4 +15,4 @@ pub use error::JournalError;
 pub use journal::{
     Entry, GameBoundary, Journal, NewEntry, Record, Session, Stamped, continuous_times, lock_path,
 };
-pub use shared::{Refused, SharedJournal};
+pub use shared::{Refused, SLOW_DISK_ENV, SharedJournal};

@@ -15,7 +15,7 @@ use crate::board::Millis;
 use crate::record::arbiter::ArbiterRequest;
 
 /// Most entries committed in one transaction (a caller's batch is never split).
-const MAX_GROUP: usize = 512;
+const MAX_GROUP: usize = 8192;
 
 /// A [`Journal`] shared by many tasks, with group commit.
 ///
@@ -223,6 +223,11 @@ impl SharedJournal {
     }
 }
 
+/// The environment variable that makes the journal's writer wait this many milliseconds
+/// before writing each group: a slow disk, for the test that kills the recorder while entries
+/// wait to be written (a move published before its entry is written is then lost).
+pub const SLOW_DISK_ENV: &str = "TOUCHMOVE_TEST_SLOW_DISK_MS";
+
 /// The writer thread: commits whatever is waiting as one group, answers, repeats.
 fn write_groups(
     journal: &Mutex<Journal>,
@@ -230,7 +235,14 @@ fn write_groups(
     stats: &Stats,
     signal: &tokio::sync::watch::Sender<u64>,
 ) {
+    let slow_disk = std::env::var(SLOW_DISK_ENV)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(std::time::Duration::from_millis);
     while let Ok(first) = waiting.recv() {
+        if let Some(wait) = slow_disk {
+            std::thread::sleep(wait);
+        }
         let mut size = first.entries.len();
         let mut group = vec![first];
         while size < MAX_GROUP {

@@ -14,7 +14,6 @@ use touchmove::bench::{plain_timeline, spawn_boards};
 use touchmove::board::kind::BoardKind;
 use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use touchmove::sim::virtual_board::timeline::Pace;
-use touchmove::sim::virtual_pegasus::{VirtualPegasus, VirtualPegasusConfig};
 
 const PLIES: usize = 16;
 const PACE: Pace = Pace {
@@ -113,61 +112,6 @@ fn a_mixed_event_is_recorded_exactly_on_every_kind_of_board() {
             i + 1
         );
     }
-}
-
-/// The plies of the Pegasus game: its opening to move 18, with queenside castling and
-/// captures, which an occupancy-only board shows only as squares emptied and filled.
-const PEGASUS_PLIES: usize = 36;
-
-#[test]
-fn a_pegasus_game_is_recorded_exactly_with_the_developer_key_the_event_file_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let runtime = runtime();
-    let game = demo_openings(PEGASUS_PLIES).remove(6);
-    assert_eq!(game.moves_uci.len(), PEGASUS_PLIES);
-    assert!(
-        game.moves_uci.contains(&"e1c1".to_string()),
-        "the game castles: {:?}",
-        game.moves_uci
-    );
-    let _guard = runtime.enter();
-    let path = dir.path().join("pegasus-1");
-    let board = VirtualPegasus::spawn(VirtualPegasusConfig::new(
-        &path,
-        plain_timeline(&game, PACE),
-    ))
-    .unwrap();
-    // Any key opens the virtual Pegasus; a real one wants the key DGT gave the user.
-    std::fs::write(dir.path().join("pegasus.key"), "01 23 45 67 89 ab\n").unwrap();
-    let event = format!(
-        "event = \"Pegasus\"\nround = 1\npegasus_key = \"pegasus.key\"\n\n\
-         [[board]]\nnumber = 1\nport = \"{}\"\nkind = \"pegasus\"\n",
-        path.display()
-    );
-    let config = dir.path().join("event.toml");
-    std::fs::write(&config, event).unwrap();
-    let out = dir.path().join("out");
-    let log = dir.path().join("recorder.log");
-    let recorder = record_logged(&config, &out, ["--no-server"], &log);
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(120), board.finished())
-            .await
-            .expect("the Pegasus plays its game once the recorder gave it a key");
-        tokio::time::sleep(Duration::from_secs(3)).await;
-    });
-    stop(recorder);
-    let log = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(board.keyed(), "the recorder gave the key; log:\n{log}");
-    assert!(
-        board.refused().is_empty(),
-        "the recorder sent the Pegasus only commands it takes: {:?}",
-        board.refused()
-    );
-    assert_eq!(
-        uci_moves(&read_board(&out, 1)),
-        game.moves_uci,
-        "the Pegasus game recorded exactly; recorder log:\n{log}"
-    );
 }
 
 #[test]

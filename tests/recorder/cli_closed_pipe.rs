@@ -97,6 +97,14 @@ fn every_subcommand_ends_quietly_when_its_reader_has_gone() {
             ],
         ),
         ("sim", vec!["sim".into(), "--help".into()]),
+        (
+            "simulate",
+            vec![
+                "simulate".into(),
+                "--table-cell".into(),
+                "dgt,steady,none".into(),
+            ],
+        ),
         ("bench", vec!["bench".into(), "--help".into()]),
         ("record", vec!["record".into(), "--help".into()]),
         (

@@ -8,7 +8,6 @@ mod recorder_support;
 #[path = "../support/server.rs"]
 mod server_support;
 
-mod after_game;
 mod brands;
 mod broadcast_delay;
 mod bus;
@@ -23,6 +22,7 @@ mod folder;
 mod lost_updates;
 mod outage;
 mod outage_capture;
+mod published_durable;
 mod replay;
 mod rounds;
 mod status;

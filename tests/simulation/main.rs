@@ -4,3 +4,14 @@
 
 mod regressions;
 mod seeds;
+mod table;
+
+/// The commands of `fixtures/simulation/open.txt`: runs known to fail today (open bugs).
+pub fn open_cases() -> Vec<String> {
+    include_str!("../../fixtures/simulation/open.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("touchmove simulate"))
+        .map(str::to_string)
+        .collect()
+}

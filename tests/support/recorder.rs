@@ -140,6 +140,17 @@ pub fn record_logged<S: AsRef<OsStr>>(
     args: impl IntoIterator<Item = S>,
     log: &Path,
 ) -> Child {
+    record_logged_with_env(config, out, args, log, &[])
+}
+
+/// [`record_logged`] with variables `env` set in the recorder's environment.
+pub fn record_logged_with_env<S: AsRef<OsStr>>(
+    config: &Path,
+    out: &Path,
+    args: impl IntoIterator<Item = S>,
+    log: &Path,
+    env: &[(&str, &str)],
+) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -152,6 +163,7 @@ pub fn record_logged<S: AsRef<OsStr>>(
         .arg("--out")
         .arg(out)
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()

@@ -9,10 +9,10 @@ use tokio::sync::{mpsc, oneshot};
 
 mod journal;
 mod link;
+mod rebuild;
 
-use super::layout::BoardSummary;
 use super::pipeline::{BoardPipeline, GameTags};
-use super::replay::{History, Replayed, Step, board_key, replay_step};
+use super::replay::{History, board_key};
 use super::{Shared, loud, say};
 use crate::act::{AnalysisRequest, Event};
 use crate::board::Millis;
@@ -20,10 +20,12 @@ use crate::clock::TimeControl;
 use crate::event::{BoardConfig, BoardSource};
 use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
 use crate::recorder::leds::{LedPlan, led_command};
+use crate::recorder::options::LatencyStage;
 use crate::server::feed::GameInfo;
 use crate::store::{BoardKey, NewEntry, Record};
 use journal::entry_size;
 use link::{next_found, next_link_event, until};
+use rebuild::{Rebuilt, replay_history, summary};
 
 /// Journal metadata key of what a board's EEPROM move log told (`LogReport`).
 pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
@@ -93,26 +95,7 @@ impl BoardTask {
         control: TimeControl,
         history: History,
     ) -> BoardTask {
-        let tags = GameTags::new(&shared.config, board.number);
-        let mut pipeline = BoardPipeline::new(tags, control)
-            .with_board_log()
-            .with_kind(board.kind);
-        // A delayed round's public side also gets the game's text as it stood at each step
-        // it has not seen yet.
-        let delay = shared.publication.delay(shared.config.round).as_millis() as Millis;
-        let unseen_from = shared
-            .delayed
-            .then(|| shared.session.now_ms().saturating_sub(delay));
-        let (mut replayed, chunks, applied_keys) =
-            replay_history(&mut pipeline, &history, board.number, unseen_from);
-        // Journalled when they were first made; a log asked for then is read in the next
-        // handshake anyway.
-        pipeline.take_log_reports();
-        pipeline.take_log_request();
-        let mut events = Vec::new();
-        let now = shared.session.now_ms();
-        pipeline.tick(now, &mut events);
-        replayed.extend(events.into_iter().map(|e| Rebuilt::Event(now, e)));
+        let (pipeline, replayed, chunks, applied_keys) = rebuild(&shared, board, control, &history);
         let tags = GameTags::new(&shared.config, board.number);
         shared.publication.game(GameInfo {
             round: shared.config.round,
@@ -378,6 +361,9 @@ impl BoardTask {
             });
         }
         if self.commit(entries).await {
+            if !events.is_empty() {
+                self.shared.probe_latency(LatencyStage::Durable, Some(t_ms));
+            }
             self.release_held_game();
         } else if !was_live && self.pipeline.live() && !self.holding_new_game {
             self.holding_new_game = true;
@@ -497,94 +483,35 @@ impl BoardTask {
     }
 }
 
-/// What a replay hands the publication, in order, with the session time it happened.
-enum Rebuilt {
-    /// An event of the pipeline.
-    Event(Millis, Event),
-    /// An arbiter action the pipeline applied.
-    Applied(Millis, ArbiterAction),
-    /// The game's text and summary as they stood (for the public side of a delayed round).
-    Text(Millis, String, BoardSummary),
-}
-
-impl Rebuilt {
-    /// The game's text as `pipeline` has it, at `t_ms`.
-    fn text(pipeline: &BoardPipeline, board: u32, t_ms: Millis) -> Rebuilt {
-        Rebuilt::Text(t_ms, pipeline.board_pgn(), summary(pipeline, board))
-    }
-
-    fn t_ms(&self) -> Millis {
-        match self {
-            Rebuilt::Event(t, _) | Rebuilt::Applied(t, _) | Rebuilt::Text(t, ..) => *t,
-        }
-    }
-}
-
-/// What `index.json` says of board `board`'s game.
-fn summary(pipeline: &BoardPipeline, board: u32) -> BoardSummary {
-    BoardSummary {
-        board,
-        result: pipeline.result().to_string(),
-        live: pipeline.live(),
-    }
-}
-
-/// Replays a board's journalled history into `pipeline`: what it gave, in order, with the
-/// times the journal gives its events, the chunks of bytes it read and the keys of the
-/// arbiter actions it applied (a retry of one is answered as applied and not applied again).
-/// From `unseen_from` on (a delayed round's part the public has not seen), the game's text
-/// after each step that changed it, for the public side.
-fn replay_history(
-    pipeline: &mut BoardPipeline,
+/// Board `board`'s pipeline rebuilt from `history`, what the replay gave up to now, the
+/// chunks of bytes read and the keys of the arbiter actions applied.
+fn rebuild(
+    shared: &Shared,
+    board: &BoardConfig,
+    control: TimeControl,
     history: &History,
-    board: u32,
-    unseen_from: Option<Millis>,
-) -> (Vec<Rebuilt>, usize, HashSet<String>) {
-    let mut rebuilt = Vec::new();
-    let mut applied_keys = HashSet::new();
-    let mut event_times = history.event_times.iter().copied();
-    let seen = |t: Millis| unseen_from.is_some_and(|from| t < from);
-    // The time of the last step whose events no text shows yet.
-    let mut text_due: Option<Millis> = None;
-    for step in &history.steps {
-        let t_ms = match step {
-            Step::Bytes(t_ms, _) | Step::Arbiter(t_ms, _) => *t_ms,
-            Step::LinkLost => {
-                pipeline.link_lost();
-                continue;
-            }
-        };
-        if let Some(at) = text_due.filter(|_| !seen(t_ms)) {
-            rebuilt.push(Rebuilt::text(pipeline, board, at));
-            text_due = None;
-        }
-        let before = rebuilt.len();
-        replay_step(pipeline, step, &mut |r| match r {
-            Replayed::Event(e) => {
-                rebuilt.push(Rebuilt::Event(event_times.next().unwrap_or(t_ms), e))
-            }
-            Replayed::Applied(request) => {
-                applied_keys.extend(request.key.clone());
-                rebuilt.push(Rebuilt::Applied(t_ms, request.action.clone()));
-            }
-        });
-        if unseen_from.is_some() && rebuilt.len() > before {
-            text_due = Some(t_ms);
-            if !seen(t_ms) {
-                rebuilt.push(Rebuilt::text(pipeline, board, t_ms));
-                text_due = None;
-            }
-        }
-    }
-    if let Some(at) = text_due {
-        rebuilt.push(Rebuilt::text(pipeline, board, at));
-    }
-    let chunks = history
-        .steps
-        .iter()
-        .filter(|s| matches!(s, Step::Bytes(..)))
-        .count();
-    (rebuilt, chunks, applied_keys)
+) -> (BoardPipeline, Vec<Rebuilt>, usize, HashSet<String>) {
+    let tags = GameTags::new(&shared.config, board.number);
+    let mut pipeline = BoardPipeline::new(tags, control)
+        .with_board_log()
+        .with_kind(board.kind);
+    // A delayed round's public side also gets the game's text as it stood at each step it
+    // has not seen yet.
+    let delay = shared.publication.delay(shared.config.round).as_millis() as Millis;
+    let unseen_from = shared
+        .delayed
+        .then(|| shared.session.now_ms().saturating_sub(delay));
+    let (mut replayed, chunks, applied_keys) =
+        replay_history(&mut pipeline, history, board.number, unseen_from);
+    // Journalled when they were first made; a log asked for then is read in the next
+    // handshake anyway.
+    pipeline.take_log_reports();
+    pipeline.take_log_request();
+    let mut events = Vec::new();
+    let now = shared.session.now_ms();
+    pipeline.tick(now, &mut events);
+    replayed.extend(events.into_iter().map(|e| Rebuilt::Event(now, e)));
+    (pipeline, replayed, chunks, applied_keys)
 }
 
 /// The answer of the running analysis, if one runs (otherwise waits forever).

@@ -366,10 +366,13 @@ impl BoardPipeline {
         let mut observations = std::mem::take(&mut self.observations);
         for obs in &observations {
             self.observe(obs, out);
-            // After the machine: a reading that completes a move settles that move's time
-            // (after the game, the clock is the next game's).
+            // After the machine: a reading that completes a move settles that move's time.
+            // Once the game has ended (5.1, 5.2, 6.9), the clock is no part of it: the press
+            // after a mate adds no increment to the mating move's time (and after the game
+            // the clock is the next game's).
             if let ObservationKind::ClockTimes(reading) = &obs.kind
                 && self.after.is_none()
+                && self.ending.is_none()
             {
                 self.clock.observe_reading(obs.t_ms, reading);
             }

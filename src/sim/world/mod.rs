@@ -18,6 +18,7 @@ pub mod incarnation;
 pub mod run;
 pub mod scenario;
 pub mod shrink;
+pub mod table;
 pub mod verdict;
 
 use std::collections::BTreeMap;

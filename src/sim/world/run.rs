@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 
 use super::cable::Cable;
 use super::incarnation::Incarnation;
-use super::scenario::{BoardPlan, Fault, PlayedGame, Scenario};
+use super::scenario::{ARBITER_RESULT_AFTER_MS, BoardPlan, Fault, PlayedGame, Scenario};
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, Observation};
 use crate::event::{BoardConfig, BoardSource, EventConfig, Player};
@@ -28,9 +28,6 @@ pub const SETTLE_MS: Millis = 65_000;
 
 /// When the arbiter takes a Certabo board's spare queens off, before the round.
 const SPARES_OFF_MS: Millis = 6_000;
-
-/// How long after a game on a board that senses only occupancy the arbiter enters its result.
-const ARBITER_RESULT_AFTER_MS: Millis = 20_000;
 
 /// The developer key the simulated Pegasus boards expect and the recorder is given.
 pub const PEGASUS_KEY: [u8; 6] = [0x5a, 0x3c, 0x11, 0x8e, 0x42, 0x07];

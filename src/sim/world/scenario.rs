@@ -121,6 +121,10 @@ pub struct BoardPlan {
     pub plies: usize,
     /// What the players do after the game.
     pub after: AfterGame,
+    /// Careful hands at a fixed pace instead of `hands`: a move every this many ms (see
+    /// [`super::table`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace_ms: Option<Millis>,
 }
 
 impl BoardPlan {
@@ -128,8 +132,17 @@ impl BoardPlan {
     pub fn play(&self) -> PlayedGame {
         let game = &library()[self.game];
         let moves: Vec<String> = game.moves_uci.iter().take(self.plies).cloned().collect();
+        if let Some(pace_ms) = self.pace_ms {
+            return paced_game(&moves, pace_ms);
+        }
         let whole = moves.len() == game.moves_uci.len();
-        let result = game.result.as_deref().filter(|_| whole);
+        // Every game ends with a result before its pieces are set back: a game cut short
+        // (or one its source leaves unfinished) ends in a draw the players agree and signal.
+        let result = game
+            .result
+            .as_deref()
+            .filter(|r| whole && matches!(*r, "1-0" | "0-1" | "1/2-1/2"))
+            .unwrap_or("1/2-1/2");
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut model = HandModel::for_noise(self.hands.noise(), &mut rng);
         // The hands act on the board itself: what its sensors make of it is the virtual
@@ -141,11 +154,18 @@ impl BoardPlan {
             whole_frame: false,
             occupancy_only: false,
         };
-        let sim = simulate_with_model(None, false, &moves, result, &model, &mut rng);
+        let sim = simulate_with_model(None, false, &moves, Some(result), &model, &mut rng);
         let mut physical = sim.observations;
         let over_ms = physical.last().map_or(0, |o| o.t_ms);
         if self.after != AfterGame::Leave {
-            after_the_game(&mut physical, &sim.moves_uci, self.after, &mut rng);
+            // The players of a board that cannot show the kings' signal tell the arbiter the
+            // result, who enters it, before they set the pieces back.
+            let told = if self.kind.identifies_pieces() {
+                0
+            } else {
+                ARBITER_RESULT_AFTER_MS
+            };
+            after_the_game(&mut physical, &sim.moves_uci, self.after, told, &mut rng);
         }
         let penalties_earned = sim
             .injected
@@ -170,12 +190,78 @@ impl BoardPlan {
     }
 }
 
+/// How long one careful hand takes from one action of a move to the next (a lift, a
+/// placement, the clock): quick, and still one hand's (7.5.4 suspects two hands below 150 ms).
+const HAND_STEP_MS: Millis = 200;
+
+/// `moves` played by one careful hand at a fixed pace, a normal move every `pace_ms` (its
+/// lift, placement and clock press [`HAND_STEP_MS`] apart after the thinking), from the start
+/// position standing at time 0.
+fn paced_game(moves: &[String], pace_ms: Millis) -> PlayedGame {
+    use crate::rules::{Budget, Game};
+    let mut game = Game::standard();
+    let mut legal = Vec::new();
+    let mut expected_result = None;
+    for uci in moves {
+        let Some(m) = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(game.position()).ok())
+        else {
+            break;
+        };
+        if game.play(m).is_err() {
+            break;
+        }
+        legal.push(m);
+        // As the hands' games: the game is over at an automatic end (5.1.1, 5.2.1, 5.2.2).
+        if let Some(end) = game.automatic_end(&Budget::deterministic()) {
+            expected_result = Some(end.result.pgn_token().to_string());
+            break;
+        }
+    }
+    let pace = Pace {
+        think_ms: pace_ms.saturating_sub(3 * HAND_STEP_MS),
+        step_ms: HAND_STEP_MS,
+    };
+    let mut physical = vec![Observation {
+        t_ms: 0,
+        kind: ObservationKind::Snapshot(crate::board::Snapshot {
+            board: Board::new(),
+            identifies_pieces: true,
+        }),
+    }];
+    physical.extend(crate::sim::virtual_board::timeline::lift_place(
+        &shakmaty::Chess::default(),
+        &legal,
+        pace,
+    ));
+    let mut ply_start_ms = Vec::new();
+    let mut after_press = true;
+    for o in &physical[1..] {
+        if after_press {
+            ply_start_ms.push(o.t_ms);
+        }
+        after_press = matches!(o.kind, ObservationKind::ClockPressed { .. });
+    }
+    PlayedGame {
+        moves_uci: moves[..legal.len()].to_vec(),
+        expected_result,
+        over_ms: physical.last().map_or(0, |o| o.t_ms),
+        physical,
+        penalties_earned: Vec::new(),
+        ply_start_ms,
+        result_signal: None,
+    }
+}
+
 /// Appends to `physical` what the players do after their game (`moves`): the pieces set back,
 /// and for a post-mortem the opening played again and the pieces set back once more.
 fn after_the_game(
     physical: &mut Vec<Observation>,
     moves: &[String],
     after: AfterGame,
+    not_before_ms: Millis,
     rng: &mut ChaCha8Rng,
 ) {
     let ways = [SetBack::PieceByPiece, SetBack::Sweep];
@@ -185,7 +271,8 @@ fn after_the_game(
             _ => Board::new(),
         };
         let standing = board_after(&start, physical);
-        let from = physical.last().map_or(0, |o| o.t_ms) + rng.gen_range(5_000..40_000);
+        let from =
+            physical.last().map_or(0, |o| o.t_ms) + not_before_ms + rng.gen_range(5_000..40_000);
         let how = *ways.choose(rng).unwrap_or(&SetBack::PieceByPiece);
         physical.extend(set_back(&standing, how, from, rng));
     };
@@ -350,6 +437,9 @@ pub struct Scenario {
     /// What a shrink kept: the board numbers and fault indices of the drawn scenario, and the
     /// plies of each game (`None`: everything).
     pub kept: Kept,
+    /// The cell of the kind-by-fault table it is, if one (it is then not drawn from its seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<super::table::Cell>,
 }
 
 /// What a shrink kept of a drawn scenario.
@@ -362,6 +452,10 @@ pub struct Kept {
     /// Plies kept of every game.
     pub plies: Option<usize>,
 }
+
+/// How long after a game on a board that senses only occupancy the arbiter enters the
+/// result the players signalled (the board cannot show which king stands where).
+pub const ARBITER_RESULT_AFTER_MS: Millis = 20_000;
 
 /// When the games begin: the boards stand in the start position from the event's start, and
 /// the recorder has read them (a DGT board's move log takes seconds on its line) before the
@@ -389,6 +483,7 @@ impl Scenario {
                     after: *[AfterGame::Leave, AfterGame::SetBack, AfterGame::PostMortem]
                         .choose(&mut rng)
                         .unwrap_or(&AfterGame::Leave),
+                    pace_ms: None,
                 }
             })
             .collect();
@@ -447,6 +542,7 @@ impl Scenario {
             boards,
             faults,
             kept: Kept::default(),
+            cell: None,
         }
     }
 
@@ -482,6 +578,9 @@ impl Scenario {
 
     /// The command that plays this scenario again, exactly.
     pub fn command(&self) -> String {
+        if let Some(cell) = &self.cell {
+            return format!("touchmove simulate --table-cell {}", cell.name());
+        }
         let shape = &self.shape;
         let mut text = format!(
             "touchmove simulate --seed {} --boards {} --faults {} --plies {}-{}",
