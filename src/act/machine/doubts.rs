@@ -14,8 +14,12 @@ use crate::board::Millis;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Doubt {
     /// Several sequences from ply `from` explain the board; only their common part was
-    /// adopted.
-    Sequences { from: usize, seqs: Vec<Vec<Move>> },
+    /// adopted. With `more`, others fit as well that the search did not keep.
+    Sequences {
+        from: usize,
+        seqs: Vec<Vec<Move>>,
+        more: bool,
+    },
     /// Across a gap in the link, several move orders from ply `from` reach the board:
     /// `moves`, the likeliest, were recorded; `others` reach the same position.
     Order {
@@ -166,7 +170,7 @@ impl Machine {
     /// arbiter should check.
     fn doubt_alert(&self, doubt: &Doubt, t: Millis) -> Alert {
         match doubt {
-            Doubt::Sequences { seqs, .. } => self.sequences_alert(seqs, t),
+            Doubt::Sequences { seqs, more, .. } => self.sequences_alert(seqs, *more, t),
             Doubt::CaptureSequence {
                 from,
                 moves,
@@ -230,13 +234,18 @@ impl Machine {
 
     /// 8.5.3: missed updates that several move orders explain; nothing past their common
     /// part is recorded until the board tells them apart.
-    fn sequences_alert(&self, seqs: &[Vec<Move>], t: Millis) -> Alert {
+    fn sequences_alert(&self, seqs: &[Vec<Move>], more: bool, t: Millis) -> Alert {
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         let lines: Vec<String> = seqs.iter().map(|seq| self.uci_line(seq)).collect();
+        let count = if more {
+            format!("more than {}", seqs.len())
+        } else {
+            seqs.len().to_string()
+        };
+        let among = if more { "among them " } else { "" };
         a.message = format!(
-            "board updates were missed and {} move sequences explain the board ({}); \
-             nothing is recorded past ply {} until the board tells them apart",
-            seqs.len(),
+            "board updates were missed and {count} move sequences explain the board \
+             ({among}{}); nothing is recorded past ply {} until the board tells them apart",
             lines.join(" | "),
             self.game.plies()
         );
@@ -758,45 +767,4 @@ pub(super) fn square_names(squares: Bitboard) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::act::MachineConfig;
-    use shakmaty::Square;
-
-    /// A machine for a board that names its pieces or senses only occupancy.
-    fn sensing(identifies_pieces: bool) -> Machine {
-        Machine::new(MachineConfig {
-            identifies_pieces,
-            ..MachineConfig::default()
-        })
-    }
-
-    /// Moves that need a piece on a square the board never showed it on, each vouched for by
-    /// its player's press: for the log on a board that names pieces, a warning on one that
-    /// senses only occupancy (the press says a move was made, not which).
-    #[test]
-    fn an_unseen_arrival_the_presses_vouch_for_warns_only_on_an_occupancy_board() {
-        let severity = |identifies_pieces| {
-            let e5 = Bitboard::from_square(Square::E5);
-            sensing(identifies_pieces)
-                .unseen_arrival_alert(&[], e5, e5, 0)
-                .severity
-        };
-        assert_eq!(severity(true), Severity::Info);
-        assert_eq!(severity(false), Severity::Warning);
-    }
-
-    /// Moves read from actions that overlapped less than a hand answers in: a reply begun as
-    /// the move ended, for the log, on a board that names the pieces; a warning on one that
-    /// senses only occupancy, where a knocked piece leaves the same squares as a reply.
-    #[test]
-    fn a_quick_overlap_warns_only_on_an_occupancy_board() {
-        let severity = |identifies_pieces| {
-            sensing(identifies_pieces)
-                .overlapping_alert(&[], 100, false, 0)
-                .severity
-        };
-        assert_eq!(severity(true), Severity::Info);
-        assert_eq!(severity(false), Severity::Warning);
-    }
-}
+mod tests;

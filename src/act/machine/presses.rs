@@ -127,7 +127,7 @@ impl Machine {
 
     /// Completes the ply a press was for, if the game now holds that ply by the presser.
     pub(super) fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
-        let ply = press.ply;
+        let ply = self.pressed_for(press);
         let by_presser = ply >= 1
             && ply <= self.game.plies()
             && self.game.positions()[ply - 1].turn() == press.by;
@@ -138,6 +138,34 @@ impl Machine {
             self.complete(press.by, press.t_ms, ply, out);
         }
         by_presser
+    }
+
+    /// The ply a press that waited for the board completes: the move it waited for, unless
+    /// the board showed that move more than a report's delay after the press, while the
+    /// presser's move before it was still open. A move is made before its press (6.2.1): one
+    /// put down after it was not what it completed, and the press was for the open move,
+    /// made late after the opponent replied, as blitz players do. Taken for the new move,
+    /// it left the player's next press without a move: an unearned 7.5.3 penalty. Only on
+    /// a board that names pieces, which reports every landing within a scan: on one that
+    /// senses only occupancy a capture's landing is never reported, and when its move was
+    /// read says nothing of when it was made.
+    fn pressed_for(&self, press: Press) -> usize {
+        let ply = press.ply;
+        if !self.config.identifies_pieces {
+            return ply;
+        }
+        let delay = self
+            .config
+            .scan_period_ms
+            .saturating_add(self.config.report_lag_ms);
+        let shown_after = self
+            .reached_at
+            .get(ply)
+            .is_some_and(|&t| t > press.t_ms.saturating_add(delay));
+        match ply.checked_sub(2) {
+            Some(open) if open > self.completed && shown_after => open,
+            _ => ply,
+        }
     }
 
     /// The presser's piece left the square of his last move, still open, for another square
@@ -683,12 +711,8 @@ impl Machine {
     }
 
     /// True when the opponent of `by` lifted a piece for the reply recorded last before `t`,
-    /// and `by` has made no new move since that reply arrived (nothing lifted, or lifted and
-    /// nothing put down yet): a press by `by` at `t` is for his move before the reply, not
-    /// for a new one. A move is made before its press (6.2.1); a piece still in the hand
-    /// makes none, and taking the press for the open move never finds a press without a
-    /// move where the player made one (a new move left open is completed by the reply,
-    /// 6.2.1.2).
+    /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
+    /// his move before the reply, not for a new one.
     pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
         let n = self.game.plies();
         let (Some(&made), Some(&replied)) = (
@@ -703,8 +727,7 @@ impl Machine {
             .lifts
             .iter()
             .any(|l| lifted(&l, !by, made) && l.t_ms < t);
-        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied))
-            && (self.squares_reported_after(replied) & self.physical.board().occupied()).any();
+        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
         began && !moving_again
     }
 
@@ -730,153 +753,4 @@ impl Machine {
 }
 
 #[cfg(test)]
-mod tests {
-    use shakmaty::fen::Fen;
-    use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
-
-    use super::super::alert_articles;
-    use super::Machine;
-    use crate::act::{Event, MachineConfig};
-    use crate::board::{Millis, Observation, ObservationKind, Snapshot};
-
-    const START: &str = "6k1/1P6/8/8/8/8/6K1/8 w - - 0 1";
-
-    fn observe(machine: &mut Machine, t_ms: Millis, kind: ObservationKind) -> Vec<Event> {
-        let mut events = Vec::new();
-        machine.observe(&Observation { t_ms, kind }, &mut events);
-        events
-    }
-
-    /// The pawn shown on the last rank at a press belongs to that press: once the queen is
-    /// put there and the press completes the move, nothing of it is kept for a later press.
-    #[test]
-    fn an_unfinished_promotion_ends_with_its_press() {
-        let config = MachineConfig {
-            start_fen: Some(START.to_string()),
-            ..MachineConfig::default()
-        };
-        let mut machine = Machine::new(config);
-        let fen: Fen = START.parse().expect("fen");
-        let start: Chess = fen.into_position(CastlingMode::Standard).expect("position");
-        let board: Board = start.board().clone();
-        let snapshot = Snapshot {
-            board,
-            identifies_pieces: true,
-        };
-        observe(&mut machine, 0, ObservationKind::Snapshot(snapshot));
-        let pawn = Piece {
-            color: Color::White,
-            role: Role::Pawn,
-        };
-        let queen = Piece {
-            color: Color::White,
-            role: Role::Queen,
-        };
-        let mut events = observe(&mut machine, 1000, ObservationKind::Emptied(Square::B7));
-        events.extend(observe(
-            &mut machine,
-            1200,
-            ObservationKind::Placed(Square::B8, Some(pawn)),
-        ));
-        events.extend(observe(
-            &mut machine,
-            1300,
-            ObservationKind::ClockPressed { by: Color::White },
-        ));
-        assert!(
-            machine.pending_press.is_some_and(|p| p.promotion.is_some()),
-            "the press keeps the pawn shown on b8"
-        );
-        events.extend(observe(
-            &mut machine,
-            1400,
-            ObservationKind::Emptied(Square::B8),
-        ));
-        events.extend(observe(
-            &mut machine,
-            1500,
-            ObservationKind::Placed(Square::B8, Some(queen)),
-        ));
-        machine.advance(5000, &mut events);
-        assert!(
-            events
-                .iter()
-                .any(|e| matches!(e, Event::Move { uci, .. } if uci == "b7b8q")),
-            "the promotion is recorded: {events:?}"
-        );
-        assert!(
-            machine.pending_press.is_none() && machine.overtaken_press.is_none(),
-            "the press ended, and its promotion with it"
-        );
-        assert!(
-            !alert_articles(&events).iter().any(|a| a.starts_with("7.5")),
-            "a promotion finished in the grace period is no illegal move: {:?}",
-            alert_articles(&events)
-        );
-    }
-
-    /// Blitz on a DGT board, each press made after the opponent replied: White presses for
-    /// his first move, e4, with the knight of his next move in the hand. The press completes
-    /// e4, his open move. Read as the knight's move's, it left his next press without a
-    /// move: an unearned 7.5.3 penalty (issue 57: `touchmove simulate --seed 108 --boards 6
-    /// --faults 4`).
-    #[test]
-    fn a_late_press_with_the_next_piece_in_the_hand_completes_the_open_move() {
-        let mut machine = Machine::new(MachineConfig::default());
-        let snapshot = Snapshot {
-            board: Board::new(),
-            identifies_pieces: true,
-        };
-        let mut events = observe(&mut machine, 0, ObservationKind::Snapshot(snapshot));
-        let piece = |color, role| Some(Piece { color, role });
-        let press = |by| ObservationKind::ClockPressed { by };
-        for (t, kind) in [
-            (1_000, ObservationKind::Emptied(Square::E2)),
-            (
-                1_100,
-                ObservationKind::Placed(Square::E4, piece(Color::White, Role::Pawn)),
-            ),
-            (2_000, ObservationKind::Emptied(Square::E7)),
-            (
-                2_100,
-                ObservationKind::Placed(Square::E5, piece(Color::Black, Role::Pawn)),
-            ),
-            (2_200, ObservationKind::Emptied(Square::G1)),
-            (2_250, press(Color::White)),
-            (2_600, press(Color::Black)),
-            (
-                2_700,
-                ObservationKind::Placed(Square::F3, piece(Color::White, Role::Knight)),
-            ),
-            (5_000, ObservationKind::Emptied(Square::B8)),
-            (
-                5_100,
-                ObservationKind::Placed(Square::C6, piece(Color::Black, Role::Knight)),
-            ),
-            (5_200, press(Color::White)),
-            (6_000, press(Color::Black)),
-        ] {
-            events.extend(observe(&mut machine, t, kind));
-        }
-        let mut end = Vec::new();
-        machine.advance(20_000, &mut end);
-        events.extend(end);
-        assert_eq!(machine.game.plies(), 4, "{events:?}");
-        assert!(
-            alert_articles(&events).is_empty(),
-            "no alert for presses each made after a move: {events:?}"
-        );
-        let completed: Vec<(u32, Millis)> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::MoveCompleted { ply, t_ms, .. } => Some((*ply, *t_ms)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            completed,
-            [(1, 2_250), (2, 2_600), (3, 5_200), (4, 6_000)],
-            "each press completes the move its player made before it"
-        );
-    }
-}
+mod tests;

@@ -612,7 +612,11 @@ impl Machine {
                         None => (
                             seqs[0].len(),
                             common_prefix(&seqs),
-                            Doubt::Sequences { from: k, seqs },
+                            Doubt::Sequences {
+                                from: k,
+                                seqs,
+                                more: false,
+                            },
                         ),
                     };
                     let doubt = Some(doubt);
@@ -626,6 +630,21 @@ impl Machine {
                         Timing::default(),
                     )
                 }
+                // The search stopped at its limit: the sequences it kept are named, and only
+                // what they share is recorded, since those it did not keep fit as well.
+                Explanation::Partial(seqs) => (
+                    seqs[0].len(),
+                    Reading::Adopt {
+                        from: k,
+                        moves: common_prefix(&seqs),
+                        doubt: Some(Doubt::Sequences {
+                            from: k,
+                            seqs,
+                            more: true,
+                        }),
+                    },
+                    Timing::default(),
+                ),
             };
             best = Some((kept + len, reading, timing));
         }
@@ -845,7 +864,7 @@ impl Machine {
     /// exactly one of them is followed by a legal move that leaves the board as it now is,
     /// that sequence and the move are the game.
     pub(super) fn resolve_doubt(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let Some(Doubt::Sequences { from, seqs }) = &self.doubt else {
+        let Some(Doubt::Sequences { from, seqs, .. }) = &self.doubt else {
             return None;
         };
         let positions = self.game.positions();

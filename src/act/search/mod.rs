@@ -39,8 +39,11 @@ pub enum Explanation {
     None,
     /// Exactly one shortest sequence.
     Unique(Vec<Move>),
-    /// Several shortest sequences (at most a few are kept).
+    /// Several shortest sequences: every one that fits.
     Ambiguous(Vec<Vec<Move>>),
+    /// More shortest sequences fit than the search keeps: these, and others it did not
+    /// keep. None of them may be chosen (issue 58: no choice from a partial list).
+    Partial(Vec<Vec<Move>>),
 }
 
 impl Sensed<'_> {

@@ -12,8 +12,9 @@ const NODE_BUDGET: usize = 20_000;
 /// Nodes a reconstruction deeper than four plies across a link gap may visit: once per
 /// outage, not per observation.
 const GAP_NODE_BUDGET: usize = 400_000;
-/// Sequences kept when several explain the board.
-const KEEP: usize = 4;
+/// Sequences kept when several explain the board: a search that finds more says so
+/// ([`Explanation::Partial`]).
+pub(super) const SEQUENCES_KEPT: usize = 4;
 /// Sequences kept across a link gap: every order of the gap's moves is named for the
 /// arbiter, so all are kept (six plies of three independent moves a side have 36). A gap
 /// with as many or more is not read as an order: the list would leave some out.
@@ -84,7 +85,12 @@ impl Sensed<'_> {
         } else {
             reports.left_and_refilled()
         };
-        let keep = if reports.outage { GAP_KEEP } else { KEEP };
+        // One more than is kept, to tell a complete list from one cut short.
+        let keep = if reports.outage {
+            GAP_KEEP
+        } else {
+            SEQUENCES_KEPT + 1
+        };
         for depth in depths {
             let mut found = Vec::new();
             let mut path = Vec::with_capacity(depth);
@@ -108,6 +114,10 @@ impl Sensed<'_> {
             }
             if found.is_empty() {
                 continue;
+            }
+            if !reports.outage && found.len() > SEQUENCES_KEPT {
+                found.truncate(SEQUENCES_KEPT);
+                return Explanation::Partial(found.into_iter().map(|(seq, _)| seq).collect());
             }
             let best = found.iter().map(|(_, inv)| *inv).min().unwrap_or(0);
             let mut fits: Vec<Vec<Move>> = Vec::new();

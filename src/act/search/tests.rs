@@ -539,3 +539,124 @@ fn an_exchange_on_one_square_is_read_on_an_occupancy_board_that_sends_whole_fram
         );
     }
 }
+
+/// The orders of `moves` (played from `start` in that order) that are legal, keep the
+/// players' turns and leave the same board: each reading the board alone cannot tell from
+/// the one played.
+fn orders_to_same_board(start: &Chess, moves: &[Move]) -> usize {
+    fn extend(pos: &Chess, left: &mut Vec<Move>, target: &Board, count: &mut usize) {
+        if left.is_empty() {
+            *count += usize::from(pos.board() == target);
+            return;
+        }
+        for i in 0..left.len() {
+            let m = left[i];
+            if !pos.is_legal(m) {
+                continue;
+            }
+            let mut next = pos.clone();
+            next.play_unchecked(m);
+            left.remove(i);
+            extend(&next, left, target, count);
+            left.insert(i, m);
+        }
+    }
+    let mut end = start.clone();
+    for &m in moves {
+        end.play_unchecked(m);
+    }
+    let mut count = 0;
+    extend(start, &mut moves.to_vec(), end.board(), &mut count);
+    count
+}
+
+/// A random position, then `plies` random moves on squares no other of them uses (each
+/// square is reported once, and the reports fit every order of them alike): the position
+/// before them and the moves, or `None` when the draw found no such moves.
+fn draw_history(rng: &mut rand_chacha::ChaCha8Rng, plies: usize) -> Option<(Chess, Vec<Move>)> {
+    use rand::Rng;
+    use rand::seq::SliceRandom;
+    let mut before = Chess::default();
+    for _ in 0..rng.gen_range(8..30) {
+        let m = *before.legal_moves().choose(rng)?;
+        before.play_unchecked(m);
+    }
+    let mut pos = before.clone();
+    let mut history = Vec::new();
+    let mut used = Bitboard::EMPTY;
+    while history.len() < plies {
+        let legal: Vec<Move> = pos
+            .legal_moves()
+            .into_iter()
+            .filter(|&m| (squares_of(m) & used).is_empty())
+            .collect();
+        let m = *legal.choose(rng)?;
+        used |= squares_of(m);
+        history.push(m);
+        pos.play_unchecked(m);
+    }
+    (!pos.is_game_over()).then_some((before, history))
+}
+
+/// Item 3 of issue 58, as a property over random board histories: plies made between two
+/// reports of a DGT board that name every square they changed at one time (a dump after lost
+/// updates), on squares no two of them share, so that no report tells their orders apart.
+/// When more orders fit than the search keeps (five plies), its answer is no choice: neither
+/// one sequence nor a list a later rule could pick from as if it were whole, since the orders
+/// it did not keep fit as well. When two fit (three plies), neither is chosen and the one
+/// played is named.
+#[test]
+fn no_reading_is_chosen_from_a_list_the_search_cut_short() {
+    use rand::SeedableRng;
+    let (mut beyond_limit, mut two) = (0, 0);
+    for seed in 0..300u64 {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        for plies in [5, 3] {
+            let Some((before, history)) = draw_history(&mut rng, plies) else {
+                continue;
+            };
+            let mut end = before.clone();
+            for &m in &history {
+                end.play_unchecked(m);
+            }
+            let changed = crate::act::physical::board_diff(before.board(), end.board(), true);
+            let mut t = [None; 64];
+            for sq in changed {
+                t[sq as usize] = Some(1_000);
+            }
+            let reports = reported(&t, &t);
+            let found = sensed(end.board()).sequences(&before, plies, &reports);
+            let shorter = match &found {
+                Explanation::Unique(seq) => seq.len() < plies,
+                Explanation::Ambiguous(seqs) => seqs.iter().any(|seq| seq.len() < plies),
+                _ => false,
+            };
+            if shorter {
+                // Fewer moves explain the board: the reading is of them, not of these orders.
+                continue;
+            }
+            let orders = orders_to_same_board(&before, &history);
+            if orders > sequences::SEQUENCES_KEPT {
+                beyond_limit += 1;
+                assert!(
+                    !matches!(found, Explanation::Unique(_) | Explanation::Ambiguous(_)),
+                    "seed {seed}: {orders} orders fit, the search gave {found:?}"
+                );
+            } else if orders == 2 {
+                two += 1;
+                assert!(
+                    !matches!(found, Explanation::Unique(_)),
+                    "seed {seed}: two orders fit, the search chose {found:?}"
+                );
+                if let Explanation::Ambiguous(seqs) = &found {
+                    assert!(seqs.contains(&history), "seed {seed}: {seqs:?}");
+                }
+            }
+        }
+    }
+    assert!(
+        beyond_limit >= 20 && two >= 20,
+        "the histories drawn must include both cases: {beyond_limit} beyond the limit, {two} \
+         with two orders"
+    );
+}
