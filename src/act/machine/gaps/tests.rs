@@ -1,4 +1,3 @@
-
 use shakmaty::uci::UciMove;
 use shakmaty::{Move, Position};
 

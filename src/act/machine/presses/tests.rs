@@ -1,4 +1,3 @@
-
 use shakmaty::fen::Fen;
 use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
 
