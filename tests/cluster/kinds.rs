@@ -34,15 +34,12 @@ const KINDS: [BoardKind; 6] = [
 const RECORDERS: [&str; 2] = ["pc-a", "pc-b"];
 
 /// Each kind's pace, a normal move taking `think_ms` + 3 × `step_ms` (lift, place, clock):
-/// 0.65 s on the kinds a recorder reads exactly in a time scramble (DGT, Millennium,
-/// Chessnut); 1.05 s on the occupancy-only boards (Sentio, Pegasus; exact at 0.8 s here,
-/// they keep a margin and still finish before the Certabo); 2 s on the Certabo, whose game
-/// a recorder still loses at 1.05 s to 1.3 s (issue 57) and reads exactly at 2 s.
+/// 0.65 s on DGT, Millennium and Chessnut boards; 1.05 s on the Certabo (its readers vote over
+/// several frames) and the occupancy-only boards (Sentio, Pegasus).
 fn pace(kind: BoardKind) -> Pace {
     let (think_ms, step_ms) = match kind {
         BoardKind::Dgt | BoardKind::Millennium | BoardKind::Chessnut => (200, 150),
-        BoardKind::Sentio | BoardKind::Pegasus => (300, 250),
-        BoardKind::Certabo => (1100, 300),
+        BoardKind::Sentio | BoardKind::Pegasus | BoardKind::Certabo => (300, 250),
     };
     Pace { think_ms, step_ms }
 }
