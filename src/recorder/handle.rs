@@ -173,13 +173,7 @@ impl RecorderHandle {
         // covers a task still letting go of it.
         let deadline = tokio::time::Instant::now() + JOURNAL_CLOSE_WAIT;
         loop {
-            let closing = move || journal.close();
-            let closed = if on_one_thread {
-                Ok(closing())
-            } else {
-                tokio::task::spawn_blocking(closing).await
-            };
-            match closed {
+            match super::shared::blocking(on_one_thread, move || journal.close()).await {
                 Ok(Ok(())) => break,
                 Ok(Err(back)) if tokio::time::Instant::now() < deadline => {
                     journal = back;

@@ -62,6 +62,19 @@ pub(crate) struct Shared {
     pub on_one_thread: bool,
 }
 
+/// Runs `work`, which waits for the disk or the journal, on a blocking thread, or at once on
+/// this one when everything runs `on_one_thread` (a simulation).
+pub(crate) async fn blocking<R: Send + 'static>(
+    on_one_thread: bool,
+    work: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, tokio::task::JoinError> {
+    if on_one_thread {
+        Ok(work())
+    } else {
+        tokio::task::spawn_blocking(work).await
+    }
+}
+
 impl Shared {
     /// The instant of session time `t_ms`, as the publication stamps what happened then.
     pub(crate) fn at(&self, t_ms: Millis) -> tokio::time::Instant {
@@ -79,11 +92,7 @@ impl Shared {
         &self,
         work: impl FnOnce() -> R + Send + 'static,
     ) -> Result<R, tokio::task::JoinError> {
-        if self.on_one_thread {
-            Ok(work())
-        } else {
-            tokio::task::spawn_blocking(work).await
-        }
+        blocking(self.on_one_thread, work).await
     }
 
     /// True while the journal refuses some board's entries.

@@ -28,7 +28,6 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::board::Millis;
-use crate::recorder::RunOptions;
 use crate::recorder::layout::{OutputFolder, state_dir};
 use crate::server::feed::Feed;
 use incarnation::Incarnation;
@@ -134,17 +133,20 @@ fn files_equal_a_replay(
         .map(|(n, p)| (*n, std::fs::read_to_string(p).unwrap_or_default()))
         .collect();
     let written = Arc::new(tokio::sync::Notify::new());
-    let mut options = RunOptions::new(&folders.out, Arc::new(Feed::new()));
-    options.pegasus_key = Some(crate::wire::pegasus::DeveloperKey::new(run::PEGASUS_KEY));
-    options.links = scenario
+    let cables: Vec<(u32, cable::Cable)> = scenario
         .boards
         .iter()
         .map(|b| {
             let cable = cable::Cable::new(&port_of(b.number).to_string_lossy(), written.clone());
             cable.set_plugged(false);
-            (port_of(b.number), cable.connector())
+            (b.number, cable)
         })
         .collect();
+    let options = run::recorder_options(
+        &folders.out,
+        Arc::new(Feed::new()),
+        cables.iter().map(|(n, c)| (*n, c)),
+    );
     let replay = Incarnation::start(now + 1_000, scenario.seed, event_config(scenario), options)
         .map_err(|e| Problem {
             board: None,

@@ -53,6 +53,21 @@ pub(super) struct SimulatedBoard {
     rng: ChaCha8Rng,
 }
 
+/// The options of a simulation's recorder writing into `out`: the Pegasus boards' key, and
+/// each board's cable in place of its port.
+pub fn recorder_options<'a>(
+    out: &Path,
+    feed: Arc<Feed>,
+    cables: impl Iterator<Item = (u32, &'a Cable)>,
+) -> RunOptions {
+    let mut options = RunOptions::new(out, feed);
+    options.pegasus_key = Some(DeveloperKey::new(PEGASUS_KEY));
+    options.links = cables
+        .map(|(number, cable)| (port_of(number), cable.connector()))
+        .collect();
+    options
+}
+
 /// The port path the recorder is given for board `number`.
 pub fn port_of(number: u32) -> PathBuf {
     PathBuf::from(format!("/simulated/board-{number}"))
@@ -313,12 +328,8 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
     let mut failures = Vec::new();
     let mut feed = Arc::new(Feed::new());
     let start = |now: Millis, feed: &Arc<Feed>, boards: &[SimulatedBoard]| {
-        let mut options = RunOptions::new(&folders.out, Arc::clone(feed));
-        options.pegasus_key = Some(DeveloperKey::new(PEGASUS_KEY));
-        options.links = boards
-            .iter()
-            .map(|b| (port_of(b.plan.number), b.cable.connector()))
-            .collect();
+        let cables = boards.iter().map(|b| (b.plan.number, &b.cable));
+        let options = recorder_options(&folders.out, Arc::clone(feed), cables);
         Incarnation::start(now, scenario.seed ^ now, config.clone(), options)
     };
     let mut recorder = match start(0, &feed, &boards) {

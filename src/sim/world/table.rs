@@ -94,12 +94,11 @@ impl Cell {
 
     /// The cell as `--table-cell` names it: `KIND,PACE,FAULT`.
     pub fn name(&self) -> String {
-        let text = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
         format!(
             "{},{},{}",
             self.kind.name(),
-            text(serde_json::to_value(self.pace).unwrap_or_default()),
-            text(serde_json::to_value(self.fault).unwrap_or_default())
+            value_name(self.pace),
+            value_name(self.fault)
         )
     }
 
@@ -176,6 +175,14 @@ impl Cell {
     }
 }
 
+/// The name the command line gives `value`.
+fn value_name(value: impl clap::ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
 /// What a cell gave.
 #[derive(Debug, Clone, Serialize)]
 pub struct CellResult {
@@ -229,11 +236,10 @@ pub fn markdown(results: &[CellResult]) -> String {
     text.push_str(&"---|".repeat(BoardKind::ALL.len()));
     for pace in TablePace::ALL {
         for fault in TableFault::ALL {
-            let name = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
             text.push_str(&format!(
                 "\n| {} | {} |",
-                name(serde_json::to_value(pace).unwrap_or_default()),
-                name(serde_json::to_value(fault).unwrap_or_default())
+                value_name(pace),
+                value_name(fault)
             ));
             for kind in BoardKind::ALL {
                 let cell = Cell { kind, pace, fault };
