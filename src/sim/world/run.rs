@@ -53,8 +53,9 @@ pub(super) struct SimulatedBoard {
     rng: ChaCha8Rng,
 }
 
-/// The options of a simulation's recorder writing into `out`: the Pegasus boards' key, and
-/// each board's cable in place of its port.
+/// The options of a simulation's recorder writing into `out`: the Pegasus boards' key, each
+/// board's cable in place of its port, and no arbiter's socket (the simulated arbiter uses the
+/// handle; the runtime has no I/O driver).
 pub fn recorder_options<'a>(
     out: &Path,
     feed: Arc<Feed>,
@@ -62,6 +63,7 @@ pub fn recorder_options<'a>(
 ) -> RunOptions {
     let mut options = RunOptions::new(out, feed);
     options.pegasus_key = Some(DeveloperKey::new(PEGASUS_KEY));
+    options.arbiter_socket = false;
     options.links = cables
         .map(|(number, cable)| (port_of(number), cable.connector()))
         .collect();
