@@ -136,11 +136,15 @@ impl SimulatedBoard {
     }
 
     /// Everything due by `now`: the host's bytes reach the board, the hands act, the board
-    /// sends.
+    /// sends. A board with nothing due is left alone: it does what falls before `now` when it
+    /// next acts, in time order, as if it had been stepped all along.
     fn step(&mut self, now: Millis) {
         let written = self.cable.take_from_host();
         if !written.is_empty() {
             self.late.push_back((now + self.answer_delay_ms, written));
+        }
+        if self.next_ms().is_none_or(|next| next > now) {
+            return;
         }
         while self.late.front().is_some_and(|(t, _)| *t <= now) {
             if let Some((t, bytes)) = self.late.pop_front() {
