@@ -283,10 +283,10 @@ impl TagVoter {
         self.history.clear();
     }
 
-    /// True once the frames voted over are as many as the depth: before, fewer frames
-    /// than a majority of the depth may have been read, and every square reads empty.
-    pub fn is_full(&self) -> bool {
-        self.history.len() == self.depth
+    /// True once enough frames were voted over for an id to have a majority of the depth:
+    /// with fewer, every square reads empty.
+    pub fn can_agree(&self) -> bool {
+        self.history.len() * 2 > self.depth
     }
 }
 
@@ -395,7 +395,7 @@ impl TagReader {
     /// while too few frames were read to vote over since the reader (re)started.
     pub fn read(&mut self, tags: &[TagId; 64]) -> Option<[Option<Piece>; 64]> {
         let agreed = *self.voter.push(tags);
-        if !self.voter.is_full() {
+        if !self.voter.can_agree() {
             return None;
         }
         self.calibration.learn_start(&agreed);
