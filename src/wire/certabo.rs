@@ -276,6 +276,18 @@ impl TagVoter {
         }
         &self.agreed
     }
+
+    /// Forgets the frames voted over: the next frames are of a new connection, and a square
+    /// changed while the link was down must not be outvoted by the frames from before it.
+    pub fn restart(&mut self) {
+        self.history.clear();
+    }
+
+    /// True once enough frames were voted over for an id to have a majority of the depth:
+    /// with fewer, every square reads empty.
+    pub fn can_agree(&self) -> bool {
+        self.history.len() * 2 > self.depth
+    }
 }
 
 /// Which tag id is which piece, learnt from the start position.
@@ -379,11 +391,22 @@ impl TagReader {
         TagReader::default()
     }
 
-    /// The pieces of one frame, or `None` while no start position was seen to calibrate.
+    /// The pieces of one frame, or `None` while no start position was seen to calibrate, or
+    /// while too few frames were read to vote over since the reader (re)started.
     pub fn read(&mut self, tags: &[TagId; 64]) -> Option<[Option<Piece>; 64]> {
         let agreed = *self.voter.push(tags);
+        if !self.voter.can_agree() {
+            return None;
+        }
         self.calibration.learn_start(&agreed);
         (!self.calibration.is_empty()).then(|| self.calibration.pieces(&agreed))
+    }
+
+    /// The link to the board was lost (or the host restarted): the frames from before do
+    /// not vote on the next picture, which tells what changed meanwhile. What was learnt of
+    /// the pieces stays.
+    pub fn restart(&mut self) {
+        self.voter.restart();
     }
 
     /// What is known of the ids.

@@ -53,3 +53,41 @@ fn an_unseen_arrival_whose_piece_was_named_elsewhere_is_a_warning() {
         .expect("a 7.4 alert");
     assert_eq!(alert.severity, Severity::Warning, "{alert:?}");
 }
+
+/// The severity of the one 8.5.3 alert the scenario `name` raises.
+fn order_alert_severity(name: &str) -> Severity {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/scenarios")
+        .join(name);
+    let text = std::fs::read_to_string(path).expect("readable scenario");
+    let events = Scenario::parse(&text)
+        .expect("the scenario parses")
+        .check()
+        .expect("the scenario's events");
+    let alerts: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) if a.article == "8.5.3" => Some(a),
+            _ => None,
+        })
+        .collect();
+    let [alert] = alerts[..] else {
+        panic!("one 8.5.3 alert: {alerts:?}");
+    };
+    alert.severity
+}
+
+/// A result signal on a board that shows a square no recorded move explains may hide a move
+/// the board did not report: the arbiter is warned, not merely told (a game recorded short
+/// without a warning is silently wrong).
+#[test]
+fn a_result_signal_beside_a_square_no_move_explains_is_a_warning() {
+    assert_eq!(
+        order_alert_severity("result_signal_with_a_square_no_move_explains.txt"),
+        Severity::Warning
+    );
+    assert_eq!(
+        order_alert_severity("outage_game_ended_with_a_signal_on_a_cleared_square.txt"),
+        Severity::Warning
+    );
+}

@@ -166,30 +166,50 @@ impl Machine {
     /// recorded move. After a gap in the link, or with updates lost, moves were made that
     /// nobody saw: read with the kings back where the game had them, they are recorded when
     /// legal moves explain them, with an 8.5.3 alert; otherwise a critical alert names the
-    /// squares for the arbiter to add the moves. A result is never recorded silently short.
+    /// squares for the arbiter to add the moves. A result is never recorded silently short:
+    /// with every update seen, the squares are a warning (a move the board did not report
+    /// looks like a piece knocked while the kings were moved), and after a gap, so are the
+    /// game's pieces gone from the centre squares the kings took (taken off to make room, or
+    /// moved or captured unseen: the board cannot tell).
     fn moves_behind_signal(&mut self, t: Millis, out: &mut Vec<Event>) {
         let n = self.game.plies();
         let game_board = self.game.position().board().clone();
         let sensed = self.physical.board().clone();
         // Pieces taken off the centre squares to make room for the kings.
         let made_room = ending::CENTRE & !sensed.occupied();
+        // The game's pieces on the centre squares now empty or under a king.
+        let cleared = ending::CENTRE
+            & game_board.occupied()
+            & !game_board.kings()
+            & (made_room | sensed.kings());
         let behind =
             self.sensed().diff(&game_board) & !(sensed.kings() | game_board.kings()) & !made_room;
-        if behind.is_empty() {
-            return;
-        }
-        let mut a = self.alert("8.5.3", None, t, Severity::Info);
-        a.ply = ply_number(n + 1);
-        a.squares = square_names(behind);
         let across_gap = self.across_gap(n);
         let since = self.reached_at.get(n).copied().unwrap_or(0);
-        if !across_gap && self.outage.is_none_or(|o| o < since) {
-            // Nothing says a move went unseen: a piece knocked while the kings were moved
-            // looks the same.
+        let unseen = across_gap || self.outage.is_some_and(|o| o >= since);
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.ply = ply_number(n + 1);
+        if behind.is_empty() {
+            if unseen && cleared.any() {
+                a.squares = square_names(cleared);
+                a.message = format!(
+                    "the result signal stands on a board read again after its updates were \
+                     lost, with the game's pieces gone from {}: taken off to make room for the \
+                     kings, or moved or captured unseen, which the board cannot tell apart; the \
+                     arbiter should check the game after ply {n} against the scoresheets",
+                    a.squares.join(" ")
+                );
+                out.push(Event::Alert(a));
+            }
+            return;
+        }
+        a.squares = square_names(behind);
+        if !unseen {
             a.message = format!(
-                "the result signal stands, and the board also shows {} changed since the last \
-                 recorded move; if a move was made that the board did not report, the arbiter \
-                 adds it",
+                "the result signal stands, but the board also shows {} changed since the last \
+                 recorded move: a move the board did not report looks the same as a piece \
+                 knocked while the kings were moved; the arbiter should check the board \
+                 against the scoresheets and add any move made after ply {n}",
                 a.squares.join(" ")
             );
             out.push(Event::Alert(a));
@@ -199,7 +219,7 @@ impl Machine {
         for sq in sensed.kings() | made_room {
             unsignalled.discard_piece_at(sq);
         }
-        for sq in game_board.kings() | (made_room & game_board.occupied()) {
+        for sq in game_board.kings() | cleared {
             if let Some(piece) = game_board.piece_at(sq)
                 && unsignalled.piece_at(sq).is_none()
             {
@@ -216,8 +236,9 @@ impl Machine {
             [(m, _)] => Explanation::Unique(vec![m]),
             _ => reading.sequences(&start, self.reconstruction_depth(n), &self.reports(n)),
         };
-        const KINGS_ASSUMED: &str = "read with each king where it stood before the result \
-                                     signal (had a king moved meanwhile, they differ)";
+        const KINGS_ASSUMED: &str = "read with each king, and each piece the kings displaced \
+                                     from the centre, where it stood before the result signal \
+                                     (had one moved meanwhile, they differ)";
         match explanation {
             Explanation::Unique(moves) => {
                 a.severity = Severity::Warning;
