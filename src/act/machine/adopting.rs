@@ -2,7 +2,7 @@
 
 use shakmaty::{Bitboard, Move, Position, Role, Square};
 
-use super::doubts::{Doubt, squares_of_all};
+use super::doubt::{Doubt, squares_of_all};
 use super::presses::WHEN_RESTORED;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};

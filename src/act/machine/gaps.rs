@@ -8,7 +8,7 @@ use shakmaty::{
     Bitboard, Board, Chess, Color, EnPassantMode, FromSetup, Move, Position, Rank, Setup, Square,
 };
 
-use super::doubts::{Doubt, square_names, squares_of_all};
+use super::doubt::{Doubt, square_names, squares_of_all};
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};

@@ -3,7 +3,7 @@
 use shakmaty::san::San;
 use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
-use super::doubts::Doubt;
+use super::doubt::Doubt;
 use super::exchanges::Exchange;
 use super::presses::Press;
 use super::reading::Reading;

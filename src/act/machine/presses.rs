@@ -2,7 +2,7 @@
 
 use shakmaty::{Bitboard, Color, Move, Position, Square, attacks};
 
-use super::doubts::Doubt;
+use super::doubt::Doubt;
 use super::reading::Reading;
 use super::settling::Completion;
 use super::{Machine, Phase};

@@ -2,7 +2,7 @@
 
 use shakmaty::{Color, Move, Piece, Position, Role, Square};
 
-use super::doubts::Doubt;
+use super::doubt::Doubt;
 use super::reading::Reading;
 use super::{Machine, REREAD_PLIES};
 use crate::act::search::{Explanation, Sensed};

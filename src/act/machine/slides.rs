@@ -3,7 +3,7 @@
 use shakmaty::san::San;
 use shakmaty::{Bitboard, Move, Position, attacks};
 
-use super::doubts::{Doubt, square_names};
+use super::doubt::{Doubt, square_names};
 use super::reading::Reading;
 use super::{Machine, color_word};
 use crate::act::search::squares_of;

@@ -2,7 +2,7 @@
 
 use shakmaty::{Bitboard, Move, Position, Role};
 
-use super::doubts::{Doubt, square_names};
+use super::doubt::{Doubt, square_names};
 use super::gaps::numbered_san;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
