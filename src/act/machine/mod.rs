@@ -9,6 +9,7 @@ mod doubt_alerts;
 mod exchanges;
 mod gap_doubts;
 mod gaps;
+mod gone_on;
 mod hands;
 mod illegal_moves;
 mod input;
@@ -23,6 +24,7 @@ mod rereading;
 mod settling;
 mod slides;
 mod start_and_end;
+mod unseen_landing;
 
 pub use config::MachineConfig;
 pub use dead_position::AnalysisRequest;
