@@ -2,6 +2,7 @@
 
 mod adopting;
 mod capture_choice;
+mod capture_doubt_alerts;
 mod config;
 mod dead_position;
 mod doubt;

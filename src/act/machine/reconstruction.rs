@@ -132,25 +132,10 @@ impl Machine {
     /// several move orders explain are adopted up to their common part, with a doubt.
     pub(super) fn shortest_reconstruction(&self, s: &Sensed<'_>) -> Option<Reading> {
         let positions = self.game.positions();
-        let n = positions.len() - 1;
         let mut best: Option<(usize, Reading, Timing)> = None;
-        // Moves read across a gap in the link are a guess at an order nobody saw: a board
-        // that no longer fits them is read again from the gap's start first, where as many
-        // moves explain it as from any position the guess reached.
-        // The moves read before the link went down were seen made, in their order: they are
-        // read again only when nothing from the gap's start on explains the board.
-        let gap_start = self.gap_start();
-        let starts: Vec<usize> = gap_start
-            .into_iter()
-            .chain(std::iter::once(n).chain((self.settled..n).rev()))
-            .enumerate()
-            .filter(|&(i, k)| i == 0 || Some(k) != gap_start)
-            .map(|(_, k)| k)
-            .collect();
+        let (starts, gap_start) = self.reconstruction_starts();
         let seen_before_gap = |k: usize| gap_start.is_some_and(|g| k < g);
-        let (after_gap, before_gap): (Vec<usize>, Vec<usize>) =
-            starts.into_iter().partition(|&k| !seen_before_gap(k));
-        for k in after_gap.into_iter().chain(before_gap) {
+        for k in starts {
             if seen_before_gap(k) && best.is_some() {
                 break;
             }
@@ -184,79 +169,117 @@ impl Machine {
                 }
                 explanation => explanation,
             };
-            let (len, reading, timing) = match explanation {
-                Explanation::None => continue,
-                Explanation::Unique(seq) => {
-                    let timing = Timing::of(&reports, &positions[k], &seq);
-                    if best
-                        .as_ref()
-                        .is_some_and(|(.., longer)| self.overlaps_too_much(&timing, longer))
-                    {
-                        continue;
-                    }
-                    (
-                        seq.len(),
-                        self.reconstructed(k, seq, timing.overlap, &reports),
-                        timing,
-                    )
-                }
-                Explanation::Ambiguous(seqs) => {
-                    let likeliest = (!self.config.identifies_pieces)
-                        .then(|| {
-                            let arrived = k.checked_sub(1).map(|i| self.game.moves()[i].mv.to());
-                            likeliest_capture_sequence(&positions[k], arrived, &seqs)
-                        })
-                        .flatten();
-                    let (len, moves, doubt) = match likeliest {
-                        Some((moves, others)) => (
-                            moves.len(),
-                            moves.clone(),
-                            Doubt::CaptureSequence {
-                                from: k,
-                                moves,
-                                others,
-                            },
-                        ),
-                        None => (
-                            seqs[0].len(),
-                            common_prefix(&seqs),
-                            Doubt::Sequences {
-                                from: k,
-                                seqs,
-                                more: false,
-                            },
-                        ),
-                    };
-                    let doubt = Some(doubt);
-                    (
-                        len,
-                        Reading::Adopt {
-                            from: k,
-                            moves,
-                            doubt,
-                        },
-                        Timing::default(),
-                    )
-                }
-                // The search stopped at its limit: the sequences it kept are named, and only
-                // what they share is recorded, since those it did not keep fit as well.
-                Explanation::Partial(seqs) => (
-                    seqs[0].len(),
-                    Reading::Adopt {
-                        from: k,
-                        moves: common_prefix(&seqs),
-                        doubt: Some(Doubt::Sequences {
-                            from: k,
-                            seqs,
-                            more: true,
-                        }),
-                    },
-                    Timing::default(),
-                ),
-            };
-            best = Some((kept + len, reading, timing));
+            let longer = best.as_ref().map(|(.., timing)| timing);
+            if let Some((len, reading, timing)) =
+                self.reconstruction_from(k, explanation, &reports, longer)
+            {
+                best = Some((kept + len, reading, timing));
+            }
         }
         best.map(|(_, reading, _)| reading)
+    }
+
+    /// The positions a reconstruction may start from, in the order they are tried, and
+    /// where the last gap in the link began, if the game is read across one. Moves read
+    /// across a gap in the link are a guess at an order nobody saw: a board that no longer
+    /// fits them is read again from the gap's start first, where as many moves explain it
+    /// as from any position the guess reached. The moves read before the link went down
+    /// were seen made, in their order: they are read again only when nothing from the
+    /// gap's start on explains the board.
+    fn reconstruction_starts(&self) -> (Vec<usize>, Option<usize>) {
+        let n = self.game.plies();
+        let gap_start = self.gap_start();
+        let starts: Vec<usize> = gap_start
+            .into_iter()
+            .chain(std::iter::once(n).chain((self.settled..n).rev()))
+            .enumerate()
+            .filter(|&(i, k)| i == 0 || Some(k) != gap_start)
+            .map(|(_, k)| k)
+            .collect();
+        let seen_before_gap = |k: usize| gap_start.is_some_and(|g| k < g);
+        let (after_gap, before_gap): (Vec<usize>, Vec<usize>) =
+            starts.into_iter().partition(|&k| !seen_before_gap(k));
+        (after_gap.into_iter().chain(before_gap).collect(), gap_start)
+    }
+
+    /// The reading of what the search from position `k` found, with its length and timing;
+    /// none when it found nothing, or one sequence that overlaps too much beside the
+    /// `longer` reconstruction found before ([`Machine::overlaps_too_much`]).
+    fn reconstruction_from(
+        &self,
+        k: usize,
+        explanation: Explanation,
+        reports: &Reports<'_>,
+        longer: Option<&Timing>,
+    ) -> Option<(usize, Reading, Timing)> {
+        let start = &self.game.positions()[k];
+        Some(match explanation {
+            Explanation::None => return None,
+            Explanation::Unique(seq) => {
+                let timing = Timing::of(reports, start, &seq);
+                if longer.is_some_and(|longer| self.overlaps_too_much(&timing, longer)) {
+                    return None;
+                }
+                (
+                    seq.len(),
+                    self.reconstructed(k, seq, timing.overlap, reports),
+                    timing,
+                )
+            }
+            Explanation::Ambiguous(seqs) => {
+                let likeliest = (!self.config.identifies_pieces)
+                    .then(|| {
+                        let arrived = k.checked_sub(1).map(|i| self.game.moves()[i].mv.to());
+                        likeliest_capture_sequence(start, arrived, &seqs)
+                    })
+                    .flatten();
+                let (len, moves, doubt) = match likeliest {
+                    Some((moves, others)) => (
+                        moves.len(),
+                        moves.clone(),
+                        Doubt::CaptureSequence {
+                            from: k,
+                            moves,
+                            others,
+                        },
+                    ),
+                    None => (
+                        seqs[0].len(),
+                        common_prefix(&seqs),
+                        Doubt::Sequences {
+                            from: k,
+                            seqs,
+                            more: false,
+                        },
+                    ),
+                };
+                let doubt = Some(doubt);
+                (
+                    len,
+                    Reading::Adopt {
+                        from: k,
+                        moves,
+                        doubt,
+                    },
+                    Timing::default(),
+                )
+            }
+            // The search stopped at its limit: the sequences it kept are named, and only
+            // what they share is recorded, since those it did not keep fit as well.
+            Explanation::Partial(seqs) => (
+                seqs[0].len(),
+                Reading::Adopt {
+                    from: k,
+                    moves: common_prefix(&seqs),
+                    doubt: Some(Doubt::Sequences {
+                        from: k,
+                        seqs,
+                        more: true,
+                    }),
+                },
+                Timing::default(),
+            ),
+        })
     }
 
     /// True when a shorter reconstruction (`shorter`) is not taken over a `longer` one: its

@@ -1,6 +1,6 @@
 //! The start and the end of a game: set-up, automatic ends, result signals.
 
-use shakmaty::{Bitboard, Move, Position, Role};
+use shakmaty::{Bitboard, Board, Move, Position, Role};
 
 use super::doubt::{Doubt, square_names};
 use super::gaps::numbered_san;
@@ -195,27 +195,8 @@ impl Machine {
             out.push(Event::Alert(a));
             return;
         }
-        let mut unsignalled = sensed.clone();
-        for sq in sensed.kings() | made_room {
-            unsignalled.discard_piece_at(sq);
-        }
-        for sq in game_board.kings() | (made_room & game_board.occupied()) {
-            if let Some(piece) = game_board.piece_at(sq)
-                && unsignalled.piece_at(sq).is_none()
-            {
-                unsignalled.set_piece_at(sq, piece);
-            }
-        }
-        let reading = Sensed {
-            board: &unsignalled,
-            identifies: self.config.identifies_pieces,
-            placed: Bitboard::EMPTY,
-        };
+        let explanation = self.moves_without_signal(&sensed, &game_board, made_room);
         let start = self.game.position().clone();
-        let explanation = match reading.single_moves(&start)[..] {
-            [(m, _)] => Explanation::Unique(vec![m]),
-            _ => reading.sequences(&start, self.reconstruction_depth(n), &self.reports(n)),
-        };
         const KINGS_ASSUMED: &str = "read with each king where it stood before the result \
                                      signal (had a king moved meanwhile, they differ)";
         match explanation {
@@ -260,5 +241,38 @@ impl Machine {
             }
         }
         out.push(Event::Alert(a));
+    }
+
+    /// What explains the `sensed` board with the kings of the result signal, and the pieces
+    /// taken off the centre squares (`made_room`) to make room for them, put back where the
+    /// game's board (`game_board`) has them: the moves made before the signal.
+    fn moves_without_signal(
+        &self,
+        sensed: &Board,
+        game_board: &Board,
+        made_room: Bitboard,
+    ) -> Explanation {
+        let n = self.game.plies();
+        let mut unsignalled = sensed.clone();
+        for sq in sensed.kings() | made_room {
+            unsignalled.discard_piece_at(sq);
+        }
+        for sq in game_board.kings() | (made_room & game_board.occupied()) {
+            if let Some(piece) = game_board.piece_at(sq)
+                && unsignalled.piece_at(sq).is_none()
+            {
+                unsignalled.set_piece_at(sq, piece);
+            }
+        }
+        let reading = Sensed {
+            board: &unsignalled,
+            identifies: self.config.identifies_pieces,
+            placed: Bitboard::EMPTY,
+        };
+        let start = self.game.position();
+        match reading.single_moves(start)[..] {
+            [(m, _)] => Explanation::Unique(vec![m]),
+            _ => reading.sequences(start, self.reconstruction_depth(n), &self.reports(n)),
+        }
     }
 }
