@@ -3,7 +3,7 @@
 use shakmaty::{Bitboard, Move, Position, Role, Square};
 
 use super::doubt::{Doubt, squares_of_all};
-use super::presses::WHEN_RESTORED;
+use super::press::WHEN_RESTORED;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::ending::{self};

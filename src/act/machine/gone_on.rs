@@ -4,8 +4,8 @@
 use shakmaty::{Bitboard, Color, Move, Position, Square, attacks};
 
 use super::doubt::Doubt;
-use super::presses::Press;
-use super::settling::Completion;
+use super::press::Completion;
+use super::press::Press;
 use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::search::only;

@@ -2,7 +2,7 @@
 
 use shakmaty::{Board, Piece, Position, Square};
 
-use super::presses::{Press, WHEN_RESTORED};
+use super::press::{Press, WHEN_RESTORED};
 use super::start_and_end::SIGNAL_STANDS_MS;
 use super::{Machine, Phase};
 use crate::act::Event;

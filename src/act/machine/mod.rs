@@ -15,6 +15,8 @@ mod hands;
 mod illegal_moves;
 mod input;
 mod lost_updates;
+mod pending_end;
+mod press;
 mod press_judgment;
 mod presses;
 mod read_board;
@@ -42,10 +44,9 @@ use crate::act::{Alert, AlertRef, Event, Severity};
 use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
 use doubt::Doubt;
-use presses::Press;
+use pending_end::PendingEnd;
+use press::{Completion, Press};
 use reading::Reading;
-use settling::Completion;
-use start_and_end::PendingEnd;
 
 /// Where the machine is in the life of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use shakmaty::san::San;
 use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
 use super::doubt::Doubt;
-use super::presses::Press;
+use super::press::Press;
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, color_word};
 use crate::act::search::{Explanation, Sensed, only, squares_of};

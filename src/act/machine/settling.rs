@@ -2,20 +2,11 @@
 
 use shakmaty::{Bitboard, Color, Move, Position};
 
+use super::press::Completion;
 use super::{Machine, REREAD_PLIES, ply_number};
 use crate::act::Event;
 use crate::act::touch::Lift;
 use crate::board::Millis;
-
-/// A clock press that completed a move, still within its grace period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Completion {
-    pub(super) by: Color,
-    pub(super) ply: usize,
-    pub(super) pressed: Millis,
-    /// Settled from this time on, once the board shows the game position.
-    pub(super) due: Millis,
-}
 
 impl Machine {
     /// Makes a press-confirmed move final once its grace period is over.

@@ -18,14 +18,6 @@ pub(super) const SIGNAL_GAP_MS: Millis = 3_000;
 /// How long both kings must stand on the centre squares before the signal ends the game.
 pub(super) const SIGNAL_STANDS_MS: Millis = 1_000;
 
-/// An automatic end reached by a move that may still be revised.
-#[derive(Debug, Clone)]
-pub(super) struct PendingEnd {
-    pub(super) end: Ending,
-    pub(super) ply: usize,
-    pub(super) t_ms: Millis,
-}
-
 impl Machine {
     /// Ends the game at an automatic end once the move that reached it stands: made final by a
     /// press and its grace period, or its landing square kept for
