@@ -20,10 +20,12 @@ mod press;
 mod press_judgment;
 mod presses;
 mod read_board;
+mod readers;
 mod reading;
 mod reconstruction;
 mod recording;
 mod rereading;
+mod sense;
 mod settling;
 mod slides;
 mod start_and_end;
@@ -47,6 +49,7 @@ use doubt::Doubt;
 use pending_end::PendingEnd;
 use press::{Completion, Press};
 use reading::Reading;
+use sense::Sense;
 
 /// Where the machine is in the life of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +67,8 @@ pub enum Phase {
 #[derive(Debug, Clone)]
 pub struct Machine {
     config: MachineConfig,
+    /// What the board senses, which decides how it is read.
+    sense: Sense,
     /// Which set-ups start a game (standard, FEN, Chess960).
     starts: StartRules,
     /// The board as sensed, in game coordinates.
@@ -257,6 +262,7 @@ impl Machine {
         };
         Machine {
             physical: PhysicalBoard::new(config.identifies_pieces),
+            sense: Sense::of(config.identifies_pieces),
             starts,
             config,
             rotated: false,

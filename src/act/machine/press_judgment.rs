@@ -31,16 +31,8 @@ impl Machine {
             .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
-        // A pawn on the last rank at the press is a promotion the press completed, capture
-        // or not, even when it was taken back before the press is judged: unexchanged
-        // (7.5.2) on a board that names pieces. One that senses only occupancy shows the pawn
-        // as it shows the piece it became: which it is, the arbiter checks (4.6).
         if let Some(m) = s.unfinished_promotion(&current).or(at_press) {
-            if s.identifies {
-                self.unfinished_promotion(by, m, t, out);
-            } else if self.adopt_at_press(by, m, t, out) {
-                self.raise_doubt(Doubt::PromotionPiece, t, out);
-            }
+            self.promotion_at_press(by, m, t, out);
         } else if d.is_empty()
             && let Some((from, moves, doubt)) = self.reread_for_press(&s)
         {
@@ -52,7 +44,7 @@ impl Machine {
             // The board is still one an earlier press of this player waits for: that press
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
-        } else if let Some(reading) = self.unseen_landing(t, &s, &current) {
+        } else if let Some(reading) = self.landing_not_shown(t, &s, &current) {
             // The press says the move is over: a capture is all the board can show.
             self.adopt_unseen_landing(by, reading, t, true, out);
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {

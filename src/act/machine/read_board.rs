@@ -30,16 +30,17 @@ impl Machine {
         }
     }
 
-    /// On a board that senses only occupancy, a quick reply nobody pressed for, followed by
+    /// On a board that senses only occupancy (its reader's, [`Machine::reading_of_one_move`]),
+    /// a quick reply nobody pressed for, followed by
     /// one more move, when the board then shows instead one move of the reply's opponent
     /// by the piece his move before it lifted: the reply was a piece his hand knocked over
     /// and set back (7.4), and that one move the game. Three moves and one leave the same
     /// squares occupied; a hand does not answer that fast, and the answer was not pressed.
-    fn knocked_reply_set_back(&self, s: &Sensed<'_>) -> Option<Reading> {
+    pub(super) fn knocked_reply_set_back(&self, s: &Sensed<'_>) -> Option<Reading> {
         let n = self.game.plies();
         let (reply, _) = self.unpressed_reply.filter(|&(ply, _)| ply == n)?;
         let k = reply.checked_sub(2)?;
-        if s.identifies || k < self.settled || self.quick_reply.is_none() {
+        if k < self.settled || self.quick_reply.is_none() {
             return None;
         }
         let lifted = self.game.moves()[k].mv.from();
@@ -58,12 +59,10 @@ impl Machine {
         let n = positions.len() - 1;
         let current = &positions[n];
         if s.diff(current.board()).is_empty() {
-            return self.capture_landing_shown(&s).unwrap_or(Reading::Current);
+            return self.reading_of_the_game(&s);
         }
         if let Some((m, doubt)) = choose(&s.single_moves(current)) {
-            return self
-                .knocked_reply_set_back(&s)
-                .unwrap_or_else(|| self.one_move_from(n, m, doubt));
+            return self.reading_of_one_move(&s, n, m, doubt);
         }
         if let Some(reading) = self
             .resolve_doubt(&s)
@@ -72,8 +71,7 @@ impl Machine {
             // no piece is in the air, whatever the last report was.
             .or_else(|| self.moved_on(&s, false))
             .or_else(|| self.both_moved_on(&s))
-            .or_else(|| self.knight_promotion_shown(&s))
-            .or_else(|| self.capture_choice_corrected(&s, pressed))
+            .or_else(|| self.correction_shown(&s, pressed))
         {
             return reading;
         }
@@ -118,7 +116,7 @@ impl Machine {
                     .then(|| {
                         self.held_piece_stood_unseen(&s)
                             .or_else(|| self.reread_held_game(&s))
-                            .or_else(|| self.capture_choice_reread_when_held(&s))
+                            .or_else(|| self.correction_when_held(&s))
                     })
                     .flatten()
             })

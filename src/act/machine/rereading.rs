@@ -280,9 +280,6 @@ impl Machine {
     /// the arbiter told of the doubt can still judge): the game from the promotion is read
     /// again with a knight, if every move since stays legal.
     pub(super) fn knight_promotion_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
-        if self.config.identifies_pieces {
-            return None;
-        }
         let moves = self.game.moves();
         let n = moves.len();
         let from = (n.saturating_sub(PROMOTION_SHOWN_PLIES)..n)
