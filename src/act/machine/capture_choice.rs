@@ -367,8 +367,8 @@ impl Machine {
             return false;
         }
         let since = self.reports(before).since;
-        self.last_seen[to as usize].is_some_and(|t| t >= since)
-            && self.seen_before[to as usize].is_none_or(|t| t < since)
+        self.square_reports.last(to).is_some_and(|t| t >= since)
+            && self.square_reports.before(to).is_none_or(|t| t < since)
     }
 
     /// Before `moves` are adopted from position `from`: a choice whose capture they replace

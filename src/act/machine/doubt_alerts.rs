@@ -179,8 +179,8 @@ impl Machine {
             let since = self.reached_at.get(k + i).copied().unwrap_or(last_reached);
             let (Some(from), Some(press), Some(taken)) = (
                 m.from(),
-                self.pressed_at[mover as usize],
-                self.last_seen[m.to() as usize],
+                self.clock.pressed_at(mover),
+                self.square_reports.last(m.to()),
             ) else {
                 continue;
             };
@@ -199,7 +199,7 @@ impl Machine {
                 color: mover,
                 role: m.role(),
             };
-            let put_elsewhere = self.placements.iter().any(|&(sq, p, t)| {
+            let put_elsewhere = self.touches.placements().iter().any(|&(sq, p, t)| {
                 p == piece
                     && sq != m.to()
                     && !attacks::between(from, m.to()).contains(sq)

@@ -29,7 +29,7 @@ impl Machine {
         let before = &self.game.positions()[ply - 1];
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
         let first = self.game.moves()[ply - 1].mv;
-        let left_landing = self.last_seen[first.to() as usize];
+        let left_landing = self.square_reports.last(first.to());
         let Some((longer, hand)) = self.sensed().move_with_opponent_hand(before) else {
             return false;
         };
@@ -37,7 +37,7 @@ impl Machine {
         // overlapped the move, which the press alone does not settle.
         let reply_not_before = hand
             .into_iter()
-            .all(|sq| self.last_seen[sq as usize] >= left_landing);
+            .all(|sq| self.square_reports.last(sq) >= left_landing);
         if longer.from() != first.from()
             || longer.role() != first.role()
             || longer == first
@@ -64,7 +64,9 @@ impl Machine {
             return false;
         };
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        let answered = self.pressed_at[!before.turn() as usize]
+        let answered = self
+            .clock
+            .pressed_at(!before.turn())
             .is_some_and(|p| p >= made && self.turn_start.get(ply - 1) != Some(&p));
         ply == self.game.plies() && ply > self.settled && !answered
     }
@@ -220,7 +222,11 @@ impl Machine {
         let played = self.game.moves()[n - 1].mv;
         let landing = played.to();
         let made = self.move_read_at(n);
-        let Some(left) = self.last_seen[landing as usize].filter(|&l| l > made && l < t) else {
+        let Some(left) = self
+            .square_reports
+            .last(landing)
+            .filter(|&l| l > made && l < t)
+        else {
             return;
         };
         let takes = |pos: &shakmaty::Chess, from: Option<Square>, to: Square| {
@@ -254,7 +260,7 @@ impl Machine {
     pub(super) fn completed_move_gone_on_due(&self) -> Option<(Completion, Millis)> {
         let c = self.completion.filter(|c| c.ply == self.game.plies())?;
         let played = self.game.moves().get(c.ply.wrapping_sub(1))?;
-        let left = self.last_seen[played.mv.to() as usize]?;
+        let left = self.square_reports.last(played.mv.to())?;
         let left_within_scan = left.saturating_sub(c.pressed) <= self.config.report_reorder_ms;
         (left_within_scan && self.slide_may_continue(c.ply))
             .then(|| (c, left.saturating_add(self.config.missed_update_ms)))

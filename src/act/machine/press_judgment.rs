@@ -95,7 +95,7 @@ impl Machine {
     /// the past).
     pub(super) fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
         let n = self.game.plies();
-        if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
+        if let Some(answer) = self.clock.pressed_at(!by).filter(|&p| p > t)
             && self.pending_press.is_none()
         {
             self.pending_press = Some(Press {
@@ -134,7 +134,7 @@ impl Machine {
         let read = self.reached_at.last().copied().unwrap_or(0);
         let reported = self.squares_reported_after(read);
         let begun_after = t.saturating_sub(self.scan_order_slack());
-        let answered = self.pressed_at[(!current.turn()) as usize].filter(|&p| p > t);
+        let answered = self.clock.pressed_at(!current.turn()).filter(|&p| p > t);
         let landed_by = self.landing_reported_by(t);
         let fits = current.legal_moves().into_iter().filter(|&m| {
             let mut after = current.clone();
@@ -149,7 +149,7 @@ impl Machine {
                 && reported.is_subset(d | squares_of(m))
                 && (squares_of(m) & after.board().occupied())
                     .into_iter()
-                    .all(|sq| self.last_seen[sq as usize].is_none_or(|r| r <= landed_by))
+                    .all(|sq| self.square_reports.last(sq).is_none_or(|r| r <= landed_by))
         });
         only(fits)
     }

@@ -93,8 +93,7 @@ impl Machine {
         }
         let mover = self.game.positions()[n - 1].turn();
         let lifted = self.lift_reported_at(self.game.moves()[n - 1].mv);
-        if self.pressed_at[mover as usize] == Some(pressed) && lifted.is_some_and(|l| l <= pressed)
-        {
+        if self.clock.pressed_at(mover) == Some(pressed) && lifted.is_some_and(|l| l <= pressed) {
             self.complete(mover, pressed, n, out);
         }
     }
@@ -183,43 +182,29 @@ impl Machine {
 
     /// When the board last reported the square `m` leaves: its piece's lift.
     pub(super) fn lift_reported_at(&self, m: Move) -> Option<Millis> {
-        m.from().and_then(|sq| self.last_seen[sq as usize])
+        m.from().and_then(|sq| self.square_reports.last(sq))
     }
 
     /// The squares last reported after `t`: changed since then.
     pub(super) fn squares_reported_after(&self, t: Millis) -> Bitboard {
         Bitboard::FULL
             .into_iter()
-            .filter(|&sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
+            .filter(|&sq| self.square_reports.last(sq).is_some_and(|r| r > t))
             .collect()
     }
 
     /// True when every square of `d` was last reported after `t`: changed since then.
     pub(super) fn all_reported_after(&self, d: Bitboard, t: Millis) -> bool {
         d.into_iter()
-            .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
-    }
-
-    /// The player who pressed last, if anyone did.
-    pub(super) fn last_press(&self) -> Option<Color> {
-        match self.pressed_at {
-            [None, None] => None,
-            [Some(_), None] => Some(Color::Black),
-            [None, Some(_)] => Some(Color::White),
-            [Some(black), Some(white)] => Some(if white >= black {
-                Color::White
-            } else {
-                Color::Black
-            }),
-        }
+            .all(|sq| self.square_reports.last(sq).is_some_and(|r| r > t))
     }
 
     /// A clock press by `by` at `t`: the move it completes, at once or once the board has
     /// had its grace period to show it ([`Press`]).
     pub(super) fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        let last_press = self.last_press();
+        let last_press = self.clock.last_press();
         self.overtake_waiting_press(by, t, out);
-        self.pressed_at[by as usize] = Some(t);
+        self.clock.pressed(by, t);
         self.press_reading = None;
         if self.phase != Phase::Playing {
             return;
@@ -396,10 +381,11 @@ impl Machine {
         let lifted =
             |l: &&Lift, color: Color, since: Millis| l.piece.color == color && l.t_ms >= since;
         let began = self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .any(|l| lifted(&l, !by, made) && l.t_ms < t);
-        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
+        let moving_again = self.touches.lifts().iter().any(|l| lifted(&l, by, replied));
         began && !moving_again
     }
 

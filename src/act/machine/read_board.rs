@@ -245,7 +245,8 @@ impl Machine {
     fn put_after_landing_overdue(&self, k: usize, put: Bitboard) -> bool {
         let mover = self.game.positions()[k].turn();
         let began = self.reached_at.get(k).copied().unwrap_or(0);
-        self.pressed_at[mover as usize]
+        self.clock
+            .pressed_at(mover)
             .filter(|&p| p >= began)
             .is_some_and(|p| self.all_reported_after(put, self.landing_reported_by(p)))
     }
@@ -263,7 +264,7 @@ impl Machine {
             && first.from().is_some_and(|from| {
                 shakmaty::attacks::between(from, first.to()).contains(recorded.to())
             });
-        let told = self.held.is_some();
+        let told = self.hold.is_held();
         (k < self.completed && first != recorded && !went_on && !first.is_castle() && !told).then(
             || Doubt::Reread {
                 from: k,

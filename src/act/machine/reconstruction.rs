@@ -19,7 +19,7 @@ impl Machine {
     /// put down, the clock pressed, and moved on at once in fast play): the one such
     /// sequence of moves, with the unseen arrival doubted.
     pub(super) fn held_piece_stood_unseen(&self, s: &Sensed<'_>) -> Option<Reading> {
-        self.held?;
+        self.hold.squares()?;
         let n = self.game.plies();
         // A capture read at a press with nothing shown on its square, and the reply after
         // it, may have been that piece put down elsewhere and the reply (both show the same).
@@ -70,7 +70,7 @@ impl Machine {
                     .min()
                     .is_some_and(|reply| {
                         reply >= left + self.config.two_hands_threshold_ms
-                            && self.pressed_at[replier as usize].is_some_and(|p| p > reply)
+                            && self.clock.pressed_at(replier).is_some_and(|p| p > reply)
                     })
             });
         if !(unreported && moved_on && answered_after) {
@@ -404,7 +404,9 @@ impl Machine {
         reports
             .begun_at_an_arrival(start, seq)
             .is_some_and(|(i, arrived)| {
-                self.pressed_at[mover_at(start, i) as usize].is_none_or(|p| p < arrived)
+                self.clock
+                    .pressed_at(mover_at(start, i))
+                    .is_none_or(|p| p < arrived)
             })
     }
 
@@ -476,18 +478,18 @@ impl Machine {
     pub(super) fn reports(&self, k: usize) -> Reports<'_> {
         let since = self.reached_at.get(k).copied().unwrap_or(0);
         Reports {
-            times: &self.last_seen,
-            previous: &self.seen_before,
-            undated: self.undated,
+            times: self.square_reports.last_times(),
+            previous: self.square_reports.before_times(),
+            undated: self.square_reports.undated(),
             since,
             slack: self.config.report_reorder_ms,
             outage: self.outage.is_some_and(|o| o >= since),
             placed: self
                 .config
                 .identifies_pieces
-                .then_some(self.placements.as_slice()),
+                .then_some(self.touches.placements()),
             whole_frames: self.config.whole_frames,
-            pressed: self.pressed_at,
+            pressed: self.clock.presses(),
         }
     }
 }

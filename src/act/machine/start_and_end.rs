@@ -99,8 +99,7 @@ impl Machine {
         self.phase = Phase::Ended;
         self.pending_press = None;
         self.overtaken_press = None;
-        self.held = None;
-        self.told_held = None;
+        self.hold.end();
     }
 
     /// After a result signal, a piece other than a king stands off the game's final
