@@ -111,7 +111,8 @@ async fn simulate(args: SimArgs) -> Result<(), String> {
 }
 
 /// What the board shows the game played: one careful lift and place per move, or the hands
-/// of `--hands`.
+/// of `--hands` (as a DGT board's sensors report them on a DGT board; as they happen on a
+/// board of another kind, whose virtual board does its own sensing).
 fn script_of(
     args: &SimArgs,
     record: &GameRecord,
@@ -132,7 +133,8 @@ fn script_of(
     );
     match sim.error {
         Some(e) => Err(format!("{} game {}: {e}", args.pgn.display(), args.game)),
-        None => Ok(sim.observations),
+        None if args.kind == BoardKind::Dgt => Ok(sim.observations),
+        None => Ok(sim.physical),
     }
 }
 

@@ -255,7 +255,7 @@ impl Recorder {
             tokio::spawn(write_round_files(shared.clone())),
         ];
         let (listener, server) = start_arbiter_access(&options, &publication, &sink).await?;
-        background.push(listener);
+        background.extend(listener);
         Ok(RecorderHandle {
             boards,
             tasks,
@@ -271,14 +271,14 @@ impl Recorder {
 }
 
 /// Opens the arbiter's ways in: the local socket (`touchmove arbiter`) with the event's
-/// token, and the web server when the options ask for one.
+/// token unless the options leave it out, and the web server when they ask for one.
 async fn start_arbiter_access(
     options: &RunOptions,
     publication: &Arc<crate::server::Publication>,
     sink: &ArbiterSink,
 ) -> Result<
     (
-        tokio::task::JoinHandle<()>,
+        Option<tokio::task::JoinHandle<()>>,
         Option<crate::server::ServerHandle>,
     ),
     RecorderError,
@@ -288,8 +288,14 @@ async fn start_arbiter_access(
         source,
     };
     let token = channel::event_token(&options.state_dir).map_err(state_error)?;
-    let listener =
-        channel::listen(&options.state_dir, token.clone(), sink.clone()).map_err(state_error)?;
+    let listener = if options.arbiter_socket {
+        Some(
+            channel::listen(&options.state_dir, token.clone(), sink.clone())
+                .map_err(state_error)?,
+        )
+    } else {
+        None
+    };
     let server = start_server(options, publication, sink, token).await?;
     Ok((listener, server))
 }

@@ -67,6 +67,10 @@ pub struct RunOptions {
     /// Links to boards that the caller provides instead of opening their ports, by the port
     /// path configured for the board: a simulation's boards in memory.
     pub links: BTreeMap<PathBuf, Arc<dyn Connector>>,
+    /// Listen on `STATE/arbiter.sock` for `touchmove arbiter` (the default). A simulation's
+    /// arbiter speaks through the recorder's handle, and its runtime has no I/O driver to
+    /// listen with.
+    pub arbiter_socket: bool,
     /// Where the time of day is read. Under a simulation's clock
     /// ([`WallClock::Simulated`], on a runtime whose clock is paused) the recorder also starts
     /// no thread of its own (journal writer, file writer, dead-position analyses): all its work
@@ -113,6 +117,7 @@ impl RunOptions {
             next_round: None,
             pegasus_key: None,
             links: BTreeMap::new(),
+            arbiter_socket: true,
             wall_clock: WallClock::System,
             broadcast_delay: None,
             publication: None,

@@ -422,6 +422,12 @@ pub struct SimulatedGame {
     /// The observation stream, in game coordinates, starting with a snapshot of the start
     /// position at time 0.
     pub observations: Vec<Observation>,
+    /// What the hands did, at the moment they did it: every lift, put and clock press, from
+    /// a snapshot of the start position at time 0, with no scan, delay or loss. A virtual
+    /// board of another kind than DGT plays this and models its own sensing; the DGT sensor
+    /// model that made [`SimulatedGame::observations`] (whose lost updates a later dump
+    /// puts right) is not its hardware.
+    pub physical: Vec<Observation>,
     /// The moves actually simulated, in UCI of the game's castling mode (a prefix of the
     /// input when an input move was not legal).
     pub moves_uci: Vec<String>,
@@ -478,6 +484,7 @@ pub fn simulate_with_model(
 ) -> SimulatedGame {
     let mut sim = SimulatedGame {
         observations: Vec::new(),
+        physical: Vec::new(),
         moves_uci: Vec::new(),
         result_signal: None,
         injected: Vec::new(),
@@ -545,13 +552,20 @@ pub fn simulate_with_model(
         _ => {}
     }
     let (events, mut injected) = hands.finish();
-    let mut observations = vec![Observation {
+    let start_snapshot = Observation {
         t_ms: 0,
         kind: ObservationKind::Snapshot(Snapshot {
             board: start_board.clone(),
             identifies_pieces: true,
         }),
-    }];
+    };
+    // The two hands and the clock act on their own timelines; the board sees them in time.
+    let mut actions = events.clone();
+    actions.sort_by(|a, b| a.t.total_cmp(&b.t));
+    sim.physical = std::iter::once(start_snapshot.clone())
+        .chain(actions.iter().map(choreography::PhysEvent::observation))
+        .collect();
+    let mut observations = vec![start_snapshot];
     sensor::report(
         &model.sensor,
         &start_board,

@@ -84,8 +84,9 @@ fn assert_consistent(sim: &SimulatedGame) {
     }
 }
 
-fn assert_ends_in_final_position(sim: &SimulatedGame, end: &Chess) {
-    let board = replay_physical(&sim.observations);
+/// The board `stream` leaves is the game's final position (with the result signal's kings).
+fn assert_ends_in_final_position(stream: &[Observation], sim: &SimulatedGame, end: &Chess) {
+    let board = replay_physical(stream);
     let expected = end.board();
     match &sim.result_signal {
         None => assert_eq!(&board, expected, "final board differs"),
@@ -115,6 +116,32 @@ fn assert_ends_in_final_position(sim: &SimulatedGame, end: &Chess) {
     }
 }
 
+/// The hands' own actions: from the start snapshot, each lift empties an occupied square and
+/// each put fills an empty one, in time order, whatever a DGT board's sensors lost.
+fn assert_physical_actions(physical: &[Observation]) {
+    assert!(matches!(
+        physical.first().map(|o| &o.kind),
+        Some(ObservationKind::Snapshot(_))
+    ));
+    let mut board = Board::empty();
+    let mut last = 0;
+    for (i, o) in physical.iter().enumerate() {
+        assert!(o.t_ms >= last, "time goes back at {i}");
+        last = o.t_ms;
+        match o.kind {
+            ObservationKind::Emptied(sq) => {
+                assert!(board.piece_at(sq).is_some(), "{i}: {sq} lifted while empty")
+            }
+            ObservationKind::Placed(sq, p) => {
+                assert!(p.is_some(), "{i}: a put names its piece");
+                assert!(board.piece_at(sq).is_none(), "{i}: {sq} put on a piece");
+            }
+            _ => {}
+        }
+        apply_physical(&mut board, o);
+    }
+}
+
 #[test]
 fn streams_are_consistent_and_end_in_the_final_position() {
     let games = fixture_games(40);
@@ -135,9 +162,12 @@ fn streams_are_consistent_and_end_in_the_final_position() {
                 .injected
                 .iter()
                 .any(|x| x.kind == IrregularityKind::DroppedUpdate);
+            let end = final_position(&sim.moves_uci);
             if !dropped {
-                assert_ends_in_final_position(&sim, &final_position(&sim.moves_uci));
+                assert_ends_in_final_position(&sim.observations, &sim, &end);
             }
+            assert_physical_actions(&sim.physical);
+            assert_ends_in_final_position(&sim.physical, &sim, &end);
         }
     }
 }

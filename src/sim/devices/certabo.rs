@@ -15,7 +15,6 @@
 //! The link closing changes nothing on the board: it goes on streaming into the void.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 
 use rand::Rng;
 use shakmaty::{Color, Role, Square};
@@ -74,13 +73,14 @@ impl CertaboBoard {
                 .collect(),
             _ => sensed.iter().flat_map(|&man| self.read_tag(man)).collect(),
         };
-        let mut text = String::with_capacity(numbers.len() * 4 + 3);
-        text.push(':');
+        let mut text = Vec::with_capacity(numbers.len() * 4 + 3);
+        text.push(b':');
         for n in numbers {
-            let _ = write!(text, "{n} ");
+            push_decimal(&mut text, n);
+            text.push(b' ');
         }
-        text.push_str("\r\n");
-        text.into_bytes()
+        text.extend_from_slice(b"\r\n");
+        text
     }
 
     /// What a square's reader returns in one frame.
@@ -198,6 +198,17 @@ impl Firmware for CertaboBoard {
     fn on_power(&mut self, t_ms: Millis, _on: bool) {
         self.scan_seen_ms = t_ms;
     }
+}
+
+/// Appends `n` in decimal, as the board writes its numbers.
+fn push_decimal(text: &mut Vec<u8>, n: u8) {
+    if n >= 100 {
+        text.push(b'0' + n / 100);
+    }
+    if n >= 10 {
+        text.push(b'0' + n / 10 % 10);
+    }
+    text.push(b'0' + n % 10);
 }
 
 #[cfg(test)]

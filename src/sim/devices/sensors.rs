@@ -39,6 +39,8 @@ pub struct Sensors {
     sensed: [Option<Man>; 64],
     /// The next sample of each field changed since its last one.
     due: [Option<Millis>; 64],
+    /// The earliest of `due`: most of the time no field waits for a sample.
+    first_due: Option<Millis>,
 }
 
 impl Sensors {
@@ -52,6 +54,7 @@ impl Sensors {
             physical: [None; 64],
             sensed: [None; 64],
             due: [None; 64],
+            first_due: None,
         }
     }
 
@@ -87,18 +90,23 @@ impl Sensors {
     pub fn place(&mut self, t_ms: Millis, field: usize, man: Option<Man>) {
         self.physical[field] = man;
         if self.on && self.due[field].is_none() {
-            self.due[field] = Some(self.sample_after(field, t_ms));
+            let at = self.sample_after(field, t_ms);
+            self.due[field] = Some(at);
+            self.first_due = Some(self.first_due.map_or(at, |first| first.min(at)));
         }
     }
 
     /// The next sample that may find a change.
     pub fn next_due(&self) -> Option<Millis> {
-        self.due.iter().flatten().min().copied()
+        self.first_due
     }
 
     /// Takes every sample due up to `t_ms`, in time order (fields in order at equal times),
     /// appending what changed to `out`.
     pub fn sample_until(&mut self, t_ms: Millis, out: &mut Vec<Sensed>) {
+        if self.first_due.is_none_or(|first| first > t_ms) {
+            return;
+        }
         while let Some((field, at)) = (0..64)
             .filter_map(|f| self.due[f].map(|at| (f, at)))
             .filter(|&(_, at)| at <= t_ms)
@@ -116,12 +124,14 @@ impl Sensors {
                 self.sensed[field] = now;
             }
         }
+        self.first_due = self.due.iter().flatten().min().copied();
     }
 
     /// Sensors off (no samples) or on again: switched on, they read every field at once.
     pub fn set_on(&mut self, on: bool) {
         self.on = on;
         self.due = [None; 64];
+        self.first_due = None;
         if on {
             self.sensed = self.physical;
         }
@@ -141,6 +151,7 @@ impl Sensors {
                 self.due[field] = Some(self.sample_after(field, t_ms));
             }
         }
+        self.first_due = self.due.iter().flatten().min().copied();
     }
 }
 

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
 
 use super::{ExpectedAlert, HandModel, InjectedIrregularity, IrregularityKind, signal_squares};
-use crate::board::Millis;
+use crate::board::{Millis, Observation, ObservationKind};
 
 /// One physical action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,21 @@ pub(super) enum Phys {
 pub(super) struct PhysEvent {
     pub t: f64,
     pub what: Phys,
+}
+
+impl PhysEvent {
+    /// The action as a board that sensed it at once, with no loss, would report it.
+    pub fn observation(&self) -> Observation {
+        let kind = match self.what {
+            Phys::Lift(sq) => ObservationKind::Emptied(sq),
+            Phys::Put(sq, piece) => ObservationKind::Placed(sq, Some(piece)),
+            Phys::Press(by) => ObservationKind::ClockPressed { by },
+        };
+        Observation {
+            t_ms: self.t.round() as Millis,
+            kind,
+        }
+    }
 }
 
 /// The two hands at the board and the clock, acting out a game.

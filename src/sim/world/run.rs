@@ -53,8 +53,9 @@ pub(super) struct SimulatedBoard {
     rng: ChaCha8Rng,
 }
 
-/// The options of a simulation's recorder writing into `out`: the Pegasus boards' key, and
-/// each board's cable in place of its port.
+/// The options of a simulation's recorder writing into `out`: the Pegasus boards' key, each
+/// board's cable in place of its port, and no arbiter's socket (the simulated arbiter uses the
+/// handle; the runtime has no I/O driver).
 pub fn recorder_options<'a>(
     out: &Path,
     feed: Arc<Feed>,
@@ -62,6 +63,7 @@ pub fn recorder_options<'a>(
 ) -> RunOptions {
     let mut options = RunOptions::new(out, feed);
     options.pegasus_key = Some(DeveloperKey::new(PEGASUS_KEY));
+    options.arbiter_socket = false;
     options.links = cables
         .map(|(number, cable)| (port_of(number), cable.connector()))
         .collect();
@@ -134,11 +136,15 @@ impl SimulatedBoard {
     }
 
     /// Everything due by `now`: the host's bytes reach the board, the hands act, the board
-    /// sends.
+    /// sends. A board with nothing due is left alone: it does what falls before `now` when it
+    /// next acts, in time order, as if it had been stepped all along.
     fn step(&mut self, now: Millis) {
         let written = self.cable.take_from_host();
         if !written.is_empty() {
             self.late.push_back((now + self.answer_delay_ms, written));
+        }
+        if self.next_ms().is_none_or(|next| next > now) {
+            return;
         }
         while self.late.front().is_some_and(|(t, _)| *t <= now) {
             if let Some((t, bytes)) = self.late.pop_front() {

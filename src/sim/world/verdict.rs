@@ -23,7 +23,7 @@ use crate::board::kind::BoardKind;
 use crate::record::GameRecord;
 use crate::recorder::layout::OutputFolder;
 use crate::recorder::pipeline::ORDER_NOT_OBSERVED;
-use crate::store::{BoardKey, Journal, Record};
+use crate::store::{BoardKey, Journal};
 
 /// Plies on either side of the first differing ply in which an alert marks the deviation.
 const MARK_WINDOW: u32 = 2;
@@ -69,14 +69,13 @@ impl Verdict {
 /// What the journal holds of one board: its events in order.
 fn board_events(journal: &Path, round: u32) -> Result<BTreeMap<u32, Vec<Event>>, String> {
     let journal = Journal::open_read_only(journal).map_err(|e| e.to_string())?;
-    let entries = journal.entries_after(0).map_err(|e| e.to_string())?;
     let mut events: BTreeMap<u32, Vec<Event>> = BTreeMap::new();
-    for entry in entries {
-        if let (Some(BoardKey::Pairing { round: r, board }), Record::Event(event)) =
-            (entry.board, entry.record)
+    for key in journal.boards().map_err(|e| e.to_string())? {
+        if let BoardKey::Pairing { round: r, board } = key
             && r == round
         {
-            events.entry(board).or_default().push(event);
+            let stamped = journal.events(&key).map_err(|e| e.to_string())?;
+            events.insert(board, stamped.into_iter().map(|e| e.value).collect());
         }
     }
     Ok(events)
