@@ -2,8 +2,8 @@
 
 use shakmaty::{Bitboard, Move, Position, Role, Square};
 
-use super::doubts::{Doubt, squares_of_all};
-use super::presses::WHEN_RESTORED;
+use super::doubt::{Doubt, squares_of_all};
+use super::press::WHEN_RESTORED;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::ending::{self};
@@ -96,15 +96,15 @@ impl Machine {
                 if !in_progress && !self.signal_under_way() {
                     self.take_up_after_quiet(t);
                 }
-                if (!in_progress && !self.signal_under_way()) || self.held.is_some() {
+                if (!in_progress && !self.signal_under_way()) || self.hold.is_held() {
                     // Squares a piece only passes while a move is made are no sign of a
                     // displaced piece when the hold ends.
                     let in_motion = self.hold_shows_move_under_way(in_progress, t);
-                    let seen = self.held_seen;
+                    let seen = self.hold.seen();
                     let d = self.sensed().diff(self.game.position().board());
                     self.set_held(Some(d), t, out);
                     if in_motion {
-                        self.held_seen = seen;
+                        self.hold.forget_passed(seen);
                     }
                 }
             }
@@ -123,7 +123,7 @@ impl Machine {
     ) {
         // A hold that did not end by itself is told to the arbiter (a doubt raised with the
         // reading tells it already).
-        if doubt.is_none() && self.held.is_some() && self.hold_ended_by_displacement(from, moves) {
+        if doubt.is_none() && self.hold.is_held() && self.hold_ended_by_displacement(from, moves) {
             self.tell_held(t, true, out);
         }
         let settled_before = self.settled;
@@ -155,7 +155,7 @@ impl Machine {
             } else if undecided {
                 Some(d)
             } else {
-                self.held
+                self.hold.squares()
             };
             // Several readings and nothing recorded past them: told at once, with
             // the 8.5.3 alert.
@@ -185,7 +185,7 @@ impl Machine {
         let touched = landed.fold(squares_of_all(moves), |all, squares| all | squares);
         moves.len() > 2
             || (self.rewrites_recorded(from, moves) && !self.last_move_went_on(from, moves))
-            || (self.held_seen & !touched).any()
+            || (self.hold.seen() & !touched).any()
     }
 
     /// True when `moves`, read from position `from`, keep every recorded move but the last,
@@ -356,20 +356,11 @@ impl Machine {
     }
 
     fn hold(&mut self, held: Option<Bitboard>, t: Millis) {
-        if held != self.held {
-            if self.held.is_none() {
-                self.held_since = t;
-                self.hold_quiet_since = t;
-                self.hold_unexplained_since = Some(t);
-                self.hold_scan_artefact = true;
-                self.held_seen = Bitboard::EMPTY;
-                self.hold_untimed = self.untimed;
-            }
-            self.held_seen |= held.unwrap_or(Bitboard::EMPTY);
+        if held != self.hold.squares() {
             if held.is_none() {
                 self.unrestored = None;
             }
-            self.held = held;
+            self.hold.set(held, t, self.untimed);
         }
     }
 
@@ -382,55 +373,21 @@ impl Machine {
     ///
     /// True when the hold goes on while the board shows a move being made.
     fn hold_shows_move_under_way(&mut self, in_progress: bool, t: Millis) -> bool {
-        if self.held.is_none() {
-            return false;
-        }
-        if !in_progress {
-            self.hold_unexplained_since.get_or_insert(t);
-            return false;
-        }
-        if let Some(since) = self.hold_unexplained_since.take()
-            && t.saturating_sub(since) >= self.config.scan_period_ms
-        {
-            self.hold_scan_artefact = false;
-        }
-        if self.hold_scan_artefact {
-            self.hold_quiet_since = t;
-        }
-        self.hold_scan_artefact
+        self.hold
+            .shows_move_under_way(in_progress, t, self.config.scan_period_ms)
     }
 
     /// When the hold, not told yet, is told: once it has lasted two scans since it began or
     /// the board last showed a move being made.
     pub(super) fn hold_due(&self) -> Option<Millis> {
-        (self.held.is_some() && self.told_held.is_none()).then(|| {
-            if self.hold_untimed {
-                return Millis::MAX;
-            }
-            let due = self
-                .hold_quiet_since
-                .saturating_add(self.config.scan_period_ms.saturating_mul(2));
-            // A board that may be taken up as the game's position is no hold until then.
-            self.take_up_due.map_or(due, |take_up| take_up.max(due))
-        })
+        // A board that may be taken up as the game's position is no hold until then.
+        self.hold.due(self.config.scan_period_ms, self.take_up_due)
     }
 
     /// Tells the hold as it stands when it differs from what was told last and is due (or
     /// `now`); a release only when the hold was told.
     pub(super) fn tell_held(&mut self, t: Millis, now: bool, out: &mut Vec<Event>) {
-        if self.held == self.told_held || (!now && self.hold_due().is_some_and(|due| t < due)) {
-            return;
-        }
-        self.told_held = self.held;
-        out.push(Event::BoardState {
-            held: self.held.is_some(),
-            differing: self
-                .held
-                .unwrap_or(Bitboard::EMPTY)
-                .into_iter()
-                .map(|s| s.to_string())
-                .collect(),
-            t_ms: t,
-        });
+        let due = self.hold_due();
+        out.extend(self.hold.tell(t, now, due));
     }
 }

@@ -5,10 +5,11 @@
 //! others; the board's later reports correct the record if they show another one was made.
 
 use shakmaty::uci::UciMove;
-use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Role, Square, attacks};
+use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Square, attacks};
 
 use super::Machine;
-use super::doubts::Doubt;
+use super::doubt::Doubt;
+use super::exchanges::worth;
 use super::reading::{Reading, choose, common_prefix};
 use crate::act::Event;
 use crate::act::search::{Explanation, Sensed, only, touches};
@@ -66,17 +67,6 @@ struct Replay {
     changed: Bitboard,
     /// How many later choices' captures were made again as other than the likeliest.
     unlikely: usize,
-}
-
-/// A piece's worth in pawns, the king's beyond any exchange.
-pub(super) fn worth(role: Role) -> i32 {
-    match role {
-        Role::Pawn => 1,
-        Role::Knight | Role::Bishop => 3,
-        Role::Rook => 5,
-        Role::Queen => 9,
-        Role::King => 100,
-    }
 }
 
 /// What `capture` wins at first sight: the victim, less the capturer when the opponent
@@ -377,8 +367,8 @@ impl Machine {
             return false;
         }
         let since = self.reports(before).since;
-        self.last_seen[to as usize].is_some_and(|t| t >= since)
-            && self.seen_before[to as usize].is_none_or(|t| t < since)
+        self.square_reports.last(to).is_some_and(|t| t >= since)
+            && self.square_reports.before(to).is_none_or(|t| t < since)
     }
 
     /// Before `moves` are adopted from position `from`: a choice whose capture they replace

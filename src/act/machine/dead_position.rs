@@ -11,7 +11,7 @@
 
 use shakmaty::Chess;
 
-use super::start_and_end::PendingEnd;
+use super::pending_end::PendingEnd;
 use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::ending;

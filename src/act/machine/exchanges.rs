@@ -4,15 +4,7 @@
 //! either, followed by the opponent's piece put on that square. Which of the two was
 //! played, the board cannot say; the likelier is read and the arbiter told the other.
 
-use shakmaty::san::San;
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
-
-use super::capture_choice::worth;
-use super::doubts::squares_of_all;
-use super::{Machine, ply_number};
-use crate::act::touch;
-use crate::act::{Alert, Severity};
-use crate::board::Millis;
 
 /// Two readings of the same board: the `offer` taken at once by the opponent's `retake`,
 /// or the `capture` by the offered piece elsewhere followed by the opponent's `reply` to the
@@ -110,42 +102,14 @@ fn least_valuable_attacker(
         .min_by_key(|&(_, role)| worth(role))
 }
 
-impl Machine {
-    /// 8.5.3: an exchange read where the board, sensing only occupancy, showed one arrival
-    /// for two moves; the capture elsewhere and the reply that fit as well are named.
-    pub(super) fn exchange_unseen_alert(&self, exchange: &Exchange, t: Millis) -> Alert {
-        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
-        a.ply = ply_number(exchange.ply + 1);
-        let moves = [exchange.offer, exchange.retake, exchange.capture];
-        a.squares = squares_of_all(&moves)
-            .into_iter()
-            .map(|sq| sq.to_string())
-            .collect();
-        let Some(start) = self.game.positions().get(exchange.ply) else {
-            return a;
-        };
-        let mut pos = start.clone();
-        let san = |pos: &Chess, m: Move| San::from_move(pos, m).to_string();
-        let mut other = pos.clone();
-        let (capture, offer) = (san(&pos, exchange.capture), san(&pos, exchange.offer));
-        other.play_unchecked(exchange.capture);
-        pos.play_unchecked(exchange.offer);
-        let (reply, retake) = (san(&other, exchange.reply), san(&pos, exchange.retake));
-        a.message = format!(
-            "the board, which senses only occupancy, showed {} filled once for two moves: \
-             {offer} {retake} is read, a piece offered and taken at once; {capture} {reply} \
-             leaves the same board, but {capture} loses material once both sides have taken \
-             on {}, and the offer is an even trade; the arbiter should check where the {} \
-             from {} went",
-            exchange.offer.to(),
-            exchange.capture.to(),
-            touch::name(exchange.offer.role()),
-            exchange
-                .offer
-                .from()
-                .map_or(String::new(), |sq| sq.to_string()),
-        );
-        a
+/// A piece's worth in pawns, the king's beyond any exchange.
+pub(super) fn worth(role: Role) -> i32 {
+    match role {
+        Role::Pawn => 1,
+        Role::Knight | Role::Bishop => 3,
+        Role::Rook => 5,
+        Role::Queen => 9,
+        Role::King => 100,
     }
 }
 

@@ -21,7 +21,7 @@
 
 use shakmaty::{Bitboard, Color, Move, Position, Square};
 
-use super::doubts::square_names;
+use super::doubt::square_names;
 use super::{Machine, color_word};
 use crate::act::search::ep_victim;
 use crate::act::{Event, Severity};

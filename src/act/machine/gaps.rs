@@ -8,7 +8,7 @@ use shakmaty::{
     Bitboard, Board, Chess, Color, EnPassantMode, FromSetup, Move, Position, Rank, Setup, Square,
 };
 
-use super::doubts::{Doubt, square_names, squares_of_all};
+use super::doubt::{Doubt, square_names, squares_of_all};
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
@@ -215,7 +215,7 @@ impl Machine {
     pub(super) fn take_up_at_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
         if self.take_up_due.is_some() {
             // The press started the other side's clock: that side is to move.
-            self.clock_running = Some(!by);
+            self.clock.runs(!by);
             self.take_up_due = Some(t);
             self.take_up_if_due(t, out);
         }
@@ -283,7 +283,8 @@ impl Machine {
                 return side;
             }
         }
-        self.clock_running
+        self.clock
+            .running()
             .unwrap_or_else(|| self.game.position().turn())
     }
 
@@ -320,9 +321,7 @@ impl Machine {
             chess960: self.chess960,
             turn_start: vec![t],
             reached_at: vec![t],
-            pressed_at: self.pressed_at,
-            last_clock: self.last_clock,
-            clock_running: self.clock_running,
+            clock: self.clock,
             now: self.now,
             taken_up: true,
             ..fresh
@@ -450,7 +449,9 @@ impl Machine {
     /// The clock shows `running`'s clock running: while the game taken up from the board
     /// has no move yet, that is the side to move.
     pub(super) fn clock_runs(&mut self, running: Option<Color>, t: Millis, out: &mut Vec<Event>) {
-        self.clock_running = running.or(self.clock_running);
+        if let Some(side) = running {
+            self.clock.runs(side);
+        }
         if let Some(side) = running
             && !self.correct_anchor_turn(side, t, out)
         {

@@ -7,9 +7,6 @@ use crate::act::touch::Lift;
 use crate::act::{Event, Severity};
 use crate::board::Millis;
 
-/// How many placements are kept at most, however long the open moves took.
-pub(super) const PLACEMENTS_KEPT: usize = 256;
-
 /// Two squares two or more files or ranks apart (one hand cannot serve both at once).
 pub(super) fn far(a: Square, b: Square) -> bool {
     a.file().distance(b.file()) >= 2 || a.rank().distance(b.rank()) >= 2
@@ -55,7 +52,7 @@ impl Machine {
         if let Some(other) = partner {
             self.two_hands(other.from, other.t_ms, sq, t, "lifted", out);
         }
-        self.lifts.push(Lift { sq, piece, t_ms: t });
+        self.touches.lifted(Lift { sq, piece, t_ms: t });
     }
 
     pub(super) fn on_place(
@@ -68,14 +65,14 @@ impl Machine {
         if let Some(piece) = piece {
             self.note_placement(sq, piece, t);
         }
-        if let Some((other, when)) = self.last_place
+        if let Some((other, when)) = self.touches.last_place()
             && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
             && far(other, sq)
             && self.one_move_could_involve(other, sq)
         {
             self.two_hands(other, when, sq, t, "placed", out);
         }
-        self.last_place = Some((sq, t));
+        self.touches.placed(sq, t);
     }
 
     /// True when one legal move (of the side to move, or a move that may still be revised)
@@ -151,26 +148,17 @@ impl Machine {
         if !self.config.identifies_pieces {
             return;
         }
-        if self.placements.len() == PLACEMENTS_KEPT {
-            self.placements.remove(0);
-        }
-        self.placements.push((sq, piece, t));
+        self.touches.named(sq, piece, t);
     }
 
     /// True when the board named `piece` put down on `sq` at or after `since` (boards that
     /// name pieces only).
     pub(super) fn named_on(&self, sq: Square, piece: Piece, since: Millis) -> bool {
-        self.placements
-            .iter()
-            .any(|&(at, p, t)| at == sq && p == piece && t >= since)
+        self.touches.named_on(sq, piece, since)
     }
 
     /// When `color` first lifted a piece from `sq` at or after `since`, if seen.
     pub(super) fn first_lift(&self, sq: Square, color: Color, since: Millis) -> Option<Millis> {
-        self.lifts
-            .iter()
-            .filter(|l| l.t_ms >= since && l.sq == sq && l.piece.color == color)
-            .map(|l| l.t_ms)
-            .min()
+        self.touches.first_lift(sq, color, since)
     }
 }

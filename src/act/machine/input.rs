@@ -2,7 +2,7 @@
 
 use shakmaty::{Board, Piece, Position, Square};
 
-use super::presses::{Press, WHEN_RESTORED};
+use super::press::{Press, WHEN_RESTORED};
 use super::start_and_end::SIGNAL_STANDS_MS;
 use super::{Machine, Phase};
 use crate::act::Event;
@@ -30,11 +30,9 @@ impl Machine {
         self.catch_up(t, out);
         self.now = self.now.max(t);
         self.last_recovered = self.untimed;
-        if !self.untimed && self.hold_untimed {
+        if !self.untimed {
             // A hold begun on recovered observations lasts from the first live one.
-            self.hold_untimed = false;
-            self.held_since = t;
-            self.hold_quiet_since = t;
+            self.hold.timed_from(t);
         }
         // A confirmed move whose grace period ended before this observation is final before
         // the observation is read: nothing that follows may revise it (6.2.1, 4.7).
@@ -120,7 +118,7 @@ impl Machine {
                 self.note_placement(sq, piece, t);
             }
         }
-        self.undated |= changed;
+        self.square_reports.changed_undated(changed);
         if changed.count() >= 2 {
             self.outage = Some(t);
         }
@@ -130,8 +128,7 @@ impl Machine {
 
     /// The clock showed `times` (White's, Black's): reported when they changed.
     fn observe_clock_times(&mut self, times: (u64, u64), t: Millis, out: &mut Vec<Event>) {
-        if self.phase == Phase::Playing && self.last_clock != Some(times) {
-            self.last_clock = Some(times);
+        if self.phase == Phase::Playing && self.clock.times_changed(times) {
             out.push(Event::Clock {
                 white_ms: times.0,
                 black_ms: times.1,

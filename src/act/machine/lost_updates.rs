@@ -28,7 +28,7 @@ impl Machine {
     /// When the board last reported a square changed (a field update, or a dump that found
     /// it changed).
     fn last_report(&self) -> Millis {
-        self.last_seen.iter().flatten().max().copied().unwrap_or(0)
+        self.square_reports.latest().unwrap_or(0)
     }
 
     /// 8.5.3: the board has differed from the game for [`STILL_DIFFERING_MS`] with nothing
@@ -191,7 +191,7 @@ impl Machine {
             let mut trial = self.physical.clone();
             trial.forget(sq);
             let kept = std::mem::replace(&mut self.physical, trial);
-            let reports = (self.last_seen, self.seen_before, self.undated);
+            let reports = self.square_reports.clone();
             self.seen(sq, placed_at);
             match self.read_board() {
                 // The placed piece only passed there: a move of its kind went over it.
@@ -213,7 +213,7 @@ impl Machine {
                 Reading::Unexplained { .. } | Reading::Adopt { .. } => {}
             }
             self.physical = kept;
-            (self.last_seen, self.seen_before, self.undated) = reports;
+            self.square_reports = reports;
         }
         let (([missed], _) | ([], [missed])) = (&complete[..], &in_progress[..]) else {
             return false;

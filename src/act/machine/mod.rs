@@ -2,44 +2,61 @@
 
 mod adopting;
 mod capture_choice;
+mod capture_doubt_alerts;
+mod clock_state;
 mod config;
 mod dead_position;
-mod doubts;
+mod doubt;
+mod doubt_alerts;
 mod exchanges;
 mod gap_doubts;
 mod gaps;
+mod gone_on;
 mod hands;
+mod hold;
 mod illegal_moves;
 mod input;
 mod lost_updates;
+mod pending_end;
+mod press;
 mod press_judgment;
 mod presses;
+mod read_board;
+mod readers;
 mod reading;
+mod reconstruction;
 mod recording;
 mod rereading;
+mod sense;
 mod settling;
 mod slides;
+mod square_reports;
 mod start_and_end;
+mod touches;
+mod unseen_landing;
 
 pub use config::MachineConfig;
 pub use dead_position::AnalysisRequest;
 pub use gaps::TAKE_UP_QUIET_MS;
 
-use shakmaty::{Bitboard, Board, Color, Piece, Position, Rank, Square};
+use shakmaty::{Bitboard, Board, Color, Position, Rank, Square};
 
 use crate::act::ending::Ending;
 use crate::act::physical::PhysicalBoard;
 use crate::act::search::{Sensed, squares_of};
 use crate::act::start::StartRules;
-use crate::act::touch::Lift;
 use crate::act::{Alert, AlertRef, Event, Severity};
 use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
-use doubts::Doubt;
-use presses::Press;
+use clock_state::ClockState;
+use doubt::Doubt;
+use hold::Hold;
+use pending_end::PendingEnd;
+use press::{Completion, Press};
 use reading::Reading;
-use settling::Completion;
-use start_and_end::PendingEnd;
+use sense::Sense;
+use square_reports::SquareReports;
+use touches::Touches;
 
 /// Where the machine is in the life of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +74,8 @@ pub enum Phase {
 #[derive(Debug, Clone)]
 pub struct Machine {
     config: MachineConfig,
+    /// What the board senses, which decides how it is read.
+    sense: Sense,
     /// Which set-ups start a game (standard, FEN, Chess960).
     starts: StartRules,
     /// The board as sensed, in game coordinates.
@@ -76,33 +95,12 @@ pub struct Machine {
     turn_start: Vec<Millis>,
     /// For each position of the game, when the move that reached it was read.
     reached_at: Vec<Millis>,
-    /// When the board last reported each square.
-    last_seen: [Option<Millis>; 64],
-    /// When the board reported each square before that.
-    seen_before: [Option<Millis>; 64],
-    /// Squares whose latest report is a board dump that found them changed: when they
-    /// changed is unknown.
-    undated: Bitboard,
-    /// Pieces lifted since the oldest move still open: the touches judged under 4.3 and 4.4.
-    lifts: Vec<Lift>,
+    /// When the board reported each square.
+    square_reports: SquareReports,
+    /// The lifts and placements the board reported.
+    touches: Touches,
     /// The squares the game is held on while nothing explains the board (7.4, 7.6).
-    held: Option<Bitboard>,
-    /// When the current hold began.
-    held_since: Millis,
-    /// When the board last showed the current hold as a move still being made, or the
-    /// hold began: the hold is told two scans after it.
-    hold_quiet_since: Millis,
-    /// When the board began to show the hold as no move being made, while it does; `None`
-    /// while it shows a move being made, or once it showed no move for a whole scan (the
-    /// hold is then told two scans after it began).
-    hold_unexplained_since: Option<Millis>,
-    /// False once the board showed the hold as no move being made for a whole scan.
-    hold_scan_artefact: bool,
-    /// The differing squares last told in a [`Event::BoardState`]: a hold is told once it
-    /// has lasted two scans, or at once when a press judgement made it.
-    told_held: Option<Bitboard>,
-    /// Every square the current hold has been on.
-    held_seen: Bitboard,
+    hold: Hold,
     /// The doubt last raised about the open moves: raised once, cleared when the board is
     /// read without one.
     doubt: Option<Doubt>,
@@ -112,8 +110,8 @@ pub struct Machine {
     /// A completed illegal move (7.5.1) whose position has not been restored yet, while
     /// the game is held on it; true once a press made on the unrestored board was told.
     unrestored: Option<bool>,
-    /// Each player's last clock press, indexed by colour.
-    pressed_at: [Option<Millis>; 2],
+    /// What the clock showed: presses, times, the running side.
+    clock: ClockState,
     /// A press waiting to be judged or to complete its move.
     pending_press: Option<Press>,
     /// The time of a press by the player not to move, made while nothing of his was left to
@@ -145,8 +143,6 @@ pub struct Machine {
     /// Touch-move findings (ply, mover) the opponent may still claim: the right lapses
     /// once the opponent touches a piece (4.8).
     open_claims: Vec<(u32, Color)>,
-    /// The clock times last reported (White's, Black's).
-    last_clock: Option<(u64, u64)>,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
     /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
@@ -159,14 +155,8 @@ pub struct Machine {
     unpressed_reply: Option<(usize, shakmaty::Move)>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
-    /// The last placement and its time, for 7.5.4.
-    last_place: Option<(Square, Millis)>,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
     surplus: Option<(Square, Millis, Millis)>,
-    /// The pieces the board named put on a square (or a dump found there) since the
-    /// oldest move still open to a re-reading, with the time: what a reconstruction's
-    /// captured arrivals and promotions must have been seen as.
-    placements: Vec<(Square, Piece, Millis)>,
     /// An automatic end waiting for its move to stand.
     pending_end: Option<PendingEnd>,
     /// Positions waiting for the shell's dead-position analysis, oldest first.
@@ -200,8 +190,6 @@ pub struct Machine {
     /// ([`Machine::link_restored`]): till then a press on a board the game does not explain
     /// is an 8.5.3 doubt, not an illegal move.
     unconfirmed_gap: Option<gap_doubts::UnconfirmedGap>,
-    /// Whose clock the clock last showed running.
-    clock_running: Option<Color>,
     /// The game was taken up from the board's position after a gap
     /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
     /// move, and no move has been made since: the clock or the first move may correct it.
@@ -225,8 +213,6 @@ pub struct Machine {
     untimed_span: Option<(Millis, Millis)>,
     /// The last observation was a recovered one.
     last_recovered: bool,
-    /// The current hold began on a recovered observation: it is timed from the first live one.
-    hold_untimed: bool,
     /// The latest time the machine has seen.
     now: Millis,
     /// The 8.5.3 alerts that named the orders of moves read across a gap, while those moves
@@ -250,6 +236,7 @@ impl Machine {
         };
         Machine {
             physical: PhysicalBoard::new(config.identifies_pieces),
+            sense: Sense::of(config.identifies_pieces),
             starts,
             config,
             rotated: false,
@@ -260,21 +247,13 @@ impl Machine {
             completed: 0,
             turn_start: vec![0],
             reached_at: vec![0],
-            last_seen: [None; 64],
-            seen_before: [None; 64],
-            undated: Bitboard::EMPTY,
-            lifts: Vec::new(),
-            held: None,
-            held_since: 0,
-            hold_quiet_since: 0,
-            hold_unexplained_since: None,
-            hold_scan_artefact: false,
-            told_held: None,
-            held_seen: Bitboard::EMPTY,
+            square_reports: SquareReports::new(),
+            touches: Touches::new(),
+            hold: Hold::new(),
             doubt: None,
             capture_choices: Vec::new(),
             unrestored: None,
-            pressed_at: [None; 2],
+            clock: ClockState::new(),
             pending_press: None,
             reply_pressed_early: None,
             overtaken_press: None,
@@ -285,14 +264,11 @@ impl Machine {
             reconstructed_from: None,
             completion: None,
             open_claims: Vec::new(),
-            last_clock: None,
             wrong_setup: Vec::new(),
             quick_reply: None,
             unpressed_reply: None,
             two_hands_ply: None,
-            last_place: None,
             surplus: None,
-            placements: Vec::new(),
             pending_end: None,
             analysis_requests: Vec::new(),
             pending_signal: None,
@@ -304,7 +280,6 @@ impl Machine {
             signalled: None,
             link_gap: None,
             unconfirmed_gap: None,
-            clock_running: None,
             anchor_unsure: false,
             taken_up: false,
             take_up_due: None,
@@ -312,7 +287,6 @@ impl Machine {
             untimed: false,
             untimed_span: None,
             last_recovered: false,
-            hold_untimed: false,
             now: 0,
             gap_alerts: Vec::new(),
             gap_alerts_wrong: Vec::new(),
@@ -356,7 +330,7 @@ impl Machine {
 
     /// True while play is held because the board matches no legal continuation (7.4/7.6).
     pub fn is_held(&self) -> bool {
-        self.held.is_some()
+        self.hold.is_held()
     }
 
     /// True when the board was found turned round and squares are being mapped (7.2.2).
@@ -390,9 +364,7 @@ impl Machine {
 
     /// The board reported `sq` at `t`.
     fn seen(&mut self, sq: Square, t: Millis) {
-        self.seen_before[sq as usize] = self.last_seen[sq as usize];
-        self.last_seen[sq as usize] = Some(t);
-        self.undated.discard(sq);
+        self.square_reports.seen(sq, t);
     }
 
     fn map(&self, sq: Square) -> Square {
@@ -419,7 +391,7 @@ impl Machine {
         }
         let since = self.reports_since(k);
         let empty = !self.physical.board().occupied();
-        let reported = |sq: Square| self.last_seen[sq as usize].filter(|&t| t >= since);
+        let reported = |sq: Square| self.square_reports.last(sq).filter(|&t| t >= since);
         // Before the last move the placements were cleared; a square reported after `k` was
         // reached (not the arrival that reached it) and occupied now was last placed on.
         // So was one reported after the press that ended the move reaching `k`, if the board
@@ -469,7 +441,8 @@ impl Machine {
         }
         let mover = !self.game.position().turn();
         let before = self.reached_at.get(k - 1).copied().unwrap_or(0);
-        self.pressed_at[mover as usize]
+        self.clock
+            .pressed_at(mover)
             .filter(|&p| p > before && p < reached)
             .unwrap_or(reached)
     }

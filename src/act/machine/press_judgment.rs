@@ -3,39 +3,13 @@
 use shakmaty::san::San;
 use shakmaty::{Bitboard, Chess, Color, Move, Position};
 
-use super::doubts::Doubt;
-use super::exchanges::Exchange;
-use super::presses::Press;
+use super::doubt::Doubt;
+use super::press::Press;
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, color_word};
 use crate::act::search::{Explanation, Sensed, only, squares_of};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
-
-/// How a board is read when the mover's piece was not seen put down, as a capture on a board
-/// that senses only occupancy leaves it ([`Machine::unseen_landing`]).
-enum UnseenLanding {
-    /// The last move and another reply, every arrival shown, instead of the one capture
-    /// ([`Machine::every_report_a_step`]).
-    Steps {
-        from: usize,
-        moves: Vec<Move>,
-        doubt: Option<Doubt>,
-    },
-    /// The one capture that leaves the board as it is, with the doubt the arbiter is told.
-    Capture { capture: Move, doubt: Doubt },
-    /// The likeliest of several captures that do, with the others.
-    Likeliest { capture: Move, others: Vec<Move> },
-    /// The opponent's reply begun: a piece offered and taken at once.
-    Exchange(Exchange),
-    /// The opponent's reply begun: the capture, with the reply when the board shows it
-    /// made, and the other captures that fit as well.
-    BeforeReply {
-        capture: Move,
-        reply: Option<Move>,
-        others: Vec<Move>,
-    },
-}
 
 impl Machine {
     /// The side to move pressed without a recognised move, once its grace period is over:
@@ -57,16 +31,8 @@ impl Machine {
             .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
-        // A pawn on the last rank at the press is a promotion the press completed, capture
-        // or not, even when it was taken back before the press is judged: unexchanged
-        // (7.5.2) on a board that names pieces. One that senses only occupancy shows the pawn
-        // as it shows the piece it became: which it is, the arbiter checks (4.6).
         if let Some(m) = s.unfinished_promotion(&current).or(at_press) {
-            if s.identifies {
-                self.unfinished_promotion(by, m, t, out);
-            } else if self.adopt_at_press(by, m, t, out) {
-                self.raise_doubt(Doubt::PromotionPiece, t, out);
-            }
+            self.promotion_at_press(by, m, t, out);
         } else if d.is_empty()
             && let Some((from, moves, doubt)) = self.reread_for_press(&s)
         {
@@ -78,7 +44,7 @@ impl Machine {
             // The board is still one an earlier press of this player waits for: that press
             // goes on waiting, and this one is no new move to judge.
             self.await_board(by, first, d, out);
-        } else if let Some(reading) = self.unseen_landing(t, &s, &current) {
+        } else if let Some(reading) = self.landing_not_shown(t, &s, &current) {
             // The press says the move is over: a capture is all the board can show.
             self.adopt_unseen_landing(by, reading, t, true, out);
         } else if let Some(alert) = self.arrival_unseen_at_press(by, t, &s, &current) {
@@ -123,132 +89,13 @@ impl Machine {
         }
     }
 
-    /// How the board is read when the side to move's piece was not seen put down: the one
-    /// capture that leaves the board as it is, unless the last move and another reply show
-    /// every arrival (were the victim a pawn's single step, a double step taken en passant
-    /// leaves the same board: the step is kept unless the board showed the pawn go on, read
-    /// elsewhere, and the arbiter is told when it left the square quickly enough to have gone
-    /// on); else the likeliest of several; else a capture with the opponent's reply begun.
-    fn unseen_landing(&self, t: Millis, s: &Sensed<'_>, current: &Chess) -> Option<UnseenLanding> {
-        let captures = s.captures_landed_unseen(current);
-        if let [capture] = *captures
-            && self.double_step_shown(capture).is_none()
-        {
-            return Some(match self.every_report_a_step(s, capture) {
-                Some(Reading::Adopt { from, moves, doubt }) => {
-                    UnseenLanding::Steps { from, moves, doubt }
-                }
-                _ => UnseenLanding::Capture {
-                    capture,
-                    doubt: self
-                        .unsampled_double_step(capture)
-                        .unwrap_or_else(|| Doubt::capture_unseen(capture)),
-                },
-            });
-        }
-        if let Some((capture, others)) = self.undecided_captures(captures) {
-            return Some(UnseenLanding::Likeliest { capture, others });
-        }
-        self.landed_unseen_before_reply(t, s, current)
-    }
-
-    /// Records what [`Machine::unseen_landing`] read, completed by `by`'s press at `t` when
-    /// `pressed`.
-    fn adopt_unseen_landing(
-        &mut self,
-        by: Color,
-        reading: UnseenLanding,
-        t: Millis,
-        pressed: bool,
-        out: &mut Vec<Event>,
-    ) {
-        let pressed_by = pressed.then_some(by);
-        match reading {
-            UnseenLanding::Steps { from, moves, doubt } => {
-                self.adopt_moves(from, &moves, doubt, t, pressed_by, out);
-            }
-            UnseenLanding::Capture { capture, doubt } => {
-                if self.adopt_one(capture, t, pressed_by, out) {
-                    self.raise_doubt(doubt, t, out);
-                }
-            }
-            UnseenLanding::Likeliest { capture, others } => {
-                if self.adopt_one(capture, t, pressed_by, out) {
-                    self.keep_capture_choice(capture, others, t, out);
-                }
-            }
-            // An offer taken at once looks the same as a capture elsewhere followed by the
-            // opponent's piece put on the offered square: the exchange is read when that
-            // capture loses material and the offer is an even trade.
-            UnseenLanding::Exchange(exchange) => {
-                if self.adopt_one(exchange.offer, t, pressed_by, out) {
-                    self.read_reply(by, t, Some(exchange.retake), out);
-                    if self.game.plies() == exchange.ply + 2 {
-                        self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
-                    }
-                }
-            }
-            // The capture is over; the reply is read as far as the board shows it.
-            UnseenLanding::BeforeReply {
-                capture,
-                reply,
-                others,
-            } => {
-                if self.adopt_one(capture, t, pressed_by, out) {
-                    if others.is_empty() {
-                        self.raise_doubt(Doubt::capture_unseen(capture), t, out);
-                    } else {
-                        self.keep_capture_choice(capture, others, t, out);
-                    }
-                    self.read_reply(by, t, reply, out);
-                }
-            }
-        }
-    }
-
-    /// On a board that senses only occupancy, a board that has differed from the game for
-    /// [`STILL_DIFFERING_MS`](super::lost_updates::STILL_DIFFERING_MS) with nothing reported
-    /// and no press: read as a press of the side to move would read it, since a piece is
-    /// not held in the hand that long. This records a capture whose landing the board
-    /// cannot show when no press followed it (a forgotten press, the game's last move).
-    /// Returns the moves recorded, for the arbiter's alert; none when the board shows no
-    /// such reading.
-    pub(super) fn read_quiet_board(&mut self, t: Millis, out: &mut Vec<Event>) -> Vec<String> {
-        if self.config.identifies_pieces
-            || self.phase != Phase::Playing
-            || self.pending_press.is_some()
-            || self.pending_end.is_some()
-        {
-            return Vec::new();
-        }
-        let mut start = self.game.plies();
-        let by = self.game.position().turn();
-        let current = self.game.position().clone();
-        match self.read(true) {
-            Reading::Adopt { from, moves, doubt } if from >= self.settled && !moves.is_empty() => {
-                start = from;
-                self.adopt_moves(from, &moves, doubt, t, None, out);
-            }
-            _ => {
-                if let Some(reading) = self.unseen_landing(t, &self.sensed(), &current) {
-                    self.adopt_unseen_landing(by, reading, t, false, out);
-                }
-            }
-        }
-        let moves = self.game.moves();
-        moves[start.min(moves.len())..]
-            .iter()
-            .map(|played| played.san.clone())
-            .collect()
-    }
-
     /// A press of the opponent's made since `by`'s press at `t`, while that one waited for
     /// the board, is his for the move his hand was making: judged as such in its turn, once
     /// its grace period is over, and not before now (the machine never asks to be woken in
     /// the past).
-    fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
+    pub(super) fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
         let n = self.game.plies();
-        if let Some(answer) = self.pressed_at[(!by) as usize].filter(|&p| p > t)
+        if let Some(answer) = self.clock.pressed_at(!by).filter(|&p| p > t)
             && self.pending_press.is_none()
         {
             self.pending_press = Some(Press {
@@ -266,78 +113,6 @@ impl Machine {
                 awaited: None,
             });
         }
-    }
-
-    /// After the presser's move at `t` was recorded from the board, the opponent's `reply`
-    /// the board shows begun since: recorded when the board shows it made, and his press
-    /// since judged in its turn.
-    fn read_reply(&mut self, by: Color, t: Millis, reply: Option<Move>, out: &mut Vec<Event>) {
-        let Some(reply) = reply else {
-            self.judge_answer_in_turn(by, t);
-            return;
-        };
-        let n = self.game.plies();
-        let now = self.now;
-        self.adopt(n, &[reply], now, out);
-        let d = self.sensed().diff(self.game.position().board());
-        self.set_held(d.any().then_some(d), now, out);
-        if self.game.plies() == n + 1 {
-            self.judge_answer_in_turn(by, t);
-        }
-    }
-
-    /// The captures by the presser whose landing the board did not show and after which
-    /// every other difference was reported after the capturer's lift, or the press `t` if
-    /// earlier (the opponent's reply begun since: in fast play he starts before the press),
-    /// each with the reply when the board shows it made. A capture the last move and
-    /// another reply may explain instead is left to the other readings.
-    fn captures_before_reply(
-        &self,
-        t: Millis,
-        s: &Sensed<'_>,
-        current: &Chess,
-    ) -> Vec<(Move, Option<Move>)> {
-        s.captures_landed_unseen_before_reply(current)
-            .into_iter()
-            .filter(|&(m, d, _)| {
-                let since = self.lift_reported_at(m).map_or(t, |l| l.min(t));
-                self.all_reported_after(d, since) && self.step_or_double(m).is_none()
-            })
-            .map(|(m, _, reply)| (m, reply))
-            .collect()
-    }
-
-    /// What [`Machine::captures_before_reply`] reads: the one exchange that leaves the same
-    /// board as a capture and its reply, when it is the likelier ([`Exchange::likelier`]);
-    /// else the capture, with the reply when the board shows it made, and the other
-    /// captures that fit as well (the likeliest is chosen among them,
-    /// [`Machine::undecided_captures`]).
-    fn landed_unseen_before_reply(
-        &self,
-        t: Millis,
-        s: &Sensed<'_>,
-        current: &Chess,
-    ) -> Option<UnseenLanding> {
-        let fits = self.captures_before_reply(t, s, current);
-        let ply = self.game.plies();
-        let exchanges = fits
-            .iter()
-            .filter_map(|&(capture, reply)| Exchange::instead_of(current, ply, capture, reply?))
-            .filter(|e| e.likelier(current));
-        if let Some(exchange) = only(exchanges) {
-            return Some(UnseenLanding::Exchange(exchange));
-        }
-        let (capture, others) = match fits[..] {
-            [] => return None,
-            [(m, _)] => (m, Vec::new()),
-            _ => self.undecided_captures(fits.iter().map(|&(m, _)| m).collect())?,
-        };
-        let reply = fits.iter().find(|&&(m, _)| m == capture)?.1;
-        Some(UnseenLanding::BeforeReply {
-            capture,
-            reply,
-            others,
-        })
     }
 
     /// On a board that senses only occupancy, the one legal move from `current` that the
@@ -359,7 +134,7 @@ impl Machine {
         let read = self.reached_at.last().copied().unwrap_or(0);
         let reported = self.squares_reported_after(read);
         let begun_after = t.saturating_sub(self.scan_order_slack());
-        let answered = self.pressed_at[(!current.turn()) as usize].filter(|&p| p > t);
+        let answered = self.clock.pressed_at(!current.turn()).filter(|&p| p > t);
         let landed_by = self.landing_reported_by(t);
         let fits = current.legal_moves().into_iter().filter(|&m| {
             let mut after = current.clone();
@@ -374,7 +149,7 @@ impl Machine {
                 && reported.is_subset(d | squares_of(m))
                 && (squares_of(m) & after.board().occupied())
                     .into_iter()
-                    .all(|sq| self.last_seen[sq as usize].is_none_or(|r| r <= landed_by))
+                    .all(|sq| self.square_reports.last(sq).is_none_or(|r| r <= landed_by))
         });
         only(fits)
     }
@@ -395,7 +170,7 @@ impl Machine {
     /// Records `m`, the move the board shows, completed by the press of `pressed_by` if
     /// any (else a press to come completes it), and holds the board on what else differs.
     /// False when the move did not stand (the game ended, or it was not recorded).
-    fn adopt_one(
+    pub(super) fn adopt_one(
         &mut self,
         m: Move,
         t: Millis,
@@ -446,7 +221,7 @@ impl Machine {
     /// Records `moves` from position `from`, read at `t`, with their doubt: the press of
     /// `pressed_by`, if any, completes that player's latest move, the reply read with it or
     /// not, and the board is held on what else differs.
-    fn adopt_moves(
+    pub(super) fn adopt_moves(
         &mut self,
         from: usize,
         moves: &[Move],

@@ -1,40 +1,14 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Move, Position, Square, attacks};
+use shakmaty::{Bitboard, Color, Move, Position};
 
-use super::doubts::Doubt;
+use super::doubt::Doubt;
+use super::press::{PRESS_WAITS_FOR_MOTION, Press, WHEN_RESTORED};
 use super::reading::Reading;
-use super::settling::Completion;
 use super::{Machine, Phase};
 use crate::act::Event;
-use crate::act::search::only;
 use crate::act::touch::Lift;
 use crate::board::Millis;
-
-/// How many grace periods after a press its judgement may wait for a board in motion.
-pub(super) const PRESS_WAITS_FOR_MOTION: Millis = 3;
-
-/// The due time of a press that waits for the board, not the clock: it completes its move
-/// once the board is set right (displaced pieces set back, a lost update made good).
-pub(super) const WHEN_RESTORED: Millis = Millis::MAX;
-
-/// A clock press waiting for the board: `ply` is the ply it completes, `due` when it is
-/// judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Press {
-    pub(super) by: Color,
-    pub(super) t_ms: Millis,
-    pub(super) ply: usize,
-    pub(super) due: Millis,
-    /// The pawn move the board showed unfinished at a press by the side to move (the pawn
-    /// on the last rank), with the plies the game had then: the press completed it (7.5.2)
-    /// even if the pawn is taken back before the press is judged. It ends with its press.
-    pub(super) promotion: Option<(usize, shakmaty::Move)>,
-    /// When an earlier press of the same player, for the same move, was already waiting for
-    /// the board to be set right (a lost report, displaced pieces): this press may let the
-    /// board be read as moves made, but is no new move of his to judge (7.5.x).
-    pub(super) awaited: Option<Millis>,
-}
 
 impl Machine {
     /// Judges a press the opponent's press overtook, once due; the opponent's press then
@@ -119,8 +93,7 @@ impl Machine {
         }
         let mover = self.game.positions()[n - 1].turn();
         let lifted = self.lift_reported_at(self.game.moves()[n - 1].mv);
-        if self.pressed_at[mover as usize] == Some(pressed) && lifted.is_some_and(|l| l <= pressed)
-        {
+        if self.clock.pressed_at(mover) == Some(pressed) && lifted.is_some_and(|l| l <= pressed) {
             self.complete(mover, pressed, n, out);
         }
     }
@@ -168,337 +141,6 @@ impl Machine {
         }
     }
 
-    /// The presser's piece left the square of his last move, still open, for another square
-    /// it could have reached instead, while the opponent's hand was already on the board: a
-    /// whole-board frame shows both at once, so neither is seen alone. The press says the
-    /// presser's move is over, and his pieces show it: the longer move is recorded, with a
-    /// doubt. True when it was.
-    fn carried_on_beside_reply(&mut self, ply: usize, t: Millis, out: &mut Vec<Event>) -> bool {
-        if !self.may_have_gone_on(ply) {
-            return false;
-        }
-        let before = &self.game.positions()[ply - 1];
-        let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        let first = self.game.moves()[ply - 1].mv;
-        let left_landing = self.last_seen[first.to() as usize];
-        let Some((longer, hand)) = self.sensed().move_with_opponent_hand(before) else {
-            return false;
-        };
-        // Seen one after the other, a hand begun before the piece went on is a reply that
-        // overlapped the move, which the press alone does not settle.
-        let reply_not_before = hand
-            .into_iter()
-            .all(|sq| self.last_seen[sq as usize] >= left_landing);
-        if longer.from() != first.from()
-            || longer.role() != first.role()
-            || longer == first
-            || !reply_not_before
-        {
-            return false;
-        }
-        self.adopt(ply - 1, &[longer], t, out);
-        // The frame that showed the piece gone on showed the reply begun: a slide, or a
-        // piece released and moved again (4.7), for the arbiter to tell.
-        let stood_ms = left_landing.map_or(0, |left| left.saturating_sub(made));
-        self.raise_doubt(Doubt::MovedOn { first, stood_ms }, t, out);
-        self.game.plies() == ply
-    }
-
-    /// True when the last move, at `ply` and still open, may have gone on past the square it
-    /// was read on: no press of the opponent's answered it (the press that completed his
-    /// own move before it is no answer).
-    fn may_have_gone_on(&self, ply: usize) -> bool {
-        let Some(before) = ply
-            .checked_sub(1)
-            .and_then(|k| self.game.positions().get(k))
-        else {
-            return false;
-        };
-        let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        let answered = self.pressed_at[!before.turn() as usize]
-            .is_some_and(|p| p >= made && self.turn_start.get(ply - 1) != Some(&p));
-        ply == self.game.plies() && ply > self.settled && !answered
-    }
-
-    /// A press of the last mover, due, with his piece gone from the square it was read on
-    /// and not seen put down: on a board that cannot tell pieces apart, a capture further
-    /// on shows no change where it lands. When the board as it is shows such a capture by
-    /// the same piece ([`Machine::shown_after_capture`]), it is recorded with its doubt once
-    /// a report of the arrival has had [`MachineConfig::missed_update_ms`] to come, and the
-    /// opponent's reply after it when the board shows one. An `overtaken` press (the
-    /// opponent pressed since) is judged though the opponent answered, waits only a scan
-    /// ([`MachineConfig::report_reorder_ms`]), and the opponent's press waits with it. True
-    /// when the press was dealt with (the capture recorded, or the press kept waiting for it).
-    ///
-    /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
-    /// [`MachineConfig::report_reorder_ms`]: crate::act::MachineConfig::report_reorder_ms
-    pub(super) fn gone_on_to_unseen_capture(
-        &mut self,
-        press: Press,
-        now: Millis,
-        overtaken: bool,
-        out: &mut Vec<Event>,
-    ) -> bool {
-        if !overtaken && !self.may_have_gone_on(press.ply) {
-            return false;
-        }
-        let Some((capture, reply)) = self.capture_gone_on_to(press, |m, d| {
-            self.shown_after_capture(press, self.move_read_at(press.ply), m, d)
-        }) else {
-            return false;
-        };
-        let wait = if overtaken {
-            self.config.report_reorder_ms
-        } else {
-            self.config.missed_update_ms
-        };
-        let waited = press.t_ms.saturating_add(wait);
-        if now >= waited {
-            self.adopt_gone_on(press, true, capture, reply, out);
-            return true;
-        }
-        let waiting = Some(Press {
-            due: waited,
-            ..press
-        });
-        if overtaken {
-            self.overtaken_press = waiting;
-            if let Some(answer) = self.pending_press.as_mut() {
-                answer.due = answer.due.max(waited);
-            }
-        } else {
-            self.pending_press = waiting;
-        }
-        true
-    }
-
-    /// When the move at `ply` was read: the opponent's hand on the board since is his reply
-    /// begun or made, even before the press.
-    fn move_read_at(&self, ply: usize) -> Millis {
-        self.reached_at.get(ply).copied().unwrap_or(self.now)
-    }
-
-    /// Whether the board, differing on `d` from the position after the presser's capture
-    /// `m`, shows that capture made: nothing else changed, or only the opponent's hand since
-    /// `since` (his pieces lifted, his reply made, the presser's next move begun), with the
-    /// reply when one alone explains the board.
-    fn shown_after_capture(
-        &self,
-        press: Press,
-        since: Millis,
-        m: Move,
-        d: Bitboard,
-    ) -> Option<(Move, Option<Move>)> {
-        if d.is_empty() {
-            return Some((m, None));
-        }
-        if !self.all_reported_after(d, since) {
-            return None;
-        }
-        let s = self.sensed();
-        let mut after = self.game.positions()[press.ply - 1].clone();
-        after.play_unchecked(m);
-        if let Some((reply, _)) = only(s.single_moves(&after).into_iter()) {
-            return Some((m, Some(reply)));
-        }
-        let two_made = || {
-            after.legal_moves().into_iter().any(|reply| {
-                let mut next = after.clone();
-                next.play_unchecked(reply);
-                !s.single_moves(&next).is_empty()
-            })
-        };
-        (s.in_progress(&after) || s.in_progress_after_one(&after) || two_made())
-            .then_some((m, None))
-    }
-
-    /// A move its press completed, whose piece the board then showed leaving its landing
-    /// within a scan of the press, with no report of where it went: the piece was lifted on
-    /// before the press (a slide reported late) to a capture the board cannot show. Once a
-    /// report of its landing elsewhere has had [`MachineConfig::missed_update_ms`] to come,
-    /// the one such capture along its line is recorded instead, with its doubt, while the
-    /// completion is still open and the opponent had lifted nothing before the piece left; what
-    /// his hand did since is read as his reply after the capture.
-    ///
-    /// [`MachineConfig::missed_update_ms`]: crate::act::MachineConfig::missed_update_ms
-    pub(super) fn completed_move_gone_on(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let Some((c, due)) = self.completed_move_gone_on_due() else {
-            return;
-        };
-        if now < due {
-            return;
-        }
-        let press = Press {
-            by: c.by,
-            t_ms: c.pressed,
-            ply: c.ply,
-            due: now,
-            promotion: None,
-            awaited: None,
-        };
-        let made = self.move_read_at(c.ply);
-        if let Some((capture, reply)) =
-            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, made, m, d))
-        {
-            self.adopt_gone_on(press, true, capture, reply, out);
-        }
-    }
-
-    /// A last move no press completed, whose piece the board showed leaving the square it
-    /// was read on with no landing reported since, when the opponent (`lifter`) lifts a piece
-    /// from `sq` at `t`: his hand on the board says that move was over, so the one capture
-    /// along its line that the board cannot show is recorded instead, with its doubt, as a
-    /// press would have it ([`Machine::completed_move_gone_on`]). Not when the piece could
-    /// take on `sq`, nor the piece on `sq` take it on its landing: either lift may be a
-    /// capture's victim taken off first. The move stays uncompleted.
-    pub(super) fn gone_on_before_reply(
-        &mut self,
-        sq: Square,
-        lifter: Color,
-        t: Millis,
-        out: &mut Vec<Event>,
-    ) {
-        let n = self.game.plies();
-        if self.phase != Phase::Playing
-            || self.config.identifies_pieces
-            || n == 0
-            || n <= self.completed
-            || self.game.positions()[n - 1].turn() == lifter
-            || self.pending_press.is_some()
-        {
-            return;
-        }
-        let played = self.game.moves()[n - 1].mv;
-        let landing = played.to();
-        let made = self.move_read_at(n);
-        let Some(left) = self.last_seen[landing as usize].filter(|&l| l > made && l < t) else {
-            return;
-        };
-        let takes = |pos: &shakmaty::Chess, from: Option<Square>, to: Square| {
-            pos.legal_moves()
-                .iter()
-                .any(|m| m.from() == from && m.to() == to && m.is_capture())
-        };
-        if takes(&self.game.positions()[n - 1], played.from(), sq)
-            || takes(self.game.position(), Some(sq), landing)
-        {
-            return;
-        }
-        // The opponent's lift stands for the press that did not come.
-        let press = Press {
-            by: !lifter,
-            t_ms: t,
-            ply: n,
-            due: t,
-            promotion: None,
-            awaited: None,
-        };
-        if let Some((capture, reply)) =
-            self.capture_gone_on_to(press, |m, d| self.shown_after_capture(press, left, m, d))
-        {
-            self.adopt_gone_on(press, false, capture, reply, out);
-        }
-    }
-
-    /// The completion [`Machine::completed_move_gone_on`] may revise, and when: its piece
-    /// left the landing within a scan of the press and may still be sliding on.
-    pub(super) fn completed_move_gone_on_due(&self) -> Option<(Completion, Millis)> {
-        let c = self.completion.filter(|c| c.ply == self.game.plies())?;
-        let played = self.game.moves().get(c.ply.wrapping_sub(1))?;
-        let left = self.last_seen[played.mv.to() as usize]?;
-        let left_within_scan = left.saturating_sub(c.pressed) <= self.config.report_reorder_ms;
-        (left_within_scan && self.slide_may_continue(c.ply))
-            .then(|| (c, left.saturating_add(self.config.missed_update_ms)))
-    }
-
-    /// The one capture by the piece of the last move, read at `press.ply` and still open,
-    /// whose landing the board could not show, now that the piece left the square it was
-    /// read on; `fits` keeps a capture given the squares the board shows differing from
-    /// the position after it, with the reply those squares show, if any.
-    fn capture_gone_on_to(
-        &self,
-        press: Press,
-        fits: impl Fn(Move, Bitboard) -> Option<(Move, Option<Move>)>,
-    ) -> Option<(Move, Option<Move>)> {
-        let ply = press.ply;
-        let open = ply > self.completed || self.completion.is_some_and(|c| c.ply == ply);
-        if !open || ply != self.game.plies() || self.landing_stands(ply) {
-            return None;
-        }
-        let before = &self.game.positions()[ply - 1];
-        let first = self.game.moves()[ply - 1].mv;
-        let s = self.sensed();
-        if before.turn() != press.by || s.identifies {
-            return None;
-        }
-        let found: Vec<(Move, Option<Move>)> = before
-            .legal_moves()
-            .into_iter()
-            .filter_map(|m| {
-                let plain_capture = matches!(
-                    m,
-                    Move::Normal {
-                        capture: Some(_),
-                        promotion: None,
-                        ..
-                    }
-                );
-                if !plain_capture || m.from() != first.from() || m == first {
-                    return None;
-                }
-                let mut after = before.clone();
-                after.play_unchecked(m);
-                let d = s.diff(after.board());
-                if d.contains(m.to()) {
-                    return None;
-                }
-                fits(m, d)
-            })
-            .collect();
-        // A piece seen on its way goes on along its line: of several captures, the one
-        // past the square it was read on.
-        let on_its_line = |m: Move| {
-            m.from()
-                .is_some_and(|from| attacks::between(from, m.to()).contains(first.to()))
-        };
-        let along: Vec<(Move, Option<Move>)> = found
-            .iter()
-            .copied()
-            .filter(|(m, _)| on_its_line(*m))
-            .collect();
-        match (&along[..], &found[..]) {
-            ([one], _) | ([], [one]) => Some(*one),
-            _ => None,
-        }
-    }
-
-    /// Records `capture` in place of the move read at `press.ply`, with its doubt, completed
-    /// by `press` when it was `pressed` (not the opponent's hand standing for a press), and
-    /// the opponent's `reply` after it when the board shows it made.
-    fn adopt_gone_on(
-        &mut self,
-        press: Press,
-        pressed: bool,
-        capture: Move,
-        reply: Option<Move>,
-        out: &mut Vec<Event>,
-    ) {
-        let ply = press.ply;
-        self.adopt(ply - 1, &[capture], press.t_ms, out);
-        self.raise_doubt(Doubt::capture_unseen(capture), press.t_ms, out);
-        if self.game.plies() != ply {
-            return;
-        }
-        // A move already completed is completed again by the revision itself.
-        if pressed && self.completed < ply {
-            self.complete(press.by, press.t_ms, ply, out);
-        }
-        if let Some(reply) = reply {
-            let now = self.now;
-            self.adopt(ply, &[reply], now, out);
-        }
-    }
-
     /// When the board has surely reported a landing made before a press at `pressed`: two
     /// whole frames and the link's lag later, or, on a board that samples its squares one
     /// by one, a scan with its margin ([`MachineConfig::report_reorder_ms`]).
@@ -540,66 +182,29 @@ impl Machine {
 
     /// When the board last reported the square `m` leaves: its piece's lift.
     pub(super) fn lift_reported_at(&self, m: Move) -> Option<Millis> {
-        m.from().and_then(|sq| self.last_seen[sq as usize])
+        m.from().and_then(|sq| self.square_reports.last(sq))
     }
 
     /// The squares last reported after `t`: changed since then.
     pub(super) fn squares_reported_after(&self, t: Millis) -> Bitboard {
         Bitboard::FULL
             .into_iter()
-            .filter(|&sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
+            .filter(|&sq| self.square_reports.last(sq).is_some_and(|r| r > t))
             .collect()
     }
 
     /// True when every square of `d` was last reported after `t`: changed since then.
     pub(super) fn all_reported_after(&self, d: Bitboard, t: Millis) -> bool {
         d.into_iter()
-            .all(|sq| self.last_seen[sq as usize].is_some_and(|r| r > t))
+            .all(|sq| self.square_reports.last(sq).is_some_and(|r| r > t))
     }
 
-    /// The player who pressed last, if anyone did.
-    pub(super) fn last_press(&self) -> Option<Color> {
-        match self.pressed_at {
-            [None, None] => None,
-            [Some(_), None] => Some(Color::Black),
-            [None, Some(_)] => Some(Color::White),
-            [Some(black), Some(white)] => Some(if white >= black {
-                Color::White
-            } else {
-                Color::Black
-            }),
-        }
-    }
-
+    /// A clock press by `by` at `t`: the move it completes, at once or once the board has
+    /// had its grace period to show it ([`Press`]).
     pub(super) fn on_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        let last_press = self.last_press();
-        if self.phase == Phase::Playing
-            && let Some(press) = self.pending_press
-            && press.by != by
-            && press.due != WHEN_RESTORED
-            && t >= press.t_ms.saturating_add(self.config.press_grace_ms)
-            && self.is_for_next_move(press)
-        {
-            // A press past its grace period, waiting only because the board still seemed in
-            // motion: the opponent's press says that motion was the reply. Both moves are
-            // read once the reply's last updates had their time.
-            self.pending_press = None;
-            // A landing the presser made before his press has been reported by now: when the
-            // board shows only a capture it cannot show, the press is judged before the
-            // reply's reports come, so that they are not read as his landing.
-            let judge_now =
-                t >= self.landing_reported_by(press.t_ms) && self.shows_capture_unseen();
-            let due = if judge_now {
-                t
-            } else {
-                t.saturating_add(self.config.press_grace_ms)
-            };
-            self.overtaken_press = Some(Press { due, ..press });
-            if judge_now {
-                self.judge_overtaken_press(t, out);
-            }
-        }
-        self.pressed_at[by as usize] = Some(t);
+        let last_press = self.clock.last_press();
+        self.overtake_waiting_press(by, t, out);
+        self.clock.pressed(by, t);
         self.press_reading = None;
         if self.phase != Phase::Playing {
             return;
@@ -610,44 +215,7 @@ impl Machine {
         let to_move = self.game.position().turn();
         let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
         if by != to_move {
-            if n == self.completed
-                && self
-                    .pending_press
-                    .is_some_and(|p| p.by == to_move && self.is_for_next_move(p))
-            {
-                // The reply pressed for before the move it answers was read: kept for the
-                // reply, should both be read together.
-                self.reply_pressed_early = Some(t);
-            } else if n > 0 && n > self.completed {
-                if board_is_game {
-                    let ply = self.pressed_ply(by, n);
-                    self.complete(by, t, ply, out);
-                } else if self.carried_on_beside_reply(n, t, out) {
-                    self.complete(by, t, n, out);
-                } else {
-                    // The board may report the last placement after the press. A press of
-                    // the side to move still waiting is judged in its turn, not dropped.
-                    if let Some(waiting) = self.pending_press.filter(|&p| {
-                        p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
-                    }) && self.overtaken_press.is_none()
-                    {
-                        self.overtaken_press = Some(Press {
-                            due: waiting
-                                .due
-                                .max(t.saturating_add(self.config.press_grace_ms)),
-                            ..waiting
-                        });
-                    }
-                    self.pending_press = Some(Press {
-                        by,
-                        t_ms: t,
-                        ply: n,
-                        due: t.saturating_add(self.config.press_grace_ms),
-                        promotion: None,
-                        awaited: None,
-                    });
-                }
-            }
+            self.press_after_own_move(by, t, board_is_game, out);
         } else if n == 0 && last_press.is_none() && board_is_game {
             // The clock started with the wrong lever: nothing was played yet.
         } else if last_press == Some(by) && self.completed == n && n > 0 {
@@ -661,38 +229,127 @@ impl Machine {
             // already replied or begun to (6.2.1.2: that move was completed by the reply).
             self.complete(by, t, n - 1, out);
         } else {
-            // Judged after the grace period: the move's board updates may still come.
-            self.press_reading = match self.read(true) {
-                reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
-                _ => None,
-            };
-            let promotion = self
-                .sensed()
-                .unfinished_promotion(self.game.position())
-                .map(|m| (n, m));
-            let awaited = self
-                .pending_press
-                .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
-                .map(|p| p.t_ms);
-            // The opponent's press for his move, still waiting for the board, is judged
-            // before this one: his piece may have gone on to a capture the board cannot show.
-            if let Some(own) = self
-                .pending_press
-                .filter(|p| p.by != by && p.ply == n && p.due != WHEN_RESTORED)
-                && n > self.completed
-                && self.overtaken_press.is_none()
-            {
-                self.overtaken_press = Some(own);
-            }
-            self.pending_press = Some(Press {
-                by,
-                t_ms: t,
-                ply: n + 1,
-                due: t.saturating_add(self.config.press_grace_ms),
-                promotion,
-                awaited,
-            });
+            self.press_for_move_unread(by, t);
         }
+    }
+
+    /// A press by `by` at `t` while the opponent's press, past its grace period, waits only
+    /// because the board still seemed in motion: the press says that motion was the reply.
+    /// The waiting press is overtaken, and both moves read once the reply's last updates had
+    /// their time.
+    fn overtake_waiting_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        let Some(press) = self.pending_press else {
+            return;
+        };
+        if self.phase != Phase::Playing
+            || press.by == by
+            || press.due == WHEN_RESTORED
+            || t < press.t_ms.saturating_add(self.config.press_grace_ms)
+            || !self.is_for_next_move(press)
+        {
+            return;
+        }
+        self.pending_press = None;
+        // A landing the presser made before his press has been reported by now: when the
+        // board shows only a capture it cannot show, the press is judged before the
+        // reply's reports come, so that they are not read as his landing.
+        let judge_now = t >= self.landing_reported_by(press.t_ms) && self.shows_capture_unseen();
+        let due = if judge_now {
+            t
+        } else {
+            t.saturating_add(self.config.press_grace_ms)
+        };
+        self.overtaken_press = Some(Press { due, ..press });
+        if judge_now {
+            self.judge_overtaken_press(t, out);
+        }
+    }
+
+    /// A press by `by`, who is not to move in the game as recorded: for his move just read,
+    /// completed at once when the board shows it, else judged after the grace period.
+    fn press_after_own_move(
+        &mut self,
+        by: Color,
+        t: Millis,
+        board_is_game: bool,
+        out: &mut Vec<Event>,
+    ) {
+        let n = self.game.plies();
+        let to_move = !by;
+        if n == self.completed
+            && self
+                .pending_press
+                .is_some_and(|p| p.by == to_move && self.is_for_next_move(p))
+        {
+            // The reply pressed for before the move it answers was read: kept for the
+            // reply, should both be read together.
+            self.reply_pressed_early = Some(t);
+        } else if n > 0 && n > self.completed {
+            if board_is_game {
+                let ply = self.pressed_ply(by, n);
+                self.complete(by, t, ply, out);
+            } else if self.carried_on_beside_reply(n, t, out) {
+                self.complete(by, t, n, out);
+            } else {
+                // The board may report the last placement after the press. A press of
+                // the side to move still waiting is judged in its turn, not dropped.
+                if let Some(waiting) = self.pending_press.filter(|&p| {
+                    p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
+                }) && self.overtaken_press.is_none()
+                {
+                    self.overtaken_press = Some(Press {
+                        due: waiting
+                            .due
+                            .max(t.saturating_add(self.config.press_grace_ms)),
+                        ..waiting
+                    });
+                }
+                self.pending_press = Some(Press {
+                    by,
+                    t_ms: t,
+                    ply: n,
+                    due: t.saturating_add(self.config.press_grace_ms),
+                    promotion: None,
+                    awaited: None,
+                });
+            }
+        }
+    }
+
+    /// A press by `by`, to move, for a move not read yet: judged after the grace period,
+    /// since the move's board updates may still come.
+    fn press_for_move_unread(&mut self, by: Color, t: Millis) {
+        let n = self.game.plies();
+        self.press_reading = match self.read(true) {
+            reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
+            _ => None,
+        };
+        let promotion = self
+            .sensed()
+            .unfinished_promotion(self.game.position())
+            .map(|m| (n, m));
+        let awaited = self
+            .pending_press
+            .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
+            .map(|p| p.t_ms);
+        // The opponent's press for his move, still waiting for the board, is judged
+        // before this one: his piece may have gone on to a capture the board cannot show.
+        if let Some(own) = self
+            .pending_press
+            .filter(|p| p.by != by && p.ply == n && p.due != WHEN_RESTORED)
+            && n > self.completed
+            && self.overtaken_press.is_none()
+        {
+            self.overtaken_press = Some(own);
+        }
+        self.pending_press = Some(Press {
+            by,
+            t_ms: t,
+            ply: n + 1,
+            due: t.saturating_add(self.config.press_grace_ms),
+            promotion,
+            awaited,
+        });
     }
 
     /// The ply a press by `by`, whose move `n` is the last recorded, completes: `n`, unless
@@ -724,10 +381,11 @@ impl Machine {
         let lifted =
             |l: &&Lift, color: Color, since: Millis| l.piece.color == color && l.t_ms >= since;
         let began = self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .any(|l| lifted(&l, !by, made) && l.t_ms < t);
-        let moving_again = self.lifts.iter().any(|l| lifted(&l, by, replied));
+        let moving_again = self.touches.lifts().iter().any(|l| lifted(&l, by, replied));
         began && !moving_again
     }
 

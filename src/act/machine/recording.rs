@@ -43,7 +43,8 @@ impl Machine {
         // The opponent's own pieces count only from his press (he may still adjust them).
         let had_move = self.had_move(n).unwrap_or(0);
         let turn_lifts: Vec<Lift> = self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .filter(|l| {
                 let from = if l.piece.color == mover {

@@ -2,7 +2,7 @@
 
 use shakmaty::{Color, Move, Piece, Position, Role, Square};
 
-use super::doubts::Doubt;
+use super::doubt::Doubt;
 use super::reading::Reading;
 use super::{Machine, REREAD_PLIES};
 use crate::act::search::{Explanation, Sensed};
@@ -24,7 +24,7 @@ impl Machine {
     /// play is held); without, it must explain the board alone.
     pub(super) fn moved_on(&self, s: &Sensed<'_>, with_replies: bool) -> Option<Reading> {
         let n = self.game.plies();
-        if n == 0 || n > self.settled || (with_replies && self.held.is_none()) {
+        if n == 0 || n > self.settled || (with_replies && !self.hold.is_held()) {
             return None;
         }
         // The final move stands when a reply being made may explain the board.
@@ -70,8 +70,8 @@ impl Machine {
 
     /// Since when the board has shown what is being read: since play was held, or now.
     pub(super) fn doubted_since(&self) -> Millis {
-        if self.held.is_some() {
-            self.held_since
+        if self.hold.is_held() {
+            self.hold.since()
         } else {
             self.now
         }
@@ -165,7 +165,7 @@ impl Machine {
             let shown = (crate::act::search::squares_of(moves[0])
                 & !crate::act::search::squares_of(recorded))
             .into_iter()
-            .filter_map(|sq| self.last_seen[sq as usize])
+            .filter_map(|sq| self.square_reports.last(sq))
             .min();
             // A board dump that shows other moves than a reconstruction read from displaced
             // pieces says a sensor report was lost: those moves are read again, whenever.
@@ -173,7 +173,7 @@ impl Machine {
                 & !crate::act::search::squares_of(recorded);
             let dump_contradicts = self.reconstructed_from == Some(k)
                 && other_squares.any()
-                && (other_squares & self.undated) == other_squares;
+                && (other_squares & self.square_reports.undated()) == other_squares;
             if !dump_contradicts
                 && shown.is_none_or(|t| t > arrived.saturating_add(self.config.report_reorder_ms))
             {
@@ -206,7 +206,7 @@ impl Machine {
     /// [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms), a slide's longest
     /// pause: the board is no longer a move on its way.
     pub(super) fn held_past_a_pause(&self) -> bool {
-        self.held.is_some() && self.now >= self.held_since.saturating_add(self.config.moved_on_ms)
+        self.hold.is_held() && self.now >= self.hold.since().saturating_add(self.config.moved_on_ms)
     }
 
     /// A game held on a board nothing else explains for longer than
@@ -280,9 +280,6 @@ impl Machine {
     /// the arbiter told of the doubt can still judge): the game from the promotion is read
     /// again with a knight, if every move since stays legal.
     pub(super) fn knight_promotion_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
-        if self.config.identifies_pieces {
-            return None;
-        }
         let moves = self.game.moves();
         let n = moves.len();
         let from = (n.saturating_sub(PROMOTION_SHOWN_PLIES)..n)
@@ -385,7 +382,7 @@ impl Machine {
             .from()
             .and_then(|from| self.first_lift(from, mover, since));
         m.is_capture()
-            && lifted.is_some_and(|l| self.last_seen[m.to() as usize].is_some_and(|t| t > l))
+            && lifted.is_some_and(|l| self.square_reports.last(m.to()).is_some_and(|t| t > l))
     }
 
     /// A pawn capture `capture` onto the square where the opponent's pawn was recorded
@@ -409,20 +406,23 @@ impl Machine {
         if self.config.identifies_pieces && !self.named_on(double.to(), pawn, arrived) {
             return None;
         }
-        let square = double.to() as usize;
+        let square = double.to();
         let capturer_lifted = capture
             .from()
             .and_then(|from| self.first_lift(from, self.game.position().turn(), arrived))
             .unwrap_or(Millis::MAX);
         // The square's last report emptied it; the one before put the pawn there.
-        let filled = self.seen_before[square].filter(|&t| t >= arrived);
+        let filled = self.square_reports.before(square).filter(|&t| t >= arrived);
         let latest = if self.config.identifies_pieces {
             capturer_lifted
         } else {
             capturer_lifted.saturating_add(self.scan_order_slack())
         };
         let shown = filled.is_some_and(|t| t <= latest)
-            && self.last_seen[square].is_some_and(|t| t >= arrived);
+            && self
+                .square_reports
+                .last(square)
+                .is_some_and(|t| t >= arrived);
         if !shown || self.physical.board().occupied().contains(double.to()) {
             return None;
         }
@@ -528,18 +528,20 @@ impl Machine {
         arrived: Millis,
     ) -> Option<Millis> {
         let seen_leaving = self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .find(|l| l.sq == stop && l.piece.color == stepper && l.t_ms >= arrived)
             .map(|l| l.t_ms);
         let capturer_lifted = self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .find(|l| l.sq == capturer && l.t_ms >= arrived)
             .map(|l| l.t_ms);
         match seen_leaving {
             Some(left) => {
-                let before_press = self.pressed_at[stepper as usize].is_some_and(|p| p > left);
+                let before_press = self.clock.pressed_at(stepper).is_some_and(|p| p > left);
                 if left > capturer_lifted.unwrap_or(Millis::MAX)
                     || (!before_press
                         && left.saturating_sub(arrived) > self.config.report_reorder_ms)
@@ -556,7 +558,7 @@ impl Machine {
             // showed the pawn, so it left within a scan of the capturer's arrival, and only
             // an arrival within a scan of the step leaves room for the double step.
             None => {
-                let replaced = self.last_seen[stop as usize].filter(|&t| t >= arrived)?;
+                let replaced = self.square_reports.last(stop).filter(|&t| t >= arrived)?;
                 if replaced.saturating_sub(arrived) > self.config.report_reorder_ms {
                     return None;
                 }

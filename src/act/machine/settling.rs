@@ -2,20 +2,11 @@
 
 use shakmaty::{Bitboard, Color, Move, Position};
 
+use super::press::Completion;
 use super::{Machine, REREAD_PLIES, ply_number};
 use crate::act::Event;
 use crate::act::touch::Lift;
 use crate::board::Millis;
-
-/// A clock press that completed a move, still within its grace period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Completion {
-    pub(super) by: Color,
-    pub(super) ply: usize,
-    pub(super) pressed: Millis,
-    /// Settled from this time on, once the board shows the game position.
-    pub(super) due: Millis,
-}
 
 impl Machine {
     /// Makes a press-confirmed move final once its grace period is over.
@@ -52,10 +43,14 @@ impl Machine {
             return false;
         };
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        let vacated = self.last_seen[played.mv.to() as usize].unwrap_or(Millis::MAX);
+        let vacated = self
+            .square_reports
+            .last(played.mv.to())
+            .unwrap_or(Millis::MAX);
         let mover = self.game.positions()[ply - 1].turn();
         !self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .any(|l| l.piece.color != mover && l.t_ms >= made && l.t_ms <= vacated)
     }
@@ -64,27 +59,28 @@ impl Machine {
     /// was read (within a scan): its position never stood, so the move may have been a
     /// knocked piece, and it stays open to revision until the board explains itself.
     pub(super) fn held_since_made(&self, ply: usize) -> bool {
-        if self.held.is_none() || ply == 0 || ply != self.game.plies() {
+        if !self.hold.is_held() || ply == 0 || ply != self.game.plies() {
             return false;
         }
         let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        if self.held_since > made.saturating_add(self.config.report_reorder_ms) {
+        if self.hold.since() > made.saturating_add(self.config.report_reorder_ms) {
             return false;
         }
         let mover = self.game.positions()[ply - 1].turn();
         let occupied = self.game.position().board().occupied();
-        let since_made = |l: &&Lift| l.t_ms >= made && l.t_ms <= self.held_since;
+        let since_made = |l: &&Lift| l.t_ms >= made && l.t_ms <= self.hold.since();
         // An opponent's piece lifted after one of the mover's that could take it is the
         // victim of the mover's own hand, not a reply.
         let taken_by_mover = |victim: &Lift| {
-            self.lifts.iter().filter(since_made).any(|l| {
+            self.touches.lifts().iter().filter(since_made).any(|l| {
                 l.piece.color == mover
                     && l.t_ms <= victim.t_ms
                     && shakmaty::attacks::attacks(l.sq, l.piece, occupied).contains(victim.sq)
             })
         };
         let replied = self
-            .lifts
+            .touches
+            .lifts()
             .iter()
             .filter(since_made)
             .any(|l| l.piece.color != mover && !taken_by_mover(l));
@@ -121,10 +117,10 @@ impl Machine {
         // may still be read again are kept.
         let oldest_open = self.settled.saturating_sub(REREAD_PLIES);
         if let Some(had_move) = self.had_move(oldest_open) {
-            self.lifts.retain(|l| l.t_ms >= had_move);
+            self.touches.forget_lifts_before(had_move);
         }
         if let Some(&since) = self.reached_at.get(oldest_open) {
-            self.placements.retain(|&(_, _, t)| t >= since);
+            self.touches.forget_placements_before(since);
         }
     }
 

@@ -3,7 +3,7 @@
 use shakmaty::san::San;
 use shakmaty::{Bitboard, Move, Position, attacks};
 
-use super::doubts::{Doubt, square_names};
+use super::doubt::{Doubt, square_names};
 use super::reading::Reading;
 use super::{Machine, color_word};
 use crate::act::search::squares_of;
@@ -67,18 +67,22 @@ impl Machine {
         let went_on = [next.from(), Some(next.to())]
             .into_iter()
             .flatten()
-            .filter_map(|sq| self.last_seen[sq as usize])
+            .filter_map(|sq| self.square_reports.last(sq))
             .min()
             .unwrap_or(self.now);
         // Times are when the bytes arrived: a board sending what it queued (behind its move
         // log) delivers a move and its press in one chunk, at the same millisecond, so a press
         // at the instant of an arrival counts as after it.
-        let reply_pressed =
-            self.pressed_at[!mover as usize].is_some_and(|p| p >= replied && p <= went_on);
+        let reply_pressed = self
+            .clock
+            .pressed_at(!mover)
+            .is_some_and(|p| p >= replied && p <= went_on);
         // The player pressed after his piece arrived, then the opponent: the turn came round
         // before the piece went on, whenever the scan reported the reply's arrival.
-        let turn_came_round = self.pressed_at[mover as usize]
-            .zip(self.pressed_at[!mover as usize])
+        let turn_came_round = self
+            .clock
+            .pressed_at(mover)
+            .zip(self.clock.pressed_at(!mover))
             .is_some_and(|(own, reply)| arrived <= own && own <= reply && reply <= went_on);
         if reply_pressed || turn_came_round || stood > self.config.moved_on_ms {
             return None;
@@ -99,7 +103,7 @@ impl Machine {
             // A press by the player for this move before the piece went on says he had let
             // go of it, even when the board reported the piece's arrival after the press.
             let began = self.reached_at.get(k - 2).copied().unwrap_or(0);
-            let pressed = self.pressed_at[mover as usize].is_some_and(|p| p > began);
+            let pressed = self.clock.pressed_at(mover).is_some_and(|p| p > began);
             // Seen going on only after the reply was complete, it may as well be a second
             // move made at once: the same board either way.
             let after_reply = went_on > replied;
@@ -158,12 +162,12 @@ impl Machine {
         let (first, longer) = self.carried_on_past(k, reply, next)?;
         let mover = self.game.positions()[k].turn();
         let arrived = self.reached_at.get(n).copied().unwrap_or(0);
-        let pressed = self.pressed_at[mover as usize].filter(|&p| p >= arrived)?;
+        let pressed = self.clock.pressed_at(mover).filter(|&p| p >= arrived)?;
         let went_on = [first.to(), next.to()]
             .into_iter()
-            .filter_map(|sq| self.last_seen[sq as usize])
+            .filter_map(|sq| self.square_reports.last(sq))
             .min()?;
-        let replied = self.last_seen[reply.to() as usize]?;
+        let replied = self.square_reports.last(reply.to())?;
         if went_on < pressed
             || went_on > pressed.saturating_add(self.config.scan_period_ms)
             || went_on >= replied

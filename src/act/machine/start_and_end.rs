@@ -1,8 +1,8 @@
 //! The start and the end of a game: set-up, automatic ends, result signals.
 
-use shakmaty::{Bitboard, Move, Position, Role};
+use shakmaty::{Bitboard, Board, Move, Position, Role};
 
-use super::doubts::{Doubt, square_names};
+use super::doubt::{Doubt, square_names};
 use super::gaps::numbered_san;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
@@ -18,12 +18,40 @@ pub(super) const SIGNAL_GAP_MS: Millis = 3_000;
 /// How long both kings must stand on the centre squares before the signal ends the game.
 pub(super) const SIGNAL_STANDS_MS: Millis = 1_000;
 
-/// An automatic end reached by a move that may still be revised.
-#[derive(Debug, Clone)]
-pub(super) struct PendingEnd {
-    pub(super) end: Ending,
-    pub(super) ply: usize,
-    pub(super) t_ms: Millis,
+/// What the game's pieces gone from the centre under a result signal may be.
+const CENTRE_CLEARED: &str = "taken off to make room for the kings, or moved or \
+                                  captured unseen, which the board cannot tell apart; the \
+                                  arbiter should check the game";
+/// What squares changed under a result signal, with every update seen, may be.
+const UNREPORTED_OR_KNOCKED: &str = "a move the board did not report looks the same \
+                                         as a piece knocked while the kings were moved; \
+                                         the arbiter should check the board against the \
+                                         scoresheets and add any move made";
+
+/// The squares of a board under a result signal, against the game's board.
+struct SignalSquares {
+    /// Centre squares left empty: pieces taken off to make room for the kings.
+    made_room: Bitboard,
+    /// The game's pieces on the centre squares now empty or under a king.
+    cleared: Bitboard,
+    /// Squares changed since the last recorded move, the kings and `made_room` aside.
+    behind: Bitboard,
+}
+
+impl SignalSquares {
+    /// `differing` are the squares where the sensed board differs from the game's, as the
+    /// board can tell them.
+    fn of(sensed: &Board, game_board: &Board, differing: Bitboard) -> SignalSquares {
+        let made_room = ending::CENTRE & !sensed.occupied();
+        SignalSquares {
+            made_room,
+            cleared: ending::CENTRE
+                & game_board.occupied()
+                & !game_board.kings()
+                & (made_room | sensed.kings()),
+            behind: differing & !(sensed.kings() | game_board.kings()) & !made_room,
+        }
+    }
 }
 
 impl Machine {
@@ -107,8 +135,7 @@ impl Machine {
         self.phase = Phase::Ended;
         self.pending_press = None;
         self.overtaken_press = None;
-        self.held = None;
-        self.told_held = None;
+        self.hold.end();
     }
 
     /// After a result signal, a piece other than a king stands off the game's final
@@ -175,67 +202,36 @@ impl Machine {
         let n = self.game.plies();
         let game_board = self.game.position().board().clone();
         let sensed = self.physical.board().clone();
-        // Pieces taken off the centre squares to make room for the kings.
-        let made_room = ending::CENTRE & !sensed.occupied();
-        // The game's pieces on the centre squares now empty or under a king.
-        let cleared = ending::CENTRE
-            & game_board.occupied()
-            & !game_board.kings()
-            & (made_room | sensed.kings());
-        let behind =
-            self.sensed().diff(&game_board) & !(sensed.kings() | game_board.kings()) & !made_room;
+        let on = SignalSquares::of(&sensed, &game_board, self.sensed().diff(&game_board));
         let across_gap = self.across_gap(n);
         let since = self.reached_at.get(n).copied().unwrap_or(0);
         let unseen = across_gap || self.outage.is_some_and(|o| o >= since);
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(n + 1);
-        if behind.is_empty() {
-            if unseen && cleared.any() {
-                a.squares = square_names(cleared);
+        if on.behind.is_empty() {
+            if unseen && on.cleared.any() {
+                a.squares = square_names(on.cleared);
                 a.message = format!(
                     "the result signal stands on a board read again after its updates were \
-                     lost, with the game's pieces gone from {}: taken off to make room for the \
-                     kings, or moved or captured unseen, which the board cannot tell apart; the \
-                     arbiter should check the game after ply {n} against the scoresheets",
+                     lost, with the game's pieces gone from {}: {CENTRE_CLEARED} after ply {n} \
+                     against the scoresheets",
                     a.squares.join(" ")
                 );
                 out.push(Event::Alert(a));
             }
             return;
         }
-        a.squares = square_names(behind);
+        a.squares = square_names(on.behind);
         if !unseen {
             a.message = format!(
                 "the result signal stands, but the board also shows {} changed since the last \
-                 recorded move: a move the board did not report looks the same as a piece \
-                 knocked while the kings were moved; the arbiter should check the board \
-                 against the scoresheets and add any move made after ply {n}",
+                 recorded move: {UNREPORTED_OR_KNOCKED} after ply {n}",
                 a.squares.join(" ")
             );
             out.push(Event::Alert(a));
             return;
         }
-        let mut unsignalled = sensed.clone();
-        for sq in sensed.kings() | made_room {
-            unsignalled.discard_piece_at(sq);
-        }
-        for sq in game_board.kings() | cleared {
-            if let Some(piece) = game_board.piece_at(sq)
-                && unsignalled.piece_at(sq).is_none()
-            {
-                unsignalled.set_piece_at(sq, piece);
-            }
-        }
-        let reading = Sensed {
-            board: &unsignalled,
-            identifies: self.config.identifies_pieces,
-            placed: Bitboard::EMPTY,
-        };
-        let start = self.game.position().clone();
-        let explanation = match reading.single_moves(&start)[..] {
-            [(m, _)] => Explanation::Unique(vec![m]),
-            _ => reading.sequences(&start, self.reconstruction_depth(n), &self.reports(n)),
-        };
+        let explanation = self.moves_without_signal(&sensed, &game_board, on.made_room, on.cleared);
         const KINGS_ASSUMED: &str = "read with each king, and each piece the kings displaced \
                                      from the centre, where it stood before the result signal \
                                      (had one moved meanwhile, they differ)";
@@ -245,7 +241,7 @@ impl Machine {
                 a.message = format!(
                     "the result signal came with moves the record lacked: {}, {KINGS_ASSUMED}; \
                      the arbiter should check them",
-                    numbered_san(&start, &moves)
+                    numbered_san(self.game.position(), &moves)
                 );
                 self.adopt(n, &moves, t, out);
             }
@@ -281,5 +277,40 @@ impl Machine {
             }
         }
         out.push(Event::Alert(a));
+    }
+
+    /// What explains the `sensed` board with the kings of the result signal, and the game's
+    /// pieces gone from the centre squares they took (`cleared`; `made_room` are the centre
+    /// squares left empty), put back where the game's board (`game_board`) has them: the moves
+    /// made before the signal.
+    fn moves_without_signal(
+        &self,
+        sensed: &Board,
+        game_board: &Board,
+        made_room: Bitboard,
+        cleared: Bitboard,
+    ) -> Explanation {
+        let n = self.game.plies();
+        let mut unsignalled = sensed.clone();
+        for sq in sensed.kings() | made_room {
+            unsignalled.discard_piece_at(sq);
+        }
+        for sq in game_board.kings() | cleared {
+            if let Some(piece) = game_board.piece_at(sq)
+                && unsignalled.piece_at(sq).is_none()
+            {
+                unsignalled.set_piece_at(sq, piece);
+            }
+        }
+        let reading = Sensed {
+            board: &unsignalled,
+            identifies: self.config.identifies_pieces,
+            placed: Bitboard::EMPTY,
+        };
+        let start = self.game.position();
+        match reading.single_moves(start)[..] {
+            [(m, _)] => Explanation::Unique(vec![m]),
+            _ => reading.sequences(start, self.reconstruction_depth(n), &self.reports(n)),
+        }
     }
 }

@@ -119,29 +119,7 @@ impl Sensed<'_> {
                 found.truncate(SEQUENCES_KEPT);
                 return Explanation::Partial(found.into_iter().map(|(seq, _)| seq).collect());
             }
-            let best = found.iter().map(|(_, inv)| *inv).min().unwrap_or(0);
-            let mut fits: Vec<Vec<Move>> = Vec::new();
-            for (seq, inv) in &found {
-                if *inv == best {
-                    fits.push(seq.clone());
-                }
-            }
-            if fits.len() > 1
-                && !reports.outage
-                && let Some(seq) = only(fits.iter().filter(|seq| accounts_for(start, seq, seen)))
-                    .or_else(|| {
-                        only(
-                            fits.iter()
-                                .filter(|seq| reports.begun_out_of_order(start, seq) == 0),
-                        )
-                    })
-            {
-                return Explanation::Unique(seq.clone());
-            }
-            return match fits.len() {
-                1 => Explanation::Unique(fits.remove(0)),
-                _ => Explanation::Ambiguous(found.into_iter().map(|(seq, _)| seq).collect()),
-            };
+            return best_found(start, found, reports, seen);
         }
         Explanation::None
     }
@@ -232,6 +210,40 @@ impl Sensed<'_> {
             .sum();
             extra <= promotions
         })
+    }
+}
+
+/// Of the sequences `found` from `start`, each with its time out of order, a complete list:
+/// the one with the least, or among several, the one that alone accounts for every square
+/// the board reported (`seen`) or alone began its moves in order; else all of them.
+fn best_found(
+    start: &Chess,
+    found: Vec<(Vec<Move>, Millis)>,
+    reports: &Reports<'_>,
+    seen: Bitboard,
+) -> Explanation {
+    let best = found.iter().map(|(_, inv)| *inv).min().unwrap_or(0);
+    let mut fits: Vec<Vec<Move>> = Vec::new();
+    for (seq, inv) in &found {
+        if *inv == best {
+            fits.push(seq.clone());
+        }
+    }
+    if fits.len() > 1
+        && !reports.outage
+        && let Some(seq) =
+            only(fits.iter().filter(|seq| accounts_for(start, seq, seen))).or_else(|| {
+                only(
+                    fits.iter()
+                        .filter(|seq| reports.begun_out_of_order(start, seq) == 0),
+                )
+            })
+    {
+        return Explanation::Unique(seq.clone());
+    }
+    match fits.len() {
+        1 => Explanation::Unique(fits.remove(0)),
+        _ => Explanation::Ambiguous(found.into_iter().map(|(seq, _)| seq).collect()),
     }
 }
 
@@ -340,20 +352,7 @@ impl Walk<'_> {
             return None;
         }
         if landed_unseen && let Some(i) = self.unseen.capture_landed {
-            // Only a recapture at once, on the square of the capture, from a reported square.
-            // However often the board samples it, the square stays occupied while a capturer
-            // is put down as (or before) its victim comes off, so whole frames show no more
-            // of an exchange than a scan does. The square was never reported, or only before
-            // both lifts (the first victim's arrival).
-            let exchange = !self.unseen.exchanged
-                && i + 1 == self.path.len()
-                && self.path[i].to() == m.to()
-                && (fresh.is_empty()
-                    || (fresh == Bitboard::from(m.to()) && self.unseen.arrived == fresh));
-            return exchange.then_some(Unseen {
-                exchanged: true,
-                ..self.unseen
-            });
+            return self.recaptured_at_once(i, m, fresh);
         }
         let capture_landed = if landed_unseen {
             Some(self.path.len())
@@ -368,23 +367,7 @@ impl Walk<'_> {
         }
         let again = fresh & self.unseen.squares;
         if again.any() {
-            let leaves = match m {
-                Move::EnPassant { from, to } => {
-                    Bitboard::from(from) | Bitboard::from(super::ep_victim(from, to))
-                }
-                _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from),
-            };
-            let stays = self.unseen_stays
-                && fresh == again
-                && again == self.unseen.arrived
-                && again.is_subset(leaves);
-            return stays.then_some(Unseen {
-                squares: self.unseen.squares,
-                arrived: Bitboard::EMPTY,
-                stayed: true,
-                capture_landed,
-                exchanged: self.unseen.exchanged,
-            });
+            return self.left_unseen_stay(m, fresh, again, capture_landed);
         }
         let squares = self.unseen.squares | fresh;
         let arrived = match m {
@@ -395,6 +378,54 @@ impl Walk<'_> {
             squares,
             arrived: self.unseen.arrived | arrived,
             stayed: self.unseen.stayed,
+            capture_landed,
+            exchanged: self.unseen.exchanged,
+        })
+    }
+
+    /// [`Walk::allows`] for `m`, a capture whose landing the board did not report, after
+    /// the capture at path index `i` whose landing it did not report either: only a
+    /// recapture at once, on the square of the capture, from a reported square. However
+    /// often the board samples it, the square stays occupied while a capturer is put down as
+    /// (or before) its victim comes off, so whole frames show no more of an exchange than a
+    /// scan does. The square was never reported, or only before both lifts (the first
+    /// victim's arrival).
+    fn recaptured_at_once(&self, i: usize, m: Move, fresh: Bitboard) -> Option<Unseen> {
+        let exchange = !self.unseen.exchanged
+            && i + 1 == self.path.len()
+            && self.path[i].to() == m.to()
+            && (fresh.is_empty()
+                || (fresh == Bitboard::from(m.to()) && self.unseen.arrived == fresh));
+        exchange.then_some(Unseen {
+            exchanged: true,
+            ..self.unseen
+        })
+    }
+
+    /// [`Walk::allows`] for `m`, which involves `again`, squares of `fresh` already needed
+    /// unseen: only the piece that arrived there unseen, leaving again (a stay no scan
+    /// sampled), when such stays are allowed.
+    fn left_unseen_stay(
+        &self,
+        m: Move,
+        fresh: Bitboard,
+        again: Bitboard,
+        capture_landed: Option<usize>,
+    ) -> Option<Unseen> {
+        let leaves = match m {
+            Move::EnPassant { from, to } => {
+                Bitboard::from(from) | Bitboard::from(super::ep_victim(from, to))
+            }
+            _ => m.from().map_or(Bitboard::EMPTY, Bitboard::from),
+        };
+        let stays = self.unseen_stays
+            && fresh == again
+            && again == self.unseen.arrived
+            && again.is_subset(leaves);
+        stays.then_some(Unseen {
+            squares: self.unseen.squares,
+            arrived: Bitboard::EMPTY,
+            stayed: true,
             capture_landed,
             exchanged: self.unseen.exchanged,
         })

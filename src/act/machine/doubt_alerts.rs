@@ -1,145 +1,13 @@
-//! Doubts: why an adopted move is not certain, and the alert that says so.
+//! The alerts that tell the arbiter why moves adopted with a doubt are not certain.
 
 use shakmaty::{Bitboard, Move, Piece, Position, Rank, Role, Square, attacks};
 
-use super::exchanges::Exchange;
+use super::doubt::{Doubt, square_names, squares_of_all};
 use super::{Machine, color_word, ply_number};
-use crate::act::Alert;
 use crate::act::search::{mover_at, squares_of};
 use crate::act::touch;
-use crate::act::{Event, Severity};
+use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
-
-/// Why an adopted move is not certain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Doubt {
-    /// Several sequences from ply `from` explain the board; only their common part was
-    /// adopted. With `more`, others fit as well that the search did not keep.
-    Sequences {
-        from: usize,
-        seqs: Vec<Vec<Move>>,
-        more: bool,
-    },
-    /// Across a gap in the link, several move orders from ply `from` reach the board:
-    /// `moves`, the likeliest, were recorded; `others` reach the same position.
-    Order {
-        from: usize,
-        moves: Vec<Move>,
-        others: Vec<Vec<Move>>,
-    },
-    /// An occupancy-only board cannot show which piece a pawn became.
-    PromotionPiece,
-    /// At a press, the presser's piece was off its square and not seen put down: on an
-    /// occupancy-only board `capture`, the one capture that leaves that board, shows no
-    /// more (its victim's square stays occupied) than the piece still in the hand. `others`:
-    /// the other captures by that piece that leave the same board, when it is not the one.
-    CaptureUnseen { capture: Move, others: Vec<Move> },
-    /// Several sequences of moves from position `from` explained the board, differing in
-    /// which capture one piece made with its landing unseen: `moves`, with the likeliest,
-    /// is recorded; `others` are the rest.
-    CaptureSequence {
-        from: usize,
-        moves: Vec<Move>,
-        others: Vec<Vec<Move>>,
-    },
-    /// A piece offered and taken at once, read instead of a capture elsewhere and the
-    /// opponent's piece put on the offered square: the board showed the same.
-    ExchangeUnseen(Exchange),
-    /// The piece a pawn became at ply `from`, recorded as a queen, then made `shown`, a
-    /// knight's move: the game from that ply was read again with a knight.
-    PromotionShown { from: usize, shown: Move },
-    /// The reconstructed moves overlapped in time by `ms`: one may be a knocked piece.
-    /// `rewrites` when they replace moves already recorded.
-    Overlapping {
-        moves: Vec<Move>,
-        ms: Millis,
-        rewrites: bool,
-    },
-    /// The reconstructed moves put a piece on `squares` and changed them again, though the
-    /// board never showed it there: a displaced piece may have been read as moves.
-    /// `pressed`: those of them whose player pressed the clock after lifting the piece and
-    /// before it was taken there ([`Machine::arrivals_pressed_for`]).
-    UnseenArrival {
-        moves: Vec<Move>,
-        squares: Bitboard,
-        pressed: Bitboard,
-    },
-    /// A game held on a board nothing else explained was read on from ply `from` as `moves`:
-    /// the first of them put its piece on `stood`, which the board never reported, and the
-    /// same player's next move took it on (a piece put down for less than a scan). The
-    /// press that was judged a completed illegal move there completed the first move.
-    StoodUnseen {
-        from: usize,
-        moves: Vec<Move>,
-        stood: Square,
-    },
-    /// The reconstructed `moves` began in another order than their pieces were lifted:
-    /// a later move's piece left its square `ms` before an earlier move's, more than a scan
-    /// reorders. Only a lost update (a lift never reported) makes that order possible, and
-    /// another order may be the real one (captures on one square).
-    LiftedOutOfOrder { moves: Vec<Move>, ms: Millis },
-    /// On a board that senses only occupancy, the reconstructed `moves` include `capture`,
-    /// whose square the board never showed change after the capturing piece was lifted:
-    /// that piece may have been still in the hand, or put on a square not yet reported.
-    CaptureNotShown { moves: Vec<Move>, capture: Move },
-    /// The opponent's `reply` was complete `ms` after the piece it answered was first seen
-    /// arriving, and that piece then went on: a piece knocked by the moving hand may have
-    /// been read as the reply.
-    QuickReply { reply: Move, ms: Millis },
-    /// A pawn's single step `step` was taken on its square after standing there `stood_ms`;
-    /// it may have gone on with `double` and been taken en passant unseen.
-    Unsampled {
-        step: Move,
-        double: Move,
-        stood_ms: Millis,
-    },
-    /// The piece of the move `first` was carried on to another square `stood_ms` after it
-    /// arrived: a slide seen late, or a released piece moved again (4.7); or `first` was the
-    /// rook of a castling made rook first (4.4.2).
-    MovedOn { first: Move, stood_ms: Millis },
-    /// The piece of the pressed move `first` was moved on along the same line by `next`,
-    /// begun `ms` after the opponent's reply was made, quicker than a hand answers: one move
-    /// seen late (its press made before the last square was reported) or a premove.
-    GoneOnAtOnce { first: Move, next: Move, ms: Millis },
-    /// Moves already made final (`withdrawn`, from ply `from`) were read again as `moves`:
-    /// the board's later reports explain it only that way (a slow scan reported a slide's
-    /// end after the press, an update was lost).
-    Reread {
-        from: usize,
-        withdrawn: Vec<Move>,
-        moves: Vec<Move>,
-    },
-    /// A capture recorded among several the board could not tell apart ([`Doubt::CaptureUnseen`])
-    /// and the moves since (`withdrawn`, from ply `from`) were read again as `moves`, which
-    /// begin with another of those captures: the board's later reports fit it, and `also`
-    /// the rest of the captures that fit them as well (the first of `moves` is the likeliest).
-    CaptureReread {
-        from: usize,
-        withdrawn: Vec<Move>,
-        moves: Vec<Move>,
-        also: Vec<Move>,
-    },
-}
-
-impl Doubt {
-    /// True for the doubts of a displaced piece read as moves (overlapping moves, an arrival
-    /// or a stay never shown): the moves read with it stay open together until the next move
-    /// is made, and no press makes them final.
-    pub(super) fn keeps_moves_open(&self) -> bool {
-        matches!(
-            self,
-            Doubt::Overlapping { .. } | Doubt::UnseenArrival { .. } | Doubt::StoodUnseen { .. }
-        )
-    }
-
-    /// [`Doubt::CaptureUnseen`] for `capture`, the one capture that leaves the board.
-    pub(super) fn capture_unseen(capture: Move) -> Doubt {
-        Doubt::CaptureUnseen {
-            capture,
-            others: Vec::new(),
-        }
-    }
-}
 
 impl Machine {
     /// Tells the arbiter why the moves just adopted are not certain, once per doubt: the
@@ -253,30 +121,6 @@ impl Machine {
         a
     }
 
-    /// 8.5.3: sequences of moves from position `from` that the board, sensing only
-    /// occupancy, cannot tell apart, differing in which capture one piece made: `moves`,
-    /// with the likeliest capture, is recorded, and the arbiter is told the `others`.
-    fn capture_sequence_alert(
-        &self,
-        from: usize,
-        moves: &[Move],
-        others: &[Vec<Move>],
-        t: Millis,
-    ) -> Alert {
-        let squares = squares_of_all(moves.iter().chain(others.iter().flatten()));
-        self.alternatives_alert(from, moves, others, squares, t, |recorded, others| {
-            format!(
-                "the board senses only occupancy, and the moves {recorded} or {} leave it as it \
-                 is: they differ in which capture one piece made, whose landing the board did \
-                 not show; {recorded}, with the likeliest capture (a mate, then the most \
-                 material at first sight, a recapture, a check), is recorded. The arbiter \
-                 should check where the piece stands: the board's later reports correct the \
-                 record if they show another",
-                others.join(" or "),
-            )
-        })
-    }
-
     /// 7.4: reconstructed moves whose actions overlapped in time (a move begun before the
     /// one before it was over): one of them may be a knocked or displaced piece. Only added
     /// moves that overlap less than a hand answers in are for the log: a reply begun as the
@@ -335,8 +179,8 @@ impl Machine {
             let since = self.reached_at.get(k + i).copied().unwrap_or(last_reached);
             let (Some(from), Some(press), Some(taken)) = (
                 m.from(),
-                self.pressed_at[mover as usize],
-                self.last_seen[m.to() as usize],
+                self.clock.pressed_at(mover),
+                self.square_reports.last(m.to()),
             ) else {
                 continue;
             };
@@ -355,7 +199,7 @@ impl Machine {
                 color: mover,
                 role: m.role(),
             };
-            let put_elsewhere = self.placements.iter().any(|&(sq, p, t)| {
+            let put_elsewhere = self.touches.placements().iter().any(|&(sq, p, t)| {
                 p == piece
                     && sq != m.to()
                     && !attacks::between(from, m.to()).contains(sq)
@@ -409,21 +253,6 @@ impl Machine {
                  on {stood} for less than a scan, where the board never showed it, before its \
                  player moved it on: a knocked or displaced piece may have been read as \
                  moves; the arbiter should check"
-            )
-        })
-    }
-
-    /// 8.5.3: moves read together, one of them a capture the board never showed landing.
-    fn capture_not_shown_alert(&self, moves: &[Move], capture: Move, t: Millis) -> Alert {
-        let squares = squares_of(capture);
-        self.moves_alert("8.5.3", Severity::Warning, moves, squares, t, |sans| {
-            format!(
-                "the moves {sans} were read together, and the board, which senses only \
-                 occupancy, never showed {} change after the capturing piece left {}: that \
-                 piece may still have been in the hand, or put on a square not yet reported; \
-                 the arbiter should check",
-                capture.to(),
-                capture.from().map_or(String::new(), |sq| sq.to_string()),
             )
         })
     }
@@ -496,7 +325,13 @@ impl Machine {
 
     /// 8.5.3: moves already confirmed were read again as other moves, the only reading
     /// that explains what the board reported since (a late or lost update).
-    fn reread_alert(&self, from: usize, withdrawn: &[Move], moves: &[Move], t: Millis) -> Alert {
+    pub(super) fn reread_alert(
+        &self,
+        from: usize,
+        withdrawn: &[Move],
+        moves: &[Move],
+        t: Millis,
+    ) -> Alert {
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(from + 1);
         a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves)));
@@ -507,48 +342,6 @@ impl Machine {
             self.uci_line(withdrawn),
             ply_number(from + 1),
             self.uci_line(moves),
-        );
-        a
-    }
-
-    /// 8.5.3: a capture the board could not tell apart from others read again as another of
-    /// them, with the moves since.
-    fn capture_reread_alert(
-        &self,
-        from: usize,
-        withdrawn: &[Move],
-        moves: &[Move],
-        also: &[Move],
-        t: Millis,
-    ) -> Alert {
-        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
-        a.ply = ply_number(from + 1);
-        a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves).chain(also)));
-        let before = &self.game.positions()[from];
-        let san = |m: &Move| shakmaty::san::SanPlus::from_move(before.clone(), *m).to_string();
-        let (Some(old), Some(new)) = (withdrawn.first(), moves.first()) else {
-            return self.reread_alert(from, withdrawn, moves, t);
-        };
-        let fits = if also.is_empty() {
-            format!("only {} fits what the board reported since", san(new))
-        } else {
-            let also: Vec<String> = also.iter().map(san).collect();
-            format!(
-                "{} and {} fit what the board reported since, and {}, the likeliest, is recorded",
-                san(new),
-                also.join(" and "),
-                san(new)
-            )
-        };
-        a.message = format!(
-            "{}, recorded at ply {} as one of the captures the board could not tell apart, \
-             does not fit the board's later reports: the moves {} were read again as {} ({fits}); \
-             the arbiter should check where the {} stands",
-            san(old),
-            ply_number(from + 1),
-            self.uci_line(withdrawn),
-            self.uci_line(moves),
-            touch::name(new.role()),
         );
         a
     }
@@ -632,69 +425,6 @@ impl Machine {
         a
     }
 
-    /// 4.6: an occupancy-only board cannot show which piece a pawn became; a queen is
-    /// recorded.
-    fn promotion_piece_alert(&self, t: Millis) -> Alert {
-        let moves = self.game.moves();
-        // The promotion may be read with moves after it, as part of a sequence.
-        let promoted = moves
-            .iter()
-            .rposition(|p| p.mv.is_promotion())
-            .or(moves.len().checked_sub(1));
-        let side = promoted.map_or(!self.game.position().turn(), |j| {
-            self.game.positions()[j].turn()
-        });
-        let mut a = self.alert("4.6", Some(side), t, Severity::Warning);
-        a.ply = self.ply();
-        if let Some(j) = promoted {
-            a.ply = ply_number(j + 1);
-            a.squares = vec![moves[j].mv.to().to_string()];
-        }
-        a.message = "the board cannot tell which piece the pawn became: a queen is \
-                     recorded; the arbiter should check"
-            .to_string();
-        a
-    }
-
-    /// 8.5.3: a capture recorded at its press though the board never showed the capturer
-    /// landing, as a board that senses only occupancy cannot when the victim's lift falls
-    /// between two scans.
-    fn capture_unseen_alert(&self, capture: Move, others: &[Move], t: Millis) -> Alert {
-        let side = self.game.position().turn();
-        let mut a = self.alert("8.5.3", Some(!side), t, Severity::Warning);
-        a.ply = self.ply();
-        a.squares = square_names(squares_of_all(std::iter::once(&capture).chain(others)));
-        let piece = touch::name(capture.role());
-        let san = self.game.moves().last().map_or("", |p| p.san.as_str());
-        let from = capture.from().map_or(String::new(), |sq| sq.to_string());
-        a.message = if others.is_empty() {
-            format!(
-                "{}'s {piece} left {from} and was not seen put down: the board senses only \
-                 occupancy, and {san}, the one capture that leaves it as it is, is recorded; the \
-                 arbiter should check that the {piece} stands on {} (a piece still in the hand \
-                 looks the same)",
-                color_word(!side),
-                capture.to()
-            )
-        } else {
-            let before = &self.game.positions()[self.game.plies() - 1];
-            let others: Vec<String> = others
-                .iter()
-                .map(|&m| shakmaty::san::San::from_move(before, m).to_string())
-                .collect();
-            format!(
-                "{}'s {piece} left {from} and was not seen put down: the board senses only \
-                 occupancy, and {san} or {} leave it as it is; {san}, the likeliest (a mate, \
-                 then the most material at first sight, a recapture, a check), is recorded. The \
-                 arbiter should check where the {piece} stands: the board's later reports correct \
-                 the record if they show the other capture",
-                color_word(!side),
-                others.join(" or ")
-            )
-        };
-        a
-    }
-
     /// 4.6: the promoted piece, recorded as a queen, made a knight's move: the promotion
     /// is recorded as a knight's from its ply on.
     fn promotion_shown_alert(&self, from: usize, shown: Move, t: Millis) -> Alert {
@@ -716,7 +446,7 @@ impl Machine {
     }
 
     /// `moves` in UCI, separated by spaces.
-    fn uci_line(&self, moves: &[Move]) -> String {
+    pub(super) fn uci_line(&self, moves: &[Move]) -> String {
         moves
             .iter()
             .map(|m| shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode()).to_string())
@@ -726,7 +456,7 @@ impl Machine {
 
     /// An alert about `moves`, the last recorded, on `squares`: its ply is the first of
     /// them, and `message` is given their SAN.
-    fn moves_alert(
+    pub(super) fn moves_alert(
         &self,
         article: &str,
         severity: Severity,
@@ -752,18 +482,6 @@ impl Machine {
             .collect();
         (ply_number(first + 1), sans.join(" "))
     }
-}
-
-/// Every square any of `moves` involves.
-pub(super) fn squares_of_all<'a>(moves: impl IntoIterator<Item = &'a Move>) -> Bitboard {
-    moves
-        .into_iter()
-        .fold(Bitboard::EMPTY, |squares, m| squares | squares_of(*m))
-}
-
-/// The names of `squares`, in the board's order (a1 first).
-pub(super) fn square_names(squares: Bitboard) -> Vec<String> {
-    squares.into_iter().map(|s| s.to_string()).collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,321 @@
+//! Reading the board against the game: the game as it is, one more move, a doubt told
+//! apart, a revision of moves still open, and, when nothing shorter explains the board, a
+//! reconstruction of missed moves ([`super::reconstruction`]).
+
+use shakmaty::{Bitboard, Move, Position};
+
+use super::Machine;
+use super::doubt::Doubt;
+use super::reading::{Reading, choose};
+use crate::act::search::{Explanation, Sensed};
+
+impl Machine {
+    /// What explains the board: the game as it is, one more move, a revision of moves not
+    /// yet confirmed, or a reconstruction of missed moves.
+    pub(super) fn read_board(&self) -> Reading {
+        self.read(false)
+    }
+
+    /// [`Machine::read_board`]; `pressed` when a clock press says the moves are made, so a
+    /// board that could still be a move in progress is explained by the moves if they do.
+    ///
+    /// The readings are tried from the most to the least likely: the game as it is, one
+    /// more move, a doubt told apart by the next move, a revision of moves still open, the
+    /// last move's piece gone on, and only when no move is in progress a reconstruction of
+    /// missed moves, a piece gone on past replies, or moves made final read again.
+    pub(super) fn read(&self, pressed: bool) -> Reading {
+        match self.read_within(pressed) {
+            Reading::Unexplained { .. } if let Some(r) = self.knocked_reply_reading(pressed) => r,
+            reading => reading,
+        }
+    }
+
+    /// On a board that senses only occupancy (its reader's, [`Machine::reading_of_one_move`]),
+    /// a quick reply nobody pressed for, followed by
+    /// one more move, when the board then shows instead one move of the reply's opponent
+    /// by the piece his move before it lifted: the reply was a piece his hand knocked over
+    /// and set back (7.4), and that one move the game. Three moves and one leave the same
+    /// squares occupied; a hand does not answer that fast, and the answer was not pressed.
+    pub(super) fn knocked_reply_set_back(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let n = self.game.plies();
+        let (reply, _) = self.unpressed_reply.filter(|&(ply, _)| ply == n)?;
+        let k = reply.checked_sub(2)?;
+        if k < self.settled || self.quick_reply.is_none() {
+            return None;
+        }
+        let lifted = self.game.moves()[k].mv.from();
+        let (m, doubt) = choose(&s.single_moves(&self.game.positions()[k]))?;
+        (doubt.is_none() && m.from() == lifted).then(|| Reading::Adopt {
+            from: k,
+            moves: vec![m],
+            doubt: None,
+        })
+    }
+
+    /// [`Machine::read`] among the moves not yet final.
+    pub(super) fn read_within(&self, pressed: bool) -> Reading {
+        let s = self.sensed();
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let current = &positions[n];
+        if s.diff(current.board()).is_empty() {
+            return self.reading_of_the_game(&s);
+        }
+        if let Some((m, doubt)) = choose(&s.single_moves(current)) {
+            return self.reading_of_one_move(&s, n, m, doubt);
+        }
+        if let Some(reading) = self
+            .resolve_doubt(&s)
+            .or_else(|| self.revision(&s))
+            // The last move's piece standing on a further square, and nothing else changed:
+            // no piece is in the air, whatever the last report was.
+            .or_else(|| self.moved_on(&s, false))
+            .or_else(|| self.both_moved_on(&s))
+            .or_else(|| self.correction_shown(&s, pressed))
+        {
+            return reading;
+        }
+        let revisable = self.settled..n;
+        let in_progress = s.in_progress(current)
+            || revisable.clone().any(|k| s.in_progress(&positions[k]))
+            || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
+        // A lift completes no sequence of moves: a piece just lifted is in the air, not
+        // captured on a square nobody saw it reach.
+        if (in_progress || self.lifted_last) && !pressed {
+            // Moves read with a square never shown may be told apart by a later report: the
+            // board then shows, without a lift pending, as many moves from the same position
+            // whose every arrival it saw.
+            if !self.lifted_last
+                && let Some(
+                    Doubt::UnseenArrival { moves: doubted, .. }
+                    | Doubt::StoodUnseen { moves: doubted, .. },
+                ) = &self.doubt
+                && let Some(reading) = self.shortest_reconstruction(&s)
+                && let Reading::Adopt { from, moves, doubt } = &reading
+                && *from + doubted.len() == n
+                && moves.len() == doubted.len()
+                && !matches!(
+                    doubt,
+                    Some(
+                        Doubt::UnseenArrival { .. }
+                            | Doubt::StoodUnseen { .. }
+                            | Doubt::Sequences { .. }
+                    )
+                )
+            {
+                return reading;
+            }
+            return Reading::Unexplained { in_progress };
+        }
+        self.shortest_reconstruction(&s)
+            .map(|reading| self.slide_end_after_press(reading))
+            .or_else(|| self.moved_on(&s, true))
+            .or_else(|| self.reread_final_moves(&s))
+            .or_else(|| {
+                (!in_progress)
+                    .then(|| {
+                        self.held_piece_stood_unseen(&s)
+                            .or_else(|| self.reread_held_game(&s))
+                            .or_else(|| self.correction_when_held(&s))
+                    })
+                    .flatten()
+            })
+            .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// A revision: the board is back at a position whose move no press made final, or one
+    /// move from there explains it (a slide that continued, a rook-first castling).
+    fn revision(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let positions = self.game.positions();
+        let n = positions.len() - 1;
+        let current = &positions[n];
+        for k in (self.settled..n).rev() {
+            let pos = &positions[k];
+            let back_here = s.diff(pos.board()).is_empty();
+            let single = choose(&self.evidence_from(s, k).single_moves(pos));
+            if !back_here && single.is_none() {
+                continue;
+            }
+            // A move made is not changed for what may be the reply's arrival.
+            if !back_here && k + 1 == n && self.last_move_made(k) && self.reply_lands_after(k, s) {
+                continue;
+            }
+            // Both players' moves withdrawn is rarer than both playing on (a repetition,
+            // fast play): when as many moves from here explain the board, they are the game,
+            // unless one of them is a capture the board never showed (the withdrawal shows
+            // every square it needs).
+            if n - k >= 2
+                && let reports = self.reports(n)
+                && let Explanation::Unique(on) = s.sequences(current, n - k, &reports)
+                && on.len() == n - k
+                && self.capture_not_shown(&on, &reports).is_none()
+            {
+                return Some(Reading::Adopt {
+                    from: n,
+                    moves: on,
+                    doubt: None,
+                });
+            }
+            if back_here && let Some(again) = self.reconstruction_cut_short(s, k) {
+                return Some(again);
+            }
+            let kept = k - self.settled + usize::from(!back_here);
+            if let Some(shorter) = self.fewer_moves_before(s, k, kept) {
+                return Some(shorter);
+            }
+            let replaced = single
+                .as_ref()
+                .and_then(|(m, _)| self.pressed_move_replaced(k, &[*m]));
+            // A lift after the press is the reply begun, or a touch: the pressed move, which
+            // explained the board then, is not replaced by a capture of the piece in the air.
+            if replaced.is_some() && self.lifted_last {
+                return None;
+            }
+            return Some(match single {
+                Some((m, doubt)) if !back_here => match self.one_move_from(k, m, doubt) {
+                    Reading::Adopt {
+                        from,
+                        moves,
+                        doubt: None,
+                    } => Reading::Adopt {
+                        doubt: self.pressed_move_replaced(from, &moves),
+                        from,
+                        moves,
+                    },
+                    reading => reading,
+                },
+                _ => Reading::Adopt {
+                    from: k,
+                    moves: Vec::new(),
+                    doubt: None,
+                },
+            });
+        }
+        None
+    }
+
+    /// The doubtful reconstruction still open, cut short to the first `k` plies by a report
+    /// that took its last moves back, read again from where it began with as many moves: the
+    /// late report (a scan that showed an arrival after the press) may be what orders them,
+    /// and the same moves in another order can leave the same squares filled.
+    fn reconstruction_cut_short(&self, s: &Sensed<'_>, k: usize) -> Option<Reading> {
+        let from = self
+            .reconstructed_from
+            .filter(|&from| from >= self.settled && from + 2 <= k)?;
+        let depth = k - from;
+        let start = &self.game.positions()[from];
+        let Explanation::Unique(moves) =
+            s.sequences_within(start, depth..=depth, &self.reports(from))
+        else {
+            return None;
+        };
+        let withdrawn = self.moves_since(from);
+        (moves[..] != withdrawn[..depth]).then(|| Reading::reread(from, withdrawn, moves))
+    }
+
+    /// True when the last move, recorded from position `k`, was made: pressed, standing
+    /// longer than a slide pauses, or a capture the board showed landing after the
+    /// capturer's lift.
+    fn last_move_made(&self, k: usize) -> bool {
+        let stood = self
+            .reached_at
+            .get(k + 1)
+            .map(|&t| self.now.saturating_sub(t));
+        k < self.completed
+            || stood.is_some_and(|ms| ms > self.config.moved_on_ms)
+            || self.capture_seen_landing(k)
+    }
+
+    /// True when the board shows a piece put on a square empty in the game's position, and
+    /// may be the next move being made from there (the reply's arrival, reported before its
+    /// lift in the scan's order), after the last move, recorded from position `k`: that
+    /// move then stands. Not after a capture the board never showed, which a later report
+    /// may correct, unless the piece was put down later than its player's press by more
+    /// than the board takes to report a landing.
+    pub(super) fn reply_lands_after(&self, k: usize, s: &Sensed<'_>) -> bool {
+        let current = self.game.position();
+        let put = s.board.occupied() & !current.board().occupied();
+        (!self.capture_unevidenced(k) || self.put_after_landing_overdue(k, put))
+            && put.any()
+            && s.in_progress(current)
+    }
+
+    /// True when every square of `put` was reported after the press of the player who moved
+    /// from position `k`, later than a landing made before that press is reported.
+    fn put_after_landing_overdue(&self, k: usize, put: Bitboard) -> bool {
+        let mover = self.game.positions()[k].turn();
+        let began = self.reached_at.get(k).copied().unwrap_or(0);
+        self.clock
+            .pressed_at(mover)
+            .filter(|&p| p >= began)
+            .is_some_and(|p| self.all_reported_after(put, self.landing_reported_by(p)))
+    }
+
+    /// A doubt when `moves`, read from position `k`, replace a move its player's press
+    /// completed by a move of another piece, or to a square off the recorded move's line: no
+    /// late report of a slide explains that, but a touched or knocked piece may (on a board
+    /// that senses only occupancy, a touched pawn reads as the capture of it). Not while play
+    /// is held: the end of the hold is told anyway.
+    pub(super) fn pressed_move_replaced(&self, k: usize, moves: &[Move]) -> Option<Doubt> {
+        let recorded = self.game.moves().get(k)?.mv;
+        let first = *moves.first()?;
+        let went_on = first.from() == recorded.from()
+            && first.role() == recorded.role()
+            && first.from().is_some_and(|from| {
+                shakmaty::attacks::between(from, first.to()).contains(recorded.to())
+            });
+        let told = self.hold.is_held();
+        (k < self.completed && first != recorded && !went_on && !first.is_castle() && !told).then(
+            || Doubt::Reread {
+                from: k,
+                withdrawn: self.moves_since(k),
+                moves: moves.to_vec(),
+            },
+        )
+    }
+
+    /// `s` with the evidence of captures a reading from position `k` has
+    /// ([`Machine::capture_evidence`]).
+    pub(super) fn evidence_from<'a>(&self, s: &Sensed<'a>, k: usize) -> Sensed<'a> {
+        Sensed {
+            placed: self.capture_evidence(k),
+            ..*s
+        }
+    }
+
+    /// After several move sequences explained a board, the next move tells them apart: when
+    /// exactly one of them is followed by a legal move that leaves the board as it now is,
+    /// that sequence and the move are the game.
+    pub(super) fn resolve_doubt(&self, s: &Sensed<'_>) -> Option<Reading> {
+        let Some(Doubt::Sequences { from, seqs, .. }) = &self.doubt else {
+            return None;
+        };
+        let positions = self.game.positions();
+        if *from < self.settled || *from >= positions.len() {
+            return None;
+        }
+        let mut explaining = Vec::new();
+        for seq in seqs {
+            let mut pos = positions[*from].clone();
+            for &m in seq {
+                pos.play_unchecked(m);
+            }
+            if s.diff(pos.board()).is_empty() {
+                return None;
+            }
+            if let [(m, _)] = s.single_moves(&pos)[..] {
+                let mut moves = seq.clone();
+                moves.push(m);
+                explaining.push(moves);
+            }
+        }
+        match explaining.len() {
+            1 => Some(Reading::Adopt {
+                from: *from,
+                moves: explaining.remove(0),
+                doubt: None,
+            }),
+            _ => None,
+        }
+    }
+}
