@@ -55,11 +55,7 @@ fn games() -> Vec<ScriptGame> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pgn/twic1599_1000k.pgn");
     let bytes = std::fs::read(&path).expect("the TWIC fixture reads");
     let twic = read_games_bytes(&bytes).expect("the TWIC fixture parses");
-    for (white, plies) in [
-        ("Rozum", 35),
-        ("Perdomo", 35),
-        ("Martinez Alcantara", 33),
-    ] {
+    for (white, plies) in [("Rozum", 35), ("Perdomo", 35), ("Martinez Alcantara", 33)] {
         let record = twic
             .iter()
             .find(|r| {
