@@ -87,6 +87,22 @@ const REPLAY_TIMEOUT: Duration = Duration::from_secs(3);
 /// the recorder once the gap is filled.
 pub const MAX_HELD: usize = 20_000;
 
+/// How often the server tells the node's consumer that it is there while no message comes;
+/// the consumer fails when nothing came for twice that.
+const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// The environment variable that sets [`HEARTBEAT`] in milliseconds instead, for the test that
+/// holds a node up longer than that.
+pub const HEARTBEAT_ENV: &str = "TOUCHMOVE_TEST_HEARTBEAT_MS";
+
+/// The consumer's heartbeat: [`HEARTBEAT`], or what [`HEARTBEAT_ENV`] says.
+fn heartbeat() -> Duration {
+    std::env::var(HEARTBEAT_ENV)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(HEARTBEAT, Duration::from_millis)
+}
+
 /// How long the server keeps a node's consumer that nobody reads.
 pub const CONSUMER_IDLE: Duration = Duration::from_secs(10 * 60);
 
@@ -255,7 +271,11 @@ async fn consume(
             }
         ),
     );
+    let heartbeat = heartbeat();
     let mut messages = consumer
+        .stream()
+        .heartbeat(heartbeat)
+        .expires(heartbeat * 2)
         .messages()
         .await
         .map_err(|e| format!("reading the consumer {name}: {e}"))?;
@@ -263,10 +283,12 @@ async fn consume(
     let mut unacked: Option<jetstream::Message> = None;
     let mut since_flush = 0usize;
     let mut flush_at = tokio::time::Instant::now() + FLUSH_EVERY;
+    let mut missed_heartbeat: Option<tokio::time::Instant> = None;
     loop {
         let next = tokio::time::timeout_at(flush_at, messages.next()).await;
         match next {
             Ok(Some(Ok(message))) => {
+                missed_heartbeat = None;
                 let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
                 rebuild.apply(&message.subject, &message.payload, seq);
                 unacked = Some(message);
@@ -279,6 +301,16 @@ async fn consume(
                     repair_gaps(&client, &settings.event, rebuild).await;
                     ack(&mut unacked).await;
                 }
+            }
+            Ok(Some(Err(e)))
+                if e.kind() == pull::MessagesErrorKind::MissingHeartbeat
+                    && missed_heartbeat.is_none_or(|at| at.elapsed() > heartbeat * 6) =>
+            {
+                // A node held up (an overloaded machine) finds its heartbeat's time over before
+                // it has read the heartbeat waiting on its socket: the consumer goes on, and
+                // only a second miss soon after (the next check, twice the heartbeat later),
+                // with no message between, is a lost stream.
+                missed_heartbeat = Some(tokio::time::Instant::now());
             }
             Ok(Some(Err(e))) => {
                 rebuild.flush();

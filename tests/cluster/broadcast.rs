@@ -226,6 +226,58 @@ async fn serve_nodes_pgn_is_byte_identical_and_their_sse_clients_see_every_move(
     drop(boards);
 }
 
+/// A serve node held up for longer than twice its consumer's heartbeat (a machine so loaded
+/// that the node is not run; here SIGSTOP) finds, when it runs again, the consumer's time for
+/// a heartbeat over before it has read the heartbeats waiting on its socket. That is no lost
+/// stream: the node reads on and does not reconnect. (The test above failed so once, its late
+/// node held up under heavy load.) The heartbeat is 300 ms here instead of 15 s.
+#[test]
+fn a_serve_node_held_up_past_its_heartbeat_reads_on_without_reconnecting() {
+    use nix::sys::signal::{Signal, kill};
+    let _reaper = cluster_support::Reaper;
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(dir.path());
+    let log = dir.path().join("node.log");
+    let out = dir.path().join("node");
+    let node = cluster_support::touchmove_with_env(
+        &[
+            "serve",
+            "--cluster",
+            &nats.url(),
+            "--cluster-event",
+            "held-up",
+            "--cluster-member",
+            "node",
+            "--no-server",
+            "--out",
+        ],
+        &[&out],
+        &[(touchmove::cluster::broadcast::HEARTBEAT_ENV, "300")],
+        &log,
+    );
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while !read().contains("cluster: reading event") && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let pid = nix::unistd::Pid::from_raw(node.id() as i32);
+    kill(pid, Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    kill(pid, Signal::SIGCONT).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    stop(node);
+    let log = read();
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.starts_with("touchmove serve: cluster: reading event"))
+            .count(),
+        1,
+        "the node read its consumer once:\n{log}"
+    );
+    assert!(!log.contains("reconnecting"), "{log}");
+}
+
 /// The body of `GET path` from the web server at `addr`.
 fn http_get(addr: &str, path: &str) -> String {
     use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! exactly the moves played on every board (no move lost, none duplicated), in `game-K.pgn`
 //! files byte-identical between the two:
 //! - the cluster is unreachable when the recorder starts (it records locally and forwards
-//!   once the server is up), the nats-server is killed mid-round and stays away 30 s
+//!   once the server is up), the nats-server is killed mid-round and stays away 10 s
 //!   (recording goes on, the backlog is flushed in order), then the recorder is SIGKILLed
 //!   and restarted;
 //! - a recorder is SIGKILLed mid-round and restarted (it forwards from its journal);
@@ -25,9 +25,9 @@ use touchmove::sim::virtual_board::VirtualBoard;
 const BOARDS: usize = 3;
 const MAX_PAUSE_MS: u64 = 600;
 const SEED: u64 = 20_261_126;
-/// The outage test plays slowly, so that its 30 s outage is mid-round: the first 66 s of each
-/// game take 44 s of wall time at 1.5×.
-const OUTAGE_SPEED: f64 = 1.5;
+/// The outage test plays more slowly, so that its 10 s outage is mid-round: the first 66 s of
+/// each game take 22 s of wall time at 3×.
+const OUTAGE_SPEED: f64 = 3.0;
 const OUTAGE_SCRIPT_MS: u64 = 66_000;
 /// The other faults: the first 40 s of each game, 10 s of wall time at 4×.
 const SPEED: f64 = 4.0;
@@ -60,11 +60,11 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     tokio::time::sleep_until(at(4.0)).await;
     let before_outage = game_file(&out, 1).map_or(0, |t| plies(&t));
     nats.kill();
-    tokio::time::sleep_until(at(33.5)).await;
+    tokio::time::sleep_until(at(14.0)).await;
     let during_outage = game_file(&out, 1).map_or(0, |t| plies(&t));
     nats.restart();
 
-    tokio::time::sleep_until(at(37.0)).await;
+    tokio::time::sleep_until(at(17.5)).await;
     recorder.kill().expect("SIGKILL");
     recorder.wait().unwrap();
     recorder = touchmove(&record, &[], &log);
@@ -100,7 +100,7 @@ async fn server_outage_and_recorder_kill_lose_and_duplicate_nothing() {
     let final_plies = game_file(&out, 1).map_or(0, |t| plies(&t));
     assert!(
         before_outage < during_outage && during_outage < final_plies,
-        "board 1 recorded during the 30 s outage and after it ({before_outage}, \
+        "board 1 recorded during the 10 s outage and after it ({before_outage}, \
          {during_outage} then {final_plies} plies)\n{logs}"
     );
     let recorder_log = std::fs::read_to_string(&log).unwrap_or_default();

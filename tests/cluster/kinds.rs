@@ -5,7 +5,7 @@
 //! recorders and the serve node must hold exactly the moves each board played, and the serve
 //! node's `game-K.pgn` must be byte-identical to the recording PC's: a node that read every
 //! board as a DGT board held the DGT board's game only. Each kind plays at the fastest pace
-//! its recorder reads exactly ([`pace`]); the Certabo's game sets the run time, about 80 s.
+//! its recorder reads exactly ([`pace`]), the slow kinds a short game: about 40 s in all.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,30 +44,34 @@ fn pace(kind: BoardKind) -> Pace {
     Pace { think_ms, step_ms }
 }
 
-/// Whole real games, one per board of `KINDS`: the five of the recorder's fixture, longest
-/// first, and for the slow Certabo a short one of TWIC 1599 (33 plies, eleven captures,
-/// castling with check).
+/// Whole real games, one per board of `KINDS`: for the boards read at 0.65 s a move the three
+/// longest of the recorder's fixture, and for those read at 1.05 s a move (the run's length
+/// is the slowest board's) three short ones of TWIC 1599 (35, 35 and 33 plies; the Certabo's
+/// has eleven captures and castling with check).
 fn games() -> Vec<ScriptGame> {
     let mut games = fixture_games();
     games.sort_by_key(|g| std::cmp::Reverse(g.moves_uci.len()));
+    games.truncate(3);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pgn/twic1599_1000k.pgn");
     let bytes = std::fs::read(&path).expect("the TWIC fixture reads");
-    let short = read_games_bytes(&bytes)
-        .expect("the TWIC fixture parses")
-        .into_iter()
-        .find(|r| {
-            r.tags
-                .iter()
-                .any(|(k, v)| k == "White" && v.starts_with("Martinez Alcantara"))
-        })
-        .expect("the TWIC fixture holds Martinez Alcantara - Gines Abad");
-    let game = short.to_game().expect("the game replays");
-    games.push(ScriptGame {
-        moves_uci: game.moves().iter().map(|m| m.uci.clone()).collect(),
-        result: short.result.clone(),
-    });
+    let twic = read_games_bytes(&bytes).expect("the TWIC fixture parses");
+    for (white, plies) in [("Rozum", 35), ("Perdomo", 35), ("Martinez Alcantara", 33)] {
+        let record = twic
+            .iter()
+            .find(|r| {
+                r.tags
+                    .iter()
+                    .any(|(k, v)| k == "White" && v.starts_with(white))
+            })
+            .unwrap_or_else(|| panic!("the TWIC fixture holds a game of {white}"));
+        let game = record.to_game().expect("the game replays");
+        assert_eq!(game.moves().len(), plies, "{white}'s game, whole");
+        games.push(ScriptGame {
+            moves_uci: game.moves().iter().map(|m| m.uci.clone()).collect(),
+            result: record.result.clone(),
+        });
+    }
     assert_eq!(games.len(), KINDS.len(), "one game per board");
-    assert_eq!(games[KINDS.len() - 1].moves_uci.len(), 33);
     games
 }
 
@@ -175,10 +179,6 @@ async fn a_serve_node_reads_each_board_with_its_own_kind() {
         outs.push((out, (first..first + half).collect::<Vec<usize>>()));
     }
     boards.finished(Duration::from_secs(180)).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    for recorder in recorders {
-        stop(recorder);
-    }
     let logs = || logs(dir.path(), &["pc-a.log", "pc-b.log", "serve.log"]);
     for (r, name) in RECORDERS.iter().enumerate() {
         assert_played(
@@ -188,6 +188,9 @@ async fn a_serve_node_reads_each_board_with_its_own_kind() {
             Duration::from_secs(10),
             logs,
         );
+    }
+    for recorder in recorders {
+        stop(recorder);
     }
     assert_played(
         &[("the serve node", serve_out.as_path())],

@@ -16,9 +16,11 @@ use touchmove::sim::snapshot_board::{SnapshotBoard, SnapshotBoardConfig};
 use touchmove::sim::virtual_board::timeline::Pace;
 
 const PLIES: usize = 16;
+/// A move every 1.05 s: the fastest pace at which a Certabo board is read exactly (its
+/// readers vote over several frames).
 const PACE: Pace = Pace {
-    think_ms: 700,
-    step_ms: 300,
+    think_ms: 300,
+    step_ms: 250,
 };
 
 /// The time on each side of the DGT board's clock: White, slower, runs out first.

@@ -196,6 +196,16 @@ pub fn reap_on_failure(child: &Child) {
 
 /// A touchmove process writing its stderr to `log`.
 pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
+    touchmove_with_env(args, extra, &[], log)
+}
+
+/// [`touchmove`] with variables `env` set in its environment.
+pub fn touchmove_with_env(
+    args: &[&str],
+    extra: &[&Path],
+    env: &[(&str, &str)],
+    log: &Path,
+) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -204,6 +214,7 @@ pub fn touchmove(args: &[&str], extra: &[&Path], log: &Path) -> Child {
     let child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
         .args(args)
         .args(extra)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
