@@ -174,6 +174,15 @@ impl Decoder {
         self.dropping = true;
     }
 
+    /// The link to the board was lost: the frame in progress is dropped, since the bytes
+    /// that come next belong to a later frame (the board streamed on while they were lost),
+    /// and a frame spliced from both would picture no moment of the board.
+    pub fn restart(&mut self) {
+        self.skipped += self.frame.len() as u64;
+        self.frame.clear();
+        self.dropping = false;
+    }
+
     /// Bytes dropped so far (before a `:`, and of bad frames).
     pub fn skipped_bytes(&self) -> u64 {
         self.skipped
@@ -245,6 +254,18 @@ impl TagVoter {
             history: VecDeque::new(),
             agreed: [NO_TAG; 64],
         }
+    }
+
+    /// Forgets the frames voted over: the next frames are of a board that may have changed
+    /// unseen (the link was down), and a vote mixing them with older ones pictures neither.
+    pub fn restart(&mut self) {
+        self.history.clear();
+        self.agreed = [NO_TAG; 64];
+    }
+
+    /// True once enough frames were taken for a majority of the depth to agree.
+    pub fn can_agree(&self) -> bool {
+        self.history.len() * 2 > self.depth
     }
 
     /// Takes one frame and returns the ids agreed on now. Every empty reading counts as
@@ -380,10 +401,21 @@ impl TagReader {
     }
 
     /// The pieces of one frame, or `None` while no start position was seen to calibrate.
+    /// Until enough frames agree (after [`TagReader::restart`]) there is no picture: an
+    /// empty board is not what the board shows.
     pub fn read(&mut self, tags: &[TagId; 64]) -> Option<[Option<Piece>; 64]> {
         let agreed = *self.voter.push(tags);
+        if !self.voter.can_agree() {
+            return None;
+        }
         self.calibration.learn_start(&agreed);
         (!self.calibration.is_empty()).then(|| self.calibration.pieces(&agreed))
+    }
+
+    /// The link to the board was lost: the votes start again from the next frames (what
+    /// was learnt of the ids is kept).
+    pub fn restart(&mut self) {
+        self.voter.restart();
     }
 
     /// What is known of the ids.
