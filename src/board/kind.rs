@@ -173,11 +173,17 @@ impl KindDecoder {
     /// that sends whole frames is reported whole, as a board dump, since what changed while
     /// the link was down is read from it. Millennium and Chessnut boards say they are back
     /// with their handshake; Certabo and Sentio boards just stream again, so the link's own
-    /// mark is what restarts them.
+    /// mark is what restarts them. A Certabo board's pictures are voted over its last
+    /// frames: the vote starts again from the new connection's frames.
     pub fn link_lost(&mut self) {
         self.adapter.restart();
-        if let Inner::Certabo(_, reader) = &mut self.inner {
-            reader.restart();
+        match &mut self.inner {
+            Inner::Certabo(decoder, reader) => {
+                decoder.restart();
+                reader.restart();
+            }
+            Inner::Sentio(decoder) => decoder.restart(),
+            _ => {}
         }
     }
 
@@ -211,7 +217,9 @@ impl KindDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::dgt::code_from_piece;
     use crate::wire::pegasus::PegasusMessage;
+    use shakmaty::{Color, Role};
 
     #[test]
     fn pegasus_is_named_and_reports_field_changes_without_pieces() {
@@ -299,5 +307,44 @@ mod tests {
             panic!("one board dump, and nothing after it: {out:?}");
         };
         assert_eq!((fields[e2], fields[e4]), (0, pawn));
+    }
+
+    /// A Certabo board's picture after its link came back is the board as the new
+    /// connection's frames show it, whole: neither the frames voted over before the link was
+    /// lost nor the frame the loss cut short are part of it.
+    #[test]
+    fn a_certabo_picture_after_a_lost_link_is_voted_from_the_new_frames_only() {
+        // Each piece of the start position carries its own tag id.
+        let mut start = [certabo::NO_TAG; 64];
+        for field in (0..16).chain(48..64) {
+            start[field] = [field as u8 + 1, 7, 7, 7, 7];
+        }
+        let frame = |tags: &[certabo::TagId; 64]| certabo::Frame::Tags(Box::new(*tags)).encode();
+        let mut decoder = KindDecoder::new(BoardKind::Certabo);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            decoder.push(&frame(&start), &mut out);
+        }
+        assert!(matches!(out[..], [Message::BoardDump(_)]), "{out:?}");
+        // 1.e4 e5 2.Nf3 while the link was down (e2 → e4, e7 → e5, g1 → f3, in DGT fields).
+        let mut played = start;
+        for (from, to) in [(52, 36), (12, 28), (62, 45)] {
+            played[to] = played[from];
+            played[from] = certabo::NO_TAG;
+        }
+        let cut = frame(&start);
+        decoder.push(&cut[..cut.len() / 2], &mut out);
+        decoder.link_lost();
+        out.clear();
+        for _ in 0..3 {
+            decoder.push(&frame(&played), &mut out);
+        }
+        let [Message::BoardDump(fields)] = &out[..] else {
+            panic!("one whole picture: {out:?}");
+        };
+        let white_pawn = code_from_piece(Role::Pawn.of(Color::White));
+        assert_eq!((fields[52], fields[36]), (0, white_pawn));
+        assert_eq!(fields[62], 0);
+        assert_eq!(fields[28], code_from_piece(Role::Pawn.of(Color::Black)));
     }
 }

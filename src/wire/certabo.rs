@@ -174,6 +174,15 @@ impl Decoder {
         self.dropping = true;
     }
 
+    /// The link to the board was lost: the frame in progress is dropped, since the bytes
+    /// that come next belong to a later frame (the board streamed on while they were lost),
+    /// and a frame spliced from both would picture no moment of the board.
+    pub fn restart(&mut self) {
+        self.skipped += self.frame.len() as u64;
+        self.frame.clear();
+        self.dropping = false;
+    }
+
     /// Bytes dropped so far (before a `:`, and of bad frames).
     pub fn skipped_bytes(&self) -> u64 {
         self.skipped
@@ -247,6 +256,18 @@ impl TagVoter {
         }
     }
 
+    /// Forgets the frames voted over: the next frames are of a board that may have changed
+    /// unseen (the link was down), and a vote mixing them with older ones pictures neither.
+    pub fn restart(&mut self) {
+        self.history.clear();
+        self.agreed = [NO_TAG; 64];
+    }
+
+    /// True once enough frames were taken for a majority of the depth to agree.
+    pub fn can_agree(&self) -> bool {
+        self.history.len() * 2 > self.depth
+    }
+
     /// Takes one frame and returns the ids agreed on now. Every empty reading counts as
     /// [`NO_TAG`], so that noise on an empty square does not outvote it.
     pub fn push(&mut self, tags: &[TagId; 64]) -> &[TagId; 64] {
@@ -275,18 +296,6 @@ impl TagVoter {
             };
         }
         &self.agreed
-    }
-
-    /// Forgets the frames voted over: the next frames are of a new connection, and a square
-    /// changed while the link was down must not be outvoted by the frames from before it.
-    pub fn restart(&mut self) {
-        self.history.clear();
-    }
-
-    /// True once enough frames were voted over for an id to have a majority of the depth:
-    /// with fewer, every square reads empty.
-    pub fn can_agree(&self) -> bool {
-        self.history.len() * 2 > self.depth
     }
 }
 

@@ -83,6 +83,16 @@ impl Machine {
         }
     }
 
+    /// The last position read before a gap whose reading play has not shown who is to move:
+    /// the moves after it stay open to a reading of the gap again, whatever press completed
+    /// them (a press after a gap may be a late one, for a move before the opponent's reply,
+    /// 6.2.1.2, and says nothing of the reading's order or parity).
+    pub(super) fn gap_turn_unconfirmed_from(&self) -> Option<usize> {
+        self.unconfirmed_gap
+            .filter(|gap| !gap.turn_confirmed)
+            .and_then(|gap| gap.before)
+    }
+
     /// The pieces whose identity rests on the gap's reading: on a board that senses only
     /// occupancy, those the gap may have moved, followed through the moves since; none on a
     /// board that names its pieces.

@@ -63,10 +63,14 @@ impl Machine {
     }
 
     /// The clock shows `side` to move while the moves read across a gap, still open, leave
-    /// the other side to move: the clock is evidence the board's position is not (the
-    /// shortest reading may miss a move that went and came back, a bishop's detour). The
-    /// gap is read again with as many moves as leave `side` to move, when some explain the
-    /// board. Returns true when it was.
+    /// the other side to move, and no late press explains it: the other side pressed with no
+    /// move on the board and his move before the reply already completed. The clock is then
+    /// evidence the board's position is not (the shortest reading may miss a move that went
+    /// and came back, a bishop's detour). A press alone, or the clock running, is not: a
+    /// player may press after his opponent's reply (6.2.1.2), so a press by the side the
+    /// reading leaves to move completes his move before that reply. The gap is read again
+    /// with as many moves as leave `side` to move, when some explain the board. Returns
+    /// true when it was.
     pub(super) fn correct_gap_parity(
         &mut self,
         side: Color,
@@ -447,15 +451,13 @@ impl Machine {
     }
 
     /// The clock shows `running`'s clock running: while the game taken up from the board
-    /// has no move yet, that is the side to move.
+    /// has no move yet, that is the side to move. (Not so for moves read across a gap: the
+    /// opponent may have pressed after `running`'s reply, 6.2.1.2, and the reading stands
+    /// until a press without a move contradicts it, see [`Machine::correct_gap_parity`].)
     pub(super) fn clock_runs(&mut self, running: Option<Color>, t: Millis, out: &mut Vec<Event>) {
         if let Some(side) = running {
             self.clock.runs(side);
-        }
-        if let Some(side) = running
-            && !self.correct_anchor_turn(side, t, out)
-        {
-            self.correct_gap_parity(side, t, out);
+            self.correct_anchor_turn(side, t, out);
         }
     }
 

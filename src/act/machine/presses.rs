@@ -209,7 +209,6 @@ impl Machine {
         if self.phase != Phase::Playing {
             return;
         }
-        self.correct_gap_parity(!by, t, out);
         self.take_up_at_press(by, t, out);
         let n = self.game.plies();
         let to_move = self.game.position().turn();

@@ -18,7 +18,11 @@ impl Machine {
             && !self.slide_reported_ahead(c.ply)
         {
             self.completion = None;
-            self.settle(c.ply.max(self.settled));
+            let ply = match self.gap_turn_unconfirmed_from() {
+                Some(before) => c.ply.min(before),
+                None => c.ply,
+            };
+            self.settle(ply.max(self.settled));
         }
     }
 

@@ -130,7 +130,7 @@ impl Sensed<'_> {
         }
         *walk.budget -= 1;
         let d = self.diff(pos.board());
-        if d.is_empty() || d.count() > 4 * depth {
+        if d.is_empty() || d.count() > 4 * depth || self.arrivals_exceed(pos, depth) {
             return;
         }
         if depth == 1 {
@@ -183,6 +183,33 @@ impl Sensed<'_> {
             walk.hidden_start = hidden_before;
             walk.path.pop();
         }
+    }
+
+    /// True when `plies` more moves from `pos` cannot put down every piece the sensed board
+    /// shows where `pos` has none like it: a piece comes to stand on a square only by a move
+    /// of its side, and a move puts down one piece, two when castling. (On a board that
+    /// senses only occupancy, any piece on a square empty in `pos` is such an arrival.)
+    fn arrivals_exceed(&self, pos: &Chess, plies: usize) -> bool {
+        let have = pos.board();
+        let castling = |side: Color| usize::from(pos.castles().has_color(side));
+        if !self.identifies {
+            let arrivals = (self.board.occupied() & !have.occupied()).count();
+            return arrivals > plies + castling(Color::White) + castling(Color::Black);
+        }
+        [Color::White, Color::Black].into_iter().any(|side| {
+            let moves = if side == pos.turn() {
+                plies.div_ceil(2)
+            } else {
+                plies / 2
+            };
+            let arrivals = self
+                .board
+                .by_color(side)
+                .into_iter()
+                .filter(|&sq| have.piece_at(sq) != self.board.piece_at(sq))
+                .count();
+            arrivals > moves + castling(side)
+        })
     }
 
     /// Whether the sensed material can be reached from `pos` by captures and promotions.

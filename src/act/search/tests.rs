@@ -660,3 +660,43 @@ fn no_reading_is_chosen_from_a_list_the_search_cut_short() {
          with two orders"
     );
 }
+
+/// Seven moves made while the link was down, in a blitz game (TWIC 1599, Praggnanandhaa–
+/// Rapport, 18.Nc1 Qd7 19.Bc4 Rc8 20.Qe2 e4 21.Bb3): the board's dump after the gap is read
+/// within the search's limit, every order of them named.
+#[test]
+fn a_gap_of_seven_moves_is_read_within_the_search_limit() {
+    let fen = "3q1rk1/5pb1/1p1p2p1/1N1Ppb1p/rp5P/5P2/PP1QN1P1/K2R1B1R w - - 3 18";
+    let start: Chess = fen
+        .parse::<shakmaty::fen::Fen>()
+        .unwrap()
+        .into_position(shakmaty::CastlingMode::Standard)
+        .unwrap();
+    let played = moves_from(
+        &start,
+        &["e2c1", "d8d7", "f1c4", "f8c8", "d2e2", "e5e4", "c4b3"],
+    );
+    let mut end = start.clone();
+    for &m in &played {
+        end.play_unchecked(m);
+    }
+    let s = sensed(end.board());
+    // After the gap only the dump's changed squares are reported, at the dump's time.
+    let changed = board_diff(start.board(), end.board(), true);
+    let t = times(
+        &changed
+            .into_iter()
+            .map(|sq| (sq, 1_000))
+            .collect::<Vec<_>>(),
+    );
+    let reports = Reports {
+        undated: changed,
+        outage: true,
+        ..reported(&t, &t)
+    };
+    let Explanation::Ambiguous(orders) = s.sequences(&start, 8, &reports) else {
+        panic!("every order of the gap's moves");
+    };
+    assert_eq!(orders.len(), 6);
+    assert!(orders.contains(&played));
+}

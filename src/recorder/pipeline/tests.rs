@@ -660,10 +660,12 @@ fn standing_gap_alerts(events: &[Event]) -> Vec<&crate::act::Alert> {
 }
 
 /// After 1.e4 e6 the link dropped while 2.d4 Be7 3.Nf3 Bd6 were played: the dump is read
-/// as three moves, Black to move, with an order alert; the clock then shows White to move
-/// and the gap is read again with four. One gap, one standing alert, one note in the PGN.
+/// as three moves, Black to move, with an order alert. The clock then shows White to move,
+/// which a press by Black after White's reply explains (6.2.1.2): the reading stands until
+/// White's next move, which it does not explain, and the gap is read again with the
+/// bishop's detour. One gap, one standing alert, one note in the PGN.
 #[test]
-fn a_gap_read_again_from_the_clock_keeps_one_alert_and_one_note() {
+fn a_gap_read_again_after_the_next_move_keeps_one_alert_and_one_note() {
     let mut events = Vec::new();
     let mut p = pipeline();
     p.on_bytes(100, &clock_at((5, 0), (5, 0), true), &mut events);
@@ -691,11 +693,16 @@ fn a_gap_read_again_from_the_clock_keeps_one_alert_and_one_note() {
     assert_eq!(recorded_uci(&p).len(), 5, "three moves read first");
     assert_eq!(standing_gap_alerts(&events).len(), 1, "{events:?}");
     p.on_bytes(60_500, &clock_at((4, 30), (4, 20), true), &mut events);
+    assert_eq!(recorded_uci(&p).len(), 5, "a press reads no gap again");
+    let next = lift_place_messages(&["c2c4"]);
+    p.on_bytes(62_000, &next[0], &mut events);
+    p.on_bytes(62_400, &next[1], &mut events);
+    p.tick(64_000, &mut events);
     let recorded = recorded_uci(&p);
     assert_eq!(
         recorded.len(),
-        6,
-        "read again with four moves: {recorded:?}"
+        7,
+        "read again with four moves and 3.c4: {recorded:?}"
     );
     let gap_alerts = events
         .iter()
