@@ -17,13 +17,11 @@ impl BoardTask {
         }
     }
 
-    /// Journals `entries` after the entries the journal refused before and the chunks that
-    /// wait to be journalled, in one transaction.
+    /// Journals `entries` after the entries the journal refused before, in one transaction.
     /// False when the journal refuses again: they all wait, in order, for the next attempt
     /// (the next chunk, or the next tick), up to the backlog's bound.
     pub(super) async fn commit(&mut self, entries: Vec<NewEntry>) -> bool {
         self.hold(entries);
-        self.quiet_since = None;
         if self.backlog.is_empty() {
             return true;
         }

@@ -1,5 +1,5 @@
-//! The task of one board: owns its serial link, journals every chunk before acting on it, runs
-//! the pipeline and rewrites the files.
+//! The task of one board: owns its serial link, journals every chunk before using it, runs the
+//! pipeline and rewrites the files.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -33,12 +33,6 @@ pub(crate) const BOARD_LOG_REPORT: &str = "board-log-report";
 /// How often a board's timers are looked at and its files rewritten if the game changed.
 const TICK: Duration = Duration::from_millis(250);
 
-/// Longest a chunk that caused nothing waits in memory to be journalled with what comes next
-/// (and at most half the backlog's bound of them): a board that reports its position on every
-/// scan (a Millennium board 24 times a second) costs a transaction (a disk sync) every few
-/// seconds, not one a scan.
-const QUIET_CHUNKS_WAIT_MS: Millis = 5_000;
-
 /// What the recorder asks of a board task.
 pub(crate) enum BoardCommand {
     /// Apply an arbiter request and answer.
@@ -68,9 +62,6 @@ pub(crate) struct BoardTask {
     backlog_bytes: usize,
     /// Entries not kept since the backlog reached its bound.
     backlog_dropped: u64,
-    /// Arrival of the oldest chunk in the backlog that caused nothing and waits, by choice, to
-    /// be journalled with later entries; `None` when the backlog is empty or was refused.
-    quiet_since: Option<Millis>,
     /// A new game began while the journal was failing: it is not published until the
     /// journal has it.
     holding_new_game: bool,
@@ -132,7 +123,6 @@ impl BoardTask {
             backlog: Vec::new(),
             backlog_bytes: 0,
             backlog_dropped: 0,
-            quiet_since: None,
             holding_new_game: false,
             analyses: VecDeque::new(),
             analysing: None,
@@ -282,9 +272,6 @@ impl BoardTask {
             self.start_analysis();
             self.ask_for_log(linking.link.as_ref());
         }
-        if !self.backlog.is_empty() {
-            self.commit(Vec::new()).await;
-        }
         if self.files_behind_since.is_some() {
             self.write_files(true);
         }
@@ -331,13 +318,8 @@ impl BoardTask {
         events.clear();
         self.pipeline.tick(t_ms, &mut events);
         let entries: Vec<NewEntry> = events.iter().map(|e| self.event_entry(t_ms, e)).collect();
-        // Also retries what the journal refused, so that it recovers without new bytes, and
-        // journals the chunks that caused nothing once they have waited long enough.
-        let backlog_due = !self.backlog.is_empty()
-            && self
-                .quiet_since
-                .is_none_or(|since| t_ms.saturating_sub(since) >= QUIET_CHUNKS_WAIT_MS);
-        if (!entries.is_empty() || backlog_due) && self.commit(entries).await {
+        // Also retries what the journal refused, so that it recovers without new bytes.
+        if (!entries.is_empty() || !self.backlog.is_empty()) && self.commit(entries).await {
             self.release_held_game();
         }
         if !events.is_empty() {
@@ -352,11 +334,7 @@ impl BoardTask {
 
     /// A chunk of bytes: through the pipeline, then the chunk and the events it caused are
     /// committed together (one transaction, one disk sync shared with the other boards),
-    /// and only then published (and the PGN files rewritten at the next tick). A chunk that
-    /// caused nothing (the board repeating its position, part of a message) waits to be
-    /// committed with what comes next, at the latest after [`QUIET_CHUNKS_WAIT_MS`]: nothing
-    /// was done on it, and a crash before then leaves the journal as it stood before the chunk
-    /// came, which a restart rebuilds and the board, read again, brings up to date.
+    /// and only then published (and the PGN files rewritten at the next tick).
     async fn on_bytes(&mut self, t_ms: Millis, data: Vec<u8>) {
         self.connection_lost = false;
         let was_live = self.pipeline.live();
@@ -381,17 +359,6 @@ impl BoardTask {
                     value: serde_json::to_value(&report).unwrap_or_default(),
                 },
             });
-        }
-        let quiet = entries.len() == 1
-            && !self.holding_new_game
-            && self.backlog_bytes + entry_size(&entries[0]) <= self.shared.backlog_limit / 2;
-        if quiet {
-            if self.backlog.is_empty() {
-                self.quiet_since = Some(t_ms);
-            }
-            self.hold(entries);
-            self.events = events;
-            return;
         }
         if self.commit(entries).await {
             if !events.is_empty() {
