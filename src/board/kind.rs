@@ -275,40 +275,6 @@ mod tests {
         );
     }
 
-    /// A Certabo board played on while its link was down (1.e4 made unseen): the picture of
-    /// the new connection shows the move whole, in its board dump, instead of the vote of the
-    /// frames from before the gap with the move trickling in as field updates after it, as
-    /// if played live.
-    #[test]
-    fn a_certabo_picture_after_the_link_came_back_is_not_outvoted_by_frames_from_before() {
-        use crate::wire::certabo::{Frame, NO_TAG, TagId, VOTE_DEPTH};
-        let mut start = [NO_TAG; 64];
-        for f in (0..16).chain(48..64) {
-            start[usize::from(f)] = [3, 0, 84, f, 1];
-        }
-        let frame = |tags: &[TagId; 64]| Frame::Tags(Box::new(*tags)).encode();
-        let mut decoder = KindDecoder::new(BoardKind::Certabo);
-        let mut out = Vec::new();
-        for _ in 0..VOTE_DEPTH {
-            decoder.push(&frame(&start), &mut out);
-        }
-        assert!(matches!(out[..], [Message::BoardDump(_)]), "{out:?}");
-        let (e2, e4) = (52, 36);
-        let mut moved = start;
-        moved[e4] = moved[e2];
-        moved[e2] = NO_TAG;
-        decoder.link_lost();
-        out.clear();
-        for _ in 0..VOTE_DEPTH {
-            decoder.push(&frame(&moved), &mut out);
-        }
-        let pawn = crate::board::dgt::code_from_piece(shakmaty::Color::White.pawn());
-        let [Message::BoardDump(fields)] = &out[..] else {
-            panic!("one board dump, and nothing after it: {out:?}");
-        };
-        assert_eq!((fields[e2], fields[e4]), (0, pawn));
-    }
-
     /// A Certabo board's picture after its link came back is the board as the new
     /// connection's frames show it, whole: neither the frames voted over before the link was
     /// lost nor the frame the loss cut short are part of it.

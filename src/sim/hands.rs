@@ -560,10 +560,10 @@ pub fn simulate_with_model(
         }),
     };
     // The two hands and the clock act on their own timelines; the board sees them in time.
-    let mut actions = events.clone();
+    let mut actions: Vec<&choreography::PhysEvent> = events.iter().collect();
     actions.sort_by(|a, b| a.t.total_cmp(&b.t));
     sim.physical = std::iter::once(start_snapshot.clone())
-        .chain(actions.iter().map(choreography::PhysEvent::observation))
+        .chain(actions.iter().map(|action| action.observation()))
         .collect();
     let mut observations = vec![start_snapshot];
     sensor::report(
