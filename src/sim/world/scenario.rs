@@ -121,8 +121,9 @@ pub struct BoardPlan {
     pub plies: usize,
     /// What the players do after the game.
     pub after: AfterGame,
-    /// Careful hands at a fixed pace instead of `hands`: a move every this many ms (see
-    /// [`super::table`]).
+    /// A move every this many ms (see [`super::table`]): careful hands at that fixed pace,
+    /// other hands sped up from their own pace (about a move every
+    /// [`HANDS_OWN_MOVE_MS`]) as `touchmove sim --speed` speeds them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace_ms: Option<Millis>,
 }
@@ -132,7 +133,9 @@ impl BoardPlan {
     pub fn play(&self) -> PlayedGame {
         let game = &library()[self.game];
         let moves: Vec<String> = game.moves_uci.iter().take(self.plies).cloned().collect();
-        if let Some(pace_ms) = self.pace_ms {
+        if let Some(pace_ms) = self.pace_ms
+            && self.hands == Hands::Careful
+        {
             return paced_game(&moves, pace_ms);
         }
         let whole = moves.len() == game.moves_uci.len();
@@ -146,16 +149,23 @@ impl BoardPlan {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut model = HandModel::for_noise(self.hands.noise(), &mut rng);
         // The hands act on the board itself: what its sensors make of it is the virtual
-        // board's part.
-        model.sensor = SensorModel {
-            scan_period_ms: 0.0,
-            latency_ms: 0.0,
-            drop_probability: 0.0,
-            whole_frame: false,
-            occupancy_only: false,
-        };
+        // board's part. A table cell's hands are those `touchmove sim --hands … --seed …`
+        // draws (with the sensors it models for a DGT board, which it then leaves out).
+        if self.pace_ms.is_none() {
+            model.sensor = SensorModel {
+                scan_period_ms: 0.0,
+                latency_ms: 0.0,
+                drop_probability: 0.0,
+                whole_frame: false,
+                occupancy_only: false,
+            };
+        }
         let sim = simulate_with_model(None, false, &moves, Some(result), &model, &mut rng);
-        let mut physical = sim.observations;
+        let mut physical = if self.pace_ms.is_some() {
+            sim.physical
+        } else {
+            sim.observations
+        };
         let over_ms = physical.last().map_or(0, |o| o.t_ms);
         if self.after != AfterGame::Leave {
             // The players of a board that cannot show the kings' signal tell the arbiter the
@@ -178,7 +188,7 @@ impl BoardPlan {
                 _ => None,
             })
             .collect();
-        PlayedGame {
+        let played = PlayedGame {
             moves_uci: sim.moves_uci,
             expected_result: sim.expected_result,
             physical,
@@ -186,7 +196,31 @@ impl BoardPlan {
             ply_start_ms: sim.ply_start_ms,
             result_signal: sim.result_signal,
             over_ms,
+        };
+        match self.pace_ms {
+            Some(pace_ms) => played.sped_up(pace_ms, HANDS_OWN_MOVE_MS),
+            None => played,
         }
+    }
+}
+
+/// About how long the hands' model takes from one move to the next: `touchmove sim`'s
+/// speed 1, which issue 57 reads as a move every 2 s (speed 3 as one every 0.67 s).
+pub const HANDS_OWN_MOVE_MS: Millis = 2_000;
+
+impl PlayedGame {
+    /// The game with every time after the set-up scaled by `pace_ms / own_ms`: the same
+    /// actions, as `touchmove sim --speed` plays them.
+    fn sped_up(mut self, pace_ms: Millis, own_ms: Millis) -> PlayedGame {
+        let scale = |t: Millis| t * pace_ms / own_ms.max(1);
+        for o in &mut self.physical {
+            o.t_ms = scale(o.t_ms);
+        }
+        for t in &mut self.ply_start_ms {
+            *t = scale(*t);
+        }
+        self.over_ms = scale(self.over_ms);
+        self
     }
 }
 
