@@ -378,7 +378,11 @@ fn a_millennium_started_as_the_hosts_link_starts_it_reports_a_status_only_on_a_c
     };
     // Left alone, a board reports every scan (about 24 a second).
     bench.run_until(10_000);
-    assert_eq!(statuses(&bench), 1, "only the status the link asked for");
+    assert_eq!(
+        statuses(&bench),
+        2,
+        "the status the link asked for and the first report once the reports were set"
+    );
     bench.physical(10_000, ObservationKind::Emptied(Square::E2));
     bench.physical(
         10_500,
@@ -387,7 +391,7 @@ fn a_millennium_started_as_the_hosts_link_starts_it_reports_a_status_only_on_a_c
     bench.run_until(20_000);
     assert_eq!(
         statuses(&bench),
-        3,
+        4,
         "one status for the lift, one for the placing"
     );
     let after: Board = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
