@@ -355,9 +355,9 @@ impl Journal {
     /// pages straight into the file with its rollback journal in memory: what is committed
     /// survives the process being killed between two appends (the operating system keeps it)
     /// but neither a kill in the middle of one nor the machine losing power. For a
-    /// simulation, whose recorder runs on the simulation's one thread and so is only ever
-    /// killed between two appends, and whose write-ahead log cost two page writes, their
-    /// checksums and the copies back of every commit.
+    /// simulation: its recorder runs on the simulation's one thread, so it is only ever killed
+    /// between two appends, and a write-ahead log would cost every commit twice the page
+    /// writes, their checksums and a copy back.
     pub fn without_disk_syncs(&mut self) -> Result<(), JournalError> {
         self.conn
             .pragma_update(None, "synchronous", "OFF")
