@@ -29,6 +29,8 @@ pub const REG_SCAN_TIME: u8 = 0x01;
 /// Register 0x02: automatic status reports (0 every scan, 1 off, 2 timed, 3 on change, 4–7
 /// on change after 2–5 equal scans).
 pub const REG_AUTO_REPORT: u8 = 0x02;
+/// [`REG_AUTO_REPORT`]'s value for a status report after each scan that found a change.
+pub const REPORT_ON_CHANGE: u8 = 3;
 /// Register 0x03: report period of timed reports, in 4.096 ms units.
 pub const REG_REPORT_PERIOD: u8 = 0x03;
 /// Register 0x04: LED brightness (0 dim … 15 and above full).
