@@ -5,7 +5,7 @@
 //! the real-time event day (`touchmove bench event` on pseudo-terminals).
 
 use touchmove::sim::world::rounds::Round;
-use touchmove::sim::world::scenario::{AfterGame, Fault, Scenario, Shape};
+use touchmove::sim::world::scenario::{AfterGame, Fault, FaultKind, Scenario, Shape};
 
 use crate::seeds::{all_pass, small};
 
@@ -102,6 +102,19 @@ fn every_round_of_an_event_is_recorded_and_its_results_reach_the_trf() {
     let seeds = 400..412;
     covers_an_event_day(&two_rounds(), seeds.clone());
     all_pass(&two_rounds(), seeds);
+}
+
+#[test]
+fn three_rounds_through_recorder_kills_and_power_cycles_on_every_kind() {
+    let shape = Shape {
+        rounds: 3,
+        fault_kinds: vec![FaultKind::RecorderKill, FaultKind::PowerCycle],
+        faults: 2,
+        ..two_rounds()
+    };
+    let seeds = 500..506;
+    covers_an_event_day(&shape, seeds.clone());
+    all_pass(&shape, seeds);
 }
 
 #[test]
