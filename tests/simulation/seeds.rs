@@ -16,7 +16,7 @@ pub fn small() -> Shape {
 /// Runs seeds `seeds` of `shape` and fails naming every failing seed's command, and every
 /// seed listed as open that passes now.
 pub fn all_pass(shape: &Shape, seeds: std::ops::Range<u64>) {
-    let temp = std::env::temp_dir();
+    let temp = touchmove::cli::simulate::default_dir();
     let open = crate::open_cases();
     let mut failures = Vec::new();
     for seed in seeds {
