@@ -440,6 +440,9 @@ pub struct Shape {
     pub faults: usize,
     /// Fewest and most plies of a game (whole games when the game is shorter).
     pub plies: (usize, usize),
+    /// Rounds of the event: one has no pairings; more take their players from a TRF
+    /// ([`super::rounds`]), the boards set up again between rounds.
+    pub rounds: u32,
 }
 
 impl Default for Shape {
@@ -453,6 +456,7 @@ impl Default for Shape {
             fault_kinds: FaultKind::ALL.to_vec(),
             faults: 4,
             plies: (20, 120),
+            rounds: 1,
         }
     }
 }
@@ -464,8 +468,11 @@ pub struct Scenario {
     pub seed: u64,
     /// What it was drawn from.
     pub shape: Shape,
-    /// Its boards.
+    /// Its boards in the first round.
     pub boards: Vec<BoardPlan>,
+    /// The rounds after the first, if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<super::rounds::Round>,
     /// Its faults, in time order.
     pub faults: Vec<Fault>,
     /// What a shrink kept: the board numbers and fault indices of the drawn scenario, and the
@@ -496,29 +503,89 @@ pub const ARBITER_RESULT_AFTER_MS: Millis = 20_000;
 /// round starts, as at a real event.
 const ROUND_STARTS_MS: std::ops::Range<Millis> = 15_000..20_000;
 
+/// A board of the event drawn from `rng`: its game, plies, kind, hands and seed, and what
+/// its players do after the game (the first round's boards draw when their game begins
+/// between the seed and the after-game, as they always have).
+pub(super) fn draw_board(number: u32, shape: &Shape, rng: &mut ChaCha8Rng) -> BoardPlan {
+    let game = rng.gen_range(0..library().len());
+    let (low, high) = shape.plies;
+    let plies = rng.gen_range(low..=high.max(low));
+    let kind = *shape.kinds.choose(rng).unwrap_or(&BoardKind::Dgt);
+    let hands = *shape.hands.choose(rng).unwrap_or(&Hands::Careful);
+    let seed = rng.r#gen();
+    BoardPlan {
+        number,
+        kind,
+        game,
+        hands,
+        seed,
+        starts_ms: 0,
+        plies,
+        after: AfterGame::Leave,
+        pace_ms: None,
+    }
+}
+
+/// Up to `shape.faults` faults of `shape`'s kinds drawn from `rng`, at times in `during`.
+pub(super) fn draw_faults(
+    shape: &Shape,
+    during: std::ops::Range<Millis>,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Fault> {
+    let count = if shape.fault_kinds.is_empty() {
+        0
+    } else {
+        rng.gen_range(0..=shape.faults)
+    };
+    (0..count)
+        .map(|_| {
+            let kind = *shape.fault_kinds.choose(rng).unwrap_or(&FaultKind::Unplug);
+            let board = rng.gen_range(1..=shape.boards.max(1) as u32);
+            let at_ms = rng.gen_range(during.clone());
+            match kind {
+                FaultKind::Unplug => Fault::Unplug {
+                    board,
+                    at_ms,
+                    for_ms: rng.gen_range(500..30_000),
+                },
+                FaultKind::PowerCycle => Fault::PowerCycle {
+                    board,
+                    at_ms,
+                    for_ms: rng.gen_range(1_000..20_000),
+                },
+                FaultKind::LateAnswers => Fault::LateAnswers {
+                    board,
+                    at_ms,
+                    delay_ms: rng.gen_range(200..3_000),
+                },
+                FaultKind::NoisyLine => Fault::NoisyLine {
+                    board,
+                    at_ms,
+                    for_ms: rng.gen_range(1_000..20_000),
+                    lost_per_mille: rng.gen_range(0..100),
+                    garbled_per_mille: rng.gen_range(0..100),
+                },
+                FaultKind::RecorderKill => Fault::RecorderKill {
+                    at_ms,
+                    down_ms: rng.gen_range(100..30_000),
+                },
+            }
+        })
+        .collect()
+}
+
 impl Scenario {
     /// The scenario of `seed` in `shape`.
     pub fn draw(seed: u64, shape: &Shape) -> Scenario {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let library = library();
         let boards: Vec<BoardPlan> = (1..=shape.boards as u32)
             .map(|number| {
-                let game = rng.gen_range(0..library.len());
-                let (low, high) = shape.plies;
-                let plies = rng.gen_range(low..=high.max(low));
-                BoardPlan {
-                    number,
-                    kind: *shape.kinds.choose(&mut rng).unwrap_or(&BoardKind::Dgt),
-                    game,
-                    hands: *shape.hands.choose(&mut rng).unwrap_or(&Hands::Careful),
-                    seed: rng.r#gen(),
-                    starts_ms: rng.gen_range(ROUND_STARTS_MS),
-                    plies,
-                    after: *[AfterGame::Leave, AfterGame::SetBack, AfterGame::PostMortem]
-                        .choose(&mut rng)
-                        .unwrap_or(&AfterGame::Leave),
-                    pace_ms: None,
-                }
+                let mut plan = draw_board(number, shape, &mut rng);
+                plan.starts_ms = rng.gen_range(ROUND_STARTS_MS);
+                plan.after = *[AfterGame::Leave, AfterGame::SetBack, AfterGame::PostMortem]
+                    .choose(&mut rng)
+                    .unwrap_or(&AfterGame::Leave);
+                plan
             })
             .collect();
         let ends: Vec<Millis> = boards
@@ -526,54 +593,20 @@ impl Scenario {
             .map(|b| b.starts_ms + b.play().physical.last().map_or(0, |o| o.t_ms))
             .collect();
         let last = ends.iter().copied().max().unwrap_or(0).max(20_000);
-        let count = if shape.fault_kinds.is_empty() {
-            0
-        } else {
-            rng.gen_range(0..=shape.faults)
-        };
-        let mut faults: Vec<Fault> = (0..count)
-            .map(|_| {
-                let kind = *shape
-                    .fault_kinds
-                    .choose(&mut rng)
-                    .unwrap_or(&FaultKind::Unplug);
-                let board = rng.gen_range(1..=shape.boards.max(1) as u32);
-                let at_ms = rng.gen_range(5_000..last);
-                match kind {
-                    FaultKind::Unplug => Fault::Unplug {
-                        board,
-                        at_ms,
-                        for_ms: rng.gen_range(500..30_000),
-                    },
-                    FaultKind::PowerCycle => Fault::PowerCycle {
-                        board,
-                        at_ms,
-                        for_ms: rng.gen_range(1_000..20_000),
-                    },
-                    FaultKind::LateAnswers => Fault::LateAnswers {
-                        board,
-                        at_ms,
-                        delay_ms: rng.gen_range(200..3_000),
-                    },
-                    FaultKind::NoisyLine => Fault::NoisyLine {
-                        board,
-                        at_ms,
-                        for_ms: rng.gen_range(1_000..20_000),
-                        lost_per_mille: rng.gen_range(0..100),
-                        garbled_per_mille: rng.gen_range(0..100),
-                    },
-                    FaultKind::RecorderKill => Fault::RecorderKill {
-                        at_ms,
-                        down_ms: rng.gen_range(100..30_000),
-                    },
-                }
-            })
-            .collect();
+        let mut faults = draw_faults(shape, 5_000..last, &mut rng);
+        let (rounds, later_faults) = super::rounds::draw_later_rounds(
+            seed,
+            shape,
+            &boards,
+            ends.iter().copied().max().unwrap_or(0),
+        );
+        faults.extend(later_faults);
         faults.sort_by_key(Fault::at_ms);
         Scenario {
             seed,
             shape: shape.clone(),
             boards,
+            rounds,
             faults,
             kept: Kept::default(),
             cell: None,
@@ -585,6 +618,9 @@ impl Scenario {
         let mut scenario = Scenario::draw(seed, shape);
         if let Some(numbers) = &kept.boards {
             scenario.boards.retain(|b| numbers.contains(&b.number));
+            for round in &mut scenario.rounds {
+                round.boards.retain(|b| numbers.contains(&b.number));
+            }
             scenario
                 .faults
                 .retain(|f| f.board().is_none_or(|b| numbers.contains(&b)));
@@ -602,7 +638,8 @@ impl Scenario {
             }
         }
         if let Some(plies) = kept.plies {
-            for board in &mut scenario.boards {
+            let later = scenario.rounds.iter_mut().flat_map(|r| r.boards.iter_mut());
+            for board in scenario.boards.iter_mut().chain(later) {
                 board.plies = board.plies.min(plies);
             }
         }
@@ -623,6 +660,9 @@ impl Scenario {
         if shape.kinds != BoardKind::ALL {
             let kinds: Vec<&str> = shape.kinds.iter().map(|k| k.name()).collect();
             let _ = write!(text, " --kinds {}", kinds.join(","));
+        }
+        if shape.rounds > 1 {
+            let _ = write!(text, " --rounds {}", shape.rounds);
         }
         let default = Shape::default();
         if shape.hands != default.hands {
