@@ -298,6 +298,7 @@ impl BoardPipeline {
     pub fn link_lost(&mut self) {
         self.resumption.link_lost();
         self.decoder.link_lost();
+        self.machine.link_lost();
     }
 
     /// Takes one message as [`Resumption`] sorted it around reconnects.
