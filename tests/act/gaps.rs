@@ -252,6 +252,66 @@ fn a_press_on_a_board_no_reading_of_the_gap_explains_is_no_illegal_move() {
     }
 }
 
+/// The link to the board is lost before the round, while the arbiter sets the pieces up;
+/// the round starts while it is down, and 1.d4 d5 are made unseen. Once read again, the board
+/// shows no start position, only the game's first moves, and 2.c4 is made and pressed for.
+/// The old recorder went on waiting for a start position and recorded nothing of the game
+/// without a word (simulation seed 5148, a Certabo board). The game begins at the start with
+/// the moves read across the gap, on every kind of board.
+#[test]
+fn a_game_begun_while_the_link_was_down_before_it_is_recorded() {
+    use touchmove::clock::TimeControl;
+    use touchmove::recorder::{BoardPipeline, EventConfig, GameTags};
+    for kind in BoardKind::ALL {
+        let mut play = Play {
+            kind,
+            game: Game::standard(),
+            t: 0,
+            observations: Vec::new(),
+        };
+        let mut half_set = Board::new();
+        for square in shakmaty::Bitboard::from_rank(shakmaty::Rank::Seventh) {
+            half_set.discard_piece_at(square);
+        }
+        let snapshot = Snapshot {
+            board: half_set,
+            identifies_pieces: true,
+        };
+        play.see(ObservationKind::Snapshot(if kind.identifies_pieces() {
+            snapshot
+        } else {
+            snapshot.occupancy_only()
+        }));
+        let relinked = play.unseen_then_relinked(&["d4", "d5"]);
+        play.seen(&["c4"]);
+        let mut pipeline = BoardPipeline::new(
+            GameTags::new(&EventConfig::default(), 1),
+            TimeControl::parse("300+2").expect("a time control"),
+        )
+        .with_kind(kind);
+        let mut events = Vec::new();
+        for obs in &play.observations {
+            if obs.t_ms == relinked {
+                pipeline.link_lost();
+            }
+            pipeline.on_observation(obs, &mut events);
+        }
+        pipeline.tick(play.t + 10_000, &mut events);
+        let recorded: Vec<String> = pipeline
+            .record()
+            .moves
+            .iter()
+            .map(|m| m.uci.clone())
+            .collect();
+        assert_eq!(recorded, ["d2d4", "d7d5", "c2c4"], "{kind}: {events:?}");
+        let raised = articles(&events);
+        assert!(
+            !raised.iter().any(|a| a.starts_with("7.5")),
+            "{kind}: a penalty for what the recorder did not see: {raised:?}"
+        );
+    }
+}
+
 /// After the gap is read (2...Nc6 3.Bc4, in one picture), a move is made and read alone
 /// (3...Nf6): play has confirmed who is to move. White then moves his knight f3-f5 and
 /// presses. On a board that names pieces that is a completed illegal move again: 7.5.1 with

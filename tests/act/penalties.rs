@@ -125,3 +125,227 @@ fn a_proposal_left_under_a_revision_is_found() {
     withdrawal.severity = Severity::Info;
     assert!(standing_on_revised(&[proposal, revision, Event::Alert(withdrawal)]).is_empty());
 }
+
+/// Lifts, placements and presses of `moves` (UCI, from the start position) on a board that
+/// names pieces, one move every 2 s, each pressed for: a capture's taken piece lifted first.
+fn played_by_hand(moves: &[&str], t: &mut u64) -> Vec<touchmove::board::Observation> {
+    use touchmove::board::{Observation, ObservationKind};
+    let mut game = touchmove::rules::Game::standard();
+    let mut out = Vec::new();
+    for uci in moves {
+        let board = shakmaty::Position::board(game.position()).clone();
+        let from: shakmaty::Square = uci[..2].parse().expect("a square");
+        let to: shakmaty::Square = uci[2..4].parse().expect("a square");
+        let piece = board.piece_at(from).expect("a piece to move");
+        let mover = piece.color;
+        *t += 2_000;
+        if board.piece_at(to).is_some() {
+            out.push(Observation {
+                t_ms: *t,
+                kind: ObservationKind::Emptied(to),
+            });
+            *t += 400;
+        }
+        out.push(Observation {
+            t_ms: *t,
+            kind: ObservationKind::Emptied(from),
+        });
+        *t += 300;
+        out.push(Observation {
+            t_ms: *t,
+            kind: ObservationKind::Placed(to, Some(piece)),
+        });
+        *t += 400;
+        out.push(Observation {
+            t_ms: *t,
+            kind: ObservationKind::ClockPressed { by: mover },
+        });
+        game.play_uci(uci).expect("a legal move");
+    }
+    out
+}
+
+/// The 7.5 alerts among `events` that propose a penalty (not told as information).
+fn proposed(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) if a.article.starts_with("7.5") && a.severity != Severity::Info => {
+                Some(format!("{} at ply {}: {}", a.article, a.ply, a.message))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// 1.e4 d5 2.exd5 Qxd5 3.Nc3, on a Millennium board (a scan of 41 ms); the arbiter enters
+/// the result from the scoresheets, and the pieces are swept off the board with both hands:
+/// the queen on d5 and the pawn on a2 are seen lifted in one frame, as Qxa2 made with two
+/// hands would be. The game is over: the old recorder proposed a 7.5.4 penalty after it
+/// (simulation seed 5030, a Sentio board).
+#[test]
+fn pieces_swept_off_after_the_result_earn_no_penalty() {
+    use touchmove::board::kind::BoardKind;
+    use touchmove::board::{Observation, ObservationKind, Snapshot};
+    use touchmove::clock::TimeControl;
+    use touchmove::record::arbiter::{ArbiterAction, ArbiterRequest};
+    use touchmove::recorder::{BoardPipeline, EventConfig, GameTags};
+    let mut pipeline = BoardPipeline::new(
+        GameTags::new(&EventConfig::default(), 1),
+        TimeControl::parse("300+2").expect("a time control"),
+    )
+    .with_kind(BoardKind::Millennium);
+    let mut events = Vec::new();
+    let start = Observation {
+        t_ms: 0,
+        kind: ObservationKind::Snapshot(Snapshot {
+            board: shakmaty::Board::new(),
+            identifies_pieces: true,
+        }),
+    };
+    pipeline.on_observation(&start, &mut events);
+    let mut t = 0;
+    for obs in played_by_hand(&["e2e4", "d7d5", "e4d5", "d8d5", "b1c3"], &mut t) {
+        pipeline.on_observation(&obs, &mut events);
+    }
+    t += 5_000;
+    pipeline.tick(t, &mut events);
+    let request = ArbiterRequest {
+        who: "Anna".into(),
+        board: 1,
+        action: ArbiterAction::SetResult {
+            result: "1/2-1/2".into(),
+            reason: "from the scoresheets".into(),
+        },
+        key: None,
+    };
+    pipeline
+        .on_arbiter(t, &request, &mut events)
+        .expect("the arbiter's result");
+    t += 20_000;
+    for square in [shakmaty::Square::D5, shakmaty::Square::A2] {
+        let lift = Observation {
+            t_ms: t,
+            kind: ObservationKind::Emptied(square),
+        };
+        pipeline.on_observation(&lift, &mut events);
+    }
+    pipeline.tick(t + 5_000, &mut events);
+    assert_eq!(pipeline.record().moves.len(), 5, "{events:?}");
+    assert_eq!(proposed(&events), Vec::<String>::new());
+}
+
+/// 6...Bxd2+ on a board that sends whole frames with a scan of 100 ms (Sentio, Chessnut): the
+/// bishop on b4 and the bishop it takes on d2 are seen lifted in one frame. A frame sends what
+/// a sweep of the squares found at its end, so the two lifts may have been up to two scans
+/// (200 ms) apart, as one hand makes them: no evidence of two hands (7.5.4), and no penalty
+/// proposed (simulation seed 1033, a Sentio board, realistic hands).
+#[test]
+fn two_lifts_in_one_frame_of_a_slow_scan_are_no_evidence_of_two_hands() {
+    use touchmove::board::kind::BoardKind;
+    use touchmove::board::{Observation, ObservationKind, Snapshot};
+    let fen = "rnbqk1nr/p1pp1ppp/1p2p3/8/1bPPP3/8/PP1B1PPP/RN1QKBNR b KQkq - 2 4";
+    let game = touchmove::rules::Game::from_fen(fen, false).expect("a FEN");
+    for kind in [BoardKind::Sentio, BoardKind::Chessnut] {
+        let identifies = kind.identifies_pieces();
+        let snapshot = Snapshot {
+            board: shakmaty::Position::board(game.position()).clone(),
+            identifies_pieces: true,
+        };
+        let snapshot = if identifies {
+            snapshot
+        } else {
+            snapshot.occupancy_only()
+        };
+        let bishop = identifies.then_some(shakmaty::Color::Black.bishop());
+        let seen = |t_ms, kind| Observation { t_ms, kind };
+        let observations = [
+            seen(0, ObservationKind::Snapshot(snapshot)),
+            seen(5_000, ObservationKind::Emptied(shakmaty::Square::B4)),
+            seen(5_000, ObservationKind::Emptied(shakmaty::Square::D2)),
+            seen(5_100, ObservationKind::Placed(shakmaty::Square::D2, bishop)),
+            seen(
+                5_500,
+                ObservationKind::ClockPressed {
+                    by: shakmaty::Color::Black,
+                },
+            ),
+        ];
+        let config = MachineConfig {
+            start_fen: Some(fen.to_string()),
+            ..MachineConfig::default().on_board(kind)
+        };
+        let events = Machine::run(config, &observations);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Move { uci, .. } if uci == "b4d2")),
+            "{kind}: {events:?}"
+        );
+        assert_eq!(proposed(&events), Vec::<String>::new(), "{kind}");
+    }
+}
+
+/// 1...h6 (not pressed for) 2.Rxb8+, the rook slid up the b-file on a Millennium board (a scan
+/// of 41 ms) and the rook on b8 taken off by the same hand as it arrives: the board reports
+/// the white rook leaving b6 and the black one leaving b8 41 ms apart, squares two ranks
+/// apart that one move (1...Rb6, still open) involves. The hand carrying the rook was moving
+/// on from b6, not standing there: no evidence of two hands (7.5.4), and no penalty proposed
+/// (simulation seed 5145, realistic hands).
+#[test]
+fn a_sliding_piece_leaving_a_square_is_no_second_hand() {
+    use shakmaty::{Color, Square};
+    use touchmove::board::kind::BoardKind;
+    use touchmove::board::{Observation, ObservationKind, Snapshot};
+    let fen = "1r4k1/5ppp/8/8/8/8/5PPP/1R4K1 b - - 0 1";
+    let game = touchmove::rules::Game::from_fen(fen, false).expect("a FEN");
+    let seen = |t_ms, kind| Observation { t_ms, kind };
+    let rook = Some(Color::White.rook());
+    let mut observations = vec![
+        seen(
+            0,
+            ObservationKind::Snapshot(Snapshot {
+                board: shakmaty::Position::board(game.position()).clone(),
+                identifies_pieces: true,
+            }),
+        ),
+        seen(2_000, ObservationKind::Emptied(Square::H7)),
+        seen(
+            2_300,
+            ObservationKind::Placed(Square::H6, Some(Color::Black.pawn())),
+        ),
+    ];
+    let trail = [
+        Square::B1,
+        Square::B2,
+        Square::B3,
+        Square::B4,
+        Square::B5,
+        Square::B6,
+    ];
+    let mut t = 6_000;
+    for pair in trail.windows(2) {
+        observations.push(seen(t, ObservationKind::Emptied(pair[0])));
+        observations.push(seen(t, ObservationKind::Placed(pair[1], rook)));
+        t += 82;
+    }
+    observations.push(seen(t, ObservationKind::Emptied(Square::B6)));
+    observations.push(seen(t + 41, ObservationKind::Emptied(Square::B8)));
+    observations.push(seen(t + 123, ObservationKind::Placed(Square::B8, rook)));
+    observations.push(seen(
+        t + 600,
+        ObservationKind::ClockPressed { by: Color::White },
+    ));
+    let config = MachineConfig {
+        start_fen: Some(fen.to_string()),
+        ..MachineConfig::default().on_board(BoardKind::Millennium)
+    };
+    let events = Machine::run(config, &observations);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Move { uci, .. } if uci == "b1b8")),
+        "{events:?}"
+    );
+    assert_eq!(proposed(&events), Vec::<String>::new());
+}

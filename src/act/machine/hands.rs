@@ -3,6 +3,7 @@
 use shakmaty::{Bitboard, Color, Move, Piece, Position, Square};
 
 use super::{Machine, color_word};
+use crate::act::physical::InFlight;
 use crate::act::touch::Lift;
 use crate::act::{Event, Severity};
 use crate::board::Millis;
@@ -46,6 +47,7 @@ impl Machine {
             .find(|f| {
                 t.saturating_sub(f.t_ms) <= self.config.two_hands_threshold_ms
                     && far(f.from, sq)
+                    && !self.carried_on(f)
                     && self.one_move_could_involve(f.from, sq)
             })
             .copied();
@@ -73,6 +75,21 @@ impl Machine {
             self.two_hands(other, when, sq, t, "placed", out);
         }
         self.touches.placed(sq, t);
+    }
+
+    /// True when the piece lifted at `flight` had been lifted from another square a moment
+    /// before, since the clock was last pressed, and put there on its way (a slide's
+    /// trail): the hand carrying it was moving on, and where it was when it left that
+    /// square tells nothing of where it went next.
+    fn carried_on(&self, flight: &InFlight) -> bool {
+        let pressed = self.clock.presses().into_iter().flatten().max();
+        self.touches.lifts().iter().any(|l| {
+            l.piece == flight.piece
+                && l.sq != flight.from
+                && pressed.is_none_or(|p| l.t_ms > p)
+                && l.t_ms < flight.t_ms
+                && flight.t_ms - l.t_ms <= self.config.moved_on_ms
+        })
     }
 
     /// True when one legal move (of the side to move, or a move that may still be revised)
@@ -115,10 +132,13 @@ impl Machine {
         self.two_hands_ply = Some(ply);
         let side = self.game.position().turn();
         let gap = tb.saturating_sub(ta);
-        // Two reports of one scan may be nearly a scan apart in fact: only a board that
-        // samples faster than the threshold can show two hands.
-        let shown =
-            gap.saturating_add(self.config.scan_period_ms) <= self.config.two_hands_threshold_ms;
+        // A board samples its squares one by one over a scan: two reports of one scan may be
+        // nearly a scan apart in fact. One that sends whole frames sends a sweep's findings
+        // at its end, a scan after the first of them was sampled: its reports may be two
+        // scans apart in fact. Only a board that samples faster than that can show two hands.
+        let scans = if self.config.whole_frames { 2 } else { 1 };
+        let uncertain = scans * self.config.scan_period_ms;
+        let shown = gap.saturating_add(uncertain) <= self.config.two_hands_threshold_ms;
         let severity = if shown {
             Severity::Warning
         } else {
@@ -135,8 +155,9 @@ impl Machine {
             )
         } else {
             format!(
-                "pieces {verb} on {a} and {b} were reported {gap} ms apart, but the board takes \
-                 {} ms to scan its squares: that cannot tell two hands (7.5.4) from one",
+                "pieces {verb} on {a} and {b} were reported {gap} ms apart, but the board's \
+                 reports may come up to {uncertain} ms after the hands (its squares are scanned \
+                 in {} ms): that cannot tell two hands (7.5.4) from one",
                 self.config.scan_period_ms
             )
         };

@@ -94,7 +94,7 @@ impl Machine {
                     self.wrong_setup = squares;
                 }
             }
-            SetUp::Nothing => {}
+            SetUp::Nothing => self.begin_across_gap(t, out),
         }
     }
 

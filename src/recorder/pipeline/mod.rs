@@ -18,7 +18,7 @@ mod tests;
 
 use shakmaty::Color;
 
-use crate::act::{AnalysisRequest, Event, Machine, MachineConfig};
+use crate::act::{AnalysisRequest, Event, Machine, MachineConfig, Severity};
 use crate::board::dgt::DgtObserver;
 use crate::board::kind::{BoardKind, KindDecoder};
 use crate::board::resumption::{Resumed, Resumption};
@@ -298,6 +298,7 @@ impl BoardPipeline {
     pub fn link_lost(&mut self) {
         self.resumption.link_lost();
         self.decoder.link_lost();
+        self.machine.link_lost();
     }
 
     /// Takes one message as [`Resumption`] sorted it around reconnects.
@@ -411,6 +412,9 @@ impl BoardPipeline {
                 continue;
             };
             shift_plies(&mut event, self.offset);
+            if self.ending.is_some() {
+                no_penalty_after_the_end(&mut event);
+            }
             self.take(&event);
             out.push(event);
         }
@@ -459,6 +463,19 @@ impl BoardPipeline {
             self.take(&event);
             out.push(event);
         }
+    }
+}
+
+/// A 7.5 finding made once the game's result stands is no irregularity of play: the game is
+/// over (5.1.1, 5.2.1, 5.1.2, or the arbiter's result), and what the hands do next (the pieces
+/// swept off with both hands, a post-mortem) earns no penalty. It is told as information.
+fn no_penalty_after_the_end(event: &mut Event) {
+    if let Event::Alert(alert) = event
+        && alert.article.starts_with("7.5")
+        && alert.severity != Severity::Info
+    {
+        alert.severity = Severity::Info;
+        alert.message = format!("after the game's end: {}", alert.message);
     }
 }
 
