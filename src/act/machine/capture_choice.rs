@@ -234,8 +234,8 @@ impl Machine {
         {
             return None;
         }
-        let last_arrival = self.game.moves().last().map(|p| p.mv.to());
-        let chosen = likeliest(self.game.position(), &captures, last_arrival)?;
+        let last_arrival = self.record.game().moves().last().map(|p| p.mv.to());
+        let chosen = likeliest(self.record.game().position(), &captures, last_arrival)?;
         Some((
             chosen,
             captures.into_iter().filter(|&m| m != chosen).collect(),
@@ -259,7 +259,7 @@ impl Machine {
             t,
             out,
         );
-        let ply = self.game.plies() - 1;
+        let ply = self.record.game().plies() - 1;
         self.capture_choices
             .retain(|c| c.ply < ply && c.ply + CHOICE_OPEN_PLIES >= ply);
         if let Some(from) = chosen.from() {
@@ -282,9 +282,9 @@ impl Machine {
         }
         let open: Vec<(&CaptureChoice, Move)> = self.open_capture_choices().collect();
         let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
-        let reports = self.reports(self.game.plies());
+        let reports = self.reports(self.record.game().plies());
         open.iter().rev().find_map(|&(choice, recorded)| {
-            let pos = &self.game.positions()[choice.ply];
+            let pos = &self.record.game().positions()[choice.ply];
             let mut found: Vec<Vec<Move>> = Vec::new();
             for capture in unseen_captures_from(pos, choice.from) {
                 if capture == recorded || choice.refuted.contains(&capture) {
@@ -328,11 +328,11 @@ impl Machine {
         if self.config.identifies_pieces {
             return;
         }
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         self.capture_choices
             .retain(|c| c.ply + CHOICE_OPEN_PLIES >= n);
         for k in from..n {
-            let m = self.game.moves()[k].mv;
+            let m = self.record.game().moves()[k].mv;
             let (Some(capturer), true) = (m.from(), m.is_capture()) else {
                 continue;
             };
@@ -361,7 +361,7 @@ impl Machine {
         let Some(before) = k.checked_sub(1).filter(|_| !self.config.whole_frames) else {
             return false;
         };
-        let moves = self.game.moves();
+        let moves = self.record.game().moves();
         let to = moves[k].mv.to();
         if moves[before].mv.to() != to {
             return false;
@@ -375,7 +375,7 @@ impl Machine {
     /// by another capture of the same piece counts the replaced one refuted; one whose
     /// capture they replace by anything else is closed.
     pub(super) fn reread_capture_choices(&mut self, from: usize, moves: &[Move]) {
-        let recorded = self.game.moves();
+        let recorded = self.record.game().moves();
         self.capture_choices.retain_mut(|c| {
             let (Some(old), Some(&new)) = (
                 recorded.get(c.ply).map(|p| p.mv),
@@ -396,9 +396,9 @@ impl Machine {
 
     /// The open choices, each with the capture recorded for it now.
     fn open_capture_choices(&self) -> impl Iterator<Item = (&CaptureChoice, Move)> {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         self.capture_choices.iter().filter_map(move |c| {
-            let recorded = self.game.moves().get(c.ply)?.mv;
+            let recorded = self.record.game().moves().get(c.ply)?.mv;
             (c.ply + CHOICE_OPEN_PLIES >= n
                 && recorded.is_capture()
                 && recorded.from() == Some(c.from))
@@ -411,8 +411,8 @@ impl Machine {
     /// choice may be any capture its piece can make with its landing unseen. Empty when
     /// more than [`MOST_REPLAYS`] games follow.
     fn replays(&self, ply: usize, capture: Move, open_plies: &[usize]) -> Vec<Replay> {
-        let mode = self.game.castling_mode();
-        let mut pos = self.game.positions()[ply].clone();
+        let mode = self.record.game().castling_mode();
+        let mut pos = self.record.game().positions()[ply].clone();
         pos.play_unchecked(capture);
         let mut replays = vec![Replay {
             pos,
@@ -420,7 +420,7 @@ impl Machine {
             changed: Bitboard::EMPTY,
             unlikely: 0,
         }];
-        for (k, played) in self.game.moves().iter().enumerate().skip(ply + 1) {
+        for (k, played) in self.record.game().moves().iter().enumerate().skip(ply + 1) {
             let m = played.mv;
             let mut next = Vec::new();
             for r in replays {
@@ -477,14 +477,14 @@ impl Machine {
     ) -> Option<Reading> {
         let open: Vec<(&CaptureChoice, Move)> = self.open_capture_choices().collect();
         let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
-        let recorded_now = self.game.position();
-        let mode = self.game.castling_mode();
+        let recorded_now = self.record.game().position();
+        let mode = self.record.game().castling_mode();
         // A move the record leaves illegal says as much as one on the captures' squares,
         // once the hand is done with it.
         let illegal_in_record = (pressed || !self.lifted_last).then_some((recorded_now, mode));
-        let reports = self.reports(self.game.plies());
+        let reports = self.reports(self.record.game().plies());
         let (corrected, landing_unseen) = open.iter().rev().find_map(|&(choice, recorded)| {
-            let pos = &self.game.positions()[choice.ply];
+            let pos = &self.record.game().positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
             let victims = captures.iter().fold(Bitboard::EMPTY, |b, m| b | m.to());
             let mut found: Vec<(Move, Vec<Move>, usize)> = Vec::new();
@@ -514,7 +514,7 @@ impl Machine {
             let last_arrival = choice
                 .ply
                 .checked_sub(1)
-                .map(|k| self.game.moves()[k].mv.to());
+                .map(|k| self.record.game().moves()[k].mv.to());
             let chosen = likeliest(pos, &explaining, last_arrival)?;
             // Of the ways that capture explains the board, the one whose later captures are
             // the likeliest, when only one is.

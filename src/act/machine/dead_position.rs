@@ -50,13 +50,13 @@ impl Machine {
     pub(super) fn look_for_end(&mut self, ply: usize, t: Millis) {
         let budget = self.config.dead_position_budget;
         let end = if self.config.defer_dead_position_analysis {
-            match self.game.automatic_end_unanalysed() {
+            match self.record.game().automatic_end_unanalysed() {
                 EndCheck::End(end) => Some(end),
                 EndCheck::Analyse => {
                     if budget.allows_search() {
                         self.analysis_requests.push(AnalysisRequest {
                             ply,
-                            position: self.game.position().clone(),
+                            position: self.record.game().position().clone(),
                             budget,
                         });
                     }
@@ -65,7 +65,7 @@ impl Machine {
                 EndCheck::Continues => None,
             }
         } else {
-            self.game.automatic_end(&budget)
+            self.record.game().automatic_end(&budget)
         };
         if let Some(end) = end {
             // A piece sliding over a square that mates is not a move made there: the end
@@ -103,17 +103,23 @@ impl Machine {
         }
         let ply = request.ply;
         let still_recorded = self
-            .game
+            .record
+            .game()
             .positions()
             .get(ply)
             .is_some_and(|p| same_position(p, &request.position));
         if !still_recorded || self.pending_end.as_ref().is_some_and(|p| p.ply <= ply) {
             return;
         }
-        let made = self.reached_at.get(ply).copied().unwrap_or(self.now);
-        if self.game.plies() > ply {
+        let made = self
+            .record
+            .reached_at()
+            .get(ply)
+            .copied()
+            .unwrap_or(self.now);
+        if self.record.game().plies() > ply {
             self.withdraw_moves_after(ply, &[], self.now, out);
-            self.settled = self.settled.min(ply);
+            self.record.open_from(ply);
         }
         self.pending_end = Some(PendingEnd {
             end: ending::from_game_end(GameEnd::draw(EndReason::DeadPosition)),

@@ -48,7 +48,7 @@ impl Machine {
     pub(super) fn gap_unconfirmed(&mut self, before: Option<usize>) {
         self.unconfirmed_gap = Some(UnconfirmedGap {
             before,
-            end: self.game.plies(),
+            end: self.record.game().plies(),
             turn_confirmed: false,
             told: false,
         });
@@ -69,8 +69,11 @@ impl Machine {
                 ..gap
             });
         } else if moves.len() == 1
-            && self.game.plies() == from + 1
-            && self.sensed().diff(self.game.position().board()).is_empty()
+            && self.record.game().plies() == from + 1
+            && self
+                .sensed()
+                .diff(self.record.game().position().board())
+                .is_empty()
         {
             self.unconfirmed_gap = Some(UnconfirmedGap {
                 turn_confirmed: true,
@@ -100,8 +103,8 @@ impl Machine {
         if self.config.identifies_pieces {
             return Bitboard::EMPTY;
         }
-        let positions = self.game.positions();
-        let end = gap.end.min(self.game.plies());
+        let positions = self.record.game().positions();
+        let end = gap.end.min(self.record.game().plies());
         let after = positions[end].board();
         let mut guessed = match gap
             .before
@@ -115,7 +118,7 @@ impl Machine {
                 .collect(),
             _ => after.occupied(),
         };
-        for played in &self.game.moves()[end..] {
+        for played in &self.record.game().moves()[end..] {
             follow(&mut guessed, played.mv);
         }
         guessed
@@ -184,7 +187,7 @@ impl Machine {
             return false;
         }
         if self.correct_gap_parity(!by, t, out) {
-            let n = self.game.plies();
+            let n = self.record.game().plies();
             self.complete(by, t, n, out);
             return true;
         }

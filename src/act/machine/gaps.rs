@@ -9,6 +9,7 @@ use shakmaty::{
 };
 
 use super::doubt::{Doubt, square_names, squares_of_all};
+use super::game_record::GameRecord;
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
@@ -41,15 +42,15 @@ impl Machine {
     /// game does not explain is an 8.5.3 doubt for the arbiter, not an illegal move (see
     /// `gap_doubts`).
     pub fn link_restored(&mut self, t: Millis) {
-        self.link_gap = Some((t, self.game.plies()));
-        self.gap_unconfirmed(Some(self.game.plies()));
+        self.link_gap = Some((t, self.record.game().plies()));
+        self.gap_unconfirmed(Some(self.record.game().plies()));
     }
 
     /// True when the link came back, and a board dump found squares changed, after the game
     /// reached position `k`: moves from `k` on may have been made unseen. (Positions read
     /// after the link came back, from the dump itself, are not.)
     pub(super) fn across_gap(&self, k: usize) -> bool {
-        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        let since = self.record.reached_at().get(k).copied().unwrap_or(0);
         self.link_gap
             .is_some_and(|(t, plies)| t >= since && k <= plies)
             && self.outage.is_some_and(|o| o >= since)
@@ -58,8 +59,10 @@ impl Machine {
     /// The last position the game reached before the link came back, while the moves read
     /// after it are still open: where the moves of the gap begin.
     pub(super) fn gap_start(&self) -> Option<usize> {
-        let n = self.game.plies();
-        (self.settled..=n).rev().find(|&k| self.across_gap(k))
+        let n = self.record.game().plies();
+        (self.record.settled()..=n)
+            .rev()
+            .find(|&k| self.across_gap(k))
     }
 
     /// The clock shows `side` to move while the moves read across a gap, still open, leave
@@ -80,15 +83,15 @@ impl Machine {
         let Some(g) = self.gap_start() else {
             return false;
         };
-        let n = self.game.plies();
-        if self.phase != Phase::Playing || g == n || self.game.position().turn() == side {
+        let n = self.record.game().plies();
+        if self.phase != Phase::Playing || g == n || self.record.game().position().turn() == side {
             return false;
         }
         let tried = (n, side, self.physical.board().occupied());
         if self.gap_parity_tried == Some(tried) {
             return false;
         }
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let start = &positions[g];
         let s = self.sensed();
         if !s.diff(positions[n].board()).is_empty() {
@@ -137,7 +140,7 @@ impl Machine {
         seqs: Vec<Vec<Move>>,
         reports: &Reports<'_>,
     ) -> Reading {
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let mut ranked = rank_orders(&positions[k], seqs, reports, &self.moves_since(k));
         let moves = ranked.remove(0);
         Reading::Adopt {
@@ -163,7 +166,13 @@ impl Machine {
         t: Millis,
         message: impl FnOnce(&str, &[String]) -> String,
     ) -> Alert {
-        let start = self.game.positions().get(from).cloned().unwrap_or_default();
+        let start = self
+            .record
+            .game()
+            .positions()
+            .get(from)
+            .cloned()
+            .unwrap_or_default();
         let alternatives: Vec<String> = others.iter().map(|o| numbered_san(&start, o)).collect();
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(from + 1);
@@ -194,7 +203,8 @@ impl Machine {
         let uci = |seq: &[Move]| -> Vec<String> {
             seq.iter()
                 .map(|m| {
-                    shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode()).to_string()
+                    shakmaty::uci::UciMove::from_move(*m, self.record.game().castling_mode())
+                        .to_string()
                 })
                 .collect()
         };
@@ -209,7 +219,7 @@ impl Machine {
     /// reaches: it is taken up once it has stood [`TAKE_UP_QUIET_MS`], or at once when a
     /// clock press says the move on it is complete.
     pub(super) fn take_up_after_quiet(&mut self, t: Millis) {
-        if self.phase == Phase::Playing && self.across_gap(self.settled) {
+        if self.phase == Phase::Playing && self.across_gap(self.record.settled()) {
             self.take_up_due = Some(t.saturating_add(TAKE_UP_QUIET_MS));
         }
     }
@@ -249,14 +259,14 @@ impl Machine {
     /// tell it), with a critical alert. Returns false when the board is not a position a game
     /// can go on from (a king missing, the side not to move in check): the game is then held.
     pub(super) fn reanchor_after_gap(&mut self, t: Millis, out: &mut Vec<Event>) -> bool {
-        if self.phase != Phase::Playing || !self.across_gap(self.settled) {
+        if self.phase != Phase::Playing || !self.across_gap(self.record.settled()) {
             return false;
         }
         let turn = self.anchor_turn();
         let Some(pos) = self.board_position(turn) else {
             return false;
         };
-        let before = self.game.plies();
+        let before = self.record.game().plies();
         let fen = self.take_up(pos, t, out);
         let mut a = self.alert("8.5.3", None, t, Severity::Critical);
         a.ply = ply_number(before + 1);
@@ -289,14 +299,14 @@ impl Machine {
         }
         self.clock
             .running()
-            .unwrap_or_else(|| self.game.position().turn())
+            .unwrap_or_else(|| self.record.game().position().turn())
     }
 
     /// The board's position with `turn` to move, keeping the castling rights its pieces
     /// still allow; `None` when no game can go on from it.
     fn board_position(&self, turn: Color) -> Option<Chess> {
-        let current = self.game.position();
-        let mode = self.game.castling_mode();
+        let current = self.record.game().position();
+        let mode = self.record.game().castling_mode();
         let setup = Setup {
             board: self.physical.board().clone(),
             turn,
@@ -311,7 +321,7 @@ impl Machine {
     /// Makes `pos` the game's position from now on: a game of its own, plies counted from
     /// it, nothing open. Returns its FEN.
     fn take_up(&mut self, pos: Chess, t: Millis, out: &mut Vec<Event>) -> String {
-        let mode = self.game.castling_mode();
+        let mode = self.record.game().castling_mode();
         let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
         // A hold told is released: the board is the game again.
         self.set_held_now(None, t, out);
@@ -321,10 +331,8 @@ impl Machine {
             physical,
             rotated: self.rotated,
             phase: Phase::Playing,
-            game: Game::from_position(pos, mode),
+            record: GameRecord::new(Game::from_position(pos, mode), t),
             chess960: self.chess960,
-            turn_start: vec![t],
-            reached_at: vec![t],
             clock: self.clock,
             now: self.now,
             taken_up: true,
@@ -346,7 +354,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.taken_up || self.game.plies() > 0 {
+        if !self.taken_up || self.record.game().plies() > 0 {
             return false;
         }
         let Some(pos) = self.board_position(!by) else {
@@ -374,7 +382,7 @@ impl Machine {
         if self.gap_alerts.is_empty() {
             return;
         }
-        let recorded = self.game.moves();
+        let recorded = self.record.game().moves();
         let after: Vec<Move> = recorded[..from.min(recorded.len())]
             .iter()
             .map(|p| p.mv)
@@ -409,7 +417,7 @@ impl Machine {
             .withdraws
             .extend(replaced.into_iter().map(|a| a.reference));
         // Moves made final long ago are read again no more.
-        let settled = self.settled;
+        let settled = self.record.settled();
         self.gap_alerts
             .retain(|a| a.from + a.moves.len() + REREAD_PLIES > settled);
         self.gap_alerts.push(GapAlert {
@@ -428,7 +436,7 @@ impl Machine {
         }
         let withdraws = std::mem::take(&mut self.gap_alerts_wrong);
         let first = withdraws.iter().map(|r| r.ply).min().unwrap_or(1);
-        let from = (first.saturating_sub(1) as usize).min(self.game.plies());
+        let from = (first.saturating_sub(1) as usize).min(self.record.game().plies());
         let mut a = self.alert("8.5.3", None, t, Severity::Info);
         a.ply = ply_number(from + 1);
         let moves = self.moves_since(from);
@@ -438,7 +446,7 @@ impl Machine {
         } else {
             format!(
                 "read again as {}",
-                numbered_san(&self.game.positions()[from], &moves)
+                numbered_san(&self.record.game().positions()[from], &moves)
             )
         };
         a.message = format!(
@@ -470,11 +478,14 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.anchor_unsure || self.game.plies() > 0 || self.game.position().turn() == side {
+        if !self.anchor_unsure
+            || self.record.game().plies() > 0
+            || self.record.game().position().turn() == side
+        {
             return false;
         }
         // The position taken up, not the board as it is now: a piece may be in the air.
-        let Some(pos) = self.board_position_of(self.game.position(), side) else {
+        let Some(pos) = self.board_position_of(self.record.game().position(), side) else {
             return false;
         };
         let physical = self.physical.clone();
@@ -495,11 +506,11 @@ impl Machine {
     /// After the game was taken up from the board with a guessed side to move and nothing
     /// explains the board, one move of the other side may: then that side was to move.
     pub(super) fn anchor_turn_explains(&self) -> Option<Color> {
-        if !self.anchor_unsure || self.game.plies() > 0 {
+        if !self.anchor_unsure || self.record.game().plies() > 0 {
             return None;
         }
-        let other = !self.game.position().turn();
-        let pos = self.board_position_of(self.game.position(), other)?;
+        let other = !self.record.game().position().turn();
+        let pos = self.board_position_of(self.record.game().position(), other)?;
         (!self.sensed().single_moves(&pos).is_empty()).then_some(other)
     }
 
@@ -509,7 +520,7 @@ impl Machine {
             turn,
             ..pos.to_setup(EnPassantMode::Legal)
         };
-        position_of(setup, self.game.castling_mode())
+        position_of(setup, self.record.game().castling_mode())
     }
 }
 

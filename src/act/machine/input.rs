@@ -39,7 +39,8 @@ impl Machine {
         self.correct_due_surplus(t, out);
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
-        self.physical.name_after(self.game.position().board());
+        self.physical
+            .name_after(self.record.game().position().board());
         match &obs.kind {
             ObservationKind::Emptied(sq) => self.observe_emptied(self.map(*sq), t, out),
             ObservationKind::Placed(sq, piece) => {

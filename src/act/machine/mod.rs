@@ -9,6 +9,7 @@ mod dead_position;
 mod doubt;
 mod doubt_alerts;
 mod exchanges;
+mod game_record;
 mod gap_doubts;
 mod gaps;
 mod gone_on;
@@ -50,6 +51,7 @@ use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
 use clock_state::ClockState;
 use doubt::Doubt;
+use game_record::GameRecord;
 use hold::Hold;
 use pending_end::PendingEnd;
 use press::{Completion, Press};
@@ -83,18 +85,9 @@ pub struct Machine {
     /// The board was found turned round (7.2.2): squares are mapped.
     rotated: bool,
     phase: Phase,
-    /// The game as recorded.
-    game: Game,
+    /// The game as recorded, and what was said of its moves.
+    record: GameRecord,
     chess960: bool,
-    /// Plies made final: no later observation revises them (only a re-reading may).
-    settled: usize,
-    /// Plies up to which a clock press completed the moves (6.2.1).
-    completed: usize,
-    /// For each position of the game, when its player got the move: the move's arrival or,
-    /// later, its press.
-    turn_start: Vec<Millis>,
-    /// For each position of the game, when the move that reached it was read.
-    reached_at: Vec<Millis>,
     /// When the board reported each square.
     square_reports: SquareReports,
     /// The lifts and placements the board reported.
@@ -129,20 +122,11 @@ pub struct Machine {
     /// and that press's time: a piece put there later replaces the queen, without a second
     /// penalty.
     unexchanged: Option<(usize, Millis)>,
-    /// The 7.5.5 proposals standing (each a completed illegal move of its player), with the
-    /// number of recorded moves each rests on.
-    penalties: Vec<(Color, usize)>,
-    /// The alerts about how recorded moves were made (touch-move findings): a revision that
-    /// withdraws a move withdraws what was said of it.
-    move_alerts: Vec<AlertRef>,
     /// The ply from which the last reading adopted with a doubt of a displaced piece was
     /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
     reconstructed_from: Option<usize>,
     /// A move a press completed, within its grace period.
     completion: Option<Completion>,
-    /// Touch-move findings (ply, mover) the opponent may still claim: the right lapses
-    /// once the opponent touches a piece (4.8).
-    open_claims: Vec<(u32, Color)>,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
     /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
@@ -241,12 +225,8 @@ impl Machine {
             config,
             rotated: false,
             phase: Phase::Waiting,
-            game: Game::standard(),
+            record: GameRecord::new(Game::standard(), 0),
             chess960: false,
-            settled: 0,
-            completed: 0,
-            turn_start: vec![0],
-            reached_at: vec![0],
             square_reports: SquareReports::new(),
             touches: Touches::new(),
             hold: Hold::new(),
@@ -259,11 +239,8 @@ impl Machine {
             overtaken_press: None,
             press_reading: None,
             unexchanged: None,
-            penalties: Vec::new(),
-            move_alerts: Vec::new(),
             reconstructed_from: None,
             completion: None,
-            open_claims: Vec::new(),
             wrong_setup: Vec::new(),
             quick_reply: None,
             unpressed_reply: None,
@@ -310,12 +287,12 @@ impl Machine {
 
     /// The recorded game so far (the standard start before any game began).
     pub fn game(&self) -> &Game {
-        &self.game
+        self.record.game()
     }
 
     /// Plies recorded in the current game.
     pub fn ply(&self) -> u32 {
-        ply_number(self.game.plies())
+        ply_number(self.record.game().plies())
     }
 
     /// The board as sensed, in game coordinates.
@@ -346,7 +323,8 @@ impl Machine {
     /// Completed illegal moves of a player in this game (7.5.5).
     pub fn illegal_moves(&self, color: Color) -> u32 {
         let count = self
-            .penalties
+            .record
+            .penalties()
             .iter()
             .filter(|&&(by, _)| by == color)
             .count();
@@ -375,7 +353,7 @@ impl Machine {
         Sensed {
             board: self.physical.board(),
             identifies: self.config.identifies_pieces,
-            placed: self.capture_evidence(self.game.plies()),
+            placed: self.capture_evidence(self.record.game().plies()),
         }
     }
 
@@ -398,14 +376,15 @@ impl Machine {
         // showed that move only later, but for the move's own squares: their report may be
         // the move itself.
         let reported_since = || self.squares_reported_after(since);
-        let placed = if k < self.game.plies() {
+        let placed = if k < self.record.game().plies() {
             placed | (reported_since() & !empty)
         } else if self
-            .reached_at
+            .record
+            .reached_at()
             .get(k)
             .is_some_and(|&reached| since < reached)
         {
-            let last_move = self.game.moves()[k - 1].mv;
+            let last_move = self.record.game().moves()[k - 1].mv;
             placed | (reported_since() & !empty & !squares_of(last_move))
         } else {
             placed
@@ -435,12 +414,12 @@ impl Machine {
     /// that reports a move late lets it be read only after the press, and what the board
     /// reported after the press (the reply's capture begun) belongs to the reply.
     fn reports_since(&self, k: usize) -> Millis {
-        let reached = self.reached_at.get(k).copied().unwrap_or(0);
-        if k == 0 || k != self.game.plies() || self.completed < k {
+        let reached = self.record.reached_at().get(k).copied().unwrap_or(0);
+        if k == 0 || k != self.record.game().plies() || self.record.completed() < k {
             return reached;
         }
-        let mover = !self.game.position().turn();
-        let before = self.reached_at.get(k - 1).copied().unwrap_or(0);
+        let mover = !self.record.game().position().turn();
+        let before = self.record.reached_at().get(k - 1).copied().unwrap_or(0);
         self.clock
             .pressed_at(mover)
             .filter(|&p| p > before && p < reached)
@@ -450,7 +429,7 @@ impl Machine {
     /// The squares on which pawns that stood on their seventh rank in position `k` and whose
     /// squares are `empty` now could promote.
     fn promotion_squares(&self, k: usize, empty: Bitboard) -> Bitboard {
-        let Some(position) = self.game.positions().get(k) else {
+        let Some(position) = self.record.game().positions().get(k) else {
             return Bitboard::EMPTY;
         };
         let board = position.board();
@@ -471,7 +450,7 @@ impl Machine {
         Alert {
             article: article.to_string(),
             side: side.map(ColorName::from),
-            ply: ply_number(self.game.plies() + 1),
+            ply: ply_number(self.record.game().plies() + 1),
             t_ms: t,
             evidence_ms: Vec::new(),
             squares: Vec::new(),

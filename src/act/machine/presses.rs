@@ -27,11 +27,11 @@ impl Machine {
         }
         self.press_reading = None;
         self.judge_press(press, out);
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         if let Some(reply) = self.pending_press.as_mut()
             && reply.due != WHEN_RESTORED
             && n > 0
-            && self.game.positions()[n - 1].turn() == reply.by
+            && self.record.game().positions()[n - 1].turn() == reply.by
         {
             reply.ply = n;
         }
@@ -39,7 +39,8 @@ impl Machine {
 
     /// True when `press` is by the side to move, for the move not yet on the board.
     pub(super) fn is_for_next_move(&self, press: Press) -> bool {
-        press.ply == self.game.plies() + 1 && self.game.position().turn() == press.by
+        press.ply == self.record.game().plies() + 1
+            && self.record.game().position().turn() == press.by
     }
 
     /// When to judge `press` again instead of now: a hand still moving pieces (often the
@@ -54,7 +55,7 @@ impl Machine {
                 Reading::Unexplained { in_progress: true }
             ) || !self
                 .sensed()
-                .arrival_unseen(self.game.position())
+                .arrival_unseen(self.record.game().position())
                 .is_empty()
         };
         // A piece the board shows one too many of is looked into before the press is
@@ -83,16 +84,16 @@ impl Machine {
         let Some(pressed) = self.reply_pressed_early else {
             return;
         };
-        let n = self.game.plies();
-        if n != self.completed + 1 || n < 2 {
+        let n = self.record.game().plies();
+        if n != self.record.completed() + 1 || n < 2 {
             return;
         }
         self.reply_pressed_early = None;
         if self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
             return;
         }
-        let mover = self.game.positions()[n - 1].turn();
-        let lifted = self.lift_reported_at(self.game.moves()[n - 1].mv);
+        let mover = self.record.game().positions()[n - 1].turn();
+        let lifted = self.lift_reported_at(self.record.game().moves()[n - 1].mv);
         if self.clock.pressed_at(mover) == Some(pressed) && lifted.is_some_and(|l| l <= pressed) {
             self.complete(mover, pressed, n, out);
         }
@@ -102,10 +103,10 @@ impl Machine {
     pub(super) fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
         let ply = self.pressed_for(press);
         let by_presser = ply >= 1
-            && ply <= self.game.plies()
-            && self.game.positions()[ply - 1].turn() == press.by;
+            && ply <= self.record.game().plies()
+            && self.record.game().positions()[ply - 1].turn() == press.by;
         if by_presser
-            && ply > self.completed
+            && ply > self.record.completed()
             && (self.landing_stands(ply) || self.carried_on_beside_reply(ply, press.t_ms, out))
         {
             self.complete(press.by, press.t_ms, ply, out);
@@ -132,11 +133,12 @@ impl Machine {
             .scan_period_ms
             .saturating_add(self.config.report_lag_ms);
         let shown_after = self
-            .reached_at
+            .record
+            .reached_at()
             .get(ply)
             .is_some_and(|&t| t > press.t_ms.saturating_add(delay));
         match ply.checked_sub(2) {
-            Some(open) if open > self.completed && shown_after => open,
+            Some(open) if open > self.record.completed() && shown_after => open,
             _ => ply,
         }
     }
@@ -176,7 +178,7 @@ impl Machine {
     fn shows_capture_unseen(&self) -> bool {
         !self
             .sensed()
-            .captures_landed_unseen(self.game.position())
+            .captures_landed_unseen(self.record.game().position())
             .is_empty()
     }
 
@@ -210,18 +212,21 @@ impl Machine {
             return;
         }
         self.take_up_at_press(by, t, out);
-        let n = self.game.plies();
-        let to_move = self.game.position().turn();
-        let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
+        let n = self.record.game().plies();
+        let to_move = self.record.game().position().turn();
+        let board_is_game = self
+            .sensed()
+            .diff(self.record.game().position().board())
+            .is_empty();
         if by != to_move {
             self.press_after_own_move(by, t, board_is_game, out);
         } else if n == 0 && last_press.is_none() && board_is_game {
             // The clock started with the wrong lever: nothing was played yet.
-        } else if last_press == Some(by) && self.completed == n && n > 0 {
+        } else if last_press == Some(by) && self.record.completed() == n && n > 0 {
             // A repeated press of the same lever.
         } else if n >= 2
-            && self.completed < n - 1
-            && self.game.positions()[n - 2].turn() == by
+            && self.record.completed() < n - 1
+            && self.record.game().positions()[n - 2].turn() == by
             && (board_is_game || self.reply_begun_before(by, t))
         {
             // A late press for the presser's previous move, made after the opponent had
@@ -273,9 +278,9 @@ impl Machine {
         board_is_game: bool,
         out: &mut Vec<Event>,
     ) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let to_move = !by;
-        if n == self.completed
+        if n == self.record.completed()
             && self
                 .pending_press
                 .is_some_and(|p| p.by == to_move && self.is_for_next_move(p))
@@ -283,7 +288,7 @@ impl Machine {
             // The reply pressed for before the move it answers was read: kept for the
             // reply, should both be read together.
             self.reply_pressed_early = Some(t);
-        } else if n > 0 && n > self.completed {
+        } else if n > 0 && n > self.record.completed() {
             if board_is_game {
                 let ply = self.pressed_ply(by, n);
                 self.complete(by, t, ply, out);
@@ -318,14 +323,14 @@ impl Machine {
     /// A press by `by`, to move, for a move not read yet: judged after the grace period,
     /// since the move's board updates may still come.
     fn press_for_move_unread(&mut self, by: Color, t: Millis) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         self.press_reading = match self.read(true) {
             reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
             _ => None,
         };
         let promotion = self
             .sensed()
-            .unfinished_promotion(self.game.position())
+            .unfinished_promotion(self.record.game().position())
             .map(|m| (n, m));
         let awaited = self
             .pending_press
@@ -336,7 +341,7 @@ impl Machine {
         if let Some(own) = self
             .pending_press
             .filter(|p| p.by != by && p.ply == n && p.due != WHEN_RESTORED)
-            && n > self.completed
+            && n > self.record.completed()
             && self.overtaken_press.is_none()
         {
             self.overtaken_press = Some(own);
@@ -358,8 +363,9 @@ impl Machine {
     /// came sooner than a hand answers and may be a displaced piece, so it stays open.
     pub(super) fn pressed_ply(&self, by: Color, n: usize) -> usize {
         let overlapping = matches!(self.doubt, Some(Doubt::Overlapping { .. }));
-        let earlier_open = n >= 3 && self.completed + 2 < n && self.settled + 2 < n;
-        if overlapping && earlier_open && self.game.positions()[n - 3].turn() == by {
+        let earlier_open =
+            n >= 3 && self.record.completed() + 2 < n && self.record.settled() + 2 < n;
+        if overlapping && earlier_open && self.record.game().positions()[n - 3].turn() == by {
             n - 2
         } else {
             n
@@ -370,10 +376,11 @@ impl Machine {
     /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
     /// his move before the reply, not for a new one.
     pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let (Some(&made), Some(&replied)) = (
-            n.checked_sub(1).and_then(|k| self.reached_at.get(k)),
-            self.reached_at.get(n),
+            n.checked_sub(1)
+                .and_then(|k| self.record.reached_at().get(k)),
+            self.record.reached_at().get(n),
         ) else {
             return false;
         };
@@ -401,7 +408,7 @@ impl Machine {
         self.pending_press = Some(Press {
             by,
             t_ms: t,
-            ply: self.game.plies() + 1,
+            ply: self.record.game().plies() + 1,
             due: WHEN_RESTORED,
             promotion: None,
             awaited: None,

@@ -36,10 +36,10 @@ impl Machine {
         touches_before: Millis,
         out: &mut Vec<Event>,
     ) {
-        let n = self.game.plies();
-        let before = self.game.position().clone();
+        let n = self.record.game().plies();
+        let before = self.record.game().position().clone();
         let mover = before.turn();
-        let since = self.turn_start.get(n).copied().unwrap_or(0);
+        let since = self.record.turn_start().get(n).copied().unwrap_or(0);
         // The opponent's own pieces count only from his press (he may still adjust them).
         let had_move = self.had_move(n).unwrap_or(0);
         let turn_lifts: Vec<Lift> = self
@@ -61,7 +61,7 @@ impl Machine {
         if self.quick_reply.as_ref().is_some_and(|q| q.ply <= n) {
             self.tell_quick_reply(out);
         }
-        let Ok(played) = self.game.play(m) else {
+        let Some(played) = self.record.move_recorded(m) else {
             return;
         };
         let ply = ply_number(n + 1);
@@ -71,7 +71,7 @@ impl Machine {
             san: played.san.clone(),
             t_ms: t,
             side: mover.into(),
-            fen: self.game.fen(),
+            fen: self.record.game().fen(),
         });
         if let Some(alert) = self.quick_reply(n, t) {
             self.tell_quick_reply(out);
@@ -85,7 +85,8 @@ impl Machine {
         }
         // A move read again unchanged at its ply keeps what was said of it, once.
         let told = |article: &str| {
-            self.move_alerts
+            self.record
+                .move_alerts()
                 .iter()
                 .any(|r| r.ply == ply && r.article == article)
         };
@@ -95,15 +96,13 @@ impl Machine {
             a.evidence_ms = f.evidence_ms;
             a.squares = f.squares.iter().map(ToString::to_string).collect();
             a.message = f.message;
-            self.move_alerts.push(a.reference());
+            self.record.finding_told(a.reference(), ply, mover);
             out.push(Event::Alert(a));
-            self.open_claims.push((ply, mover));
         }
-        self.turn_start.push(t);
-        self.reached_at.push(t);
+        self.record.move_timed(t);
         self.physical.clear_placed();
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
-        self.settle(window.max(self.settled));
+        self.settle(window.max(self.record.settled()));
         self.look_for_end(n + 1, t);
     }
 
@@ -111,7 +110,7 @@ impl Machine {
     /// than a hand can answer (the two-hands threshold): the hand that made the move before
     /// may have knocked a piece over, read as this reply.
     pub(super) fn quick_reply(&self, n: usize, t: Millis) -> Option<Alert> {
-        let previous = self.reached_at.get(n).copied().filter(|_| n > 0)?;
+        let previous = self.record.reached_at().get(n).copied().filter(|_| n > 0)?;
         let ms = t.saturating_sub(previous);
         // Moves read together from one observation (a reconstruction) carry no timing.
         // Moves read across a gap have estimated times: nothing rests on them.
@@ -123,8 +122,8 @@ impl Machine {
         {
             return None;
         }
-        let played = self.game.moves().get(n)?;
-        let side = self.game.positions()[n].turn();
+        let played = self.record.game().moves().get(n)?;
+        let side = self.record.game().positions()[n].turn();
         let mut a = self.alert("7.4", Some(side), t, Severity::Warning);
         a.ply = ply_number(n + 1);
         a.evidence_ms = vec![previous, t];
@@ -185,7 +184,14 @@ impl Machine {
             self.quick_reply = None;
         }
         if self.unpressed_reply.is_some_and(|(reply, _)| {
-            ply >= reply && self.game.positions().get(reply - 1).map(|p| p.turn()) == Some(by)
+            ply >= reply
+                && self
+                    .record
+                    .game()
+                    .positions()
+                    .get(reply - 1)
+                    .map(|p| p.turn())
+                    == Some(by)
         }) {
             self.unpressed_reply = None;
         }
@@ -199,15 +205,15 @@ impl Machine {
     pub(super) fn knocked_reply_reading(&self, pressed: bool) -> Option<Reading> {
         let (reply, m) = self.unpressed_reply?;
         let answered = reply.checked_sub(2)?;
-        let plies = self.game.plies();
-        if answered >= self.settled
+        let plies = self.record.game().plies();
+        if answered >= self.record.settled()
             || reply + 1 < plies
-            || self.game.moves().get(reply - 1).map(|p| p.mv) != Some(m)
+            || self.record.game().moves().get(reply - 1).map(|p| p.mv) != Some(m)
         {
             return None;
         }
         let mut wider = self.clone();
-        wider.settled = answered;
+        wider.record.open_from(answered);
         wider.unpressed_reply = None;
         match wider.read_within(pressed) {
             Reading::Adopt { from, moves, doubt }
@@ -222,9 +228,10 @@ impl Machine {
     /// When the player to move after ply `n` got the move: once that move was made (1.3),
     /// before its press.
     pub(super) fn had_move(&self, n: usize) -> Option<Millis> {
-        let pressed = *self.turn_start.get(n)?;
+        let pressed = *self.record.turn_start().get(n)?;
         Some(
-            self.reached_at
+            self.record
+                .reached_at()
                 .get(n)
                 .map_or(pressed, |&made| made.min(pressed)),
         )

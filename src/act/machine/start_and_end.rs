@@ -3,6 +3,7 @@
 use shakmaty::{Bitboard, Board, Move, Position, Role};
 
 use super::doubt::{Doubt, square_names};
+use super::game_record::GameRecord;
 use super::gaps::numbered_san;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
@@ -63,13 +64,13 @@ impl Machine {
         let Some(pending) = self.pending_end.clone() else {
             return;
         };
-        if self.phase != Phase::Playing || self.game.plies() != pending.ply {
+        if self.phase != Phase::Playing || self.record.game().plies() != pending.ply {
             self.pending_end = None;
             return;
         }
         // A press confirms once its grace period is over: the board may still report the
         // piece going on past the square that ended the game.
-        let confirmed = self.settled >= pending.ply
+        let confirmed = self.record.settled() >= pending.ply
             || now >= pending.t_ms.saturating_add(self.config.end_confirm_ms);
         if confirmed && self.landing_stands(pending.ply) {
             self.pending_end = None;
@@ -110,16 +111,14 @@ impl Machine {
             physical,
             rotated,
             phase: Phase::Playing,
-            game: start.game,
+            record: GameRecord::new(start.game, t),
             chess960: start.chess960,
-            turn_start: vec![t],
-            reached_at: vec![t],
             ..fresh
         };
         self.physical.clear_placed();
         out.push(Event::GameStart {
             t_ms: t,
-            fen: self.game.fen(),
+            fen: self.record.game().fen(),
             chess960: self.chess960,
             rotated: self.rotated,
         });
@@ -142,21 +141,21 @@ impl Machine {
     /// position (pieces taken off the centre squares to make room for the kings aside): the
     /// board is being cleared, and the signal can no longer be corrected.
     pub(super) fn left_final_position(&self) -> bool {
-        let final_board = self.game.position().board();
+        let final_board = self.record.game().position().board();
         let sensed = self.physical.board();
         let kings_and_room = final_board.kings() | sensed.kings() | ending::CENTRE;
         !(self.sensed().diff(final_board) & !kings_and_room).is_empty()
     }
 
     pub(super) fn result_signal(&mut self, signal: Ending, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let mut keep = n;
         // A king move to the centre that no press confirmed and that came just before the
         // other king completed the signal was the first half of the signal, not a move.
-        while keep > self.settled.max(self.completed) {
-            let m = self.game.moves()[keep - 1].mv;
+        while keep > self.record.settled().max(self.record.completed()) {
+            let m = self.record.game().moves()[keep - 1].mv;
             let king_to_centre = matches!(m, Move::Normal { role: Role::King, to, .. } if ending::CENTRE.contains(to));
-            let made = self.reached_at.get(keep).copied().unwrap_or(0);
+            let made = self.record.reached_at().get(keep).copied().unwrap_or(0);
             if !king_to_centre || t.saturating_sub(made) > SIGNAL_GAP_MS {
                 break;
             }
@@ -166,7 +165,7 @@ impl Machine {
             // A move whose press was forgotten looks the same: the arbiter decides.
             let mut a = self.alert("8.1", None, t, Severity::Warning);
             a.ply = ply_number(keep + 1);
-            a.squares = self.game.moves()[keep..]
+            a.squares = self.record.game().moves()[keep..]
                 .iter()
                 .map(|p| p.mv.to().to_string())
                 .collect();
@@ -174,7 +173,7 @@ impl Machine {
                 "the king move{} {} just before the result signal {} taken as part of the \
                  signal, not as a move; if it was played, the arbiter adds it to the record",
                 if n - keep == 1 { "" } else { "s" },
-                self.game.moves()[keep..]
+                self.record.game().moves()[keep..]
                     .iter()
                     .map(|p| p.san.as_str())
                     .collect::<Vec<_>>()
@@ -199,12 +198,12 @@ impl Machine {
     /// game's pieces gone from the centre squares the kings took (taken off to make room, or
     /// moved or captured unseen: the board cannot tell).
     fn moves_behind_signal(&mut self, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
-        let game_board = self.game.position().board().clone();
+        let n = self.record.game().plies();
+        let game_board = self.record.game().position().board().clone();
         let sensed = self.physical.board().clone();
         let on = SignalSquares::of(&sensed, &game_board, self.sensed().diff(&game_board));
         let across_gap = self.across_gap(n);
-        let since = self.reached_at.get(n).copied().unwrap_or(0);
+        let since = self.record.reached_at().get(n).copied().unwrap_or(0);
         let unseen = across_gap || self.outage.is_some_and(|o| o >= since);
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(n + 1);
@@ -241,7 +240,7 @@ impl Machine {
                 a.message = format!(
                     "the result signal came with moves the record lacked: {}, {KINGS_ASSUMED}; \
                      the arbiter should check them",
-                    numbered_san(self.game.position(), &moves)
+                    numbered_san(self.record.game().position(), &moves)
                 );
                 self.adopt(n, &moves, t, out);
             }
@@ -290,7 +289,7 @@ impl Machine {
         made_room: Bitboard,
         cleared: Bitboard,
     ) -> Explanation {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let mut unsignalled = sensed.clone();
         for sq in sensed.kings() | made_room {
             unsignalled.discard_piece_at(sq);
@@ -307,7 +306,7 @@ impl Machine {
             identifies: self.config.identifies_pieces,
             placed: Bitboard::EMPTY,
         };
-        let start = self.game.position();
+        let start = self.record.game().position();
         match reading.single_moves(start)[..] {
             [(m, _)] => Explanation::Unique(vec![m]),
             _ => reading.sequences(start, self.reconstruction_depth(n), &self.reports(n)),

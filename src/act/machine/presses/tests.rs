@@ -128,7 +128,7 @@ fn a_late_press_with_the_next_piece_in_the_hand_completes_the_open_move() {
     let mut end = Vec::new();
     machine.advance(20_000, &mut end);
     events.extend(end);
-    assert_eq!(machine.game.plies(), 4, "{events:?}");
+    assert_eq!(machine.game().plies(), 4, "{events:?}");
     assert!(
         alert_articles(&events).is_empty(),
         "no alert for presses each made after a move: {events:?}"
