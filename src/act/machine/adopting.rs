@@ -69,7 +69,7 @@ impl Machine {
         }
         let reading = self.read_board();
         if !matches!(reading, Reading::Unexplained { .. }) {
-            self.take_up_due = None;
+            self.gap.take_up_dropped();
         }
         match reading {
             Reading::Current => {
@@ -353,7 +353,7 @@ impl Machine {
             if held.is_none() {
                 self.unrestored = None;
             }
-            self.hold.set(held, t, self.untimed);
+            self.hold.set(held, t, self.gap.untimed());
         }
     }
 
@@ -374,7 +374,8 @@ impl Machine {
     /// the board last showed a move being made.
     pub(super) fn hold_due(&self) -> Option<Millis> {
         // A board that may be taken up as the game's position is no hold until then.
-        self.hold.due(self.config.scan_period_ms, self.take_up_due)
+        self.hold
+            .due(self.config.scan_period_ms, self.gap.take_up_due())
     }
 
     /// Tells the hold as it stands when it differs from what was told last and is due (or

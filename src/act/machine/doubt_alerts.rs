@@ -19,7 +19,7 @@ impl Machine {
         // How moves read across a gap overlapped in time is not known: their times are
         // estimates.
         let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
-        if timed || !self.untimed {
+        if timed || !self.gap.untimed() {
             let mut alert = self.doubt_alert(&doubt, t);
             // What the touches of the move just recorded told (a castling made rook first,
             // 4.4.2) is not told again.

@@ -10,26 +10,13 @@ use shakmaty::{
 
 use super::doubt::{Doubt, square_names, squares_of_all};
 use super::game_record::GameRecord;
+use super::link_gap::{LinkGap, TAKE_UP_QUIET_MS};
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
-use crate::act::{Alert, AlertRef, Event, GapAccount, Severity};
+use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::Millis;
 use crate::rules::Game;
-
-/// How long a board no short sequence of moves explains after a gap must stand unchanged
-/// before it is taken up as the game's position (when no clock press says sooner that the
-/// move on it is complete).
-pub const TAKE_UP_QUIET_MS: Millis = 1_000;
-
-/// An 8.5.3 alert that named the orders of `moves`, read across a gap from position `from`:
-/// it stands until those moves are read otherwise or the gap is read again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct GapAlert {
-    reference: AlertRef,
-    from: usize,
-    moves: Vec<Move>,
-}
 
 impl Machine {
     /// The link to the board was down and came back at `t` (a cable plugged in again, a
@@ -42,7 +29,7 @@ impl Machine {
     /// game does not explain is an 8.5.3 doubt for the arbiter, not an illegal move (see
     /// `gap_doubts`).
     pub fn link_restored(&mut self, t: Millis) {
-        self.link_gap = Some((t, self.record.game().plies()));
+        self.gap.link_restored(t, self.record.game().plies());
         self.gap_unconfirmed(Some(self.record.game().plies()));
     }
 
@@ -51,9 +38,7 @@ impl Machine {
     /// after the link came back, from the dump itself, are not.)
     pub(super) fn across_gap(&self, k: usize) -> bool {
         let since = self.record.reached_at().get(k).copied().unwrap_or(0);
-        self.link_gap
-            .is_some_and(|(t, plies)| t >= since && k <= plies)
-            && self.outage.is_some_and(|o| o >= since)
+        self.gap.across(k, since)
     }
 
     /// The last position the game reached before the link came back, while the moves read
@@ -88,7 +73,7 @@ impl Machine {
             return false;
         }
         let tried = (n, side, self.physical.board().occupied());
-        if self.gap_parity_tried == Some(tried) {
+        if self.gap.parity_tried(tried) {
             return false;
         }
         let positions = self.record.game().positions();
@@ -114,7 +99,7 @@ impl Machine {
             Some(Explanation::None | Explanation::Partial(_)) | None => None,
         };
         let Some(Reading::Adopt { from, moves, doubt }) = reading else {
-            self.gap_parity_tried = Some(tried);
+            self.gap.parity_tried_in_vain(tried);
             return false;
         };
         self.adopt_reading(from, &moves, doubt, t, out);
@@ -220,17 +205,16 @@ impl Machine {
     /// clock press says the move on it is complete.
     pub(super) fn take_up_after_quiet(&mut self, t: Millis) {
         if self.phase == Phase::Playing && self.across_gap(self.record.settled()) {
-            self.take_up_due = Some(t.saturating_add(TAKE_UP_QUIET_MS));
+            self.gap.take_up_at(t.saturating_add(TAKE_UP_QUIET_MS));
         }
     }
 
     /// A press by `by` while a take-up waits: the presser's move on the board is complete,
     /// and the board is taken up now if still nothing explains it.
     pub(super) fn take_up_at_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        if self.take_up_due.is_some() {
+        if self.gap.take_up_pressed(t) {
             // The press started the other side's clock: that side is to move.
             self.clock.runs(!by);
-            self.take_up_due = Some(t);
             self.take_up_if_due(t, out);
         }
     }
@@ -238,10 +222,9 @@ impl Machine {
     /// A take-up due by `now`: the board is read once more and taken up if still nothing
     /// explains it.
     pub(super) fn take_up_if_due(&mut self, now: Millis, out: &mut Vec<Event>) {
-        if self.take_up_due.is_none_or(|due| now < due) {
+        if !self.gap.take_up_falls_due(now) {
             return;
         }
-        self.take_up_due = None;
         if self.phase == Phase::Playing
             && matches!(
                 self.read_board(),
@@ -281,7 +264,7 @@ impl Machine {
         );
         a.gap = Some(GapAccount::Reanchored { fen });
         out.push(Event::Alert(a));
-        self.anchor_unsure = true;
+        self.gap.anchor_guessed();
         true
     }
 
@@ -335,7 +318,7 @@ impl Machine {
             chess960: self.chess960,
             clock: self.clock,
             now: self.now,
-            taken_up: true,
+            gap: LinkGap::taken_up(),
             ..fresh
         };
         self.physical.clear_placed();
@@ -354,7 +337,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.taken_up || self.record.game().plies() > 0 {
+        if !self.gap.is_taken_up() || self.record.game().plies() > 0 {
             return false;
         }
         let Some(pos) = self.board_position(!by) else {
@@ -379,7 +362,7 @@ impl Machine {
     /// read otherwise stand no more, and are withdrawn by the next alert (the gap's new
     /// order alert, or [`Machine::withdraw_wrong_gap_alerts`]).
     pub(super) fn gap_read_again(&mut self, from: usize, moves: &[Move]) {
-        if self.gap_alerts.is_empty() {
+        if self.gap.no_order_alerts() {
             return;
         }
         let recorded = self.record.game().moves();
@@ -388,16 +371,7 @@ impl Machine {
             .map(|p| p.mv)
             .chain(moves.iter().copied())
             .collect();
-        let (wrong, standing): (Vec<GapAlert>, Vec<GapAlert>) =
-            std::mem::take(&mut self.gap_alerts)
-                .into_iter()
-                .partition(|a| {
-                    let end = a.from + a.moves.len();
-                    from < end && after.get(a.from..end) != Some(&a.moves[..])
-                });
-        self.gap_alerts = standing;
-        self.gap_alerts_wrong
-            .extend(wrong.into_iter().map(|a| a.reference));
+        self.gap.read_otherwise(from, &after);
     }
 
     /// `alert` was just raised for `doubt`: an order alert withdraws the gap alerts it
@@ -407,34 +381,23 @@ impl Machine {
         let Doubt::Order { from, moves, .. } = doubt else {
             return;
         };
-        let (replaced, standing): (Vec<GapAlert>, Vec<GapAlert>) =
-            std::mem::take(&mut self.gap_alerts)
-                .into_iter()
-                .partition(|a| a.from == *from);
-        self.gap_alerts = standing;
-        alert.withdraws = std::mem::take(&mut self.gap_alerts_wrong);
-        alert
-            .withdraws
-            .extend(replaced.into_iter().map(|a| a.reference));
-        // Moves made final long ago are read again no more.
-        let settled = self.record.settled();
-        self.gap_alerts
-            .retain(|a| a.from + a.moves.len() + REREAD_PLIES > settled);
-        self.gap_alerts.push(GapAlert {
-            reference: alert.reference(),
-            from: *from,
-            moves: moves.clone(),
-        });
+        alert.withdraws = self.gap.order_alert_raised(
+            alert.reference(),
+            *from,
+            moves,
+            self.record.settled(),
+            REREAD_PLIES,
+        );
     }
 
     /// Gap alerts a reading showed wrong and no new order alert replaced (the gap read
     /// again has one order only, or its moves were withdrawn): withdrawn by an Info 8.5.3
     /// alert that tells how the moves are read now.
     pub(super) fn withdraw_wrong_gap_alerts(&mut self, t: Millis, out: &mut Vec<Event>) {
-        if self.gap_alerts_wrong.is_empty() {
+        let withdraws = self.gap.wrong_alerts_taken();
+        if withdraws.is_empty() {
             return;
         }
-        let withdraws = std::mem::take(&mut self.gap_alerts_wrong);
         let first = withdraws.iter().map(|r| r.ply).min().unwrap_or(1);
         let from = (first.saturating_sub(1) as usize).min(self.record.game().plies());
         let mut a = self.alert("8.5.3", None, t, Severity::Info);
@@ -478,7 +441,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.anchor_unsure
+        if !self.gap.anchor_unsure()
             || self.record.game().plies() > 0
             || self.record.game().position().turn() == side
         {
@@ -498,7 +461,7 @@ impl Machine {
         a.gap = Some(GapAccount::Reanchored { fen });
         out.push(Event::Alert(a));
         // Corrected once: the side is known now (no flipping back and forth).
-        self.anchor_unsure = false;
+        self.gap.anchor_known();
         self.physical = physical;
         true
     }
@@ -506,7 +469,7 @@ impl Machine {
     /// After the game was taken up from the board with a guessed side to move and nothing
     /// explains the board, one move of the other side may: then that side was to move.
     pub(super) fn anchor_turn_explains(&self) -> Option<Color> {
-        if !self.anchor_unsure || self.record.game().plies() > 0 {
+        if !self.gap.anchor_unsure() || self.record.game().plies() > 0 {
             return None;
         }
         let other = !self.record.game().position().turn();

@@ -15,13 +15,9 @@ impl Machine {
     /// judgments that rest on timing (7.4 a reply quicker than a hand, 7.5.4 two hands, how
     /// long a hold lasted) are not made from it. A gap is never the players' fault.
     pub fn observe_recovered(&mut self, obs: &Observation, out: &mut Vec<Event>) {
-        self.untimed_span = Some(match self.untimed_span {
-            Some((first, last)) if self.last_recovered => (first, last.max(obs.t_ms)),
-            _ => (obs.t_ms, obs.t_ms),
-        });
-        self.untimed = true;
+        self.gap.recovered_begins(obs.t_ms);
         self.observe(obs, out);
-        self.untimed = false;
+        self.gap.recovered_ends();
     }
 
     /// Takes one observation; appends what it caused to `out`. Never panics.
@@ -29,8 +25,7 @@ impl Machine {
         let t = obs.t_ms;
         self.catch_up(t, out);
         self.now = self.now.max(t);
-        self.last_recovered = self.untimed;
-        if !self.untimed {
+        if self.gap.observation_read() {
             // A hold begun on recovered observations lasts from the first live one.
             self.hold.timed_from(t);
         }
@@ -121,7 +116,7 @@ impl Machine {
         }
         self.square_reports.changed_undated(changed);
         if changed.count() >= 2 {
-            self.outage = Some(t);
+            self.gap.outage_seen(t);
         }
         self.physical.replace(&board);
         self.board_changed(t, out);
@@ -240,7 +235,7 @@ impl Machine {
             end,
             signal,
             self.hold_due(),
-            self.take_up_due,
+            self.gap.take_up_due(),
             self.still_differing_due(),
         ]
         .into_iter()

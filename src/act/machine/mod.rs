@@ -17,6 +17,7 @@ mod hands;
 mod hold;
 mod illegal_moves;
 mod input;
+mod link_gap;
 mod lost_updates;
 mod pending_end;
 mod press;
@@ -38,7 +39,7 @@ mod unseen_landing;
 
 pub use config::MachineConfig;
 pub use dead_position::AnalysisRequest;
-pub use gaps::TAKE_UP_QUIET_MS;
+pub use link_gap::TAKE_UP_QUIET_MS;
 
 use shakmaty::{Bitboard, Board, Color, Position, Rank, Square};
 
@@ -46,13 +47,14 @@ use crate::act::ending::Ending;
 use crate::act::physical::PhysicalBoard;
 use crate::act::search::{Sensed, squares_of};
 use crate::act::start::StartRules;
-use crate::act::{Alert, AlertRef, Event, Severity};
+use crate::act::{Alert, Event, Severity};
 use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
 use clock_state::ClockState;
 use doubt::Doubt;
 use game_record::GameRecord;
 use hold::Hold;
+use link_gap::LinkGap;
 use pending_end::PendingEnd;
 use press::{Completion, Press};
 use reading::Reading;
@@ -149,8 +151,6 @@ pub struct Machine {
     /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land
     /// beside the other for a moment).
     pending_signal: Option<(Ending, Millis)>,
-    /// When a board dump last found two or more squares changed: updates were lost.
-    outage: Option<Millis>,
     /// The last observation was a lift: a piece is in the air.
     lifted_last: bool,
     /// The last move whose reply the board showed legal only had it gone further along
@@ -165,45 +165,10 @@ pub struct Machine {
     /// The result of the result signal that ended the game: the arbiter may still be
     /// moving the kings, and the signal that stands counts.
     signalled: Option<&'static str>,
-    /// When the link to the board last came back after being down
-    /// ([`Machine::link_restored`]), and the plies recorded then: the board may show moves
-    /// nobody saw after them.
-    link_gap: Option<(Millis, usize)>,
-    /// Since the link last came back, the game rests on a reading of what the board showed
-    /// once read again, until a move made after it is read alone
-    /// ([`Machine::link_restored`]): till then a press on a board the game does not explain
-    /// is an 8.5.3 doubt, not an illegal move.
-    unconfirmed_gap: Option<gap_doubts::UnconfirmedGap>,
-    /// The game was taken up from the board's position after a gap
-    /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
-    /// move, and no move has been made since: the clock or the first move may correct it.
-    anchor_unsure: bool,
-    /// The game was taken up from the board's position after a gap: until its first move
-    /// is read, the position is a guess (the side to move, an en passant right), and a press
-    /// on a board it does not explain is no illegal move of a player.
-    taken_up: bool,
-    /// After a gap, the board no short sequence of moves explains is taken up as the game's
-    /// position at this time, unless it changed or a reading explained it meanwhile: a
-    /// board read mid-move (a capture's piece in the hand) is not a position.
-    take_up_due: Option<Millis>,
-    /// The last gap reading the clock asked for in vain (plies recorded, side to move, the
-    /// board's occupied squares): not searched again until one of them changes.
-    gap_parity_tried: Option<(usize, Color, Bitboard)>,
-    /// The observation being read was recovered from the board's memory after a gap: its
-    /// time is an estimate.
-    untimed: bool,
-    /// The times the recovered observations of the last gap were given (first, last): what
-    /// happened then has no real timing, and no judgment rests on it.
-    untimed_span: Option<(Millis, Millis)>,
-    /// The last observation was a recovered one.
-    last_recovered: bool,
     /// The latest time the machine has seen.
     now: Millis,
-    /// The 8.5.3 alerts that named the orders of moves read across a gap, while those moves
-    /// may still be read again: a new reading of them withdraws the alert.
-    gap_alerts: Vec<gaps::GapAlert>,
-    /// Gap alerts the reading being adopted showed wrong: the next alert withdraws them.
-    gap_alerts_wrong: Vec<AlertRef>,
+    /// What the recorder did not see: a gap in the link, recovered observations.
+    gap: LinkGap,
 }
 
 impl Machine {
@@ -249,24 +214,13 @@ impl Machine {
             pending_end: None,
             analysis_requests: Vec::new(),
             pending_signal: None,
-            outage: None,
             lifted_last: false,
             still_told: None,
             differing_since: None,
             longer_last_told: None,
             signalled: None,
-            link_gap: None,
-            unconfirmed_gap: None,
-            anchor_unsure: false,
-            taken_up: false,
-            take_up_due: None,
-            gap_parity_tried: None,
-            untimed: false,
-            untimed_span: None,
-            last_recovered: false,
             now: 0,
-            gap_alerts: Vec::new(),
-            gap_alerts_wrong: Vec::new(),
+            gap: LinkGap::new(),
         }
     }
 
@@ -334,10 +288,7 @@ impl Machine {
     /// True when something at `t` rests on estimated times: the observation being read, or
     /// one the last gap's recovery gave that time.
     fn untimed_at(&self, t: Millis) -> bool {
-        self.untimed
-            || self
-                .untimed_span
-                .is_some_and(|(first, last)| (first..=last).contains(&t))
+        self.gap.untimed_at(t)
     }
 
     /// The board reported `sq` at `t`.

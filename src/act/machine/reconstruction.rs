@@ -491,7 +491,7 @@ impl Machine {
             undated: self.square_reports.undated(),
             since,
             slack: self.config.report_reorder_ms,
-            outage: self.outage.is_some_and(|o| o >= since),
+            outage: self.gap.outage_since(since),
             placed: self
                 .config
                 .identifies_pieces

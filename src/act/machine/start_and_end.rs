@@ -204,7 +204,7 @@ impl Machine {
         let on = SignalSquares::of(&sensed, &game_board, self.sensed().diff(&game_board));
         let across_gap = self.across_gap(n);
         let since = self.record.reached_at().get(n).copied().unwrap_or(0);
-        let unseen = across_gap || self.outage.is_some_and(|o| o >= since);
+        let unseen = across_gap || self.gap.outage_since(since);
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(n + 1);
         if on.behind.is_empty() {
