@@ -26,32 +26,31 @@ impl Machine {
         // A press for a move the reading withdrew, its presser's move now the last: the
         // press says that move is made.
         let n = self.record.game().plies();
-        if let Some(press) = self.pending_press.as_mut()
-            && press.due != WHEN_RESTORED
-            && press.ply > n + 1
-            && n > 0
-            && self.record.game().positions()[n - 1].turn() == press.by
-        {
-            press.ply = n;
-        }
+        let positions = self.record.game().positions();
+        self.presses.waiting_for_ply(n, |press| {
+            press.ply > n + 1 && n > 0 && positions[n - 1].turn() == press.by
+        });
         // An overtaken press is for the ply before the opponent's: it completes first.
-        if let Some(press) = self.overtaken_press
+        if let Some(press) = self.presses.overtaken()
             && self.try_complete(press, out)
         {
-            self.overtaken_press = None;
+            self.presses.overtaken_done();
         }
-        if let Some(press) = self.pending_press
+        if let Some(press) = self.presses.waiting()
             && self.try_complete(press, out)
         {
-            self.pending_press = None;
+            self.presses.waiting_done();
             // A press that waited for the board completes the moves read since; moves read
             // by a doubtful reconstruction stay open together until the next move is made,
             // and the waiting press does not make them final.
             if press.due == WHEN_RESTORED
                 && self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open)
-                && self.completion.is_some_and(|c| c.ply == press.ply)
+                && self
+                    .presses
+                    .completion()
+                    .is_some_and(|c| c.ply == press.ply)
             {
-                self.completion = None;
+                self.presses.completion_done();
             }
         }
         // After the waiting presses, which complete the moves before it: a reply pressed for
@@ -324,7 +323,7 @@ impl Machine {
         self.keep_unseen_capture_choices(keep);
         self.confirm_gap(from, moves);
         if keep < n
-            && let Some(c) = self.completion
+            && let Some(c) = self.presses.completion()
             && self.phase == Phase::Playing
         {
             let plies = self.record.game().plies();

@@ -108,17 +108,13 @@ impl Machine {
             self.adopt_gone_on(press, true, capture, reply, out);
             return true;
         }
-        let waiting = Some(Press {
-            due: waited,
-            ..press
-        });
         if overtaken {
-            self.overtaken_press = waiting;
-            if let Some(answer) = self.pending_press.as_mut() {
-                answer.due = answer.due.max(waited);
-            }
+            self.presses.overtaken_waits(press, waited);
         } else {
-            self.pending_press = waiting;
+            self.presses.waits(Press {
+                due: waited,
+                ..press
+            });
         }
         true
     }
@@ -219,7 +215,7 @@ impl Machine {
             || n == 0
             || n <= self.record.completed()
             || self.record.game().positions()[n - 1].turn() == lifter
-            || self.pending_press.is_some()
+            || self.presses.waiting().is_some()
         {
             return;
         }
@@ -263,7 +259,8 @@ impl Machine {
     /// left the landing within a scan of the press and may still be sliding on.
     pub(super) fn completed_move_gone_on_due(&self) -> Option<(Completion, Millis)> {
         let c = self
-            .completion
+            .presses
+            .completion()
             .filter(|c| c.ply == self.record.game().plies())?;
         let played = self.record.game().moves().get(c.ply.wrapping_sub(1))?;
         let left = self.square_reports.last(played.mv.to())?;
@@ -282,7 +279,8 @@ impl Machine {
         fits: impl Fn(Move, Bitboard) -> Option<(Move, Option<Move>)>,
     ) -> Option<(Move, Option<Move>)> {
         let ply = press.ply;
-        let open = ply > self.record.completed() || self.completion.is_some_and(|c| c.ply == ply);
+        let open = ply > self.record.completed()
+            || self.presses.completion().is_some_and(|c| c.ply == ply);
         if !open || ply != self.record.game().plies() || self.landing_stands(ply) {
             return None;
         }

@@ -32,7 +32,8 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.record(m, t, out);
-        self.unexchanged = Some((self.record.game().plies(), t));
+        self.presses
+            .promotion_unexchanged(self.record.game().plies(), t);
         let mut a = self.alert("7.5.2", Some(by), t, Severity::Critical);
         a.ply = self.ply();
         a.evidence_ms = vec![t];
@@ -63,11 +64,11 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        let Some((ply, pressed)) = self.unexchanged else {
+        let Some((ply, pressed)) = self.presses.unexchanged() else {
             return false;
         };
         if self.record.game().plies() != ply {
-            self.unexchanged = None;
+            self.presses.exchange_settled();
             return false;
         }
         let Some(Move::Normal {
@@ -102,7 +103,7 @@ impl Machine {
             return false;
         };
         let by = before.turn();
-        self.unexchanged = None;
+        self.presses.exchange_settled();
         self.adopt(ply - 1, &[m], t, out);
         if self.phase == Phase::Playing
             && self.record.game().plies() == ply

@@ -2,7 +2,7 @@
 
 use shakmaty::{Board, Piece, Position, Square};
 
-use super::press::{Press, WHEN_RESTORED};
+use super::press::Press;
 use super::start_and_end::SIGNAL_STANDS_MS;
 use super::{Machine, Phase};
 use crate::act::Event;
@@ -157,19 +157,15 @@ impl Machine {
         self.now = self.now.max(now);
         self.correct_due_surplus(now, out);
         self.judge_overtaken_press(now, out);
-        if let Some(press) = self.pending_press
-            && now >= press.due
+        if let Some(press) = self.presses.waiting_falls_due(now)
+            && self.phase == Phase::Playing
+            && !self.gone_on_to_unseen_capture(press, now, false, out)
+            && !self.try_complete(press, out)
+            && self.is_for_next_move(press)
         {
-            self.pending_press = None;
-            if self.phase == Phase::Playing
-                && !self.gone_on_to_unseen_capture(press, now, false, out)
-                && !self.try_complete(press, out)
-                && self.is_for_next_move(press)
-            {
-                match self.wait_for_motion(press, now) {
-                    Some(due) => self.pending_press = Some(Press { due, ..press }),
-                    None => self.judge_press(press, out),
-                }
+            match self.wait_for_motion(press, now) {
+                Some(due) => self.presses.waits(Press { due, ..press }),
+                None => self.judge_press(press, out),
             }
         }
         self.completed_move_gone_on(now, out);
@@ -194,17 +190,12 @@ impl Machine {
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
     pub fn next_deadline(&self) -> Option<Millis> {
-        let press = self
-            .pending_press
-            .iter()
-            .chain(&self.overtaken_press)
-            .map(|p| p.due)
-            .filter(|&due| due != WHEN_RESTORED)
-            .min();
+        let press = self.presses.next_due();
         // A completion whose landing square was vacated again waits for the board, not the
         // clock.
         let settle = self
-            .completion
+            .presses
+            .completion()
             .filter(|c| {
                 !self.slide_may_continue(c.ply)
                     && !self.held_since_made(c.ply)

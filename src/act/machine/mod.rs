@@ -56,8 +56,7 @@ use game_record::GameRecord;
 use hold::Hold;
 use link_gap::LinkGap;
 use pending_end::PendingEnd;
-use press::{Completion, Press};
-use reading::Reading;
+use press::Presses;
 use sense::Sense;
 use square_reports::SquareReports;
 use touches::Touches;
@@ -107,28 +106,11 @@ pub struct Machine {
     unrestored: Option<bool>,
     /// What the clock showed: presses, times, the running side.
     clock: ClockState,
-    /// A press waiting to be judged or to complete its move.
-    pending_press: Option<Press>,
-    /// The time of a press by the player not to move, made while nothing of his was left to
-    /// complete and the opponent's press waited for the board: his reply's, if both moves
-    /// are read together ([`Machine::complete_reply_pressed_early`]).
-    reply_pressed_early: Option<Millis>,
-    /// A press by the side to move that the opponent's press overtook while it waited for
-    /// the board to come to rest; judged, before the opponent's, when that one falls due.
-    overtaken_press: Option<Press>,
-    /// What the board read as at a pending press by the side to move, and the plies the
-    /// game had then: moves the press ended, should the board be changed again before the
-    /// press is judged (a knocked piece, the reply begun).
-    press_reading: Option<(usize, Reading)>,
-    /// The ply recorded with a queen for a pawn left on the last rank at the press (7.5.2),
-    /// and that press's time: a piece put there later replaces the queen, without a second
-    /// penalty.
-    unexchanged: Option<(usize, Millis)>,
+    /// The presses waiting on the board, and a move a press completed.
+    presses: Presses,
     /// The ply from which the last reading adopted with a doubt of a displaced piece was
     /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
     reconstructed_from: Option<usize>,
-    /// A move a press completed, within its grace period.
-    completion: Option<Completion>,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
     /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
@@ -199,13 +181,8 @@ impl Machine {
             capture_choices: Vec::new(),
             unrestored: None,
             clock: ClockState::new(),
-            pending_press: None,
-            reply_pressed_early: None,
-            overtaken_press: None,
-            press_reading: None,
-            unexchanged: None,
+            presses: Presses::new(),
             reconstructed_from: None,
-            completion: None,
             wrong_setup: Vec::new(),
             quick_reply: None,
             unpressed_reply: None,

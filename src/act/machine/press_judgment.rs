@@ -96,9 +96,9 @@ impl Machine {
     pub(super) fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
         let n = self.record.game().plies();
         if let Some(answer) = self.clock.pressed_at(!by).filter(|&p| p > t)
-            && self.pending_press.is_none()
+            && self.presses.waiting().is_none()
         {
-            self.pending_press = Some(Press {
+            self.presses.waits(Press {
                 by: !by,
                 t_ms: answer,
                 ply: if self.record.game().position().turn() == by {
@@ -195,11 +195,14 @@ impl Machine {
     /// updates may have come after the press), then the board at the press. Returns true
     /// when moves were adopted and the press completed the presser's latest move.
     fn adopt_pressed_moves(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) -> bool {
-        let at_press = self.press_reading.take().and_then(|(plies, reading)| {
-            let still_open =
-                matches!(reading, Reading::Adopt { from, .. } if from >= self.record.settled());
-            (plies == self.record.game().plies() && still_open).then_some(reading)
-        });
+        let at_press = self
+            .presses
+            .reading_at_press_taken()
+            .and_then(|(plies, reading)| {
+                let still_open =
+                    matches!(reading, Reading::Adopt { from, .. } if from >= self.record.settled());
+                (plies == self.record.game().plies() && still_open).then_some(reading)
+            });
         let reading = match self.read(true) {
             Reading::Unexplained { .. } => at_press,
             reading => Some(reading),

@@ -14,10 +14,9 @@ impl Machine {
     /// Judges a press the opponent's press overtook, once due; the opponent's press then
     /// stands for the opponent's last move in the game as read.
     pub(super) fn judge_overtaken_press(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let Some(press) = self.overtaken_press.filter(|p| now >= p.due) else {
+        let Some(press) = self.presses.overtaken_falls_due(now) else {
             return;
         };
-        self.overtaken_press = None;
         if self.phase != Phase::Playing
             || self.gone_on_to_unseen_capture(press, now, true, out)
             || self.try_complete(press, out)
@@ -25,16 +24,12 @@ impl Machine {
         {
             return;
         }
-        self.press_reading = None;
+        self.presses.reading_at_press_forgotten();
         self.judge_press(press, out);
         let n = self.record.game().plies();
-        if let Some(reply) = self.pending_press.as_mut()
-            && reply.due != WHEN_RESTORED
-            && n > 0
-            && self.record.game().positions()[n - 1].turn() == reply.by
-        {
-            reply.ply = n;
-        }
+        let positions = self.record.game().positions();
+        self.presses
+            .waiting_for_ply(n, |reply| n > 0 && positions[n - 1].turn() == reply.by);
     }
 
     /// True when `press` is by the side to move, for the move not yet on the board.
@@ -81,14 +76,14 @@ impl Machine {
     /// both are read together and that move completed: the press completes the reply when it
     /// came after the board reported the reply's piece lifted.
     pub(super) fn complete_reply_pressed_early(&mut self, out: &mut Vec<Event>) {
-        let Some(pressed) = self.reply_pressed_early else {
+        let Some(pressed) = self.presses.reply_pressed_early() else {
             return;
         };
         let n = self.record.game().plies();
         if n != self.record.completed() + 1 || n < 2 {
             return;
         }
-        self.reply_pressed_early = None;
+        self.presses.reply_press_judged();
         if self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
             return;
         }
@@ -207,7 +202,7 @@ impl Machine {
         let last_press = self.clock.last_press();
         self.overtake_waiting_press(by, t, out);
         self.clock.pressed(by, t);
-        self.press_reading = None;
+        self.presses.reading_at_press_forgotten();
         if self.phase != Phase::Playing {
             return;
         }
@@ -242,7 +237,7 @@ impl Machine {
     /// The waiting press is overtaken, and both moves read once the reply's last updates had
     /// their time.
     fn overtake_waiting_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        let Some(press) = self.pending_press else {
+        let Some(press) = self.presses.waiting() else {
             return;
         };
         if self.phase != Phase::Playing
@@ -253,7 +248,6 @@ impl Machine {
         {
             return;
         }
-        self.pending_press = None;
         // A landing the presser made before his press has been reported by now: when the
         // board shows only a capture it cannot show, the press is judged before the
         // reply's reports come, so that they are not read as his landing.
@@ -263,7 +257,7 @@ impl Machine {
         } else {
             t.saturating_add(self.config.press_grace_ms)
         };
-        self.overtaken_press = Some(Press { due, ..press });
+        self.presses.waiting_overtaken(due);
         if judge_now {
             self.judge_overtaken_press(t, out);
         }
@@ -282,12 +276,13 @@ impl Machine {
         let to_move = !by;
         if n == self.record.completed()
             && self
-                .pending_press
+                .presses
+                .waiting()
                 .is_some_and(|p| p.by == to_move && self.is_for_next_move(p))
         {
             // The reply pressed for before the move it answers was read: kept for the
             // reply, should both be read together.
-            self.reply_pressed_early = Some(t);
+            self.presses.reply_pressed_before_read(t);
         } else if n > 0 && n > self.record.completed() {
             if board_is_game {
                 let ply = self.pressed_ply(by, n);
@@ -297,25 +292,26 @@ impl Machine {
             } else {
                 // The board may report the last placement after the press. A press of
                 // the side to move still waiting is judged in its turn, not dropped.
-                if let Some(waiting) = self.pending_press.filter(|&p| {
-                    p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
-                }) && self.overtaken_press.is_none()
-                {
-                    self.overtaken_press = Some(Press {
-                        due: waiting
-                            .due
-                            .max(t.saturating_add(self.config.press_grace_ms)),
+                let due = t.saturating_add(self.config.press_grace_ms);
+                let judged_first = self
+                    .presses
+                    .waiting()
+                    .filter(|&p| {
+                        p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
+                    })
+                    .map(|waiting| Press {
+                        due: waiting.due.max(due),
                         ..waiting
                     });
-                }
-                self.pending_press = Some(Press {
+                let press = Press {
                     by,
                     t_ms: t,
                     ply: n,
-                    due: t.saturating_add(self.config.press_grace_ms),
+                    due,
                     promotion: None,
                     awaited: None,
-                });
+                };
+                self.presses.waits_after(press, judged_first);
             }
         }
     }
@@ -324,36 +320,33 @@ impl Machine {
     /// since the move's board updates may still come.
     fn press_for_move_unread(&mut self, by: Color, t: Millis) {
         let n = self.record.game().plies();
-        self.press_reading = match self.read(true) {
-            reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
+        let reading = match self.read(true) {
+            reading @ Reading::Adopt { doubt: None, .. } => Some(reading),
             _ => None,
         };
+        self.presses.read_at_press(n, reading);
         let promotion = self
             .sensed()
             .unfinished_promotion(self.record.game().position())
             .map(|m| (n, m));
-        let awaited = self
-            .pending_press
+        let waiting = self.presses.waiting();
+        let awaited = waiting
             .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
             .map(|p| p.t_ms);
         // The opponent's press for his move, still waiting for the board, is judged
         // before this one: his piece may have gone on to a capture the board cannot show.
-        if let Some(own) = self
-            .pending_press
-            .filter(|p| p.by != by && p.ply == n && p.due != WHEN_RESTORED)
-            && n > self.record.completed()
-            && self.overtaken_press.is_none()
-        {
-            self.overtaken_press = Some(own);
-        }
-        self.pending_press = Some(Press {
+        let judged_first = waiting.filter(|p| {
+            p.by != by && p.ply == n && p.due != WHEN_RESTORED && n > self.record.completed()
+        });
+        let press = Press {
             by,
             t_ms: t,
             ply: n + 1,
             due: t.saturating_add(self.config.press_grace_ms),
             promotion,
             awaited,
-        });
+        };
+        self.presses.waits_after(press, judged_first);
     }
 
     /// The ply a press by `by`, whose move `n` is the last recorded, completes: `n`, unless
@@ -405,7 +398,7 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.set_held_now(Some(differing), t, out);
-        self.pending_press = Some(Press {
+        self.presses.waits(Press {
             by,
             t_ms: t,
             ply: self.record.game().plies() + 1,

@@ -11,13 +11,13 @@ use crate::board::Millis;
 impl Machine {
     /// Makes a press-confirmed move final once its grace period is over.
     pub(super) fn settle_completion(&mut self, now: Millis) {
-        if let Some(c) = self.completion
+        if let Some(c) = self.presses.completion()
             && now >= self.completion_due(c)
             && !self.slide_may_continue(c.ply)
             && !self.held_since_made(c.ply)
             && !self.slide_reported_ahead(c.ply)
         {
-            self.completion = None;
+            self.presses.completion_done();
             let ply = match self.gap_turn_unconfirmed_from() {
                 Some(before) => c.ply.min(before),
                 None => c.ply,
@@ -142,7 +142,7 @@ impl Machine {
         // The board may still report the end of a slide made before the press: the move
         // stays revisable for the grace period.
         let now = self.now.max(t);
-        self.completion = Some(Completion {
+        self.presses.move_completed(Completion {
             by,
             ply: n,
             pressed: t,

@@ -132,8 +132,7 @@ impl Machine {
             t_ms: t,
         });
         self.phase = Phase::Ended;
-        self.pending_press = None;
-        self.overtaken_press = None;
+        self.presses.game_ended();
         self.hold.end();
     }
 

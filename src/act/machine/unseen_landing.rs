@@ -135,7 +135,7 @@ impl Machine {
     pub(super) fn read_quiet_board(&mut self, t: Millis, out: &mut Vec<Event>) -> Vec<String> {
         if self.config.identifies_pieces
             || self.phase != Phase::Playing
-            || self.pending_press.is_some()
+            || self.presses.waiting().is_some()
             || self.pending_end.is_some()
         {
             return Vec::new();

@@ -51,7 +51,10 @@ fn an_unfinished_promotion_ends_with_its_press() {
         ObservationKind::ClockPressed { by: Color::White },
     ));
     assert!(
-        machine.pending_press.is_some_and(|p| p.promotion.is_some()),
+        machine
+            .presses
+            .waiting()
+            .is_some_and(|p| p.promotion.is_some()),
         "the press keeps the pawn shown on b8"
     );
     events.extend(observe(
@@ -72,7 +75,7 @@ fn an_unfinished_promotion_ends_with_its_press() {
         "the promotion is recorded: {events:?}"
     );
     assert!(
-        machine.pending_press.is_none() && machine.overtaken_press.is_none(),
+        machine.presses.waiting().is_none() && machine.presses.overtaken().is_none(),
         "the press ended, and its promotion with it"
     );
     assert!(
