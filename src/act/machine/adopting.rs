@@ -44,7 +44,7 @@ impl Machine {
             // by a doubtful reconstruction stay open together until the next move is made,
             // and the waiting press does not make them final.
             if press.due == WHEN_RESTORED
-                && self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open)
+                && self.doubts.doubt().is_some_and(Doubt::keeps_moves_open)
                 && self
                     .presses
                     .completion()
@@ -72,7 +72,7 @@ impl Machine {
         }
         match reading {
             Reading::Current => {
-                self.doubt = None;
+                self.doubts.read_without_doubt();
                 self.set_held(None, t, out);
             }
             Reading::Adopt { from, .. }
@@ -140,7 +140,7 @@ impl Machine {
         // may still explain the board better.
         if doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
             self.record.open_from(from.min(settled_before));
-            self.reconstructed_from = Some(from);
+            self.doubts.reconstructed(from);
         }
         // Moves read across a gap stay open until play after them confirms how many there
         // were: the clock or the next move may say the other side is to move.
@@ -150,7 +150,7 @@ impl Machine {
         let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
         match doubt {
             Some(doubt) => self.raise_doubt(doubt, t, out),
-            None => self.doubt = None,
+            None => self.doubts.read_without_doubt(),
         }
         if self.phase == Phase::Playing {
             let d = self.sensed().diff(self.record.game().position().board());
@@ -350,7 +350,7 @@ impl Machine {
     fn hold(&mut self, held: Option<Bitboard>, t: Millis) {
         if held != self.hold.squares() {
             if held.is_none() {
-                self.unrestored = None;
+                self.doubts.position_restored();
             }
             self.hold.set(held, t, self.gap.untimed());
         }

@@ -10,14 +10,11 @@ use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Square, attacks};
 use super::Machine;
 use super::doubt::Doubt;
 use super::exchanges::worth;
+use super::open_doubts::{CHOICE_OPEN_PLIES, CaptureChoice};
 use super::reading::{Reading, choose, common_prefix};
 use crate::act::Event;
 use crate::act::search::{Explanation, Sensed, only, touches};
 use crate::board::Millis;
-
-/// How many plies after the choice the other captures stay open to the board's reports: a
-/// piece taken unseen is usually moved or taken again within a few moves.
-const CHOICE_OPEN_PLIES: usize = 40;
 
 /// How many games a correction may weigh at once: past it, the later choices leave too many
 /// ways to read the moves since, and the record stands as it is.
@@ -26,18 +23,6 @@ const MOST_REPLAYS: usize = 16;
 /// How many moves past the record a held game may be read with a corrected capture choice:
 /// the moves of fast play made while the record stood wrong.
 const HELD_CHOICE_PLIES: usize = 4;
-
-/// A capture recorded while other captures by the same piece left the board as it is, or
-/// any capture whose landing the board never showed, kept open to the board's later reports.
-#[derive(Debug, Clone)]
-pub(super) struct CaptureChoice {
-    /// The position the capture was made from.
-    ply: usize,
-    /// The capturer's square.
-    from: Square,
-    /// Captures once recorded here and withdrawn since, because the board ruled them out.
-    refuted: Vec<Move>,
-}
 
 /// Every capture the piece on `from` can make from `pos` with its landing unseen: each plain
 /// capture empties `from` and leaves its victim's square as full as before.
@@ -260,15 +245,7 @@ impl Machine {
             out,
         );
         let ply = self.record.game().plies() - 1;
-        self.capture_choices
-            .retain(|c| c.ply < ply && c.ply + CHOICE_OPEN_PLIES >= ply);
-        if let Some(from) = chosen.from() {
-            self.capture_choices.push(CaptureChoice {
-                ply,
-                from,
-                refuted: Vec::new(),
-            });
-        }
+        self.doubts.capture_chosen(ply, chosen.from());
     }
 
     /// A game held on a board nothing else explains, for longer than a slide's longest
@@ -329,24 +306,19 @@ impl Machine {
             return;
         }
         let n = self.record.game().plies();
-        self.capture_choices
-            .retain(|c| c.ply + CHOICE_OPEN_PLIES >= n);
+        self.doubts.old_choices_closed(n);
         for k in from..n {
             let m = self.record.game().moves()[k].mv;
             let (Some(capturer), true) = (m.from(), m.is_capture()) else {
                 continue;
             };
-            if self.capture_choices.iter().any(|c| c.ply == k)
+            if self.doubts.capture_choices().iter().any(|c| c.ply == k)
                 || (self.capture_not_shown(&[m], &self.reports(k)).is_none()
                     && !self.capture_of_a_piece_just_arrived(k))
             {
                 continue;
             }
-            self.capture_choices.push(CaptureChoice {
-                ply: k,
-                from: capturer,
-                refuted: Vec::new(),
-            });
+            self.doubts.capture_kept_open(k, capturer);
         }
     }
 
@@ -375,29 +347,14 @@ impl Machine {
     /// by another capture of the same piece counts the replaced one refuted; one whose
     /// capture they replace by anything else is closed.
     pub(super) fn reread_capture_choices(&mut self, from: usize, moves: &[Move]) {
-        let recorded = self.record.game().moves();
-        self.capture_choices.retain_mut(|c| {
-            let (Some(old), Some(&new)) = (
-                recorded.get(c.ply).map(|p| p.mv),
-                c.ply.checked_sub(from).and_then(|i| moves.get(i)),
-            ) else {
-                return true;
-            };
-            if old == new {
-                return true;
-            }
-            let same_piece = new.is_capture() && new.from() == Some(c.from);
-            if same_piece {
-                c.refuted.push(old);
-            }
-            same_piece
-        });
+        self.doubts
+            .choices_read_again(from, moves, self.record.game().moves());
     }
 
     /// The open choices, each with the capture recorded for it now.
     fn open_capture_choices(&self) -> impl Iterator<Item = (&CaptureChoice, Move)> {
         let n = self.record.game().plies();
-        self.capture_choices.iter().filter_map(move |c| {
+        self.doubts.capture_choices().iter().filter_map(move |c| {
             let recorded = self.record.game().moves().get(c.ply)?.mv;
             (c.ply + CHOICE_OPEN_PLIES >= n
                 && recorded.is_capture()

@@ -13,7 +13,7 @@ impl Machine {
     /// Tells the arbiter why the moves just adopted are not certain, once per doubt: the
     /// same doubt read again from the next observation is not raised again.
     pub(super) fn raise_doubt(&mut self, doubt: Doubt, t: Millis, out: &mut Vec<Event>) {
-        if self.doubt.as_ref() == Some(&doubt) {
+        if self.doubts.doubt() == Some(&doubt) {
             return;
         }
         // How moves read across a gap overlapped in time is not known: their times are
@@ -31,7 +31,7 @@ impl Machine {
         if let Doubt::StoodUnseen { from, .. } = doubt {
             self.withdraw_penalty_judged_at(from, t, out);
         }
-        self.doubt = Some(doubt);
+        self.doubts.doubt_raised(doubt);
     }
 
     /// The alert for `doubt`, raised at `t`: the article it falls under and what the

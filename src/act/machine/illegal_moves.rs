@@ -150,7 +150,7 @@ impl Machine {
         let basis = self.record.game().plies();
         self.count_illegal(by, basis, t, out);
         self.set_held_now(Some(differing), t, out);
-        self.unrestored = Some(false);
+        self.doubts.illegal_move_unrestored();
     }
 
     /// The alert for the first press made after a completed illegal move on a board still

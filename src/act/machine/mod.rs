@@ -19,6 +19,7 @@ mod illegal_moves;
 mod input;
 mod link_gap;
 mod lost_updates;
+mod open_doubts;
 mod pending_end;
 mod press;
 mod press_judgment;
@@ -51,10 +52,10 @@ use crate::act::{Alert, Event, Severity};
 use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
 use clock_state::ClockState;
-use doubt::Doubt;
 use game_record::GameRecord;
 use hold::Hold;
 use link_gap::LinkGap;
+use open_doubts::OpenDoubts;
 use pending_end::PendingEnd;
 use press::Presses;
 use sense::Sense;
@@ -95,32 +96,14 @@ pub struct Machine {
     touches: Touches,
     /// The squares the game is held on while nothing explains the board (7.4, 7.6).
     hold: Hold,
-    /// The doubt last raised about the open moves: raised once, cleared when the board is
-    /// read without one.
-    doubt: Option<Doubt>,
-    /// The captures presses left undecided on a board that senses only occupancy, while the
-    /// board's later reports may still show which were made.
-    capture_choices: Vec<capture_choice::CaptureChoice>,
-    /// A completed illegal move (7.5.1) whose position has not been restored yet, while
-    /// the game is held on it; true once a press made on the unrestored board was told.
-    unrestored: Option<bool>,
+    /// The open doubts and choices.
+    doubts: OpenDoubts,
     /// What the clock showed: presses, times, the running side.
     clock: ClockState,
     /// The presses waiting on the board, and a move a press completed.
     presses: Presses,
-    /// The ply from which the last reading adopted with a doubt of a displaced piece was
-    /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
-    reconstructed_from: Option<usize>,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
-    /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
-    /// alert is told with the next move or revision, and dropped when its mover presses for it
-    /// first (a piece knocked over is never pressed for).
-    quick_reply: Option<recording::QuickReply>,
-    /// The last quick reply (its ply and move) while its mover has not pressed for it: a
-    /// reading may withdraw it from before the move it answered
-    /// ([`Machine::knocked_reply_reading`]).
-    unpressed_reply: Option<(usize, shakmaty::Move)>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
@@ -177,15 +160,10 @@ impl Machine {
             square_reports: SquareReports::new(),
             touches: Touches::new(),
             hold: Hold::new(),
-            doubt: None,
-            capture_choices: Vec::new(),
-            unrestored: None,
+            doubts: OpenDoubts::new(),
             clock: ClockState::new(),
             presses: Presses::new(),
-            reconstructed_from: None,
             wrong_setup: Vec::new(),
-            quick_reply: None,
-            unpressed_reply: None,
             two_hands_ply: None,
             surplus: None,
             pending_end: None,

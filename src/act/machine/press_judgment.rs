@@ -72,9 +72,9 @@ impl Machine {
         } else if let Some(alert) = self.surplus_at_press(by, t) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
-        } else if let Some(told) = self.unrestored {
+        } else if let Some(told) = self.doubts.unrestored() {
             if !told {
-                self.unrestored = Some(true);
+                self.doubts.play_on_unrestored_told();
                 out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
             }
             self.set_held_now(Some(d), t, out);
@@ -239,7 +239,7 @@ impl Machine {
         self.adopt(from, moves, t, out);
         match doubt {
             Some(doubt) => self.raise_doubt(doubt, t, out),
-            None => self.doubt = None,
+            None => self.doubts.read_without_doubt(),
         }
         let n = self.record.game().plies();
         if let Some(by) = pressed_by

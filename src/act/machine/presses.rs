@@ -84,7 +84,7 @@ impl Machine {
             return;
         }
         self.presses.reply_press_judged();
-        if self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
+        if self.doubts.doubt().is_some_and(Doubt::keeps_moves_open) {
             return;
         }
         let mover = self.record.game().positions()[n - 1].turn();
@@ -355,7 +355,7 @@ impl Machine {
     /// made late after the opponent had replied (6.2.1.2); the move read after the reply
     /// came sooner than a hand answers and may be a displaced piece, so it stays open.
     pub(super) fn pressed_ply(&self, by: Color, n: usize) -> usize {
-        let overlapping = matches!(self.doubt, Some(Doubt::Overlapping { .. }));
+        let overlapping = matches!(self.doubts.doubt(), Some(Doubt::Overlapping { .. }));
         let earlier_open =
             n >= 3 && self.record.completed() + 2 < n && self.record.settled() + 2 < n;
         if overlapping && earlier_open && self.record.game().positions()[n - 3].turn() == by {

@@ -38,9 +38,9 @@ impl Machine {
     /// squares occupied; a hand does not answer that fast, and the answer was not pressed.
     pub(super) fn knocked_reply_set_back(&self, s: &Sensed<'_>) -> Option<Reading> {
         let n = self.record.game().plies();
-        let (reply, _) = self.unpressed_reply.filter(|&(ply, _)| ply == n)?;
+        let (reply, _) = self.doubts.unpressed_reply().filter(|&(ply, _)| ply == n)?;
         let k = reply.checked_sub(2)?;
-        if k < self.record.settled() || self.quick_reply.is_none() {
+        if k < self.record.settled() || self.doubts.quick_reply().is_none() {
             return None;
         }
         let lifted = self.record.game().moves()[k].mv.from();
@@ -89,7 +89,7 @@ impl Machine {
                 && let Some(
                     Doubt::UnseenArrival { moves: doubted, .. }
                     | Doubt::StoodUnseen { moves: doubted, .. },
-                ) = &self.doubt
+                ) = self.doubts.doubt()
                 && let Some(reading) = self.shortest_reconstruction(&s)
                 && let Reading::Adopt { from, moves, doubt } = &reading
                 && *from + doubted.len() == n
@@ -200,7 +200,8 @@ impl Machine {
     /// and the same moves in another order can leave the same squares filled.
     fn reconstruction_cut_short(&self, s: &Sensed<'_>, k: usize) -> Option<Reading> {
         let from = self
-            .reconstructed_from
+            .doubts
+            .reconstructed_from()
             .filter(|&from| from >= self.record.settled() && from + 2 <= k)?;
         let depth = k - from;
         let start = &self.record.game().positions()[from];
@@ -291,7 +292,7 @@ impl Machine {
     /// exactly one of them is followed by a legal move that leaves the board as it now is,
     /// that sequence and the move are the game.
     pub(super) fn resolve_doubt(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let Some(Doubt::Sequences { from, seqs, .. }) = &self.doubt else {
+        let Some(Doubt::Sequences { from, seqs, .. }) = self.doubts.doubt() else {
             return None;
         };
         let positions = self.record.game().positions();

@@ -2,25 +2,12 @@
 
 use shakmaty::{Color, Move, Position};
 
+use super::open_doubts::QuickReply;
 use super::reading::Reading;
 use super::{Machine, color_word, ply_number};
 use crate::act::touch::{self, Lift};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
-
-/// A reply recorded sooner after the move before it than a hand answers, waiting for its
-/// mover's press.
-#[derive(Debug, Clone)]
-pub(super) struct QuickReply {
-    /// The reply's ply (1-based).
-    ply: usize,
-    /// Who made it.
-    mover: Color,
-    /// The square its piece came from.
-    from: Option<shakmaty::Square>,
-    /// The 7.4 alert told unless the mover presses for it first.
-    alert: crate::act::Alert,
-}
 
 impl Machine {
     /// Records one move: touch-move judgement, the move event, the end of the game.
@@ -58,7 +45,7 @@ impl Machine {
             .collect();
         let finding = touch::judge(&before, m, &turn_lifts);
         // A move after a quick reply its mover did not press for: the reply stands unconfirmed.
-        if self.quick_reply.as_ref().is_some_and(|q| q.ply <= n) {
+        if self.doubts.quick_reply().is_some_and(|q| q.ply <= n) {
             self.tell_quick_reply(out);
         }
         let Some(played) = self.record.move_recorded(m) else {
@@ -75,13 +62,13 @@ impl Machine {
         });
         if let Some(alert) = self.quick_reply(n, t) {
             self.tell_quick_reply(out);
-            self.quick_reply = Some(QuickReply {
+            let reply = QuickReply {
                 ply: n + 1,
                 mover,
                 from: m.from(),
                 alert,
-            });
-            self.unpressed_reply = Some((n + 1, m));
+            };
+            self.doubts.quick_reply_recorded(reply, m);
         }
         // A move read again unchanged at its ply keeps what was said of it, once.
         let told = |article: &str| {
@@ -143,7 +130,7 @@ impl Machine {
     /// Tells the quick reply waiting for its mover's press: a move was made after it, it was
     /// read as something else, or the game ends, without that press.
     pub(super) fn tell_quick_reply(&mut self, out: &mut Vec<Event>) {
-        if let Some(q) = self.quick_reply.take() {
+        if let Some(q) = self.doubts.quick_reply_taken() {
             out.push(Event::Alert(q.alert));
         }
     }
@@ -157,44 +144,26 @@ impl Machine {
         moves: &[Move],
         out: &mut Vec<Event>,
     ) {
-        let Some(q) = self.quick_reply.as_ref().filter(|q| q.ply > keep) else {
+        let Some(q) = self.doubts.quick_reply().filter(|q| q.ply > keep) else {
             return;
         };
         let same_piece = moves
             .get(q.ply - 1 - keep)
             .is_some_and(|m| m.from().is_some() && m.from() == q.from);
         if same_piece {
-            self.quick_reply = None;
+            self.doubts.quick_reply_dropped();
         } else {
             self.tell_quick_reply(out);
         }
-        if self.unpressed_reply.is_some_and(|(ply, _)| ply > keep) {
-            self.unpressed_reply = None;
-        }
+        self.doubts.replies_withdrawn_after(keep);
     }
 
     /// `by` pressed for ply `ply` before the board changed again: a quick reply there was
     /// the presser's own move, made at once (a premove), not a piece knocked over.
     pub(super) fn quick_reply_pressed(&mut self, by: Color, ply: usize) {
-        if self
-            .quick_reply
-            .as_ref()
-            .is_some_and(|q| q.ply == ply && q.mover == by)
-        {
-            self.quick_reply = None;
-        }
-        if self.unpressed_reply.is_some_and(|(reply, _)| {
-            ply >= reply
-                && self
-                    .record
-                    .game()
-                    .positions()
-                    .get(reply - 1)
-                    .map(|p| p.turn())
-                    == Some(by)
-        }) {
-            self.unpressed_reply = None;
-        }
+        let positions = self.record.game().positions();
+        self.doubts
+            .reply_pressed(by, ply, |reply| positions.get(reply - 1).map(|p| p.turn()));
     }
 
     /// A reading that withdraws a quick reply nobody pressed for, read from before the move
@@ -203,7 +172,7 @@ impl Machine {
     /// that made it, which then went on (the piece put back shows it). Only until the
     /// answering player's next move.
     pub(super) fn knocked_reply_reading(&self, pressed: bool) -> Option<Reading> {
-        let (reply, m) = self.unpressed_reply?;
+        let (reply, m) = self.doubts.unpressed_reply()?;
         let answered = reply.checked_sub(2)?;
         let plies = self.record.game().plies();
         if answered >= self.record.settled()
@@ -214,7 +183,7 @@ impl Machine {
         }
         let mut wider = self.clone();
         wider.record.open_from(answered);
-        wider.unpressed_reply = None;
+        wider.doubts.unpressed_reply_set_aside();
         match wider.read_within(pressed) {
             Reading::Adopt { from, moves, doubt }
                 if from < reply && moves.get(reply - 1 - from) != Some(&m) =>

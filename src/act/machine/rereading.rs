@@ -175,7 +175,7 @@ impl Machine {
             // pieces says a sensor report was lost: those moves are read again, whenever.
             let other_squares = crate::act::search::squares_of(moves[0])
                 & !crate::act::search::squares_of(recorded);
-            let dump_contradicts = self.reconstructed_from == Some(k)
+            let dump_contradicts = self.doubts.reconstructed_from() == Some(k)
                 && other_squares.any()
                 && (other_squares & self.square_reports.undated()) == other_squares;
             if !dump_contradicts
