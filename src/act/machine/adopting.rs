@@ -76,7 +76,7 @@ impl Machine {
                 self.set_held(None, t, out);
             }
             Reading::Adopt { from, .. }
-                if self.pending_end.is_some() && from >= self.record.game().plies() =>
+                if self.ends.pending().is_some() && from >= self.record.game().plies() =>
             {
                 // The game is over if the last move stands: nothing is played after it.
             }
@@ -255,9 +255,7 @@ impl Machine {
         let withdrawn = self.record.moves_withdrawn(keep, replacing);
         self.tell_move_alerts_withdrawn(keep, withdrawn, t, out);
         self.withdraw_penalties(keep, t, out);
-        if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
-            self.pending_end = None;
-        }
+        self.ends.moves_withdrawn_after(keep);
     }
 
     /// Tells, with one info 8.5.3 alert, that what was said of how the moves after the
@@ -301,7 +299,7 @@ impl Machine {
         }
         let added = &moves[same..];
         for (i, &m) in added.iter().enumerate() {
-            if self.phase != Phase::Playing || self.pending_end.is_some() {
+            if self.phase != Phase::Playing || self.ends.pending().is_some() {
                 break;
             }
             // Moves read together share the time of reading; each player's touches end

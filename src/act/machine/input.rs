@@ -3,7 +3,6 @@
 use shakmaty::{Board, Piece, Position, Square};
 
 use super::press::Press;
-use super::start_and_end::SIGNAL_STANDS_MS;
 use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::ending::{self, Ending};
@@ -176,13 +175,10 @@ impl Machine {
         if self.phase == Phase::Playing {
             self.tell_held(now, false, out);
         }
-        if let Some((signal, at)) = self.pending_signal.clone()
-            && now >= at.saturating_add(SIGNAL_STANDS_MS)
+        if let Some((signal, at)) = self.ends.signal_stood(now)
+            && self.phase == Phase::Playing
         {
-            self.pending_signal = None;
-            if self.phase == Phase::Playing {
-                self.result_signal(signal, at, out);
-            }
+            self.result_signal(signal, at, out);
         }
         self.tell_still_differing(now, out);
         self.tell_kept_differing(now, out);
@@ -210,14 +206,11 @@ impl Machine {
         let surplus = self.surplus.map(|(_, _, due)| due);
         // An end whose move's landing square was vacated again waits for the board too.
         let end = self
-            .pending_end
-            .as_ref()
+            .ends
+            .pending()
             .filter(|p| self.landing_stands(p.ply))
             .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
-        let signal = self
-            .pending_signal
-            .as_ref()
-            .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
+        let signal = self.ends.signal_due();
         [
             press,
             settle,
@@ -239,31 +232,23 @@ impl Machine {
             Phase::Ended => {
                 // The arbiter may still be moving the kings: the signal that stands counts,
                 // until the pieces leave the final position (the board is being cleared).
-                if self.signalled.is_some() && self.left_final_position() {
-                    self.signalled = None;
+                if self.ends.signalled().is_some() && self.left_final_position() {
+                    self.ends.board_cleared();
                 }
-                if let Some(before) = self.signalled
+                if let Some(before) = self.ends.signalled()
                     && let Some(signal) = ending::result_signal(self.physical.board())
                     && signal.result != before
                 {
-                    self.signalled = Some(signal.result);
+                    self.ends.ended_by_signal(signal.result);
                     self.finish(signal, t, out);
                 }
                 self.look_for_start(t, out);
             }
             Phase::Waiting => self.look_for_start(t, out),
             Phase::Playing => match ending::result_signal(self.physical.board()) {
-                Some(signal) => {
-                    if self
-                        .pending_signal
-                        .as_ref()
-                        .is_none_or(|(pending, _)| pending.result != signal.result)
-                    {
-                        self.pending_signal = Some((signal, t));
-                    }
-                }
+                Some(signal) => self.ends.signal_seen(signal, t),
                 None => {
-                    self.pending_signal = None;
+                    self.ends.signal_gone();
                     self.reconcile(t, out);
                 }
             },

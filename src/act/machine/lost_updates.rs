@@ -17,7 +17,7 @@ impl Machine {
     /// it is: [`STILL_DIFFERING_MS`] after the last report.
     pub(super) fn still_differing_due(&self) -> Option<Millis> {
         let last_report = self.last_report();
-        let ending = self.pending_signal.is_some() || self.pending_end.is_some();
+        let ending = self.ends.signal_waiting() || self.ends.pending().is_some();
         (self.phase == Phase::Playing
             && !ending
             && self.still_told != Some(last_report)

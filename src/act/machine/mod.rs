@@ -39,12 +39,11 @@ mod touches;
 mod unseen_landing;
 
 pub use config::MachineConfig;
-pub use dead_position::AnalysisRequest;
 pub use link_gap::TAKE_UP_QUIET_MS;
+pub use pending_end::AnalysisRequest;
 
 use shakmaty::{Bitboard, Board, Color, Position, Rank, Square};
 
-use crate::act::ending::Ending;
 use crate::act::physical::PhysicalBoard;
 use crate::act::search::{Sensed, squares_of};
 use crate::act::start::StartRules;
@@ -56,7 +55,7 @@ use game_record::GameRecord;
 use hold::Hold;
 use link_gap::LinkGap;
 use open_doubts::OpenDoubts;
-use pending_end::PendingEnd;
+use pending_end::Ends;
 use press::Presses;
 use sense::Sense;
 use square_reports::SquareReports;
@@ -106,30 +105,21 @@ pub struct Machine {
     wrong_setup: Vec<Square>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
+    /// The ends waiting: an automatic end, a result signal, analyses.
+    ends: Ends,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
     surplus: Option<(Square, Millis, Millis)>,
-    /// An automatic end waiting for its move to stand.
-    pending_end: Option<PendingEnd>,
-    /// Positions waiting for the shell's dead-position analysis, oldest first.
-    analysis_requests: Vec<AnalysisRequest>,
-    /// A result signal on the board and when it was made: it ends the game once it has
-    /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land
-    /// beside the other for a moment).
-    pending_signal: Option<(Ending, Millis)>,
     /// The last observation was a lift: a piece is in the air.
     lifted_last: bool,
     /// The last move whose reply the board showed legal only had it gone further along
     /// its line: told once.
     longer_last_told: Option<usize>,
     /// The time of the last report after which the board, differing from the game, was
-    /// told to have stood unchanged (see [`lost_updates::STILL_DIFFERING_MS`]).
+    /// told to have stood unchanged (see `STILL_DIFFERING_MS`, `lost_updates.rs`).
     still_told: Option<Millis>,
     /// Since when the board has differed from the game without a break, and whether that
-    /// was told (see [`lost_updates::STILL_DIFFERING_MS`]).
+    /// was told (see `STILL_DIFFERING_MS`, `lost_updates.rs`).
     differing_since: Option<(Millis, bool)>,
-    /// The result of the result signal that ended the game: the arbiter may still be
-    /// moving the kings, and the signal that stands counts.
-    signalled: Option<&'static str>,
     /// The latest time the machine has seen.
     now: Millis,
     /// What the recorder did not see: a gap in the link, recovered observations.
@@ -165,15 +155,12 @@ impl Machine {
             presses: Presses::new(),
             wrong_setup: Vec::new(),
             two_hands_ply: None,
+            ends: Ends::new(),
             surplus: None,
-            pending_end: None,
-            analysis_requests: Vec::new(),
-            pending_signal: None,
             lifted_last: false,
             still_told: None,
             differing_since: None,
             longer_last_told: None,
-            signalled: None,
             now: 0,
             gap: LinkGap::new(),
         }

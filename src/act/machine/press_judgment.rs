@@ -216,7 +216,7 @@ impl Machine {
         let reread_choice = matches!(doubt, Some(Doubt::CaptureReread { .. }));
         if (from < self.record.settled() && !reread_choice)
             || moves.is_empty()
-            || self.pending_end.is_some()
+            || self.ends.pending().is_some()
         {
             return false;
         }

@@ -16,8 +16,6 @@ use crate::board::Millis;
 /// Longest time between the two kings' placements of one result signal: a king move to
 /// the centre made longer before the signal was a move of the game.
 pub(super) const SIGNAL_GAP_MS: Millis = 3_000;
-/// How long both kings must stand on the centre squares before the signal ends the game.
-pub(super) const SIGNAL_STANDS_MS: Millis = 1_000;
 
 /// What the game's pieces gone from the centre under a result signal may be.
 const CENTRE_CLEARED: &str = "taken off to make room for the kings, or moved or \
@@ -61,11 +59,11 @@ impl Machine {
     /// [`MachineConfig::end_confirm_ms`](super::MachineConfig::end_confirm_ms). A move that was
     /// revised meanwhile (the piece slid on) takes its end with it.
     pub(super) fn confirm_end(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let Some(pending) = self.pending_end.clone() else {
+        let Some(pending) = self.ends.pending().cloned() else {
             return;
         };
         if self.phase != Phase::Playing || self.record.game().plies() != pending.ply {
-            self.pending_end = None;
+            self.ends.end_dropped();
             return;
         }
         // A press confirms once its grace period is over: the board may still report the
@@ -73,7 +71,7 @@ impl Machine {
         let confirmed = self.record.settled() >= pending.ply
             || now >= pending.t_ms.saturating_add(self.config.end_confirm_ms);
         if confirmed && self.landing_stands(pending.ply) {
-            self.pending_end = None;
+            self.ends.end_dropped();
             self.finish(pending.end, pending.t_ms, out);
         }
     }
@@ -183,7 +181,7 @@ impl Machine {
             self.adopt(keep, &[], t, out);
         }
         self.moves_behind_signal(t, out);
-        self.signalled = Some(signal.result);
+        self.ends.ended_by_signal(signal.result);
         self.finish(signal, t, out);
     }
 

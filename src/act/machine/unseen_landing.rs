@@ -136,7 +136,7 @@ impl Machine {
         if self.config.identifies_pieces
             || self.phase != Phase::Playing
             || self.presses.waiting().is_some()
-            || self.pending_end.is_some()
+            || self.ends.pending().is_some()
         {
             return Vec::new();
         }
