@@ -318,7 +318,7 @@ impl Machine {
             };
             self.record_touched_before(m, t, touches_before, out);
         }
-        self.keep_unseen_capture_choices(keep);
+        self.captures_kept_open(keep);
         self.confirm_gap(from, moves);
         if keep < n
             && let Some(c) = self.presses.completion()

@@ -302,9 +302,6 @@ impl Machine {
     /// a press is, however it was read: even the one capture its piece had may be another
     /// once an earlier choice is corrected.
     pub(super) fn keep_unseen_capture_choices(&mut self, from: usize) {
-        if self.config.identifies_pieces {
-            return;
-        }
         let n = self.record.game().plies();
         self.doubts.old_choices_closed(n);
         for k in from..n {

@@ -133,14 +133,12 @@ impl Machine {
     /// nor any on a board that senses only occupancy: a knocked piece there leaves the same
     /// squares as a reply.
     fn overlapping_alert(&self, moves: &[Move], ms: Millis, rewrites: bool, t: Millis) -> Alert {
-        let severity = if ms < self.config.two_hands_threshold_ms
-            && !rewrites
-            && self.config.identifies_pieces
-        {
-            Severity::Info
-        } else {
-            Severity::Warning
-        };
+        let severity =
+            if ms < self.config.two_hands_threshold_ms && !rewrites && self.names_pieces() {
+                Severity::Info
+            } else {
+                Severity::Warning
+            };
         // A report that shows one move's piece arriving and the next one's leaving cannot
         // order them: they overlapped as far as the board can tell.
         let how = if ms == 0 {
@@ -238,7 +236,7 @@ impl Machine {
         pressed: Bitboard,
         t: Millis,
     ) -> Alert {
-        let severity = if squares.is_subset(pressed) && self.config.identifies_pieces {
+        let severity = if squares.is_subset(pressed) && self.names_pieces() {
             Severity::Info
         } else {
             Severity::Warning

@@ -72,10 +72,7 @@ impl Machine {
     /// The pieces whose identity rests on the gap's reading: on a board that senses only
     /// occupancy, those the gap may have moved, followed through the moves since; none on a
     /// board that names its pieces.
-    fn guessed_pieces(&self, gap: &UnconfirmedGap) -> Bitboard {
-        if self.config.identifies_pieces {
-            return Bitboard::EMPTY;
-        }
+    pub(super) fn guessed_pieces(&self, gap: &UnconfirmedGap) -> Bitboard {
         let positions = self.record.game().positions();
         let end = gap.end.min(self.record.game().plies());
         let after = positions[end].board();
@@ -104,7 +101,7 @@ impl Machine {
         let Some(gap) = self.gap.unconfirmed() else {
             return false;
         };
-        if !gap.turn_confirmed || self.guessed_pieces(&gap).any() {
+        if !gap.turn_confirmed || self.pieces_guessed(&gap).any() {
             return true;
         }
         self.gap.confirmed();
@@ -176,15 +173,6 @@ impl Machine {
             )
         });
         true
-    }
-
-    /// What a gap's reading may also have got wrong on a board that does not name pieces.
-    fn pieces_not_named(&self) -> &'static str {
-        if self.config.identifies_pieces {
-            ""
-        } else {
-            ", or a piece taken for another: the board does not name them"
-        }
     }
 
     /// The 8.5.3 warning of a press after an unconfirmed gap, told once until a reading is

@@ -211,7 +211,6 @@ impl Machine {
     ) {
         let n = self.record.game().plies();
         if self.phase != Phase::Playing
-            || self.config.identifies_pieces
             || n == 0
             || n <= self.record.completed()
             || self.record.game().positions()[n - 1].turn() == lifter
@@ -273,7 +272,7 @@ impl Machine {
     /// whose landing the board could not show, now that the piece left the square it was
     /// read on; `fits` keeps a capture given the squares the board shows differing from
     /// the position after it, with the reply those squares show, if any.
-    fn capture_gone_on_to(
+    pub(super) fn unseen_capture_gone_on_to(
         &self,
         press: Press,
         fits: impl Fn(Move, Bitboard) -> Option<(Move, Option<Move>)>,
@@ -287,7 +286,7 @@ impl Machine {
         let before = &self.record.game().positions()[ply - 1];
         let first = self.record.game().moves()[ply - 1].mv;
         let s = self.sensed();
-        if before.turn() != press.by || s.identifies {
+        if before.turn() != press.by {
             return None;
         }
         let found: Vec<(Move, Option<Move>)> = before

@@ -137,14 +137,6 @@ impl Machine {
         out.push(Event::Alert(alert));
     }
 
-    /// Keeps a piece the board named on `sq` at `t` (boards that name pieces only).
-    pub(super) fn note_placement(&mut self, sq: Square, piece: Piece, t: Millis) {
-        if !self.config.identifies_pieces {
-            return;
-        }
-        self.touches.named(sq, piece, t);
-    }
-
     /// True when the board named `piece` put down on `sq` at or after `since` (boards that
     /// name pieces only).
     pub(super) fn named_on(&self, sq: Square, piece: Piece, since: Millis) -> bool {

@@ -130,7 +130,7 @@ impl Machine {
         a.squares = differing.into_iter().map(|s| s.to_string()).collect();
         // An occupancy-only board's names are guesses: which piece is a king it cannot say.
         let why = Some(self.physical.board())
-            .filter(|_| self.config.identifies_pieces)
+            .filter(|_| self.names_pieces())
             .and_then(ending::illegal_position)
             .map(|w| format!(" (3.10.3: {w})"))
             .unwrap_or_default();

@@ -69,7 +69,7 @@ impl Machine {
             && self.phase == Phase::Playing
         {
             self.on_lift(sq, piece, t, out);
-            self.gone_on_before_reply(sq, piece.color, t, out);
+            self.lift_after_move(sq, piece.color, t, out);
         }
         self.board_changed(t, out);
     }
@@ -89,12 +89,8 @@ impl Machine {
             self.on_place(sq, piece, t, out);
         }
         self.physical.place(sq, piece);
-        if self.phase == Phase::Playing
-            && self.config.identifies_pieces
-            && self.surplus.is_none()
-            && self.surplus_at(sq)
-        {
-            self.surplus = Some((sq, t, t.saturating_add(self.config.missed_update_ms)));
+        if self.phase == Phase::Playing {
+            self.watch_for_lost_lift(sq, t);
         }
         self.board_changed(t, out);
     }

@@ -43,7 +43,7 @@ impl Machine {
         };
         self.still_told = Some(self.last_report());
         let d = self.sensed().diff(self.record.game().position().board());
-        let recorded = self.read_quiet_board(due, out);
+        let recorded = self.quiet_board_read(due, out);
         let mut a = self.alert("8.5.3", None, due, Severity::Warning);
         a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
         let reading = if recorded.is_empty() {

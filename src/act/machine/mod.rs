@@ -255,11 +255,8 @@ impl Machine {
     /// placed on since `k` was reached, and no earlier than a scan before the first lift of
     /// a piece still off its square (the capturing piece left its square before it
     /// arrived): a piece put back where it stood before the move began captured nothing.
-    fn capture_evidence(&self, k: usize) -> Bitboard {
+    fn captures_reported(&self, k: usize) -> Bitboard {
         let placed = self.physical.placed();
-        if self.config.identifies_pieces {
-            return placed;
-        }
         let since = self.reports_since(k);
         let empty = !self.physical.board().occupied();
         let reported = |sq: Square| self.square_reports.last(sq).filter(|&t| t >= since);

@@ -59,7 +59,7 @@ impl Machine {
             if !self.press_without_move_after_gap(by, t, out) {
                 self.press_without_move(by, t, out);
             }
-        } else if let Some(m) = self.move_with_reply_begun(t, &s, &current) {
+        } else if let Some(m) = self.move_shown_with_reply_begun(t, &s, &current) {
             if self.adopt_at_press(by, m, t, out) {
                 self.judge_answer_in_turn(by, t);
             }
@@ -127,10 +127,12 @@ impl Machine {
     /// these: a square that changed and changed back is not. A landing the board reported
     /// later than a landing before the press would be ([`Machine::landing_reported_by`]) is
     /// a later move's, not this one's.
-    fn move_with_reply_begun(&self, t: Millis, s: &Sensed<'_>, current: &Chess) -> Option<Move> {
-        if s.identifies {
-            return None;
-        }
+    pub(super) fn move_with_reply_begun(
+        &self,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &Chess,
+    ) -> Option<Move> {
         let read = self.record.reached_at().last().copied().unwrap_or(0);
         let reported = self.squares_reported_after(read);
         let begun_after = t.saturating_sub(self.scan_order_slack());

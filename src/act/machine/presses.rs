@@ -118,11 +118,8 @@ impl Machine {
     /// a board that names pieces, which reports every landing within a scan: on one that
     /// senses only occupancy a capture's landing is never reported, and when its move was
     /// read says nothing of when it was made.
-    fn pressed_for(&self, press: Press) -> usize {
+    pub(super) fn pressed_for_landing_shown(&self, press: Press) -> usize {
         let ply = press.ply;
-        if !self.config.identifies_pieces {
-            return ply;
-        }
         let delay = self
             .config
             .scan_period_ms

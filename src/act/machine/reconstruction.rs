@@ -4,11 +4,8 @@
 use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, attacks};
 
 use super::Machine;
-use super::capture_choice::likeliest_capture_sequence;
 use super::doubt::{Doubt, squares_of_all};
-use super::reading::{
-    Reading, Timing, choose, common_prefix, most_reports_explained, queen_promotions,
-};
+use super::reading::{Reading, Timing, choose, common_prefix, most_reports_explained};
 use crate::act::search::{Explanation, Reports, Sensed, mover_at, squares_of};
 use crate::board::Millis;
 
@@ -100,8 +97,7 @@ impl Machine {
     /// seen. That one sequence, when the reports pick it, is read instead.
     pub(super) fn every_report_a_step(&self, s: &Sensed<'_>, m: Move) -> Option<Reading> {
         let n = self.record.game().plies();
-        if self.config.identifies_pieces
-            || !m.is_capture()
+        if !m.is_capture()
             || n == 0
             || n - 1 < self.record.settled().saturating_sub(super::REREAD_PLIES)
         {
@@ -230,14 +226,7 @@ impl Machine {
                 )
             }
             Explanation::Ambiguous(seqs) => {
-                let likeliest = (!self.config.identifies_pieces)
-                    .then(|| {
-                        let arrived = k
-                            .checked_sub(1)
-                            .map(|i| self.record.game().moves()[i].mv.to());
-                        likeliest_capture_sequence(start, arrived, &seqs)
-                    })
-                    .flatten();
+                let likeliest = self.capture_told_apart(k, start, &seqs);
                 let (len, moves, doubt) = match likeliest {
                     Some((moves, others)) => (
                         moves.len(),
@@ -336,7 +325,7 @@ impl Machine {
             })
         } else {
             let queened = seq.iter().any(|m| m.promotion() == Some(Role::Queen));
-            (!self.config.identifies_pieces && queened)
+            (queened && self.promoted_piece_guessed())
                 .then_some(Doubt::PromotionPiece)
                 // The first move takes a pawn that has just stepped: it may have gone on two
                 // squares and been taken en passant unseen, as when read alone.
@@ -367,10 +356,7 @@ impl Machine {
     /// has not reported since the moves began (at most the arrival that began them, before
     /// the capturing piece was reported lifted), and that no later move of `seq` changes:
     /// nothing shows that it landed there.
-    pub(super) fn capture_not_shown(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
-        if self.config.identifies_pieces {
-            return None;
-        }
+    pub(super) fn capture_unreported(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
         seq.iter().enumerate().find_map(|(i, &m)| {
             let Move::Normal {
                 from,
@@ -402,10 +388,12 @@ impl Machine {
     /// pressed the clock since: a hand that answers does not start within one scan of the
     /// move it answers, before its press, but a knocked piece moves with the hand that
     /// knocks it, and the board shows a knocked piece as a move.
-    fn begun_before_press(&self, start: &Chess, seq: &[Move], reports: &Reports<'_>) -> bool {
-        if self.config.identifies_pieces {
-            return false;
-        }
+    pub(super) fn begun_with_an_arrival(
+        &self,
+        start: &Chess,
+        seq: &[Move],
+        reports: &Reports<'_>,
+    ) -> bool {
         reports
             .begun_at_an_arrival(start, seq)
             .is_some_and(|(i, arrived)| {
@@ -466,11 +454,7 @@ impl Machine {
             (Some(seq), None) if seqs.iter().any(|q| q.iter().any(|m| m.is_promotion())) => {
                 Explanation::Unique(seq.clone())
             }
-            _ if !self.config.identifies_pieces => match queen_promotions(&seqs) {
-                Some(seq) => Explanation::Unique(seq),
-                None => Explanation::Ambiguous(seqs),
-            },
-            _ => Explanation::Ambiguous(seqs),
+            _ => self.promotions_unnamed(seqs),
         }
     }
 
@@ -492,10 +476,7 @@ impl Machine {
             since,
             slack: self.config.report_reorder_ms,
             outage: self.gap.outage_since(since),
-            placed: self
-                .config
-                .identifies_pieces
-                .then_some(self.touches.placements()),
+            placed: self.placements_named(),
             whole_frames: self.config.whole_frames,
             pressed: self.clock.presses(),
         }

@@ -365,13 +365,11 @@ impl Machine {
     /// On a board that senses only occupancy, true when the recorded move `k` is a capture
     /// whose square the board never reported after position `k` was reached: a reading the
     /// board's later reports may still correct.
-    pub(super) fn capture_unevidenced(&self, k: usize) -> bool {
+    pub(super) fn capture_unreported_at(&self, k: usize) -> bool {
         let Some(recorded) = self.record.game().moves().get(k).map(|p| p.mv) else {
             return false;
         };
-        !self.config.identifies_pieces
-            && recorded.capture().is_some()
-            && !self.capture_evidence(k).contains(recorded.to())
+        recorded.capture().is_some() && !self.capture_evidence(k).contains(recorded.to())
     }
 
     /// True when the recorded move `k` is a capture whose square the board reported after
@@ -407,7 +405,7 @@ impl Machine {
             color: self.record.game().positions()[n - 1].turn(),
             role: Role::Pawn,
         };
-        if self.config.identifies_pieces && !self.named_on(double.to(), pawn, arrived) {
+        if !self.double_step_named(double.to(), pawn, arrived) {
             return None;
         }
         let square = double.to();
@@ -417,11 +415,7 @@ impl Machine {
             .unwrap_or(Millis::MAX);
         // The square's last report emptied it; the one before put the pawn there.
         let filled = self.square_reports.before(square).filter(|&t| t >= arrived);
-        let latest = if self.config.identifies_pieces {
-            capturer_lifted
-        } else {
-            capturer_lifted.saturating_add(self.scan_order_slack())
-        };
+        let latest = self.reported_before_lift(capturer_lifted);
         let shown = filled.is_some_and(|t| t <= latest)
             && self
                 .square_reports
@@ -554,9 +548,7 @@ impl Machine {
                 }
                 Some(left)
             }
-            // On a board that senses only occupancy the capture shows no change there: the
-            // capturer's lift is the last the pawn can be known to have stood.
-            None if !self.config.identifies_pieces => capturer_lifted
+            None if self.capture_shows_no_change() => capturer_lifted
                 .filter(|&lifted| lifted.saturating_sub(arrived) <= self.config.report_reorder_ms),
             // The square went straight from the pawn to the capturer: every sample between
             // showed the pawn, so it left within a scan of the capturer's arrival, and only

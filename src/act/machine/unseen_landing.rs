@@ -133,8 +133,7 @@ impl Machine {
     /// Returns the moves recorded, for the arbiter's alert; none when the board shows no
     /// such reading.
     pub(super) fn read_quiet_board(&mut self, t: Millis, out: &mut Vec<Event>) -> Vec<String> {
-        if self.config.identifies_pieces
-            || self.phase != Phase::Playing
+        if self.phase != Phase::Playing
             || self.presses.waiting().is_some()
             || self.ends.pending().is_some()
         {
