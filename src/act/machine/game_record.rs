@@ -9,8 +9,9 @@ use crate::board::Millis;
 use crate::rules::{Game, PlayedMove};
 
 /// The game as recorded. Changed only through its methods, each a transition of the
-/// record: a move recorded and timed (`recording.rs`), moves withdrawn by a revision (`adopting.rs`),
-/// moves settled or kept open (`settling.rs`, `adopting.rs`, `dead_position.rs`), a move
+/// record: a move recorded and timed (`recording.rs`), moves withdrawn by a revision
+/// (`adopting.rs`), moves settled or kept open (`settling.rs`, `adopting.rs`,
+/// `dead_position.rs`; `recording.rs` on a copy it reads as if they were open), a move
 /// completed by a press (`settling.rs`), a penalty proposed or withdrawn
 /// (`illegal_moves.rs`), a claim lapsed (`hands.rs`); a new game starts a new record
 /// (`start_and_end.rs`, `gaps.rs`).

@@ -74,6 +74,13 @@ pub enum Phase {
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
 /// collect events.
+///
+/// Most of its state is in typed parts, each changed only through its own methods (what
+/// happens to it: a move recorded, a press taken to be judged, a gap read again), each
+/// type's doc naming the files that call them: the record ([`GameRecord`]), the board's
+/// reports ([`SquareReports`], [`Touches`]), the hold ([`Hold`]), the open doubts and
+/// choices ([`OpenDoubts`]), the clock and its presses ([`ClockState`], [`Presses`]), the
+/// ends waiting ([`Ends`]) and what the recorder did not see ([`LinkGap`]).
 #[derive(Debug, Clone)]
 pub struct Machine {
     config: MachineConfig,
