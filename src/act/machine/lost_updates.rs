@@ -1,9 +1,10 @@
 //! Lost updates: a piece the board shows one too many of.
 
-use shakmaty::{Position, Square};
+use shakmaty::{Bitboard, Position, Square};
 
 use super::reading::Reading;
 use super::{Machine, Phase};
+use crate::act::ending::CENTRE;
 use crate::act::{Event, Severity};
 use crate::board::Millis;
 
@@ -11,6 +12,9 @@ use crate::board::Millis;
 /// told: a player holds a piece in the air for seconds, not a minute; a piece standing on a
 /// square the board never reported (a lost update) stays unseen until someone looks.
 pub(super) const STILL_DIFFERING_MS: Millis = 60_000;
+/// How long a board must have stood unchanged for its position to be taken as where the
+/// players left the game: a piece moved, or being set back, changes it within seconds.
+const AT_REST_MS: Millis = 5_000;
 
 impl Machine {
     /// When a board differing from the game, with nothing reported since, is to be told, if
@@ -62,6 +66,43 @@ impl Machine {
             "the board has differed from the game on {} for {} s with nothing reported{reading}",
             a.squares.join(" "),
             STILL_DIFFERING_MS / 1000
+        );
+        out.push(Event::Alert(a));
+    }
+
+    /// The arbiter ended the game at `t` (a result from the scoresheets, an upheld claim)
+    /// while the board, unchanged for [`AT_REST_MS`], differs from the game on squares other
+    /// than the kings' and the centre's (where a result signal puts the kings and the pieces
+    /// it displaces): moves were made that the recorder did not read, or a piece was knocked
+    /// (8.5.3). The board will not be waited for any longer, so the arbiter is told at once,
+    /// not [`STILL_DIFFERING_MS`] after the last report: a result is never recorded silently
+    /// short of the game.
+    pub fn ended_by_arbiter(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let last_report = self.last_report();
+        if self.phase != Phase::Playing
+            || self.still_told == Some(last_report)
+            || t.saturating_sub(last_report) < AT_REST_MS
+        {
+            return;
+        }
+        let game_board = self.record.game().position().board();
+        let kings = game_board.kings() | self.physical.board().kings();
+        let unread: Bitboard = self.sensed().diff(game_board) & !kings & !CENTRE;
+        if unread.is_empty() {
+            return;
+        }
+        self.still_told = Some(last_report);
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.squares = unread.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "the game was ended by the arbiter while the board, unchanged for {} s, differed \
+             from the game on {} (the kings and the centre squares of a result signal aside): \
+             moves may have been made that the recorder could not read, and nothing is \
+             recorded after ply {}; the arbiter should compare the record with the scoresheets \
+             and add any move made",
+            t.saturating_sub(last_report) / 1000,
+            a.squares.join(" "),
+            self.record.game().plies(),
         );
         out.push(Event::Alert(a));
     }

@@ -1081,3 +1081,75 @@ fn a_refused_logs_warning_names_the_board_and_the_arbiters_part() {
         assert!(text.contains(part), "{part:?} in {text:?}");
     }
 }
+
+/// Plays `moves` on a DGT board from 1 s on, a report every 900 ms, then lifts the pawn
+/// on a2 (field 48) at 20 s and sets the result 1-0 at `result_at`; returns the alerts the
+/// result brought.
+fn result_over_a_lifted_pawn(lift_a2: bool, result_at: Millis) -> (BoardPipeline, Vec<Event>) {
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    for (i, m) in lift_place_messages(&["e2e4", "e7e5", "g1f3", "b8c6"])
+        .iter()
+        .enumerate()
+    {
+        p.on_bytes(1000 + 900 * i as u64, m, &mut events);
+    }
+    if lift_a2 {
+        let lift = Message::FieldUpdate {
+            field: 48,
+            piece: 0,
+        };
+        p.on_bytes(20_000, &lift.encode(), &mut events);
+    }
+    p.tick(result_at - 500, &mut events);
+    let request = ArbiterRequest {
+        who: "Anna".into(),
+        board: 1,
+        action: ArbiterAction::SetResult {
+            result: "1-0".into(),
+            reason: "from the scoresheets".into(),
+        },
+        key: None,
+    };
+    let mut at_result = Vec::new();
+    p.on_arbiter(result_at, &request, &mut at_result).unwrap();
+    (p, at_result)
+}
+
+#[test]
+fn a_result_entered_on_a_board_that_shows_a_move_unread_says_so() {
+    let (p, events) = result_over_a_lifted_pawn(true, 40_000);
+    let alert = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Alert(a) if a.article == "8.5.3" => Some(a),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("an 8.5.3 alert at the result: {events:?}"));
+    assert_eq!(alert.severity, Severity::Warning);
+    assert_eq!(alert.squares, ["a2"]);
+    assert_eq!(alert.ply, 5, "nothing is recorded after ply 4");
+    assert!(
+        matches!(events.last(), Some(Event::Result { result, .. }) if result == "1-0"),
+        "the result stands: {events:?}"
+    );
+    assert_eq!(recorded_uci(&p), ["e2e4", "e7e5", "g1f3", "b8c6"]);
+    assert!(reread(&p).result == "1-0", "{}", p.pgn());
+    assert!(
+        p.pgn().contains("8.5.3: the game was ended by"),
+        "{}",
+        p.pgn()
+    );
+}
+
+#[test]
+fn a_result_entered_on_the_final_position_or_a_board_still_moving_adds_no_alert() {
+    for (lift_a2, result_at) in [(false, 40_000), (true, 21_000)] {
+        let (_, events) = result_over_a_lifted_pawn(lift_a2, result_at);
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Alert(_))),
+            "lift {lift_a2}, result at {result_at}: {events:?}"
+        );
+        assert!(events.iter().any(|e| matches!(e, Event::Result { .. })));
+    }
+}
