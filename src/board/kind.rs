@@ -173,8 +173,9 @@ impl KindDecoder {
     /// that sends whole frames is reported whole, as a board dump, since what changed while
     /// the link was down is read from it. Millennium and Chessnut boards say they are back
     /// with their handshake; Certabo and Sentio boards just stream again, so the link's own
-    /// mark is what restarts them. A Certabo board's pictures are voted over its last
-    /// frames: the vote starts again from the new connection's frames.
+    /// mark is what restarts them. A frame the loss cut short is dropped, on every board that
+    /// sends whole frames. A Certabo board's pictures are voted over its last frames: the
+    /// vote starts again from the new connection's frames.
     pub fn link_lost(&mut self) {
         self.adapter.restart();
         match &mut self.inner {
@@ -183,7 +184,9 @@ impl KindDecoder {
                 reader.restart();
             }
             Inner::Sentio(decoder) => decoder.restart(),
-            _ => {}
+            Inner::Millennium(decoder) => decoder.restart(),
+            Inner::Chessnut(decoder) => decoder.restart(),
+            Inner::Dgt(_) | Inner::Pegasus(_) => {}
         }
     }
 
@@ -219,7 +222,7 @@ mod tests {
     use super::*;
     use crate::board::dgt::code_from_piece;
     use crate::wire::pegasus::PegasusMessage;
-    use shakmaty::{Color, Role};
+    use shakmaty::{Color, Piece, Role};
 
     #[test]
     fn pegasus_is_named_and_reports_field_changes_without_pieces() {
@@ -273,6 +276,66 @@ mod tests {
             "{}",
             errors[0]
         );
+    }
+
+    /// Two pictures of a board whose wire order is `0..64`: pawns on the first and last 16
+    /// squares, then one of them moved on by two rows (`moved`).
+    fn two_pictures() -> ([Option<Piece>; 64], [Option<Piece>; 64]) {
+        let mut before = [None; 64];
+        for i in 0..16 {
+            before[i] = Some(Role::Pawn.of(Color::White));
+            before[63 - i] = Some(Role::Pawn.of(Color::Black));
+        }
+        let mut moved = before;
+        moved[24] = moved[8].take();
+        (before, moved)
+    }
+
+    /// On a board of `kind` whose frames `frame` writes: a frame cut short by a lost link,
+    /// then a whole one. The picture after the loss is that whole frame's, with no frame
+    /// error: the bytes of the cut frame are not spliced with it.
+    fn cut_frame_dropped(kind: BoardKind, frame: impl Fn(&[Option<Piece>; 64]) -> Vec<u8>) {
+        let (before, moved) = two_pictures();
+        let mut alone = KindDecoder::new(kind);
+        let mut expected = Vec::new();
+        alone.push(&frame(&moved), &mut expected);
+        assert!(
+            matches!(expected[..], [Message::BoardDump(_)]),
+            "{expected:?}"
+        );
+        let mut decoder = KindDecoder::new(kind);
+        let mut out = Vec::new();
+        decoder.push(&frame(&before), &mut out);
+        let cut = frame(&before);
+        decoder.push(&cut[..cut.len() / 2], &mut out);
+        decoder.link_lost();
+        out.clear();
+        decoder.push(&frame(&moved), &mut out);
+        assert_eq!(out, expected, "{kind}");
+        assert_eq!(
+            decoder.error_count(),
+            0,
+            "{kind}: {:?}",
+            decoder.take_errors()
+        );
+    }
+
+    #[test]
+    fn a_millennium_frame_cut_by_a_lost_link_is_dropped() {
+        cut_frame_dropped(BoardKind::Millennium, |squares| {
+            millennium::Message::Status(*squares).encode()
+        });
+    }
+
+    #[test]
+    fn a_chessnut_frame_cut_by_a_lost_link_is_dropped() {
+        cut_frame_dropped(BoardKind::Chessnut, |squares| {
+            chessnut::Message::Position {
+                squares: *squares,
+                tail: [0; 4],
+            }
+            .encode()
+        });
     }
 
     /// A Certabo board's picture after its link came back is the board as the new

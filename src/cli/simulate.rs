@@ -31,6 +31,11 @@ pub struct SimulateArgs {
     /// Fewest and most plies of a game, `LOW-HIGH` (whole games when shorter).
     #[arg(long, default_value = "20-120", value_parser = parse_plies)]
     pub plies: (usize, usize),
+    /// Rounds of each event: more than one takes every round's players from a real TRF
+    /// (up to 14 rounds), sets the boards up again between rounds, and writes the results
+    /// into the TRF as `touchmove results` does.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=14))]
+    pub rounds: u32,
     /// The kinds of board drawn from (default: all six).
     #[arg(long, value_delimiter = ',')]
     pub kinds: Vec<BoardKind>,
@@ -179,6 +184,7 @@ fn shape_of(args: &SimulateArgs) -> Shape {
         fault_kinds: or_default(&args.fault_kinds, defaults.fault_kinds),
         faults: args.faults,
         plies: args.plies,
+        rounds: args.rounds,
     }
 }
 

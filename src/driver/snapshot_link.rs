@@ -63,13 +63,21 @@ impl SnapshotLinkConfig {
 }
 
 /// The bytes that start a board's stream after the port opens: Millennium's version
-/// request (its reply is the handshake) and a status request; Chessnut's real-time mode.
-/// Certabo and Sentio stream without being asked.
+/// request (its reply is the handshake), a status request and its reports set to come on a
+/// change only (it sends its whole status after every scan, about 24 a second, unless told
+/// otherwise: each report is a chunk to journal; a silent board is asked for its status
+/// after [`SnapshotLinkConfig::probe_after`]); Chessnut's real-time mode. Certabo and Sentio
+/// stream without being asked.
 pub fn start_bytes(kind: BoardKind) -> Vec<u8> {
     match kind {
         BoardKind::Millennium => [
             millennium::Command::Version.encode(),
             millennium::Command::Status.encode(),
+            millennium::Command::Write {
+                address: millennium::REG_AUTO_REPORT,
+                value: millennium::REPORT_ON_CHANGE,
+            }
+            .encode(),
         ]
         .concat(),
         BoardKind::Chessnut => chessnut::Command::RealTime.encode(),

@@ -250,6 +250,13 @@ struct Framer {
 }
 
 impl Framer {
+    /// Drops the bytes of the frame in progress (counted as skipped).
+    fn restart(&mut self) {
+        self.skipped += self.buf.len() as u64;
+        self.buf.clear();
+        self.resyncing = false;
+    }
+
     fn push<M>(
         &mut self,
         bytes: &[u8],
@@ -317,6 +324,13 @@ impl Decoder {
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Result<Message, FrameError>>) {
         self.framer
             .push(bytes, Message::length, Message::parse, out);
+    }
+
+    /// The link to the board was lost: the frame in progress is dropped, since the bytes
+    /// that come next belong to a later one (the board sent on while they were lost), and one
+    /// spliced from both would picture no moment of the board.
+    pub fn restart(&mut self) {
+        self.framer.restart();
     }
 
     /// Bytes dropped so far because they did not make a valid frame.

@@ -29,6 +29,8 @@ pub const REG_SCAN_TIME: u8 = 0x01;
 /// Register 0x02: automatic status reports (0 every scan, 1 off, 2 timed, 3 on change, 4–7
 /// on change after 2–5 equal scans).
 pub const REG_AUTO_REPORT: u8 = 0x02;
+/// [`REG_AUTO_REPORT`]'s value for a status report after each scan that found a change.
+pub const REPORT_ON_CHANGE: u8 = 3;
 /// Register 0x03: report period of timed reports, in 4.096 ms units.
 pub const REG_REPORT_PERIOD: u8 = 0x03;
 /// Register 0x04: LED brightness (0 dim … 15 and above full).
@@ -316,6 +318,13 @@ struct Framer {
 }
 
 impl Framer {
+    /// Drops the bytes of the frame in progress (counted as skipped).
+    fn restart(&mut self) {
+        self.skipped += self.buf.len() as u64;
+        self.buf.clear();
+        self.resyncing = false;
+    }
+
     fn push<M>(
         &mut self,
         bytes: &[u8],
@@ -413,6 +422,13 @@ impl Decoder {
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Result<Message, FrameError>>) {
         self.framer
             .push(bytes, Message::length, Message::parse, out);
+    }
+
+    /// The link to the board was lost: the message in progress is dropped, since the bytes
+    /// that come next belong to a later one (the board sent on while they were lost), and one
+    /// spliced from both would picture no moment of the board.
+    pub fn restart(&mut self) {
+        self.framer.restart();
     }
 
     /// Bytes dropped so far because they did not make a valid message.

@@ -2,6 +2,7 @@
 //! arbitrary input, penalty proposals.
 
 mod arbitrary_input;
+mod folded_frames;
 mod gaps;
 mod penalties;
 mod replay;

@@ -328,3 +328,30 @@ fn sessions_are_placed_on_one_non_decreasing_timeline() {
     );
     assert_eq!(times, vec![0, 500, 60_000, 60_100, 60_100, 60_140]);
 }
+
+#[test]
+fn a_simulations_journal_writes_its_file_directly_and_reopens_with_its_write_ahead_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("event.journal");
+    let wal = dir.path().join("event.journal-wal");
+    let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    let a = board(1, 1);
+    {
+        let mut j = Journal::open(&path).unwrap();
+        j.without_disk_syncs().unwrap();
+        for t in 0..50 {
+            j.append_bytes(&a, t, &[0x8e, 0x00, t as u8]).unwrap();
+        }
+        assert_eq!(wal_bytes(), 0, "the commits went through a write-ahead log");
+    }
+    // Opened again for writing (a recorder restarted for real), the journal keeps every
+    // entry and logs ahead again.
+    let mut j = Journal::open(&path).unwrap();
+    assert_eq!(j.bytes(&a).unwrap().len(), 50);
+    j.append_bytes(&a, 50, &[1]).unwrap();
+    assert!(wal_bytes() > 0, "no write-ahead log after a real open");
+    drop(j);
+    let read = Journal::open_read_only(&path).unwrap();
+    let times: Vec<u64> = read.bytes(&a).unwrap().iter().map(|c| c.t_ms).collect();
+    assert_eq!(times, (0..=50).collect::<Vec<u64>>());
+}

@@ -17,7 +17,6 @@ mod cli_closed_pipe;
 mod crash;
 mod discovery;
 mod disk;
-mod event_day;
 mod folder;
 mod lost_updates;
 mod outage;

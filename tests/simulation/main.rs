@@ -3,6 +3,7 @@
 //! seed prints the `touchmove simulate` command that replays it.
 
 mod regressions;
+mod rounds;
 mod seeds;
 mod table;
 

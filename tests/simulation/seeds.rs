@@ -5,7 +5,7 @@ use touchmove::sim::world::scenario::{FaultKind, Hands, Scenario, Shape};
 use touchmove::sim::world::{RunDir, simulate};
 
 /// A small event of three boards of every kind, games of 20 to 60 plies.
-fn small() -> Shape {
+pub fn small() -> Shape {
     Shape {
         boards: 3,
         plies: (20, 60),
@@ -15,8 +15,8 @@ fn small() -> Shape {
 
 /// Runs seeds `seeds` of `shape` and fails naming every failing seed's command, and every
 /// seed listed as open that passes now.
-fn all_pass(shape: &Shape, seeds: std::ops::Range<u64>) {
-    let temp = std::env::temp_dir();
+pub fn all_pass(shape: &Shape, seeds: std::ops::Range<u64>) {
+    let temp = touchmove::cli::simulate::default_dir();
     let open = crate::open_cases();
     let mut failures = Vec::new();
     for seed in seeds {

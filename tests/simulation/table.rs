@@ -5,7 +5,7 @@ use touchmove::sim::world::table::{Cell, run_cell};
 
 #[test]
 fn every_kind_is_read_whole_through_restarts_unplugs_and_power_cycles_at_both_paces() {
-    let temp = std::env::temp_dir();
+    let temp = touchmove::cli::simulate::default_dir();
     let open = crate::open_cases();
     let mut wrong = Vec::new();
     for cell in Cell::all() {

@@ -16,6 +16,7 @@ use touchmove::driver::snapshot_link::start_bytes;
 use touchmove::sim::devices::{Device, DeviceOptions, TagNoise, device};
 use touchmove::sim::hands::pgn_games::read_games;
 use touchmove::wire::dgt::{Command, Message};
+use touchmove::wire::millennium;
 use touchmove::wire::pegasus::{DeveloperKey, connect_sequence};
 
 const PGN: &[u8] = include_bytes!("../../fixtures/pgn/demo-uzchess-2025.pgn");
@@ -355,4 +356,46 @@ fn the_same_seed_and_inputs_give_the_same_bytes_and_another_seed_other_bytes() {
         assert_eq!(first, run(5), "{kind}");
         assert_ne!(first, run(6), "{kind}: the seed changes nothing");
     }
+}
+
+#[test]
+fn a_millennium_started_as_the_hosts_link_starts_it_reports_a_status_only_on_a_change() {
+    let kind = BoardKind::Millennium;
+    let mut bench = Bench::new(kind, quiet_options(3));
+    bench.physical(0, start());
+    for (t, bytes) in host_start(kind) {
+        bench.host(t, &bytes);
+    }
+    let statuses = |bench: &Bench| {
+        let mut decoder = millennium::Decoder::new();
+        let mut frames = Vec::new();
+        for (_, chunk) in &bench.chunks {
+            decoder.push(chunk, &mut frames);
+        }
+        (frames.iter())
+            .filter(|f| matches!(f, Ok(millennium::Message::Status(_))))
+            .count()
+    };
+    // Left alone, a board reports every scan (about 24 a second).
+    bench.run_until(10_000);
+    assert_eq!(
+        statuses(&bench),
+        2,
+        "the status the link asked for and the first report once the reports were set"
+    );
+    bench.physical(10_000, ObservationKind::Emptied(Square::E2));
+    bench.physical(
+        10_500,
+        ObservationKind::Placed(Square::E4, Some(Color::White.pawn())),
+    );
+    bench.run_until(20_000);
+    assert_eq!(
+        statuses(&bench),
+        4,
+        "one status for the lift, one for the placing"
+    );
+    let after: Board = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
+        .parse()
+        .unwrap();
+    assert_eq!(bench.picture(), after);
 }

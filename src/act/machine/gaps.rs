@@ -176,13 +176,18 @@ impl Machine {
         t: Millis,
     ) -> Alert {
         let squares = squares_of_all(moves);
+        let n = moves.len();
+        let made = if self.across_gap(from) {
+            format!("the link to the board was down and {n} moves were made meanwhile")
+        } else {
+            format!("{n} moves were made quicker than the board's frames show them")
+        };
         let mut a = self.alternatives_alert(from, moves, others, squares, t, |recorded, others| {
             format!(
-                "order not observed: also possible {}; the link to the board was down and {} \
-                 moves were made meanwhile, recorded as {recorded}: the position after them is \
-                 certain, their order is not; the arbiter should confirm it or pick another",
+                "order not observed: also possible {}; {made}, recorded as {recorded}: the \
+                 position after them is certain, their order is not; the arbiter should \
+                 confirm it or pick another",
                 others.join(" | "),
-                moves.len(),
             )
         });
         let uci = |seq: &[Move]| -> Vec<String> {

@@ -105,6 +105,9 @@ impl Machine {
             {
                 return reading;
             }
+            if let Some(reading) = self.moves_folded_in_frames(&s) {
+                return reading;
+            }
             return Reading::Unexplained { in_progress };
         }
         self.shortest_reconstruction(&s)
@@ -121,6 +124,39 @@ impl Machine {
                     .flatten()
             })
             .unwrap_or(Reading::Unexplained { in_progress: false })
+    }
+
+    /// On a board that names its pieces and sends whole frames, a frame after which the
+    /// board shows the position several moves reach, every square it reported since they
+    /// began changed by them: those moves, though the board also fits a move still being
+    /// made after one of them (a capture's victim off, the capturer in the hand). A frame
+    /// shows only what stood for a scan, a Certabo's only what stood for its vote's frames
+    /// (`protocols` 2.2): moves quicker than that, a capture and the recapture on its
+    /// square, come in one frame, the square shown with its last piece. A move being made
+    /// leaves that square's reports unexplained, and a frame without a lift shows no piece
+    /// in the air. Not when the moves are doubted (a piece never shown where they need it):
+    /// a hand may then still be on its way.
+    fn moves_folded_in_frames(&self, s: &Sensed<'_>) -> Option<Reading> {
+        if !(self.config.whole_frames && self.names_pieces()) || self.lifted_last {
+            return None;
+        }
+        let reading = self.shortest_reconstruction(s)?;
+        let Reading::Adopt {
+            from,
+            moves,
+            doubt: None,
+        } = &reading
+        else {
+            return None;
+        };
+        let start = &self.record.game().positions()[*from];
+        let reports = self.reports(*from);
+        // The frame that reached the start reported its last arrival, no move of these.
+        let unexplained = reports
+            .unexplained(start, moves)
+            .into_iter()
+            .any(|sq| reports.time(sq).is_some_and(|t| t > reports.since));
+        (moves.len() >= 2 && !unexplained).then_some(reading)
     }
 
     /// A revision: the board is back at a position whose move no press made final, or one

@@ -6,7 +6,7 @@ use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, attacks};
 use super::Machine;
 use super::doubt::{Doubt, squares_of_all};
 use super::reading::{Reading, Timing, choose, common_prefix, most_reports_explained};
-use crate::act::search::{Explanation, Reports, Sensed, mover_at, squares_of};
+use crate::act::search::{Explanation, Reports, Sensed, mover_at, rank_orders, squares_of};
 use crate::board::Millis;
 
 impl Machine {
@@ -39,8 +39,19 @@ impl Machine {
         let start = &self.record.game().positions()[n];
         let reports = self.reports(n);
         let depth = self.reconstruction_depth(n);
-        let Explanation::Unique(seq) = s.sequences_with_unseen_stay(start, depth, &reports) else {
-            return None;
+        // A board that sends whole frames, with no clock pressed in the game, times neither
+        // the stay nor the reply: both come in one frame, and a voting board (Certabo,
+        // `protocols` 2.2) shows no stay shorter than its vote. Where the piece stood is then
+        // not known either: the likeliest is read, the others named (8.5.3).
+        let untimed =
+            self.config.whole_frames && self.names_pieces() && self.clock.presses() == [None, None];
+        let (seq, others) = match s.sequences_with_unseen_stay(start, depth, &reports) {
+            Explanation::Unique(seq) => (seq, Vec::new()),
+            Explanation::Ambiguous(seqs) if untimed => {
+                let mut ranked = rank_orders(start, seqs, &reports, &self.moves_since(n));
+                (ranked.remove(0), ranked)
+            }
+            _ => return None,
         };
         let stood = seq[0].to();
         let unreported = reports.time(stood).is_none()
@@ -73,21 +84,30 @@ impl Machine {
                             && self.clock.pressed_at(replier).is_some_and(|p| p > reply)
                     })
             });
-        if !(unreported && moved_on && answered_after) {
+        if !(unreported && moved_on && (answered_after || untimed)) {
             return None;
         }
         if n < self.record.game().plies() {
             let withdrawn = self.moves_since(n);
             return (seq.first() != withdrawn.first()).then(|| Reading::reread(n, withdrawn, seq));
         }
+        let doubt = if others.is_empty() {
+            Doubt::StoodUnseen {
+                from: n,
+                moves: seq.clone(),
+                stood,
+            }
+        } else {
+            Doubt::Order {
+                from: n,
+                moves: seq.clone(),
+                others,
+            }
+        };
         Some(Reading::Adopt {
             from: n,
-            moves: seq.clone(),
-            doubt: Some(Doubt::StoodUnseen {
-                from: n,
-                moves: seq,
-                stood,
-            }),
+            moves: seq,
+            doubt: Some(doubt),
         })
     }
 
@@ -155,9 +175,12 @@ impl Machine {
                 explanation => explanation,
             };
             // Across a gap in the link the position is certain and the order is not: the
-            // likeliest order is recorded, the game not held.
+            // likeliest order is recorded, the game not held. So it is when frames showed the
+            // same moves at once ([`Machine::frames_hid_order`]).
             let explanation = match explanation {
-                Explanation::Ambiguous(seqs) if self.across_gap(k) => {
+                Explanation::Ambiguous(seqs)
+                    if self.across_gap(k) || self.frames_hid_order(&seqs) =>
+                {
                     let reading = self.order_across_gap(k, seqs, &reports);
                     let len = match &reading {
                         Reading::Adopt { moves, .. } => moves.len(),
@@ -176,6 +199,20 @@ impl Machine {
             }
         }
         best.map(|(_, reading, _)| reading)
+    }
+
+    /// True when `seqs`, the orders that explain a board that names its pieces and sends
+    /// whole frames, are all the same moves: the frames showed them at once, quicker than
+    /// one frame apart, so their position is certain and only their order is not.
+    fn frames_hid_order(&self, seqs: &[Vec<Move>]) -> bool {
+        let Some(first) = seqs.first() else {
+            return false;
+        };
+        self.config.whole_frames
+            && self.names_pieces()
+            && seqs
+                .iter()
+                .all(|seq| seq.len() == first.len() && first.iter().all(|m| seq.contains(m)))
     }
 
     /// The positions a reconstruction may start from, in the order they are tried, and

@@ -15,6 +15,7 @@
 
 pub mod cable;
 pub mod incarnation;
+pub mod rounds;
 pub mod run;
 pub mod scenario;
 pub mod shrink;
@@ -31,7 +32,7 @@ use crate::board::Millis;
 use crate::recorder::layout::{OutputFolder, state_dir};
 use crate::server::feed::Feed;
 use incarnation::Incarnation;
-use run::{RunFolders, event_config, port_of};
+use run::{RunFolders, port_of};
 use scenario::Scenario;
 use verdict::{Problem, Verdict};
 
@@ -99,7 +100,7 @@ pub fn simulate(scenario: &Scenario, dir: &Path) -> Report {
     let folders = RunFolders::under(dir);
     let finished = run::play(scenario, &folders);
     let journal = state_dir(&folders.out).join(crate::recorder::JOURNAL_NAME);
-    let mut verdict = verdict::judge(&finished, &folders.out, &journal);
+    let mut verdict = verdict::judge(scenario, &finished, &folders.out, &journal);
     if let Err(problem) = files_equal_a_replay(scenario, &folders, finished.end_ms) {
         verdict.problems.push(problem);
     }
@@ -122,15 +123,19 @@ fn files_equal_a_replay(
     folders: &RunFolders,
     now: Millis,
 ) -> Result<(), Problem> {
-    let folder = OutputFolder::new(&folders.out);
-    let files: BTreeMap<u32, PathBuf> = scenario
-        .boards
-        .iter()
-        .map(|b| (b.number, folder.game_path(1, b.number)))
+    let folder = &OutputFolder::new(&folders.out);
+    let last_round = rounds::round_numbers(scenario).last().unwrap_or(1);
+    let files: Vec<(u32, PathBuf)> = rounds::round_numbers(scenario)
+        .flat_map(|round| {
+            scenario
+                .boards
+                .iter()
+                .map(move |b| (b.number, folder.game_path(round, b.number)))
+        })
         .collect();
-    let before: BTreeMap<u32, String> = files
+    let before: BTreeMap<&PathBuf, String> = files
         .iter()
-        .map(|(n, p)| (*n, std::fs::read_to_string(p).unwrap_or_default()))
+        .map(|(_, p)| (p, std::fs::read_to_string(p).unwrap_or_default()))
         .collect();
     let written = Arc::new(tokio::sync::Notify::new());
     let cables: Vec<(u32, cable::Cable)> = scenario
@@ -147,15 +152,16 @@ fn files_equal_a_replay(
         Arc::new(Feed::new()),
         cables.iter().map(|(n, c)| (*n, c)),
     );
-    let replay = Incarnation::start(now + 1_000, scenario.seed, event_config(scenario), options)
-        .map_err(|e| Problem {
+    let config = rounds::round_config(scenario, last_round);
+    let replay =
+        Incarnation::start(now + 1_000, scenario.seed, config, options).map_err(|e| Problem {
             board: None,
             what: format!("the recorder does not start again on its journal: {e}"),
         })?;
     replay.shut_down();
     for (number, path) in &files {
         let after = std::fs::read_to_string(path).unwrap_or_default();
-        let before = before.get(number).map_or("", String::as_str);
+        let before = before.get(path).map_or("", String::as_str);
         if before != after {
             // Kept beside it for whoever keeps the run's folder.
             let _ = std::fs::write(path.with_extension("before-replay.pgn"), before);

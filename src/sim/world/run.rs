@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use super::cable::Cable;
 use super::incarnation::Incarnation;
+use super::rounds::{RoundGame, later_games, round_config};
 use super::scenario::{ARBITER_RESULT_AFTER_MS, BoardPlan, Fault, PlayedGame, Scenario};
 use crate::board::kind::BoardKind;
 use crate::board::{Millis, Observation};
@@ -40,6 +41,8 @@ pub const TIME_CONTROL: &str = "5400+30";
 pub(super) struct SimulatedBoard {
     pub(super) plan: BoardPlan,
     pub(super) played: PlayedGame,
+    /// Its games in the rounds after the first.
+    pub(super) later: Vec<RoundGame>,
     device: Box<dyn Device>,
     cable: Cable,
     /// What the hands have still to do, at event times.
@@ -76,7 +79,11 @@ pub fn port_of(number: u32) -> PathBuf {
 }
 
 impl SimulatedBoard {
-    fn new(plan: &BoardPlan, written: &Arc<Notify>) -> SimulatedBoard {
+    fn new(
+        plan: &BoardPlan,
+        (later, later_actions): (Vec<RoundGame>, Vec<Observation>),
+        written: &Arc<Notify>,
+    ) -> SimulatedBoard {
         let played = plan.play();
         let options = DeviceOptions {
             clock: crate::clock::TimeControl::parse(TIME_CONTROL).ok(),
@@ -110,8 +117,10 @@ impl SimulatedBoard {
                 },
             );
         }
+        actions.extend(later_actions);
         SimulatedBoard {
             plan: plan.clone(),
+            later,
             device: device(plan.kind, options),
             cable: Cable::new(&port_of(plan.number).to_string_lossy(), Arc::clone(written)),
             played,
@@ -198,8 +207,10 @@ enum Happening {
     Noise(u32, Millis, u32, u32),
     Kill,
     Restart,
-    /// The arbiter enters the result of a board's game from the scoresheets.
-    ArbiterResult(u32, String),
+    /// The arbiter enters the result of a board's game in a round from the scoresheets.
+    ArbiterResult(u32, u32, String),
+    /// The arbiter opens the next round (the desk's "Start round N").
+    NextRound(u32),
 }
 
 fn happenings(faults: &[Fault]) -> Vec<(Millis, Happening)> {
@@ -302,7 +313,7 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
     let mut boards: Vec<SimulatedBoard> = scenario
         .boards
         .iter()
-        .map(|plan| SimulatedBoard::new(plan, &written))
+        .map(|plan| SimulatedBoard::new(plan, later_games(scenario, plan.number), &written))
         .collect();
     let index: BTreeMap<u32, usize> = boards
         .iter()
@@ -313,13 +324,18 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
     // A board that senses only occupancy cannot show which king stands where: the result
     // the players signalled with the kings reaches the record through the arbiter.
     for board in boards.iter().filter(|b| !b.plan.kind.identifies_pieces()) {
-        if let Some(result) = &board.played.result_signal {
-            let at = board.plan.starts_ms + board.played.over_ms + ARBITER_RESULT_AFTER_MS;
-            schedule.push((
-                at,
-                Happening::ArbiterResult(board.plan.number, result.clone()),
-            ));
+        let first = (1, &board.plan, &board.played);
+        let later = board.later.iter().map(|g| (g.round, &g.plan, &g.played));
+        for (round, plan, played) in std::iter::once(first).chain(later) {
+            if let Some(result) = &played.result_signal {
+                let at = plan.starts_ms + played.over_ms + ARBITER_RESULT_AFTER_MS;
+                let result = Happening::ArbiterResult(round, plan.number, result.clone());
+                schedule.push((at, result));
+            }
         }
+    }
+    for round in &scenario.rounds {
+        schedule.push((round.opens_ms, Happening::NextRound(round.number)));
     }
     schedule.sort_by_key(|(t, _)| *t);
     let mut schedule: VecDeque<(Millis, Happening)> = schedule.into();
@@ -330,15 +346,16 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
         .unwrap_or(0);
     let last_fault = schedule.back().map_or(0, |(t, _)| *t);
     let end_ms = last_action.max(last_fault) + SETTLE_MS;
-    let config = event_config(scenario);
+    let mut round = 1;
     let mut failures = Vec::new();
     let mut feed = Arc::new(Feed::new());
-    let start = |now: Millis, feed: &Arc<Feed>, boards: &[SimulatedBoard]| {
+    let start = |now: Millis, round: u32, feed: &Arc<Feed>, boards: &[SimulatedBoard]| {
         let cables = boards.iter().map(|b| (b.plan.number, &b.cable));
         let options = recorder_options(&folders.out, Arc::clone(feed), cables);
-        Incarnation::start(now, scenario.seed ^ now, config.clone(), options)
+        let config = round_config(scenario, round);
+        Incarnation::start(now, scenario.seed ^ now, config, options)
     };
-    let mut recorder = match start(0, &feed, &boards) {
+    let mut recorder = match start(0, round, &feed, &boards) {
         Ok(r) => Some(r),
         Err(e) => {
             failures.push(e);
@@ -377,7 +394,7 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
                         boards[i].noise = Some((until, lost, garbled));
                     }
                 }
-                Happening::ArbiterResult(n, result) => {
+                Happening::ArbiterResult(r, n, result) => {
                     let request = ArbiterRequest {
                         who: "simulated arbiter".to_string(),
                         board: n,
@@ -385,7 +402,11 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
                             result: result.clone(),
                             reason: "from the scoresheets".to_string(),
                         },
-                        key: Some(format!("result-{n}")),
+                        key: Some(if r == 1 {
+                            format!("result-{n}")
+                        } else {
+                            format!("result-{r}-{n}")
+                        }),
                     };
                     match &recorder {
                         Some(r) => {
@@ -397,7 +418,7 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
                         }
                         // The desk is down with the recorder: the arbiter tries again.
                         None => {
-                            let again = (now + 5_000, Happening::ArbiterResult(n, result));
+                            let again = (now + 5_000, Happening::ArbiterResult(r, n, result));
                             let at = schedule.partition_point(|(t, _)| *t <= again.0);
                             schedule.insert(at, again);
                         }
@@ -411,7 +432,30 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
                 Happening::Restart => {
                     if recorder.is_none() {
                         feed = Arc::new(Feed::new());
-                        match start(now, &feed, &boards) {
+                        match start(now, round, &feed, &boards) {
+                            Ok(r) => recorder = Some(r),
+                            Err(e) => failures.push(format!("at {now} ms: {e}")),
+                        }
+                    }
+                }
+                Happening::NextRound(next) => {
+                    // The arbiter enters the round's results before opening the next.
+                    let waiting = schedule
+                        .iter()
+                        .any(|(_, h)| matches!(h, Happening::ArbiterResult(r, ..) if *r < next));
+                    if waiting {
+                        let again = (now + 5_000, Happening::NextRound(next));
+                        let at = schedule.partition_point(|(t, _)| *t <= again.0);
+                        schedule.insert(at, again);
+                        continue;
+                    }
+                    // The round that ended lets go of the journal before the next starts, as
+                    // the desk's "Start round N" does; a recorder that is down opens the new
+                    // round when it starts again.
+                    round = next;
+                    if let Some(r) = recorder.take() {
+                        r.shut_down();
+                        match start(now, round, &feed, &boards) {
                             Ok(r) => recorder = Some(r),
                             Err(e) => failures.push(format!("at {now} ms: {e}")),
                         }

@@ -121,8 +121,9 @@ pub struct BoardPlan {
     pub plies: usize,
     /// What the players do after the game.
     pub after: AfterGame,
-    /// Careful hands at a fixed pace instead of `hands`: a move every this many ms (see
-    /// [`super::table`]).
+    /// A move every this many ms (see [`super::table`]): careful hands at that fixed pace,
+    /// other hands sped up from their own pace (about a move every
+    /// [`HANDS_OWN_MOVE_MS`]) as `touchmove sim --speed` speeds them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pace_ms: Option<Millis>,
 }
@@ -132,7 +133,9 @@ impl BoardPlan {
     pub fn play(&self) -> PlayedGame {
         let game = &library()[self.game];
         let moves: Vec<String> = game.moves_uci.iter().take(self.plies).cloned().collect();
-        if let Some(pace_ms) = self.pace_ms {
+        if let Some(pace_ms) = self.pace_ms
+            && self.hands == Hands::Careful
+        {
             return paced_game(&moves, pace_ms);
         }
         let whole = moves.len() == game.moves_uci.len();
@@ -146,16 +149,23 @@ impl BoardPlan {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut model = HandModel::for_noise(self.hands.noise(), &mut rng);
         // The hands act on the board itself: what its sensors make of it is the virtual
-        // board's part.
-        model.sensor = SensorModel {
-            scan_period_ms: 0.0,
-            latency_ms: 0.0,
-            drop_probability: 0.0,
-            whole_frame: false,
-            occupancy_only: false,
-        };
+        // board's part. A table cell's hands are those `touchmove sim --hands … --seed …`
+        // draws (with the sensors it models for a DGT board, which it then leaves out).
+        if self.pace_ms.is_none() {
+            model.sensor = SensorModel {
+                scan_period_ms: 0.0,
+                latency_ms: 0.0,
+                drop_probability: 0.0,
+                whole_frame: false,
+                occupancy_only: false,
+            };
+        }
         let sim = simulate_with_model(None, false, &moves, Some(result), &model, &mut rng);
-        let mut physical = sim.observations;
+        let mut physical = if self.pace_ms.is_some() {
+            sim.physical
+        } else {
+            sim.observations
+        };
         let over_ms = physical.last().map_or(0, |o| o.t_ms);
         if self.after != AfterGame::Leave {
             // The players of a board that cannot show the kings' signal tell the arbiter the
@@ -178,7 +188,7 @@ impl BoardPlan {
                 _ => None,
             })
             .collect();
-        PlayedGame {
+        let played = PlayedGame {
             moves_uci: sim.moves_uci,
             expected_result: sim.expected_result,
             physical,
@@ -186,7 +196,31 @@ impl BoardPlan {
             ply_start_ms: sim.ply_start_ms,
             result_signal: sim.result_signal,
             over_ms,
+        };
+        match self.pace_ms {
+            Some(pace_ms) => played.sped_up(pace_ms, HANDS_OWN_MOVE_MS),
+            None => played,
         }
+    }
+}
+
+/// About how long the hands' model takes from one move to the next: `touchmove sim`'s
+/// speed 1, which issue 57 reads as a move every 2 s (speed 3 as one every 0.67 s).
+pub const HANDS_OWN_MOVE_MS: Millis = 2_000;
+
+impl PlayedGame {
+    /// The game with every time after the set-up scaled by `pace_ms / own_ms`: the same
+    /// actions, as `touchmove sim --speed` plays them.
+    fn sped_up(mut self, pace_ms: Millis, own_ms: Millis) -> PlayedGame {
+        let scale = |t: Millis| t * pace_ms / own_ms.max(1);
+        for o in &mut self.physical {
+            o.t_ms = scale(o.t_ms);
+        }
+        for t in &mut self.ply_start_ms {
+            *t = scale(*t);
+        }
+        self.over_ms = scale(self.over_ms);
+        self
     }
 }
 
@@ -406,6 +440,9 @@ pub struct Shape {
     pub faults: usize,
     /// Fewest and most plies of a game (whole games when the game is shorter).
     pub plies: (usize, usize),
+    /// Rounds of the event: one has no pairings; more take their players from a TRF
+    /// ([`super::rounds`]), the boards set up again between rounds.
+    pub rounds: u32,
 }
 
 impl Default for Shape {
@@ -419,6 +456,7 @@ impl Default for Shape {
             fault_kinds: FaultKind::ALL.to_vec(),
             faults: 4,
             plies: (20, 120),
+            rounds: 1,
         }
     }
 }
@@ -430,8 +468,11 @@ pub struct Scenario {
     pub seed: u64,
     /// What it was drawn from.
     pub shape: Shape,
-    /// Its boards.
+    /// Its boards in the first round.
     pub boards: Vec<BoardPlan>,
+    /// The rounds after the first, if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<super::rounds::Round>,
     /// Its faults, in time order.
     pub faults: Vec<Fault>,
     /// What a shrink kept: the board numbers and fault indices of the drawn scenario, and the
@@ -462,29 +503,89 @@ pub const ARBITER_RESULT_AFTER_MS: Millis = 20_000;
 /// round starts, as at a real event.
 const ROUND_STARTS_MS: std::ops::Range<Millis> = 15_000..20_000;
 
+/// A board of the event drawn from `rng`: its game, plies, kind, hands and seed, and what
+/// its players do after the game (the first round's boards draw when their game begins
+/// between the seed and the after-game, as they always have).
+pub(super) fn draw_board(number: u32, shape: &Shape, rng: &mut ChaCha8Rng) -> BoardPlan {
+    let game = rng.gen_range(0..library().len());
+    let (low, high) = shape.plies;
+    let plies = rng.gen_range(low..=high.max(low));
+    let kind = *shape.kinds.choose(rng).unwrap_or(&BoardKind::Dgt);
+    let hands = *shape.hands.choose(rng).unwrap_or(&Hands::Careful);
+    let seed = rng.r#gen();
+    BoardPlan {
+        number,
+        kind,
+        game,
+        hands,
+        seed,
+        starts_ms: 0,
+        plies,
+        after: AfterGame::Leave,
+        pace_ms: None,
+    }
+}
+
+/// Up to `shape.faults` faults of `shape`'s kinds drawn from `rng`, at times in `during`.
+pub(super) fn draw_faults(
+    shape: &Shape,
+    during: std::ops::Range<Millis>,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Fault> {
+    let count = if shape.fault_kinds.is_empty() {
+        0
+    } else {
+        rng.gen_range(0..=shape.faults)
+    };
+    (0..count)
+        .map(|_| {
+            let kind = *shape.fault_kinds.choose(rng).unwrap_or(&FaultKind::Unplug);
+            let board = rng.gen_range(1..=shape.boards.max(1) as u32);
+            let at_ms = rng.gen_range(during.clone());
+            match kind {
+                FaultKind::Unplug => Fault::Unplug {
+                    board,
+                    at_ms,
+                    for_ms: rng.gen_range(500..30_000),
+                },
+                FaultKind::PowerCycle => Fault::PowerCycle {
+                    board,
+                    at_ms,
+                    for_ms: rng.gen_range(1_000..20_000),
+                },
+                FaultKind::LateAnswers => Fault::LateAnswers {
+                    board,
+                    at_ms,
+                    delay_ms: rng.gen_range(200..3_000),
+                },
+                FaultKind::NoisyLine => Fault::NoisyLine {
+                    board,
+                    at_ms,
+                    for_ms: rng.gen_range(1_000..20_000),
+                    lost_per_mille: rng.gen_range(0..100),
+                    garbled_per_mille: rng.gen_range(0..100),
+                },
+                FaultKind::RecorderKill => Fault::RecorderKill {
+                    at_ms,
+                    down_ms: rng.gen_range(100..30_000),
+                },
+            }
+        })
+        .collect()
+}
+
 impl Scenario {
     /// The scenario of `seed` in `shape`.
     pub fn draw(seed: u64, shape: &Shape) -> Scenario {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let library = library();
         let boards: Vec<BoardPlan> = (1..=shape.boards as u32)
             .map(|number| {
-                let game = rng.gen_range(0..library.len());
-                let (low, high) = shape.plies;
-                let plies = rng.gen_range(low..=high.max(low));
-                BoardPlan {
-                    number,
-                    kind: *shape.kinds.choose(&mut rng).unwrap_or(&BoardKind::Dgt),
-                    game,
-                    hands: *shape.hands.choose(&mut rng).unwrap_or(&Hands::Careful),
-                    seed: rng.r#gen(),
-                    starts_ms: rng.gen_range(ROUND_STARTS_MS),
-                    plies,
-                    after: *[AfterGame::Leave, AfterGame::SetBack, AfterGame::PostMortem]
-                        .choose(&mut rng)
-                        .unwrap_or(&AfterGame::Leave),
-                    pace_ms: None,
-                }
+                let mut plan = draw_board(number, shape, &mut rng);
+                plan.starts_ms = rng.gen_range(ROUND_STARTS_MS);
+                plan.after = *[AfterGame::Leave, AfterGame::SetBack, AfterGame::PostMortem]
+                    .choose(&mut rng)
+                    .unwrap_or(&AfterGame::Leave);
+                plan
             })
             .collect();
         let ends: Vec<Millis> = boards
@@ -492,54 +593,20 @@ impl Scenario {
             .map(|b| b.starts_ms + b.play().physical.last().map_or(0, |o| o.t_ms))
             .collect();
         let last = ends.iter().copied().max().unwrap_or(0).max(20_000);
-        let count = if shape.fault_kinds.is_empty() {
-            0
-        } else {
-            rng.gen_range(0..=shape.faults)
-        };
-        let mut faults: Vec<Fault> = (0..count)
-            .map(|_| {
-                let kind = *shape
-                    .fault_kinds
-                    .choose(&mut rng)
-                    .unwrap_or(&FaultKind::Unplug);
-                let board = rng.gen_range(1..=shape.boards.max(1) as u32);
-                let at_ms = rng.gen_range(5_000..last);
-                match kind {
-                    FaultKind::Unplug => Fault::Unplug {
-                        board,
-                        at_ms,
-                        for_ms: rng.gen_range(500..30_000),
-                    },
-                    FaultKind::PowerCycle => Fault::PowerCycle {
-                        board,
-                        at_ms,
-                        for_ms: rng.gen_range(1_000..20_000),
-                    },
-                    FaultKind::LateAnswers => Fault::LateAnswers {
-                        board,
-                        at_ms,
-                        delay_ms: rng.gen_range(200..3_000),
-                    },
-                    FaultKind::NoisyLine => Fault::NoisyLine {
-                        board,
-                        at_ms,
-                        for_ms: rng.gen_range(1_000..20_000),
-                        lost_per_mille: rng.gen_range(0..100),
-                        garbled_per_mille: rng.gen_range(0..100),
-                    },
-                    FaultKind::RecorderKill => Fault::RecorderKill {
-                        at_ms,
-                        down_ms: rng.gen_range(100..30_000),
-                    },
-                }
-            })
-            .collect();
+        let mut faults = draw_faults(shape, 5_000..last, &mut rng);
+        let (rounds, later_faults) = super::rounds::draw_later_rounds(
+            seed,
+            shape,
+            &boards,
+            ends.iter().copied().max().unwrap_or(0),
+        );
+        faults.extend(later_faults);
         faults.sort_by_key(Fault::at_ms);
         Scenario {
             seed,
             shape: shape.clone(),
             boards,
+            rounds,
             faults,
             kept: Kept::default(),
             cell: None,
@@ -551,6 +618,9 @@ impl Scenario {
         let mut scenario = Scenario::draw(seed, shape);
         if let Some(numbers) = &kept.boards {
             scenario.boards.retain(|b| numbers.contains(&b.number));
+            for round in &mut scenario.rounds {
+                round.boards.retain(|b| numbers.contains(&b.number));
+            }
             scenario
                 .faults
                 .retain(|f| f.board().is_none_or(|b| numbers.contains(&b)));
@@ -568,7 +638,8 @@ impl Scenario {
             }
         }
         if let Some(plies) = kept.plies {
-            for board in &mut scenario.boards {
+            let later = scenario.rounds.iter_mut().flat_map(|r| r.boards.iter_mut());
+            for board in scenario.boards.iter_mut().chain(later) {
                 board.plies = board.plies.min(plies);
             }
         }
@@ -589,6 +660,9 @@ impl Scenario {
         if shape.kinds != BoardKind::ALL {
             let kinds: Vec<&str> = shape.kinds.iter().map(|k| k.name()).collect();
             let _ = write!(text, " --kinds {}", kinds.join(","));
+        }
+        if shape.rounds > 1 {
+            let _ = write!(text, " --rounds {}", shape.rounds);
         }
         let default = Shape::default();
         if shape.hands != default.hands {

@@ -1,8 +1,11 @@
 //! The kind-by-fault table: one board of each kind plays the same whole game with careful
 //! hands at a fixed pace, through one fault 25 s into the game (the recorder killed and started
 //! again, the board's cable unplugged, the board switched off and on), and the table counts
-//! the moves its `game-1.pgn` holds at the end, of those played. Each cell is one scenario of
-//! the simulation, judged like any other, and replayed by `touchmove simulate --table-cell`.
+//! the moves its `game-1.pgn` holds at the end, of those played. Realistic hands play it too,
+//! with no fault, on each board that names its pieces, sped up to the pace as `touchmove sim
+//! --speed` speeds them: their quick moves then come closer than a board's frames. Each cell is
+//! one scenario of the simulation, judged like any other, and replayed by `touchmove simulate
+//! --table-cell`.
 
 use serde::Serialize;
 
@@ -67,6 +70,20 @@ impl TableFault {
     ];
 }
 
+/// The hands of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TableHands {
+    /// One piece at a time, each move at the pace.
+    Careful,
+    /// Realistic hands (seed 7, as issue 57's runs on a PTY), sped up to the pace.
+    Realistic,
+}
+
+/// The seed of a cell's realistic hands: the seed of the Certabo game on a PTY that stopped
+/// at blitz pace (issue 57).
+const REALISTIC_HANDS_SEED: u64 = 7;
+
 /// One cell of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Cell {
@@ -76,59 +93,91 @@ pub struct Cell {
     pub pace: TablePace,
     /// The fault.
     pub fault: TableFault,
+    /// The hands.
+    pub hands: TableHands,
 }
 
 impl Cell {
-    /// Every cell: every kind, both paces, every fault.
+    /// Every cell: every kind, both paces, every fault, with careful hands; and with
+    /// realistic hands and no fault, every kind that names its pieces.
     pub fn all() -> Vec<Cell> {
         let mut cells = Vec::new();
-        for kind in BoardKind::ALL {
-            for pace in TablePace::ALL {
-                for fault in TableFault::ALL {
-                    cells.push(Cell { kind, pace, fault });
+        for hands in [TableHands::Careful, TableHands::Realistic] {
+            for kind in BoardKind::ALL {
+                if hands == TableHands::Realistic && !kind.identifies_pieces() {
+                    continue;
+                }
+                for pace in TablePace::ALL {
+                    for fault in TableFault::ALL {
+                        if hands == TableHands::Realistic && fault != TableFault::None {
+                            continue;
+                        }
+                        cells.push(Cell {
+                            kind,
+                            pace,
+                            fault,
+                            hands,
+                        });
+                    }
                 }
             }
         }
         cells
     }
 
-    /// The cell as `--table-cell` names it: `KIND,PACE,FAULT`.
+    /// The cell as `--table-cell` names it: `KIND,PACE,FAULT`, with `,realistic` for
+    /// realistic hands.
     pub fn name(&self) -> String {
+        let hands = match self.hands {
+            TableHands::Careful => String::new(),
+            hands => format!(",{}", value_name(hands)),
+        };
         format!(
-            "{},{},{}",
+            "{},{},{}{hands}",
             self.kind.name(),
             value_name(self.pace),
             value_name(self.fault)
         )
     }
 
-    /// Reads `KIND,PACE,FAULT`.
+    /// Reads `KIND,PACE,FAULT[,HANDS]` (careful hands when not given).
     pub fn parse(text: &str) -> Result<Cell, String> {
         use clap::ValueEnum;
-        let bad =
-            || format!("{text:?}: give the cell as KIND,PACE,FAULT, e.g. certabo,blitz,restart");
+        let bad = || {
+            format!(
+                "{text:?}: give the cell as KIND,PACE,FAULT[,HANDS], e.g. certabo,blitz,restart \
+                 or certabo,blitz,none,realistic"
+            )
+        };
         let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        let [kind, pace, fault] = parts.as_slice() else {
-            return Err(bad());
+        let (kind, pace, fault, hands) = match parts.as_slice() {
+            [kind, pace, fault] => (kind, pace, fault, "careful"),
+            [kind, pace, fault, hands] => (kind, pace, fault, *hands),
+            _ => return Err(bad()),
         };
         Ok(Cell {
             kind: kind.parse().map_err(|_| bad())?,
             pace: TablePace::from_str(pace, true).map_err(|_| bad())?,
             fault: TableFault::from_str(fault, true).map_err(|_| bad())?,
+            hands: TableHands::from_str(hands, true).map_err(|_| bad())?,
         })
     }
 
-    /// The cell's event: one board, the first game of the library (a TWIC game), careful
-    /// hands at the cell's pace, the cell's fault.
+    /// The cell's event: one board, the first game of the library (a TWIC game), the cell's
+    /// hands at its pace, the cell's fault.
     pub fn scenario(&self) -> Scenario {
         let game = 0;
         let plies = super::scenario::library()[game].moves_uci.len();
+        let (hands, seed) = match self.hands {
+            TableHands::Careful => (Hands::Careful, 1),
+            TableHands::Realistic => (Hands::Realistic, REALISTIC_HANDS_SEED),
+        };
         let board = BoardPlan {
             number: 1,
             kind: self.kind,
             game,
-            hands: Hands::Careful,
-            seed: 1,
+            hands,
+            seed,
             starts_ms: GAME_STARTS_MS,
             plies,
             after: AfterGame::Leave,
@@ -157,7 +206,7 @@ impl Cell {
             shape: Shape {
                 boards: 1,
                 kinds: vec![self.kind],
-                hands: vec![Hands::Careful],
+                hands: vec![hands],
                 fault_kinds: match self.fault {
                     TableFault::None => Vec::new(),
                     TableFault::Restart => vec![FaultKind::RecorderKill],
@@ -166,8 +215,10 @@ impl Cell {
                 },
                 faults: faults.len(),
                 plies: (plies, plies),
+                rounds: 1,
             },
             boards: vec![board],
+            rounds: Vec::new(),
             faults,
             kept: Kept::default(),
             cell: Some(*self),
@@ -228,28 +279,41 @@ pub fn run_cell(cell: Cell, dir: &std::path::Path, keep: bool) -> std::io::Resul
 /// The table of `results` in Markdown: a row per pace and fault, a column per kind, each
 /// cell "recorded of played" (with a mark when the run found a problem).
 pub fn markdown(results: &[CellResult]) -> String {
-    let mut text = String::from("| pace | fault |");
+    let mut text = String::from("| hands | pace | fault |");
     for kind in BoardKind::ALL {
         text.push_str(&format!(" {} |", kind.name()));
     }
-    text.push_str("\n|---|---|");
+    text.push_str("\n|---|---|---|");
     text.push_str(&"---|".repeat(BoardKind::ALL.len()));
-    for pace in TablePace::ALL {
-        for fault in TableFault::ALL {
-            text.push_str(&format!(
-                "\n| {} | {} |",
-                value_name(pace),
-                value_name(fault)
-            ));
-            for kind in BoardKind::ALL {
-                let cell = Cell { kind, pace, fault };
-                match results.iter().find(|r| r.cell == cell) {
-                    Some(r) if r.holds() => {
-                        text.push_str(&format!(" {} of {} |", r.recorded, r.played))
-                    }
-                    Some(r) => text.push_str(&format!(" **{} of {}** ✗ |", r.recorded, r.played)),
-                    None => text.push_str(" |"),
+    let rows = results
+        .iter()
+        .map(|r| (r.cell.hands, r.cell.pace, r.cell.fault))
+        .fold(Vec::new(), |mut rows, row| {
+            if !rows.contains(&row) {
+                rows.push(row);
+            }
+            rows
+        });
+    for (hands, pace, fault) in rows {
+        text.push_str(&format!(
+            "\n| {} | {} | {} |",
+            value_name(hands),
+            value_name(pace),
+            value_name(fault)
+        ));
+        for kind in BoardKind::ALL {
+            let cell = Cell {
+                kind,
+                pace,
+                fault,
+                hands,
+            };
+            match results.iter().find(|r| r.cell == cell) {
+                Some(r) if r.holds() => {
+                    text.push_str(&format!(" {} of {} |", r.recorded, r.played))
                 }
+                Some(r) => text.push_str(&format!(" **{} of {}** ✗ |", r.recorded, r.played)),
+                None => text.push_str(" |"),
             }
         }
     }

@@ -8,6 +8,8 @@
 //!   alert counts as told;
 //! - no proposed penalty (an alert under 7.5) that the hands did not earn;
 //! - every game's result, and every game recorded once, with nothing after its end;
+//! - at an event of several rounds, every round's games under their paired names, and every
+//!   result in the TRF that `touchmove results` writes from the files;
 //! - every published file whole, and the feed showing what the files show;
 //! - no board task failed.
 
@@ -16,8 +18,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::rounds::{TRF_NAME, paired_names, results_in_trf, round_numbers};
 use super::run::Finished;
-use super::scenario::PlayedGame;
+use super::scenario::{PlayedGame, Scenario};
 use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::kind::BoardKind;
 use crate::record::GameRecord;
@@ -54,8 +57,11 @@ pub struct Problem {
 /// The judgement of one run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Verdict {
-    /// How each board's game came out, by board number.
+    /// How each board's game of the first round came out, by board number.
     pub games: BTreeMap<u32, GameOutcome>,
+    /// How the games of the later rounds came out, by round and board number.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub later_rounds: BTreeMap<u32, BTreeMap<u32, GameOutcome>>,
     /// Everything wrong; a run passes when there is nothing.
     pub problems: Vec<Problem>,
 }
@@ -81,89 +87,83 @@ fn board_events(journal: &Path, round: u32) -> Result<BTreeMap<u32, Vec<Event>>,
     Ok(events)
 }
 
-/// Judges a finished run whose recorder wrote `out` and journalled into `journal`.
-pub fn judge(finished: &Finished, out: &Path, journal: &Path) -> Verdict {
+/// Judges a finished run of `scenario` whose recorder wrote `out` and journalled into
+/// `journal`.
+pub fn judge(scenario: &Scenario, finished: &Finished, out: &Path, journal: &Path) -> Verdict {
     let mut verdict = Verdict::default();
     for failure in &finished.failures {
         verdict.problem(None, failure.clone());
     }
-    let round = 1;
-    let events = match board_events(journal, round) {
-        Ok(events) => events,
-        Err(e) => {
-            verdict.problem(None, format!("the journal cannot be read: {e}"));
-            BTreeMap::new()
-        }
-    };
     let folder = OutputFolder::new(out);
-    for board in &finished.boards {
-        let number = board.plan.number;
-        let path = folder.game_path(round, number);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+    let mut results = BTreeMap::new();
+    for round in round_numbers(scenario) {
+        let events = match board_events(journal, round) {
+            Ok(events) => events,
             Err(e) => {
-                verdict.problem(Some(number), format!("{}: {e}", path.display()));
-                continue;
+                verdict.problem(None, format!("the journal cannot be read: {e}"));
+                BTreeMap::new()
             }
         };
-        let games = match crate::record::pgn::read_games(&text) {
-            Ok(games) => games,
-            Err(e) => {
+        for board in &finished.boards {
+            let Some((plan, played)) = board.game_of(round) else {
+                continue;
+            };
+            let number = plan.number;
+            let path = folder.game_path(round, number);
+            let Some((text, game)) = read_one_game(&mut verdict, number, &path) else {
+                continue;
+            };
+            let no_events = Vec::new();
+            let events = events.get(&number).unwrap_or(&no_events);
+            let before = verdict.problems.len();
+            let outcome = judge_game(&mut verdict, number, plan.kind, played, &game, events);
+            if round == 1 {
+                verdict.games.insert(number, outcome);
+            } else {
+                let games = verdict.later_rounds.entry(round).or_default();
+                games.insert(number, outcome);
+                for problem in &mut verdict.problems[before..] {
+                    problem.what.insert_str(0, &format!("round {round}: "));
+                }
+            }
+            if let Some((white, black)) = paired_names(scenario, round, number)
+                && (game.tag("White") != Some(white.as_str())
+                    || game.tag("Black") != Some(black.as_str()))
+            {
                 verdict.problem(
                     Some(number),
-                    format!("{} is not whole: {e}", path.display()),
+                    format!(
+                        "round {round}: the game names {:?} – {:?}, paired {white} – {black}",
+                        game.tag("White"),
+                        game.tag("Black")
+                    ),
                 );
-                continue;
             }
-        };
-        let [game] = games.as_slice() else {
-            verdict.problem(
-                Some(number),
-                format!(
-                    "{} holds {} games; one was played",
-                    path.display(),
-                    games.len()
-                ),
-            );
-            continue;
-        };
-        let no_events = Vec::new();
-        let events = events.get(&number).unwrap_or(&no_events);
-        let outcome = judge_game(
-            &mut verdict,
-            number,
-            board.plan.kind,
-            &board.played,
-            game,
-            events,
-        );
-        verdict.games.insert(number, outcome);
-        if let Some(shown) = finished.feed.game_pgn(round, number)
-            && *shown.text != *text
-        {
-            verdict.problem(
-                Some(number),
-                "the spectators' feed shows another text than game file".to_string(),
-            );
+            if let Some(result) = &played.expected_result {
+                results.insert((round, number), result.clone());
+            }
+            if let Some(shown) = finished.feed.game_pgn(round, number)
+                && *shown.text != *text
+            {
+                verdict.problem(
+                    Some(number),
+                    format!(
+                        "round {round}: the spectators' feed shows another text than game file"
+                    ),
+                );
+            }
+        }
+        for name in ["games.pgn", "index.json"] {
+            let path = folder.round_dir(round).join(name);
+            if let Err(e) = whole(&path) {
+                verdict.problem(None, format!("{} is not whole: {e}", path.display()));
+            }
         }
     }
-    for name in ["games.pgn", "index.json"] {
-        let path = folder.round_dir(round).join(name);
-        let whole = std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| {
-                if name.ends_with(".json") {
-                    serde_json::from_str::<serde_json::Value>(&t)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                } else {
-                    crate::record::pgn::read_games(&t)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                }
-            });
-        if let Err(e) = whole {
-            verdict.problem(None, format!("{} is not whole: {e}", path.display()));
+    if scenario.shape.rounds > 1 {
+        let trf = out.with_file_name(TRF_NAME);
+        for (board, what) in results_in_trf(scenario, out, &trf, &results) {
+            verdict.problem(board, what);
         }
     }
     for problem in &mut verdict.problems {
@@ -179,6 +179,54 @@ pub fn judge(finished: &Finished, out: &Path, journal: &Path) -> Verdict {
         }
     }
     verdict
+}
+
+/// The text of the game file at `path` and its one game; what is wrong with it otherwise.
+fn read_one_game(verdict: &mut Verdict, number: u32, path: &Path) -> Option<(String, GameRecord)> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            verdict.problem(Some(number), format!("{}: {e}", path.display()));
+            return None;
+        }
+    };
+    let games = match crate::record::pgn::read_games(&text) {
+        Ok(games) => games,
+        Err(e) => {
+            verdict.problem(
+                Some(number),
+                format!("{} is not whole: {e}", path.display()),
+            );
+            return None;
+        }
+    };
+    let [game] = games.as_slice() else {
+        verdict.problem(
+            Some(number),
+            format!(
+                "{} holds {} games; one was played",
+                path.display(),
+                games.len()
+            ),
+        );
+        return None;
+    };
+    let game = game.clone();
+    Some((text, game))
+}
+
+/// Whether the published file at `path` reads whole (JSON or PGN, by its name).
+fn whole(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    if path.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str::<serde_json::Value>(&text)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    } else {
+        crate::record::pgn::read_games(&text)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// The alerts of `events` the arbiter saw.
