@@ -13,45 +13,49 @@ use crate::board::Millis;
 
 impl Machine {
     pub(super) fn reconcile(&mut self, t: Millis, out: &mut Vec<Event>) {
-        let plies_before = self.game.plies();
+        let plies_before = self.record.game().plies();
         self.read_and_adopt(t, out);
-        if self.phase != Phase::Playing || self.sensed().diff(self.game.position().board()).any() {
+        if self.phase != Phase::Playing
+            || self
+                .sensed()
+                .diff(self.record.game().position().board())
+                .any()
+        {
             return;
         }
         // A press for a move the reading withdrew, its presser's move now the last: the
         // press says that move is made.
-        let n = self.game.plies();
-        if let Some(press) = self.pending_press.as_mut()
-            && press.due != WHEN_RESTORED
-            && press.ply > n + 1
-            && n > 0
-            && self.game.positions()[n - 1].turn() == press.by
-        {
-            press.ply = n;
-        }
+        let n = self.record.game().plies();
+        let positions = self.record.game().positions();
+        self.presses.waiting_for_ply(n, |press| {
+            press.ply > n + 1 && n > 0 && positions[n - 1].turn() == press.by
+        });
         // An overtaken press is for the ply before the opponent's: it completes first.
-        if let Some(press) = self.overtaken_press
+        if let Some(press) = self.presses.overtaken()
             && self.try_complete(press, out)
         {
-            self.overtaken_press = None;
+            self.presses.overtaken_done();
         }
-        if let Some(press) = self.pending_press
+        if let Some(press) = self.presses.waiting()
             && self.try_complete(press, out)
         {
-            self.pending_press = None;
+            self.presses.waiting_done();
             // A press that waited for the board completes the moves read since; moves read
             // by a doubtful reconstruction stay open together until the next move is made,
             // and the waiting press does not make them final.
             if press.due == WHEN_RESTORED
-                && self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open)
-                && self.completion.is_some_and(|c| c.ply == press.ply)
+                && self.doubts.doubt().is_some_and(Doubt::keeps_moves_open)
+                && self
+                    .presses
+                    .completion()
+                    .is_some_and(|c| c.ply == press.ply)
             {
-                self.completion = None;
+                self.presses.completion_done();
             }
         }
         // After the waiting presses, which complete the moves before it: a reply pressed for
         // before those were read.
-        if plies_before != self.game.plies() {
+        if plies_before != self.record.game().plies() {
             self.complete_reply_pressed_early(out);
         }
     }
@@ -64,15 +68,15 @@ impl Machine {
         }
         let reading = self.read_board();
         if !matches!(reading, Reading::Unexplained { .. }) {
-            self.take_up_due = None;
+            self.gap.take_up_dropped();
         }
         match reading {
             Reading::Current => {
-                self.doubt = None;
+                self.doubts.read_without_doubt();
                 self.set_held(None, t, out);
             }
             Reading::Adopt { from, .. }
-                if self.pending_end.is_some() && from >= self.game.plies() =>
+                if self.ends.pending().is_some() && from >= self.record.game().plies() =>
             {
                 // The game is over if the last move stands: nothing is played after it.
             }
@@ -81,7 +85,7 @@ impl Machine {
             }
             Reading::Unexplained { in_progress } => {
                 if let SetUp::Start(start) = self.starts.recognise(self.physical.board())
-                    && self.settled > 0
+                    && self.record.settled() > 0
                 {
                     self.begin(*start, t, out);
                     return;
@@ -101,7 +105,7 @@ impl Machine {
                     // displaced piece when the hold ends.
                     let in_motion = self.hold_shows_move_under_way(in_progress, t);
                     let seen = self.hold.seen();
-                    let d = self.sensed().diff(self.game.position().board());
+                    let d = self.sensed().diff(self.record.game().position().board());
                     self.set_held(Some(d), t, out);
                     if in_motion {
                         self.hold.forget_passed(seen);
@@ -126,30 +130,30 @@ impl Machine {
         if doubt.is_none() && self.hold.is_held() && self.hold_ended_by_displacement(from, moves) {
             self.tell_held(t, true, out);
         }
-        let settled_before = self.settled;
+        let settled_before = self.record.settled();
         let across_gap = self.across_gap(from);
         self.adopt(from, moves, t, out);
         // A reading of moves made final may record fewer of them.
-        self.settled = self.settled.min(self.game.plies());
+        self.record.open_from(self.record.game().plies());
         // Moves read from a doubtful reconstruction stay open together until the
         // next move is made, and make no move before them final: a restored piece
         // may still explain the board better.
         if doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
-            self.settled = self.settled.min(from).min(settled_before);
-            self.reconstructed_from = Some(from);
+            self.record.open_from(from.min(settled_before));
+            self.doubts.reconstructed(from);
         }
         // Moves read across a gap stay open until play after them confirms how many there
         // were: the clock or the next move may say the other side is to move.
         if across_gap {
-            self.settled = self.settled.min(from).min(settled_before);
+            self.record.open_from(from.min(settled_before));
         }
         let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
         match doubt {
             Some(doubt) => self.raise_doubt(doubt, t, out),
-            None => self.doubt = None,
+            None => self.doubts.read_without_doubt(),
         }
         if self.phase == Phase::Playing {
-            let d = self.sensed().diff(self.game.position().board());
+            let d = self.sensed().diff(self.record.game().position().board());
             let held = if d.is_empty() {
                 None
             } else if undecided {
@@ -192,7 +196,7 @@ impl Machine {
     /// and replace that by a move from the same square: the piece went on (a king past its
     /// passing square to castle, a slide that continued).
     fn last_move_went_on(&self, from: usize, moves: &[Move]) -> bool {
-        let recorded = &self.game.moves()[from.min(self.game.plies())..];
+        let recorded = &self.record.game().moves()[from.min(self.record.game().plies())..];
         let (Some((last, before)), Some((m, same))) = (recorded.split_last(), moves.split_last())
         else {
             return false;
@@ -205,7 +209,7 @@ impl Machine {
 
     /// True when `moves`, read from position `from`, replace a move already recorded.
     pub(super) fn rewrites_recorded(&self, from: usize, moves: &[Move]) -> bool {
-        self.game.moves()[from.min(self.game.plies())..]
+        self.record.game().moves()[from.min(self.record.game().plies())..]
             .iter()
             .zip(moves)
             .any(|(played, m)| played.mv != *m)
@@ -216,7 +220,7 @@ impl Machine {
     /// signalling a result, not displacing pieces.
     pub(super) fn signal_under_way(&self) -> bool {
         let sensed = self.physical.board();
-        let game = self.game.position().board();
+        let game = self.record.game().position().board();
         let d = self.sensed().diff(game);
         d.any()
             && d.into_iter().all(|sq| {
@@ -238,7 +242,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        let withdrawn = self.game.moves()[keep..]
+        let withdrawn = self.record.game().moves()[keep..]
             .iter()
             .map(|p| p.uci.clone())
             .collect();
@@ -248,37 +252,21 @@ impl Machine {
             t_ms: t,
         });
         self.quick_reply_revised(keep, replacing, out);
-        self.withdraw_move_alerts(keep, replacing, t, out);
-        self.game.truncate(keep);
+        let withdrawn = self.record.moves_withdrawn(keep, replacing);
+        self.tell_move_alerts_withdrawn(keep, withdrawn, t, out);
         self.withdraw_penalties(keep, t, out);
-        if self.pending_end.as_ref().is_some_and(|p| p.ply > keep) {
-            self.pending_end = None;
-        }
-        self.turn_start.truncate(keep + 1);
-        self.reached_at.truncate(keep + 1);
-        self.completed = self.completed.min(keep);
-        self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
+        self.ends.moves_withdrawn_after(keep);
     }
 
-    /// Withdraws, with one info 8.5.3 alert, what was said of how the moves after the first
-    /// `keep` plies were made, as they are read again as `replacing`: a move read again
-    /// unchanged at its ply keeps what was said of it.
-    fn withdraw_move_alerts(
-        &mut self,
+    /// Tells, with one info 8.5.3 alert, that what was said of how the moves after the
+    /// first `keep` plies were made is `withdrawn` with them.
+    fn tell_move_alerts_withdrawn(
+        &self,
         keep: usize,
-        replacing: &[Move],
+        withdrawn: Vec<AlertRef>,
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        let moves = self.game.moves();
-        let changed = |ply: usize| {
-            let recorded = moves.get(ply - 1).map(|p| p.mv);
-            recorded.is_none() || recorded != replacing.get(ply - 1 - keep).copied()
-        };
-        let withdrawn: Vec<AlertRef> = self
-            .move_alerts
-            .extract_if(.., |r| r.ply as usize > keep && changed(r.ply as usize))
-            .collect();
         if withdrawn.is_empty() {
             return;
         }
@@ -299,8 +287,8 @@ impl Machine {
     pub(super) fn adopt(&mut self, from: usize, moves: &[Move], t: Millis, out: &mut Vec<Event>) {
         self.gap_read_again(from, moves);
         self.reread_capture_choices(from, moves);
-        let n = self.game.plies();
-        let same = self.game.moves()[from.min(n)..]
+        let n = self.record.game().plies();
+        let same = self.record.game().moves()[from.min(n)..]
             .iter()
             .zip(moves)
             .take_while(|(played, m)| played.mv == **m)
@@ -311,31 +299,33 @@ impl Machine {
         }
         let added = &moves[same..];
         for (i, &m) in added.iter().enumerate() {
-            if self.phase != Phase::Playing || self.pending_end.is_some() {
+            if self.phase != Phase::Playing || self.ends.pending().is_some() {
                 break;
             }
             // Moves read together share the time of reading; each player's touches end
             // where the next move's piece was lifted. When that lift is no longer known (a
             // game read again from far back), his touches are not told: any of them may
             // belong to a later move.
-            let since = self.turn_start.last().copied().unwrap_or(0);
+            let since = self.record.turn_start().last().copied().unwrap_or(0);
             let touches_before = match added.get(i + 1) {
                 Some(&next) => next
                     .from()
-                    .and_then(|sq| self.first_lift(sq, !self.game.position().turn(), since))
+                    .and_then(|sq| {
+                        self.first_lift(sq, !self.record.game().position().turn(), since)
+                    })
                     .unwrap_or(since),
                 None => t.saturating_add(1),
             };
             self.record_touched_before(m, t, touches_before, out);
         }
-        self.keep_unseen_capture_choices(keep);
+        self.captures_kept_open(keep);
         self.confirm_gap(from, moves);
         if keep < n
-            && let Some(c) = self.completion
+            && let Some(c) = self.presses.completion()
             && self.phase == Phase::Playing
         {
-            let plies = self.game.plies();
-            if plies > self.completed && self.game.position().turn() != c.by {
+            let plies = self.record.game().plies();
+            if plies > self.record.completed() && self.record.game().position().turn() != c.by {
                 self.complete(c.by, c.pressed, plies, out);
             }
         }
@@ -358,9 +348,9 @@ impl Machine {
     fn hold(&mut self, held: Option<Bitboard>, t: Millis) {
         if held != self.hold.squares() {
             if held.is_none() {
-                self.unrestored = None;
+                self.doubts.position_restored();
             }
-            self.hold.set(held, t, self.untimed);
+            self.hold.set(held, t, self.gap.untimed());
         }
     }
 
@@ -381,7 +371,8 @@ impl Machine {
     /// the board last showed a move being made.
     pub(super) fn hold_due(&self) -> Option<Millis> {
         // A board that may be taken up as the game's position is no hold until then.
-        self.hold.due(self.config.scan_period_ms, self.take_up_due)
+        self.hold
+            .due(self.config.scan_period_ms, self.gap.take_up_due())
     }
 
     /// Tells the hold as it stands when it differs from what was told last and is due (or

@@ -10,14 +10,11 @@ use shakmaty::{Bitboard, CastlingMode, Chess, Move, Position, Square, attacks};
 use super::Machine;
 use super::doubt::Doubt;
 use super::exchanges::worth;
+use super::open_doubts::{CHOICE_OPEN_PLIES, CaptureChoice};
 use super::reading::{Reading, choose, common_prefix};
 use crate::act::Event;
 use crate::act::search::{Explanation, Sensed, only, touches};
 use crate::board::Millis;
-
-/// How many plies after the choice the other captures stay open to the board's reports: a
-/// piece taken unseen is usually moved or taken again within a few moves.
-const CHOICE_OPEN_PLIES: usize = 40;
 
 /// How many games a correction may weigh at once: past it, the later choices leave too many
 /// ways to read the moves since, and the record stands as it is.
@@ -26,18 +23,6 @@ const MOST_REPLAYS: usize = 16;
 /// How many moves past the record a held game may be read with a corrected capture choice:
 /// the moves of fast play made while the record stood wrong.
 const HELD_CHOICE_PLIES: usize = 4;
-
-/// A capture recorded while other captures by the same piece left the board as it is, or
-/// any capture whose landing the board never showed, kept open to the board's later reports.
-#[derive(Debug, Clone)]
-pub(super) struct CaptureChoice {
-    /// The position the capture was made from.
-    ply: usize,
-    /// The capturer's square.
-    from: Square,
-    /// Captures once recorded here and withdrawn since, because the board ruled them out.
-    refuted: Vec<Move>,
-}
 
 /// Every capture the piece on `from` can make from `pos` with its landing unseen: each plain
 /// capture empties `from` and leaves its victim's square as full as before.
@@ -234,8 +219,8 @@ impl Machine {
         {
             return None;
         }
-        let last_arrival = self.game.moves().last().map(|p| p.mv.to());
-        let chosen = likeliest(self.game.position(), &captures, last_arrival)?;
+        let last_arrival = self.record.game().moves().last().map(|p| p.mv.to());
+        let chosen = likeliest(self.record.game().position(), &captures, last_arrival)?;
         Some((
             chosen,
             captures.into_iter().filter(|&m| m != chosen).collect(),
@@ -259,16 +244,8 @@ impl Machine {
             t,
             out,
         );
-        let ply = self.game.plies() - 1;
-        self.capture_choices
-            .retain(|c| c.ply < ply && c.ply + CHOICE_OPEN_PLIES >= ply);
-        if let Some(from) = chosen.from() {
-            self.capture_choices.push(CaptureChoice {
-                ply,
-                from,
-                refuted: Vec::new(),
-            });
-        }
+        let ply = self.record.game().plies() - 1;
+        self.doubts.capture_chosen(ply, chosen.from());
     }
 
     /// A game held on a board nothing else explains, for longer than a slide's longest
@@ -282,9 +259,9 @@ impl Machine {
         }
         let open: Vec<(&CaptureChoice, Move)> = self.open_capture_choices().collect();
         let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
-        let reports = self.reports(self.game.plies());
+        let reports = self.reports(self.record.game().plies());
         open.iter().rev().find_map(|&(choice, recorded)| {
-            let pos = &self.game.positions()[choice.ply];
+            let pos = &self.record.game().positions()[choice.ply];
             let mut found: Vec<Vec<Move>> = Vec::new();
             for capture in unseen_captures_from(pos, choice.from) {
                 if capture == recorded || choice.refuted.contains(&capture) {
@@ -325,28 +302,20 @@ impl Machine {
     /// a press is, however it was read: even the one capture its piece had may be another
     /// once an earlier choice is corrected.
     pub(super) fn keep_unseen_capture_choices(&mut self, from: usize) {
-        if self.config.identifies_pieces {
-            return;
-        }
-        let n = self.game.plies();
-        self.capture_choices
-            .retain(|c| c.ply + CHOICE_OPEN_PLIES >= n);
+        let n = self.record.game().plies();
+        self.doubts.old_choices_closed(n);
         for k in from..n {
-            let m = self.game.moves()[k].mv;
+            let m = self.record.game().moves()[k].mv;
             let (Some(capturer), true) = (m.from(), m.is_capture()) else {
                 continue;
             };
-            if self.capture_choices.iter().any(|c| c.ply == k)
+            if self.doubts.capture_choices().iter().any(|c| c.ply == k)
                 || (self.capture_not_shown(&[m], &self.reports(k)).is_none()
                     && !self.capture_of_a_piece_just_arrived(k))
             {
                 continue;
             }
-            self.capture_choices.push(CaptureChoice {
-                ply: k,
-                from: capturer,
-                refuted: Vec::new(),
-            });
+            self.doubts.capture_kept_open(k, capturer);
         }
     }
 
@@ -361,7 +330,7 @@ impl Machine {
         let Some(before) = k.checked_sub(1).filter(|_| !self.config.whole_frames) else {
             return false;
         };
-        let moves = self.game.moves();
+        let moves = self.record.game().moves();
         let to = moves[k].mv.to();
         if moves[before].mv.to() != to {
             return false;
@@ -375,30 +344,15 @@ impl Machine {
     /// by another capture of the same piece counts the replaced one refuted; one whose
     /// capture they replace by anything else is closed.
     pub(super) fn reread_capture_choices(&mut self, from: usize, moves: &[Move]) {
-        let recorded = self.game.moves();
-        self.capture_choices.retain_mut(|c| {
-            let (Some(old), Some(&new)) = (
-                recorded.get(c.ply).map(|p| p.mv),
-                c.ply.checked_sub(from).and_then(|i| moves.get(i)),
-            ) else {
-                return true;
-            };
-            if old == new {
-                return true;
-            }
-            let same_piece = new.is_capture() && new.from() == Some(c.from);
-            if same_piece {
-                c.refuted.push(old);
-            }
-            same_piece
-        });
+        self.doubts
+            .choices_read_again(from, moves, self.record.game().moves());
     }
 
     /// The open choices, each with the capture recorded for it now.
     fn open_capture_choices(&self) -> impl Iterator<Item = (&CaptureChoice, Move)> {
-        let n = self.game.plies();
-        self.capture_choices.iter().filter_map(move |c| {
-            let recorded = self.game.moves().get(c.ply)?.mv;
+        let n = self.record.game().plies();
+        self.doubts.capture_choices().iter().filter_map(move |c| {
+            let recorded = self.record.game().moves().get(c.ply)?.mv;
             (c.ply + CHOICE_OPEN_PLIES >= n
                 && recorded.is_capture()
                 && recorded.from() == Some(c.from))
@@ -411,8 +365,8 @@ impl Machine {
     /// choice may be any capture its piece can make with its landing unseen. Empty when
     /// more than [`MOST_REPLAYS`] games follow.
     fn replays(&self, ply: usize, capture: Move, open_plies: &[usize]) -> Vec<Replay> {
-        let mode = self.game.castling_mode();
-        let mut pos = self.game.positions()[ply].clone();
+        let mode = self.record.game().castling_mode();
+        let mut pos = self.record.game().positions()[ply].clone();
         pos.play_unchecked(capture);
         let mut replays = vec![Replay {
             pos,
@@ -420,7 +374,7 @@ impl Machine {
             changed: Bitboard::EMPTY,
             unlikely: 0,
         }];
-        for (k, played) in self.game.moves().iter().enumerate().skip(ply + 1) {
+        for (k, played) in self.record.game().moves().iter().enumerate().skip(ply + 1) {
             let m = played.mv;
             let mut next = Vec::new();
             for r in replays {
@@ -477,14 +431,14 @@ impl Machine {
     ) -> Option<Reading> {
         let open: Vec<(&CaptureChoice, Move)> = self.open_capture_choices().collect();
         let open_plies: Vec<usize> = open.iter().map(|(c, _)| c.ply).collect();
-        let recorded_now = self.game.position();
-        let mode = self.game.castling_mode();
+        let recorded_now = self.record.game().position();
+        let mode = self.record.game().castling_mode();
         // A move the record leaves illegal says as much as one on the captures' squares,
         // once the hand is done with it.
         let illegal_in_record = (pressed || !self.lifted_last).then_some((recorded_now, mode));
-        let reports = self.reports(self.game.plies());
+        let reports = self.reports(self.record.game().plies());
         let (corrected, landing_unseen) = open.iter().rev().find_map(|&(choice, recorded)| {
-            let pos = &self.game.positions()[choice.ply];
+            let pos = &self.record.game().positions()[choice.ply];
             let captures = unseen_captures_from(pos, choice.from);
             let victims = captures.iter().fold(Bitboard::EMPTY, |b, m| b | m.to());
             let mut found: Vec<(Move, Vec<Move>, usize)> = Vec::new();
@@ -514,7 +468,7 @@ impl Machine {
             let last_arrival = choice
                 .ply
                 .checked_sub(1)
-                .map(|k| self.game.moves()[k].mv.to());
+                .map(|k| self.record.game().moves()[k].mv.to());
             let chosen = likeliest(pos, &explaining, last_arrival)?;
             // Of the ways that capture explains the board, the one whose later captures are
             // the likeliest, when only one is.

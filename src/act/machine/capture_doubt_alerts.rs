@@ -70,7 +70,7 @@ impl Machine {
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(from + 1);
         a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves).chain(also)));
-        let before = &self.game.positions()[from];
+        let before = &self.record.game().positions()[from];
         let san = |m: &Move| shakmaty::san::SanPlus::from_move(before.clone(), *m).to_string();
         let (Some(old), Some(new)) = (withdrawn.first(), moves.first()) else {
             return self.reread_alert(from, withdrawn, moves, t);
@@ -103,12 +103,17 @@ impl Machine {
     /// landing, as a board that senses only occupancy cannot when the victim's lift falls
     /// between two scans.
     pub(super) fn capture_unseen_alert(&self, capture: Move, others: &[Move], t: Millis) -> Alert {
-        let side = self.game.position().turn();
+        let side = self.record.game().position().turn();
         let mut a = self.alert("8.5.3", Some(!side), t, Severity::Warning);
         a.ply = self.ply();
         a.squares = square_names(squares_of_all(std::iter::once(&capture).chain(others)));
         let piece = touch::name(capture.role());
-        let san = self.game.moves().last().map_or("", |p| p.san.as_str());
+        let san = self
+            .record
+            .game()
+            .moves()
+            .last()
+            .map_or("", |p| p.san.as_str());
         let from = capture.from().map_or(String::new(), |sq| sq.to_string());
         a.message = if others.is_empty() {
             format!(
@@ -120,7 +125,7 @@ impl Machine {
                 capture.to()
             )
         } else {
-            let before = &self.game.positions()[self.game.plies() - 1];
+            let before = &self.record.game().positions()[self.record.game().plies() - 1];
             let others: Vec<String> = others
                 .iter()
                 .map(|&m| shakmaty::san::San::from_move(before, m).to_string())
@@ -148,7 +153,7 @@ impl Machine {
             .into_iter()
             .map(|sq| sq.to_string())
             .collect();
-        let Some(start) = self.game.positions().get(exchange.ply) else {
+        let Some(start) = self.record.game().positions().get(exchange.ply) else {
             return a;
         };
         let mut pos = start.clone();
@@ -178,14 +183,14 @@ impl Machine {
     /// 4.6: an occupancy-only board cannot show which piece a pawn became; a queen is
     /// recorded.
     pub(super) fn promotion_piece_alert(&self, t: Millis) -> Alert {
-        let moves = self.game.moves();
+        let moves = self.record.game().moves();
         // The promotion may be read with moves after it, as part of a sequence.
         let promoted = moves
             .iter()
             .rposition(|p| p.mv.is_promotion())
             .or(moves.len().checked_sub(1));
-        let side = promoted.map_or(!self.game.position().turn(), |j| {
-            self.game.positions()[j].turn()
+        let side = promoted.map_or(!self.record.game().position().turn(), |j| {
+            self.record.game().positions()[j].turn()
         });
         let mut a = self.alert("4.6", Some(side), t, Severity::Warning);
         a.ply = self.ply();

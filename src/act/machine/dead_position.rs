@@ -9,39 +9,12 @@
 //! position ends the game at once). Answers must be given in the order of the requests; a
 //! replay that analyses at once therefore records the same game.
 
-use shakmaty::Chess;
-
-use super::pending_end::PendingEnd;
+use super::pending_end::{AnalysisRequest, PendingEnd};
 use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::ending;
 use crate::board::Millis;
-use crate::rules::{Budget, EndCheck, EndReason, GameEnd, is_dead, same_position};
-
-/// A position after a recorded move whose dead-position analysis is to be run by the shell.
-#[derive(Debug, Clone)]
-pub struct AnalysisRequest {
-    /// The ply whose position it is (1 = after White's first move of a standard game).
-    ply: usize,
-    position: Chess,
-    budget: Budget,
-}
-
-impl AnalysisRequest {
-    /// The number of plies played to reach the position.
-    pub fn ply(&self) -> usize {
-        self.ply
-    }
-
-    /// Runs the analysis within the machine's budget: `Some(true)` when the position is dead,
-    /// `None` when undetermined. Slow: run it away from the observation path.
-    pub fn analyse(&self) -> Option<bool> {
-        if !self.budget.allows_search() {
-            return None;
-        }
-        is_dead(&self.position, &self.budget)
-    }
-}
+use crate::rules::{EndCheck, EndReason, GameEnd, same_position};
 
 impl Machine {
     /// Looks for an automatic end after ply `ply` was recorded at `t`. The end waits for its
@@ -50,27 +23,24 @@ impl Machine {
     pub(super) fn look_for_end(&mut self, ply: usize, t: Millis) {
         let budget = self.config.dead_position_budget;
         let end = if self.config.defer_dead_position_analysis {
-            match self.game.automatic_end_unanalysed() {
+            match self.record.game().automatic_end_unanalysed() {
                 EndCheck::End(end) => Some(end),
                 EndCheck::Analyse => {
                     if budget.allows_search() {
-                        self.analysis_requests.push(AnalysisRequest {
-                            ply,
-                            position: self.game.position().clone(),
-                            budget,
-                        });
+                        let position = self.record.game().position().clone();
+                        self.ends.analysis_requested(ply, position, budget);
                     }
                     None
                 }
                 EndCheck::Continues => None,
             }
         } else {
-            self.game.automatic_end(&budget)
+            self.record.game().automatic_end(&budget)
         };
         if let Some(end) = end {
             // A piece sliding over a square that mates is not a move made there: the end
             // stands once the move does (a press, or its landing square kept).
-            self.pending_end = Some(PendingEnd {
+            self.ends.end_reached(PendingEnd {
                 end: ending::from_game_end(end),
                 ply,
                 t_ms: t,
@@ -86,7 +56,7 @@ impl Machine {
     /// The positions waiting for their dead-position analysis, oldest first; the machine
     /// forgets them.
     pub fn take_analysis_requests(&mut self) -> Vec<AnalysisRequest> {
-        std::mem::take(&mut self.analysis_requests)
+        self.ends.analysis_requests_taken()
     }
 
     /// The answer to `request` ([`AnalysisRequest::analyse`]). A dead position ends the game
@@ -101,21 +71,27 @@ impl Machine {
         if dead != Some(true) || self.phase != Phase::Playing {
             return;
         }
-        let ply = request.ply;
+        let ply = request.ply();
         let still_recorded = self
-            .game
+            .record
+            .game()
             .positions()
             .get(ply)
-            .is_some_and(|p| same_position(p, &request.position));
-        if !still_recorded || self.pending_end.as_ref().is_some_and(|p| p.ply <= ply) {
+            .is_some_and(|p| same_position(p, request.position()));
+        if !still_recorded || self.ends.pending().is_some_and(|p| p.ply <= ply) {
             return;
         }
-        let made = self.reached_at.get(ply).copied().unwrap_or(self.now);
-        if self.game.plies() > ply {
+        let made = self
+            .record
+            .reached_at()
+            .get(ply)
+            .copied()
+            .unwrap_or(self.now);
+        if self.record.game().plies() > ply {
             self.withdraw_moves_after(ply, &[], self.now, out);
-            self.settled = self.settled.min(ply);
+            self.record.open_from(ply);
         }
-        self.pending_end = Some(PendingEnd {
+        self.ends.end_reached(PendingEnd {
             end: ending::from_game_end(GameEnd::draw(EndReason::DeadPosition)),
             ply,
             t_ms: made,

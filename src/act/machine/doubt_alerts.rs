@@ -13,17 +13,17 @@ impl Machine {
     /// Tells the arbiter why the moves just adopted are not certain, once per doubt: the
     /// same doubt read again from the next observation is not raised again.
     pub(super) fn raise_doubt(&mut self, doubt: Doubt, t: Millis, out: &mut Vec<Event>) {
-        if self.doubt.as_ref() == Some(&doubt) {
+        if self.doubts.doubt() == Some(&doubt) {
             return;
         }
         // How moves read across a gap overlapped in time is not known: their times are
         // estimates.
         let timed = !matches!(doubt, Doubt::Overlapping { .. } | Doubt::QuickReply { .. });
-        if timed || !self.untimed {
+        if timed || !self.gap.untimed() {
             let mut alert = self.doubt_alert(&doubt, t);
             // What the touches of the move just recorded told (a castling made rook first,
             // 4.4.2) is not told again.
-            if !self.move_alerts.iter().any(|r| alert.is(r)) {
+            if !self.record.move_alerts().iter().any(|r| alert.is(r)) {
                 self.gap_alert_raised(&doubt, &mut alert);
                 out.push(Event::Alert(alert));
             }
@@ -31,7 +31,7 @@ impl Machine {
         if let Doubt::StoodUnseen { from, .. } = doubt {
             self.withdraw_penalty_judged_at(from, t, out);
         }
-        self.doubt = Some(doubt);
+        self.doubts.doubt_raised(doubt);
     }
 
     /// The alert for `doubt`, raised at `t`: the article it falls under and what the
@@ -83,7 +83,12 @@ impl Machine {
             } => self.capture_reread_alert(*from, withdrawn, moves, also, t),
             Doubt::MovedOn { first, .. }
                 if first.role() == Role::Rook
-                    && self.game.moves().last().is_some_and(|p| p.mv.is_castle()) =>
+                    && self
+                        .record
+                        .game()
+                        .moves()
+                        .last()
+                        .is_some_and(|p| p.mv.is_castle()) =>
             {
                 self.rook_first_alert(*first, t)
             }
@@ -115,7 +120,7 @@ impl Machine {
             "board updates were missed and {count} move sequences explain the board \
              ({among}{}); nothing is recorded past ply {} until the board tells them apart",
             lines.join(" | "),
-            self.game.plies()
+            self.record.game().plies()
         );
         a.squares = square_names(squares_of_all(seqs.iter().flatten()));
         a
@@ -128,14 +133,12 @@ impl Machine {
     /// nor any on a board that senses only occupancy: a knocked piece there leaves the same
     /// squares as a reply.
     fn overlapping_alert(&self, moves: &[Move], ms: Millis, rewrites: bool, t: Millis) -> Alert {
-        let severity = if ms < self.config.two_hands_threshold_ms
-            && !rewrites
-            && self.config.identifies_pieces
-        {
-            Severity::Info
-        } else {
-            Severity::Warning
-        };
+        let severity =
+            if ms < self.config.two_hands_threshold_ms && !rewrites && self.names_pieces() {
+                Severity::Info
+            } else {
+                Severity::Warning
+            };
         // A report that shows one move's piece arriving and the next one's leaving cannot
         // order them: they overlapped as far as the board can tell.
         let how = if ms == 0 {
@@ -162,10 +165,10 @@ impl Machine {
     /// passant (3.7.3.1), the other square never seen either.
     pub(super) fn arrivals_pressed_for(&self, k: usize, seq: &[Move]) -> Bitboard {
         let mut pressed = Bitboard::EMPTY;
-        let Some(start) = self.game.positions().get(k) else {
+        let Some(start) = self.record.game().positions().get(k) else {
             return pressed;
         };
-        let last_reached = self.reached_at.last().copied().unwrap_or(0);
+        let last_reached = self.record.reached_at().last().copied().unwrap_or(0);
         for (i, m) in seq.iter().enumerate() {
             // Only a piece taken or moved on by a later move of `seq` needed an arrival the
             // board may have missed; the last move to a square was seen arriving there.
@@ -176,7 +179,12 @@ impl Machine {
                 continue;
             }
             let mover = mover_at(start, i);
-            let since = self.reached_at.get(k + i).copied().unwrap_or(last_reached);
+            let since = self
+                .record
+                .reached_at()
+                .get(k + i)
+                .copied()
+                .unwrap_or(last_reached);
             let (Some(from), Some(press), Some(taken)) = (
                 m.from(),
                 self.clock.pressed_at(mover),
@@ -228,7 +236,7 @@ impl Machine {
         pressed: Bitboard,
         t: Millis,
     ) -> Alert {
-        let severity = if squares.is_subset(pressed) && self.config.identifies_pieces {
+        let severity = if squares.is_subset(pressed) && self.names_pieces() {
             Severity::Info
         } else {
             Severity::Warning
@@ -273,7 +281,7 @@ impl Machine {
     /// 7.4: a reply complete sooner than a hand answers, while the piece it answered went
     /// on moving: the moving hand may have knocked a piece over.
     fn quick_reply_doubt_alert(&self, reply: Move, ms: Millis, t: Millis) -> Alert {
-        let side = self.game.position().turn();
+        let side = self.record.game().position().turn();
         let mut a = self.alert("7.4", Some(!side), t, Severity::Warning);
         a.ply = self.ply();
         a.squares = square_names(squares_of(reply));
@@ -282,7 +290,11 @@ impl Machine {
              its way, and that piece went on moving: it may be a piece knocked over by \
              the moving hand; the arbiter should check",
             color_word(!side),
-            self.game.moves().last().map_or("", |p| p.san.as_str()),
+            self.record
+                .game()
+                .moves()
+                .last()
+                .map_or("", |p| p.san.as_str()),
         );
         a
     }
@@ -291,16 +303,17 @@ impl Machine {
     /// en passant before the board sampled its landing square.
     fn unsampled_alert(&self, step: Move, double: Move, stood_ms: Millis, t: Millis) -> Alert {
         // The step may be followed by the capture alone or by more moves read with it.
-        let moves = self.game.moves();
+        let moves = self.record.game().moves();
         let stepped = moves
             .iter()
             .rposition(|p| p.mv == step)
             .unwrap_or(moves.len().saturating_sub(2));
         let capturer = self
-            .game
+            .record
+            .game()
             .positions()
             .get(stepped + 1)
-            .map_or(!self.game.position().turn(), |p| p.turn());
+            .map_or(!self.record.game().position().turn(), |p| p.turn());
         let mut a = self.alert("3.7.3.1", Some(capturer), t, Severity::Warning);
         a.ply = ply_number(stepped + 1);
         let uci = |m: Move| shakmaty::uci::UciMove::from_standard(m).to_string();
@@ -348,7 +361,7 @@ impl Machine {
 
     /// 4.4.2: the rook of a castling moved first, the king after it; recorded as castling.
     fn rook_first_alert(&self, first: Move, t: Millis) -> Alert {
-        let side = self.game.position().turn();
+        let side = self.record.game().position().turn();
         let mut a = self.alert("4.4.2", Some(!side), t, Severity::Warning);
         a.ply = self.ply();
         a.squares = first
@@ -361,7 +374,7 @@ impl Machine {
             "the rook was moved first ({}) and the king followed: recorded as \
              castling; castling with the rook touched first is not allowed \
              (4.4.2): the rook move stands if the arbiter so decides",
-            shakmaty::uci::UciMove::from_move(first, self.game.castling_mode()),
+            shakmaty::uci::UciMove::from_move(first, self.record.game().castling_mode()),
         );
         a
     }
@@ -370,13 +383,14 @@ impl Machine {
     /// though if it was released on the first square, that was the move.
     fn moved_on_alert(&self, first: Move, stood_ms: Millis, t: Millis) -> Alert {
         let ply = self
-            .game
+            .record
+            .game()
             .moves()
             .iter()
             .rposition(|p| p.mv.from() == first.from())
             .unwrap_or(0);
-        let slide = self.game.moves().get(ply).map(|p| p.mv);
-        let mover = self.game.positions()[ply].turn();
+        let slide = self.record.game().moves().get(ply).map(|p| p.mv);
+        let mover = self.record.game().positions()[ply].turn();
         let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
         a.ply = ply_number(ply + 1);
         let to = slide.map(|m| m.to());
@@ -399,7 +413,7 @@ impl Machine {
     /// 4.7: the piece of a pressed move moved on along its line sooner after the reply
     /// than a hand answers; both moves stay recorded.
     fn gone_on_at_once_alert(&self, first: Move, next: Move, ms: Millis, t: Millis) -> Alert {
-        let side = self.game.position().turn();
+        let side = self.record.game().position().turn();
         let mover = !side;
         let mut a = self.alert("4.7", Some(mover), t, Severity::Warning);
         a.ply = self.ply();
@@ -428,7 +442,7 @@ impl Machine {
     /// 4.6: the promoted piece, recorded as a queen, made a knight's move: the promotion
     /// is recorded as a knight's from its ply on.
     fn promotion_shown_alert(&self, from: usize, shown: Move, t: Millis) -> Alert {
-        let promoter = self.game.positions()[from].turn();
+        let promoter = self.record.game().positions()[from].turn();
         let mut a = self.alert("4.6", Some(promoter), t, Severity::Warning);
         a.ply = ply_number(from + 1);
         a.squares = [shown.from(), Some(shown.to())]
@@ -449,7 +463,10 @@ impl Machine {
     pub(super) fn uci_line(&self, moves: &[Move]) -> String {
         moves
             .iter()
-            .map(|m| shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode()).to_string())
+            .map(|m| {
+                shakmaty::uci::UciMove::from_move(*m, self.record.game().castling_mode())
+                    .to_string()
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -475,8 +492,8 @@ impl Machine {
 
     /// The ply number of the first of the last `count` recorded moves, and their SAN.
     fn last_moves(&self, count: usize) -> (u32, String) {
-        let first = self.game.plies().saturating_sub(count);
-        let sans: Vec<&str> = self.game.moves()[first..]
+        let first = self.record.game().plies().saturating_sub(count);
+        let sans: Vec<&str> = self.record.game().moves()[first..]
             .iter()
             .map(|p| p.san.as_str())
             .collect();

@@ -22,64 +22,39 @@
 use shakmaty::{Bitboard, Color, Move, Position, Square};
 
 use super::doubt::square_names;
+use super::link_gap::UnconfirmedGap;
 use super::{Machine, color_word};
 use crate::act::search::ep_victim;
 use crate::act::{Event, Severity};
 use crate::board::Millis;
 
-/// A gap in the link whose reading play has not confirmed yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct UnconfirmedGap {
-    /// The last position read before the link went down; `None` when the game was taken up
-    /// from the board's position.
-    before: Option<usize>,
-    /// The plies the game had when the gap was last read: a move read alone from here on
-    /// confirms who is to move.
-    end: usize,
-    /// A move was read alone since `end`, the board then the game's.
-    turn_confirmed: bool,
-    /// The 8.5.3 doubt of a press was told since a reading was last adopted.
-    told: bool,
-}
-
 impl Machine {
     /// The game rests from now on on a reading of a gap that began after position `before`
     /// (`None`: the game was just taken up from the board).
     pub(super) fn gap_unconfirmed(&mut self, before: Option<usize>) {
-        self.unconfirmed_gap = Some(UnconfirmedGap {
-            before,
-            end: self.game.plies(),
-            turn_confirmed: false,
-            told: false,
-        });
+        self.gap
+            .reading_unconfirmed(before, self.record.game().plies());
     }
 
     /// After `moves` were adopted from position `from`: a reading from within the moves read
     /// across the gap reads the gap again; one move read alone after them, the board then the
     /// game's, confirms who is to move. The doubt of a press is told again after any reading.
     pub(super) fn confirm_gap(&mut self, from: usize, moves: &[Move]) {
-        let Some(gap) = self.unconfirmed_gap else {
+        let Some(gap) = self.gap.unconfirmed() else {
             return;
         };
         if from < gap.end || self.across_gap(from) {
-            self.unconfirmed_gap = Some(UnconfirmedGap {
-                end: from + moves.len(),
-                turn_confirmed: false,
-                told: false,
-                ..gap
-            });
+            self.gap.read_again_to(from + moves.len());
         } else if moves.len() == 1
-            && self.game.plies() == from + 1
-            && self.sensed().diff(self.game.position().board()).is_empty()
+            && self.record.game().plies() == from + 1
+            && self
+                .sensed()
+                .diff(self.record.game().position().board())
+                .is_empty()
         {
-            self.unconfirmed_gap = Some(UnconfirmedGap {
-                turn_confirmed: true,
-                told: false,
-                ..gap
-            });
+            self.gap.turn_confirmed();
         } else {
-            // The board is explained again: a later press on one it is not is told anew.
-            self.unconfirmed_gap = Some(UnconfirmedGap { told: false, ..gap });
+            self.gap.board_explained();
         }
     }
 
@@ -88,7 +63,8 @@ impl Machine {
     /// them (a press after a gap may be a late one, for a move before the opponent's reply,
     /// 6.2.1.2, and says nothing of the reading's order or parity).
     pub(super) fn gap_turn_unconfirmed_from(&self) -> Option<usize> {
-        self.unconfirmed_gap
+        self.gap
+            .unconfirmed()
             .filter(|gap| !gap.turn_confirmed)
             .and_then(|gap| gap.before)
     }
@@ -96,12 +72,9 @@ impl Machine {
     /// The pieces whose identity rests on the gap's reading: on a board that senses only
     /// occupancy, those the gap may have moved, followed through the moves since; none on a
     /// board that names its pieces.
-    fn guessed_pieces(&self, gap: &UnconfirmedGap) -> Bitboard {
-        if self.config.identifies_pieces {
-            return Bitboard::EMPTY;
-        }
-        let positions = self.game.positions();
-        let end = gap.end.min(self.game.plies());
+    pub(super) fn guessed_pieces(&self, gap: &UnconfirmedGap) -> Bitboard {
+        let positions = self.record.game().positions();
+        let end = gap.end.min(self.record.game().plies());
         let after = positions[end].board();
         let mut guessed = match gap
             .before
@@ -115,7 +88,7 @@ impl Machine {
                 .collect(),
             _ => after.occupied(),
         };
-        for played in &self.game.moves()[end..] {
+        for played in &self.record.game().moves()[end..] {
             follow(&mut guessed, played.mv);
         }
         guessed
@@ -125,13 +98,13 @@ impl Machine {
     /// a board that senses only occupancy) which piece stands where. A reading play has
     /// confirmed is forgotten.
     fn gap_doubt_stands(&mut self) -> bool {
-        let Some(gap) = self.unconfirmed_gap else {
+        let Some(gap) = self.gap.unconfirmed() else {
             return false;
         };
-        if !gap.turn_confirmed || self.guessed_pieces(&gap).any() {
+        if !gap.turn_confirmed || self.pieces_guessed(&gap).any() {
             return true;
         }
-        self.unconfirmed_gap = None;
+        self.gap.confirmed();
         false
     }
 
@@ -184,7 +157,7 @@ impl Machine {
             return false;
         }
         if self.correct_gap_parity(!by, t, out) {
-            let n = self.game.plies();
+            let n = self.record.game().plies();
             self.complete(by, t, n, out);
             return true;
         }
@@ -202,15 +175,6 @@ impl Machine {
         true
     }
 
-    /// What a gap's reading may also have got wrong on a board that does not name pieces.
-    fn pieces_not_named(&self) -> &'static str {
-        if self.config.identifies_pieces {
-            ""
-        } else {
-            ", or a piece taken for another: the board does not name them"
-        }
-    }
-
     /// The 8.5.3 warning of a press after an unconfirmed gap, told once until a reading is
     /// adopted; `message` is given when the link was down.
     fn tell_gap_doubt(
@@ -221,10 +185,10 @@ impl Machine {
         out: &mut Vec<Event>,
         message: impl FnOnce(&str) -> String,
     ) {
-        let Some(gap) = self.unconfirmed_gap.as_mut() else {
+        let Some(gap) = self.gap.unconfirmed() else {
             return;
         };
-        if std::mem::replace(&mut gap.told, true) {
+        if !self.gap.doubt_told() {
             return;
         }
         let since = match gap.before {

@@ -9,27 +9,15 @@ use shakmaty::{
 };
 
 use super::doubt::{Doubt, square_names, squares_of_all};
+use super::game_record::GameRecord;
+use super::link_gap::{LinkGap, TAKE_UP_QUIET_MS};
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
 use crate::act::start::Start;
-use crate::act::{Alert, AlertRef, Event, GapAccount, Severity};
+use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::Millis;
 use crate::rules::Game;
-
-/// How long a board no short sequence of moves explains after a gap must stand unchanged
-/// before it is taken up as the game's position (when no clock press says sooner that the
-/// move on it is complete).
-pub const TAKE_UP_QUIET_MS: Millis = 1_000;
-
-/// An 8.5.3 alert that named the orders of `moves`, read across a gap from position `from`:
-/// it stands until those moves are read otherwise or the gap is read again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct GapAlert {
-    reference: AlertRef,
-    from: usize,
-    moves: Vec<Move>,
-}
 
 impl Machine {
     /// The link to the board was down and came back at `t` (a cable plugged in again, a
@@ -42,8 +30,8 @@ impl Machine {
     /// game does not explain is an 8.5.3 doubt for the arbiter, not an illegal move (see
     /// `gap_doubts`).
     pub fn link_restored(&mut self, t: Millis) {
-        self.link_gap = Some((t, self.game.plies()));
-        self.gap_unconfirmed(Some(self.game.plies()));
+        self.gap.link_restored(t, self.record.game().plies());
+        self.gap_unconfirmed(Some(self.record.game().plies()));
     }
 
     /// The link to the board was lost (or the host restarted) while no game had begun: the
@@ -51,7 +39,7 @@ impl Machine {
     /// first moves with no start position seen (see [`Machine::begin_across_gap`]).
     pub fn link_lost(&mut self) {
         if self.phase == Phase::Waiting {
-            self.link_gap = Some((self.now, 0));
+            self.gap.link_restored(self.now, 0);
         }
     }
 
@@ -61,7 +49,7 @@ impl Machine {
     /// begins at the start with them read across the gap, as after any gap (marked when
     /// their order is not certain); otherwise the machine goes on waiting.
     pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
-        if self.phase != Phase::Waiting || self.link_gap.is_none() {
+        if self.phase != Phase::Waiting || !self.gap.was_down() {
             return;
         }
         let start = Start {
@@ -73,9 +61,9 @@ impl Machine {
         let mut events = Vec::new();
         begun.begin(start, t, &mut events);
         begun.link_restored(t);
-        begun.outage = Some(t);
+        begun.gap.outage_seen(t);
         begun.reconcile(t, &mut events);
-        if begun.game.plies() > 0 {
+        if begun.record.game().plies() > 0 {
             *self = begun;
             out.append(&mut events);
         }
@@ -85,17 +73,17 @@ impl Machine {
     /// reached position `k`: moves from `k` on may have been made unseen. (Positions read
     /// after the link came back, from the dump itself, are not.)
     pub(super) fn across_gap(&self, k: usize) -> bool {
-        let since = self.reached_at.get(k).copied().unwrap_or(0);
-        self.link_gap
-            .is_some_and(|(t, plies)| t >= since && k <= plies)
-            && self.outage.is_some_and(|o| o >= since)
+        let since = self.record.reached_at().get(k).copied().unwrap_or(0);
+        self.gap.across(k, since)
     }
 
     /// The last position the game reached before the link came back, while the moves read
     /// after it are still open: where the moves of the gap begin.
     pub(super) fn gap_start(&self) -> Option<usize> {
-        let n = self.game.plies();
-        (self.settled..=n).rev().find(|&k| self.across_gap(k))
+        let n = self.record.game().plies();
+        (self.record.settled()..=n)
+            .rev()
+            .find(|&k| self.across_gap(k))
     }
 
     /// The clock shows `side` to move while the moves read across a gap, still open, leave
@@ -116,15 +104,15 @@ impl Machine {
         let Some(g) = self.gap_start() else {
             return false;
         };
-        let n = self.game.plies();
-        if self.phase != Phase::Playing || g == n || self.game.position().turn() == side {
+        let n = self.record.game().plies();
+        if self.phase != Phase::Playing || g == n || self.record.game().position().turn() == side {
             return false;
         }
         let tried = (n, side, self.physical.board().occupied());
-        if self.gap_parity_tried == Some(tried) {
+        if self.gap.parity_tried(tried) {
             return false;
         }
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let start = &positions[g];
         let s = self.sensed();
         if !s.diff(positions[n].board()).is_empty() {
@@ -147,7 +135,7 @@ impl Machine {
             Some(Explanation::None | Explanation::Partial(_)) | None => None,
         };
         let Some(Reading::Adopt { from, moves, doubt }) = reading else {
-            self.gap_parity_tried = Some(tried);
+            self.gap.parity_tried_in_vain(tried);
             return false;
         };
         self.adopt_reading(from, &moves, doubt, t, out);
@@ -173,7 +161,7 @@ impl Machine {
         seqs: Vec<Vec<Move>>,
         reports: &Reports<'_>,
     ) -> Reading {
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let mut ranked = rank_orders(&positions[k], seqs, reports, &self.moves_since(k));
         let moves = ranked.remove(0);
         Reading::Adopt {
@@ -199,7 +187,13 @@ impl Machine {
         t: Millis,
         message: impl FnOnce(&str, &[String]) -> String,
     ) -> Alert {
-        let start = self.game.positions().get(from).cloned().unwrap_or_default();
+        let start = self
+            .record
+            .game()
+            .positions()
+            .get(from)
+            .cloned()
+            .unwrap_or_default();
         let alternatives: Vec<String> = others.iter().map(|o| numbered_san(&start, o)).collect();
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(from + 1);
@@ -235,7 +229,8 @@ impl Machine {
         let uci = |seq: &[Move]| -> Vec<String> {
             seq.iter()
                 .map(|m| {
-                    shakmaty::uci::UciMove::from_move(*m, self.game.castling_mode()).to_string()
+                    shakmaty::uci::UciMove::from_move(*m, self.record.game().castling_mode())
+                        .to_string()
                 })
                 .collect()
         };
@@ -250,18 +245,17 @@ impl Machine {
     /// reaches: it is taken up once it has stood [`TAKE_UP_QUIET_MS`], or at once when a
     /// clock press says the move on it is complete.
     pub(super) fn take_up_after_quiet(&mut self, t: Millis) {
-        if self.phase == Phase::Playing && self.across_gap(self.settled) {
-            self.take_up_due = Some(t.saturating_add(TAKE_UP_QUIET_MS));
+        if self.phase == Phase::Playing && self.across_gap(self.record.settled()) {
+            self.gap.take_up_at(t.saturating_add(TAKE_UP_QUIET_MS));
         }
     }
 
     /// A press by `by` while a take-up waits: the presser's move on the board is complete,
     /// and the board is taken up now if still nothing explains it.
     pub(super) fn take_up_at_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        if self.take_up_due.is_some() {
+        if self.gap.take_up_pressed(t) {
             // The press started the other side's clock: that side is to move.
             self.clock.runs(!by);
-            self.take_up_due = Some(t);
             self.take_up_if_due(t, out);
         }
     }
@@ -269,10 +263,9 @@ impl Machine {
     /// A take-up due by `now`: the board is read once more and taken up if still nothing
     /// explains it.
     pub(super) fn take_up_if_due(&mut self, now: Millis, out: &mut Vec<Event>) {
-        if self.take_up_due.is_none_or(|due| now < due) {
+        if !self.gap.take_up_falls_due(now) {
             return;
         }
-        self.take_up_due = None;
         if self.phase == Phase::Playing
             && matches!(
                 self.read_board(),
@@ -290,14 +283,14 @@ impl Machine {
     /// tell it), with a critical alert. Returns false when the board is not a position a game
     /// can go on from (a king missing, the side not to move in check): the game is then held.
     pub(super) fn reanchor_after_gap(&mut self, t: Millis, out: &mut Vec<Event>) -> bool {
-        if self.phase != Phase::Playing || !self.across_gap(self.settled) {
+        if self.phase != Phase::Playing || !self.across_gap(self.record.settled()) {
             return false;
         }
         let turn = self.anchor_turn();
         let Some(pos) = self.board_position(turn) else {
             return false;
         };
-        let before = self.game.plies();
+        let before = self.record.game().plies();
         let fen = self.take_up(pos, t, out);
         let mut a = self.alert("8.5.3", None, t, Severity::Critical);
         a.ply = ply_number(before + 1);
@@ -312,7 +305,7 @@ impl Machine {
         );
         a.gap = Some(GapAccount::Reanchored { fen });
         out.push(Event::Alert(a));
-        self.anchor_unsure = true;
+        self.gap.anchor_guessed();
         true
     }
 
@@ -330,14 +323,14 @@ impl Machine {
         }
         self.clock
             .running()
-            .unwrap_or_else(|| self.game.position().turn())
+            .unwrap_or_else(|| self.record.game().position().turn())
     }
 
     /// The board's position with `turn` to move, keeping the castling rights its pieces
     /// still allow; `None` when no game can go on from it.
     fn board_position(&self, turn: Color) -> Option<Chess> {
-        let current = self.game.position();
-        let mode = self.game.castling_mode();
+        let current = self.record.game().position();
+        let mode = self.record.game().castling_mode();
         let setup = Setup {
             board: self.physical.board().clone(),
             turn,
@@ -352,7 +345,7 @@ impl Machine {
     /// Makes `pos` the game's position from now on: a game of its own, plies counted from
     /// it, nothing open. Returns its FEN.
     fn take_up(&mut self, pos: Chess, t: Millis, out: &mut Vec<Event>) -> String {
-        let mode = self.game.castling_mode();
+        let mode = self.record.game().castling_mode();
         let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
         // A hold told is released: the board is the game again.
         self.set_held_now(None, t, out);
@@ -362,13 +355,11 @@ impl Machine {
             physical,
             rotated: self.rotated,
             phase: Phase::Playing,
-            game: Game::from_position(pos, mode),
+            record: GameRecord::new(Game::from_position(pos, mode), t),
             chess960: self.chess960,
-            turn_start: vec![t],
-            reached_at: vec![t],
             clock: self.clock,
             now: self.now,
-            taken_up: true,
+            gap: LinkGap::taken_up(),
             ..fresh
         };
         self.physical.clear_placed();
@@ -387,7 +378,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.taken_up || self.game.plies() > 0 {
+        if !self.gap.is_taken_up() || self.record.game().plies() > 0 {
             return false;
         }
         let Some(pos) = self.board_position(!by) else {
@@ -412,25 +403,16 @@ impl Machine {
     /// read otherwise stand no more, and are withdrawn by the next alert (the gap's new
     /// order alert, or [`Machine::withdraw_wrong_gap_alerts`]).
     pub(super) fn gap_read_again(&mut self, from: usize, moves: &[Move]) {
-        if self.gap_alerts.is_empty() {
+        if self.gap.no_order_alerts() {
             return;
         }
-        let recorded = self.game.moves();
+        let recorded = self.record.game().moves();
         let after: Vec<Move> = recorded[..from.min(recorded.len())]
             .iter()
             .map(|p| p.mv)
             .chain(moves.iter().copied())
             .collect();
-        let (wrong, standing): (Vec<GapAlert>, Vec<GapAlert>) =
-            std::mem::take(&mut self.gap_alerts)
-                .into_iter()
-                .partition(|a| {
-                    let end = a.from + a.moves.len();
-                    from < end && after.get(a.from..end) != Some(&a.moves[..])
-                });
-        self.gap_alerts = standing;
-        self.gap_alerts_wrong
-            .extend(wrong.into_iter().map(|a| a.reference));
+        self.gap.read_otherwise(from, &after);
     }
 
     /// `alert` was just raised for `doubt`: an order alert withdraws the gap alerts it
@@ -440,36 +422,25 @@ impl Machine {
         let Doubt::Order { from, moves, .. } = doubt else {
             return;
         };
-        let (replaced, standing): (Vec<GapAlert>, Vec<GapAlert>) =
-            std::mem::take(&mut self.gap_alerts)
-                .into_iter()
-                .partition(|a| a.from == *from);
-        self.gap_alerts = standing;
-        alert.withdraws = std::mem::take(&mut self.gap_alerts_wrong);
-        alert
-            .withdraws
-            .extend(replaced.into_iter().map(|a| a.reference));
-        // Moves made final long ago are read again no more.
-        let settled = self.settled;
-        self.gap_alerts
-            .retain(|a| a.from + a.moves.len() + REREAD_PLIES > settled);
-        self.gap_alerts.push(GapAlert {
-            reference: alert.reference(),
-            from: *from,
-            moves: moves.clone(),
-        });
+        alert.withdraws = self.gap.order_alert_raised(
+            alert.reference(),
+            *from,
+            moves,
+            self.record.settled(),
+            REREAD_PLIES,
+        );
     }
 
     /// Gap alerts a reading showed wrong and no new order alert replaced (the gap read
     /// again has one order only, or its moves were withdrawn): withdrawn by an Info 8.5.3
     /// alert that tells how the moves are read now.
     pub(super) fn withdraw_wrong_gap_alerts(&mut self, t: Millis, out: &mut Vec<Event>) {
-        if self.gap_alerts_wrong.is_empty() {
+        let withdraws = self.gap.wrong_alerts_taken();
+        if withdraws.is_empty() {
             return;
         }
-        let withdraws = std::mem::take(&mut self.gap_alerts_wrong);
         let first = withdraws.iter().map(|r| r.ply).min().unwrap_or(1);
-        let from = (first.saturating_sub(1) as usize).min(self.game.plies());
+        let from = (first.saturating_sub(1) as usize).min(self.record.game().plies());
         let mut a = self.alert("8.5.3", None, t, Severity::Info);
         a.ply = ply_number(from + 1);
         let moves = self.moves_since(from);
@@ -479,7 +450,7 @@ impl Machine {
         } else {
             format!(
                 "read again as {}",
-                numbered_san(&self.game.positions()[from], &moves)
+                numbered_san(&self.record.game().positions()[from], &moves)
             )
         };
         a.message = format!(
@@ -511,11 +482,14 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        if !self.anchor_unsure || self.game.plies() > 0 || self.game.position().turn() == side {
+        if !self.gap.anchor_unsure()
+            || self.record.game().plies() > 0
+            || self.record.game().position().turn() == side
+        {
             return false;
         }
         // The position taken up, not the board as it is now: a piece may be in the air.
-        let Some(pos) = self.board_position_of(self.game.position(), side) else {
+        let Some(pos) = self.board_position_of(self.record.game().position(), side) else {
             return false;
         };
         let physical = self.physical.clone();
@@ -528,7 +502,7 @@ impl Machine {
         a.gap = Some(GapAccount::Reanchored { fen });
         out.push(Event::Alert(a));
         // Corrected once: the side is known now (no flipping back and forth).
-        self.anchor_unsure = false;
+        self.gap.anchor_known();
         self.physical = physical;
         true
     }
@@ -536,11 +510,11 @@ impl Machine {
     /// After the game was taken up from the board with a guessed side to move and nothing
     /// explains the board, one move of the other side may: then that side was to move.
     pub(super) fn anchor_turn_explains(&self) -> Option<Color> {
-        if !self.anchor_unsure || self.game.plies() > 0 {
+        if !self.gap.anchor_unsure() || self.record.game().plies() > 0 {
             return None;
         }
-        let other = !self.game.position().turn();
-        let pos = self.board_position_of(self.game.position(), other)?;
+        let other = !self.record.game().position().turn();
+        let pos = self.board_position_of(self.record.game().position(), other)?;
         (!self.sensed().single_moves(&pos).is_empty()).then_some(other)
     }
 
@@ -550,7 +524,7 @@ impl Machine {
             turn,
             ..pos.to_setup(EnPassantMode::Legal)
         };
-        position_of(setup, self.game.castling_mode())
+        position_of(setup, self.record.game().castling_mode())
     }
 }
 

@@ -26,9 +26,9 @@ impl Machine {
         if !self.may_have_gone_on(ply) {
             return false;
         }
-        let before = &self.game.positions()[ply - 1];
-        let made = self.reached_at.get(ply).copied().unwrap_or(0);
-        let first = self.game.moves()[ply - 1].mv;
+        let before = &self.record.game().positions()[ply - 1];
+        let made = self.record.reached_at().get(ply).copied().unwrap_or(0);
+        let first = self.record.game().moves()[ply - 1].mv;
         let left_landing = self.square_reports.last(first.to());
         let Some((longer, hand)) = self.sensed().move_with_opponent_hand(before) else {
             return false;
@@ -50,7 +50,7 @@ impl Machine {
         // piece released and moved again (4.7), for the arbiter to tell.
         let stood_ms = left_landing.map_or(0, |left| left.saturating_sub(made));
         self.raise_doubt(Doubt::MovedOn { first, stood_ms }, t, out);
-        self.game.plies() == ply
+        self.record.game().plies() == ply
     }
 
     /// True when the last move, at `ply` and still open, may have gone on past the square it
@@ -59,16 +59,16 @@ impl Machine {
     fn may_have_gone_on(&self, ply: usize) -> bool {
         let Some(before) = ply
             .checked_sub(1)
-            .and_then(|k| self.game.positions().get(k))
+            .and_then(|k| self.record.game().positions().get(k))
         else {
             return false;
         };
-        let made = self.reached_at.get(ply).copied().unwrap_or(0);
+        let made = self.record.reached_at().get(ply).copied().unwrap_or(0);
         let answered = self
             .clock
             .pressed_at(!before.turn())
-            .is_some_and(|p| p >= made && self.turn_start.get(ply - 1) != Some(&p));
-        ply == self.game.plies() && ply > self.settled && !answered
+            .is_some_and(|p| p >= made && self.record.turn_start().get(ply - 1) != Some(&p));
+        ply == self.record.game().plies() && ply > self.record.settled() && !answered
     }
 
     /// A press of the last mover, due, with his piece gone from the square it was read on
@@ -108,17 +108,13 @@ impl Machine {
             self.adopt_gone_on(press, true, capture, reply, out);
             return true;
         }
-        let waiting = Some(Press {
-            due: waited,
-            ..press
-        });
         if overtaken {
-            self.overtaken_press = waiting;
-            if let Some(answer) = self.pending_press.as_mut() {
-                answer.due = answer.due.max(waited);
-            }
+            self.presses.overtaken_waits(press, waited);
         } else {
-            self.pending_press = waiting;
+            self.presses.waits(Press {
+                due: waited,
+                ..press
+            });
         }
         true
     }
@@ -126,7 +122,11 @@ impl Machine {
     /// When the move at `ply` was read: the opponent's hand on the board since is his reply
     /// begun or made, even before the press.
     fn move_read_at(&self, ply: usize) -> Millis {
-        self.reached_at.get(ply).copied().unwrap_or(self.now)
+        self.record
+            .reached_at()
+            .get(ply)
+            .copied()
+            .unwrap_or(self.now)
     }
 
     /// Whether the board, differing on `d` from the position after the presser's capture
@@ -147,7 +147,7 @@ impl Machine {
             return None;
         }
         let s = self.sensed();
-        let mut after = self.game.positions()[press.ply - 1].clone();
+        let mut after = self.record.game().positions()[press.ply - 1].clone();
         after.play_unchecked(m);
         if let Some((reply, _)) = only(s.single_moves(&after).into_iter()) {
             return Some((m, Some(reply)));
@@ -209,17 +209,16 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         if self.phase != Phase::Playing
-            || self.config.identifies_pieces
             || n == 0
-            || n <= self.completed
-            || self.game.positions()[n - 1].turn() == lifter
-            || self.pending_press.is_some()
+            || n <= self.record.completed()
+            || self.record.game().positions()[n - 1].turn() == lifter
+            || self.presses.waiting().is_some()
         {
             return;
         }
-        let played = self.game.moves()[n - 1].mv;
+        let played = self.record.game().moves()[n - 1].mv;
         let landing = played.to();
         let made = self.move_read_at(n);
         let Some(left) = self
@@ -234,8 +233,8 @@ impl Machine {
                 .iter()
                 .any(|m| m.from() == from && m.to() == to && m.is_capture())
         };
-        if takes(&self.game.positions()[n - 1], played.from(), sq)
-            || takes(self.game.position(), Some(sq), landing)
+        if takes(&self.record.game().positions()[n - 1], played.from(), sq)
+            || takes(self.record.game().position(), Some(sq), landing)
         {
             return;
         }
@@ -258,8 +257,11 @@ impl Machine {
     /// The completion [`Machine::completed_move_gone_on`] may revise, and when: its piece
     /// left the landing within a scan of the press and may still be sliding on.
     pub(super) fn completed_move_gone_on_due(&self) -> Option<(Completion, Millis)> {
-        let c = self.completion.filter(|c| c.ply == self.game.plies())?;
-        let played = self.game.moves().get(c.ply.wrapping_sub(1))?;
+        let c = self
+            .presses
+            .completion()
+            .filter(|c| c.ply == self.record.game().plies())?;
+        let played = self.record.game().moves().get(c.ply.wrapping_sub(1))?;
         let left = self.square_reports.last(played.mv.to())?;
         let left_within_scan = left.saturating_sub(c.pressed) <= self.config.report_reorder_ms;
         (left_within_scan && self.slide_may_continue(c.ply))
@@ -270,20 +272,21 @@ impl Machine {
     /// whose landing the board could not show, now that the piece left the square it was
     /// read on; `fits` keeps a capture given the squares the board shows differing from
     /// the position after it, with the reply those squares show, if any.
-    fn capture_gone_on_to(
+    pub(super) fn unseen_capture_gone_on_to(
         &self,
         press: Press,
         fits: impl Fn(Move, Bitboard) -> Option<(Move, Option<Move>)>,
     ) -> Option<(Move, Option<Move>)> {
         let ply = press.ply;
-        let open = ply > self.completed || self.completion.is_some_and(|c| c.ply == ply);
-        if !open || ply != self.game.plies() || self.landing_stands(ply) {
+        let open = ply > self.record.completed()
+            || self.presses.completion().is_some_and(|c| c.ply == ply);
+        if !open || ply != self.record.game().plies() || self.landing_stands(ply) {
             return None;
         }
-        let before = &self.game.positions()[ply - 1];
-        let first = self.game.moves()[ply - 1].mv;
+        let before = &self.record.game().positions()[ply - 1];
+        let first = self.record.game().moves()[ply - 1].mv;
         let s = self.sensed();
-        if before.turn() != press.by || s.identifies {
+        if before.turn() != press.by {
             return None;
         }
         let found: Vec<(Move, Option<Move>)> = before
@@ -341,11 +344,11 @@ impl Machine {
         let ply = press.ply;
         self.adopt(ply - 1, &[capture], press.t_ms, out);
         self.raise_doubt(Doubt::capture_unseen(capture), press.t_ms, out);
-        if self.game.plies() != ply {
+        if self.record.game().plies() != ply {
             return;
         }
         // A move already completed is completed again by the revision itself.
-        if pressed && self.completed < ply {
+        if pressed && self.record.completed() < ply {
             self.complete(press.by, press.t_ms, ply, out);
         }
         if let Some(reply) = reply {

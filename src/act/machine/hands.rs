@@ -22,13 +22,7 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         let lifter = piece.color;
-        let lapsed: Vec<(u32, Color)> = self
-            .open_claims
-            .iter()
-            .copied()
-            .filter(|&(_, mover)| mover != lifter)
-            .collect();
-        self.open_claims.retain(|&(_, mover)| mover == lifter);
+        let lapsed = self.record.claims_lapsed(lifter);
         for (ply, mover) in lapsed {
             let mut a = self.alert("4.8", Some(!mover), t, Severity::Info);
             a.ply = ply;
@@ -97,8 +91,8 @@ impl Machine {
     /// hands rather than two players' moves or a knocked piece.
     pub(super) fn one_move_could_involve(&self, a: Square, b: Square) -> bool {
         let both = Bitboard::from(a) | Bitboard::from(b);
-        let positions = self.game.positions();
-        positions[self.settled..].iter().any(|pos| {
+        let positions = self.record.game().positions();
+        positions[self.record.settled()..].iter().any(|pos| {
             pos.legal_moves().into_iter().any(|m| {
                 let mut squares = crate::act::search::squares_of(m);
                 if let Move::Castle { king, rook } = m
@@ -130,7 +124,7 @@ impl Machine {
             return;
         }
         self.two_hands_ply = Some(ply);
-        let side = self.game.position().turn();
+        let side = self.record.game().position().turn();
         let gap = tb.saturating_sub(ta);
         // A board samples its squares one by one over a scan: two reports of one scan may be
         // nearly a scan apart in fact. One that sends whole frames sends a sweep's findings
@@ -162,14 +156,6 @@ impl Machine {
             )
         };
         out.push(Event::Alert(alert));
-    }
-
-    /// Keeps a piece the board named on `sq` at `t` (boards that name pieces only).
-    pub(super) fn note_placement(&mut self, sq: Square, piece: Piece, t: Millis) {
-        if !self.config.identifies_pieces {
-            return;
-        }
-        self.touches.named(sq, piece, t);
     }
 
     /// True when the board named `piece` put down on `sq` at or after `since` (boards that

@@ -17,7 +17,7 @@ impl Machine {
             color_word(by)
         );
         out.push(Event::Alert(a));
-        let basis = self.game.plies();
+        let basis = self.record.game().plies();
         self.count_illegal(by, basis, t, out);
     }
 
@@ -32,7 +32,8 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.record(m, t, out);
-        self.unexchanged = Some((self.game.plies(), t));
+        self.presses
+            .promotion_unexchanged(self.record.game().plies(), t);
         let mut a = self.alert("7.5.2", Some(by), t, Severity::Critical);
         a.ply = self.ply();
         a.evidence_ms = vec![t];
@@ -44,12 +45,12 @@ impl Machine {
         );
         out.push(Event::Alert(a));
         // The judgement rests on the moves before the promotion, not on its piece.
-        let basis = self.game.plies() - 1;
+        let basis = self.record.game().plies() - 1;
         self.count_illegal(by, basis, t, out);
-        if self.phase == Phase::Playing && self.game.position().turn() != by {
-            let n = self.game.plies();
+        if self.phase == Phase::Playing && self.record.game().position().turn() != by {
+            let n = self.record.game().plies();
             self.complete(by, t, n, out);
-            let d = self.sensed().diff(self.game.position().board());
+            let d = self.sensed().diff(self.record.game().position().board());
             self.set_held_now(d.any().then_some(d), t, out);
         }
     }
@@ -63,11 +64,11 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) -> bool {
-        let Some((ply, pressed)) = self.unexchanged else {
+        let Some((ply, pressed)) = self.presses.unexchanged() else {
             return false;
         };
-        if self.game.plies() != ply {
-            self.unexchanged = None;
+        if self.record.game().plies() != ply {
+            self.presses.exchange_settled();
             return false;
         }
         let Some(Move::Normal {
@@ -76,11 +77,11 @@ impl Machine {
             capture,
             to,
             promotion: Some(_),
-        }) = self.game.moves().last().map(|p| p.mv)
+        }) = self.record.game().moves().last().map(|p| p.mv)
         else {
             return false;
         };
-        let before = self.game.positions()[ply - 1].clone();
+        let before = self.record.game().positions()[ply - 1].clone();
         let sensed = self.sensed();
         let exchanged = [Role::Knight, Role::Bishop, Role::Rook]
             .into_iter()
@@ -102,9 +103,12 @@ impl Machine {
             return false;
         };
         let by = before.turn();
-        self.unexchanged = None;
+        self.presses.exchange_settled();
         self.adopt(ply - 1, &[m], t, out);
-        if self.phase == Phase::Playing && self.game.plies() == ply && self.completed < ply {
+        if self.phase == Phase::Playing
+            && self.record.game().plies() == ply
+            && self.record.completed() < ply
+        {
             self.complete(by, pressed, ply, out);
         }
         self.set_held(None, t, out);
@@ -126,7 +130,7 @@ impl Machine {
         a.squares = differing.into_iter().map(|s| s.to_string()).collect();
         // An occupancy-only board's names are guesses: which piece is a king it cannot say.
         let why = Some(self.physical.board())
-            .filter(|_| self.config.identifies_pieces)
+            .filter(|_| self.names_pieces())
             .and_then(ending::illegal_position)
             .map(|w| format!(" (3.10.3: {w})"))
             .unwrap_or_default();
@@ -143,10 +147,10 @@ impl Machine {
             p.message = format!("the board shows an illegal position{why}");
             out.push(Event::Alert(p));
         }
-        let basis = self.game.plies();
+        let basis = self.record.game().plies();
         self.count_illegal(by, basis, t, out);
         self.set_held_now(Some(differing), t, out);
-        self.unrestored = Some(false);
+        self.doubts.illegal_move_unrestored();
     }
 
     /// The alert for the first press made after a completed illegal move on a board still
@@ -157,10 +161,10 @@ impl Machine {
         let mut a = self.alert("7.5.1", Some(by), t, Severity::Critical);
         a.evidence_ms = vec![t];
         a.squares = differing.into_iter().map(|s| s.to_string()).collect();
-        let n = self.game.plies();
-        let last = match (self.game.moves().last(), n.checked_sub(1)) {
+        let n = self.record.game().plies();
+        let last = match (self.record.game().moves().last(), n.checked_sub(1)) {
             (Some(m), Some(k)) => {
-                let before = &self.game.positions()[k];
+                let before = &self.record.game().positions()[k];
                 let dots = if before.turn() == Color::White {
                     "."
                 } else {
@@ -194,7 +198,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        self.penalties.push((by, basis));
+        self.record.penalty_proposed(by, basis);
         let count = self.illegal_moves(by);
         let minutes = if self.config.one_minute_penalty { 1 } else { 2 };
         let opponent = !by;
@@ -206,7 +210,12 @@ impl Machine {
                 if minutes == 1 { "" } else { "s" },
                 color_word(opponent)
             )
-        } else if self.game.position().has_insufficient_material(opponent) {
+        } else if self
+            .record
+            .game()
+            .position()
+            .has_insufficient_material(opponent)
+        {
             format!(
                 "Completed illegal move number {count} of {}: proposed result draw, {} cannot \
                  checkmate",
@@ -257,7 +266,7 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        let Some(san) = self.game.moves().get(basis).map(|p| p.san.clone()) else {
+        let Some(san) = self.record.game().moves().get(basis).map(|p| p.san.clone()) else {
             return;
         };
         self.withdraw_proposals(
@@ -284,10 +293,7 @@ impl Machine {
         out: &mut Vec<Event>,
         why: impl Fn(Color, usize) -> String,
     ) {
-        let withdrawn: Vec<_> = self
-            .penalties
-            .extract_if(.., |&mut (_, basis)| rests_on(basis))
-            .collect();
+        let withdrawn = self.record.penalties_withdrawn(rests_on);
         for (by, basis) in withdrawn {
             let mut a = self.alert("7.5.5", Some(by), t, Severity::Info);
             a.ply = ply_number(basis + 1);

@@ -2,8 +2,7 @@
 
 use shakmaty::{Board, Piece, Position, Square};
 
-use super::press::{Press, WHEN_RESTORED};
-use super::start_and_end::SIGNAL_STANDS_MS;
+use super::press::Press;
 use super::{Machine, Phase};
 use crate::act::Event;
 use crate::act::ending::{self, Ending};
@@ -15,13 +14,9 @@ impl Machine {
     /// judgments that rest on timing (7.4 a reply quicker than a hand, 7.5.4 two hands, how
     /// long a hold lasted) are not made from it. A gap is never the players' fault.
     pub fn observe_recovered(&mut self, obs: &Observation, out: &mut Vec<Event>) {
-        self.untimed_span = Some(match self.untimed_span {
-            Some((first, last)) if self.last_recovered => (first, last.max(obs.t_ms)),
-            _ => (obs.t_ms, obs.t_ms),
-        });
-        self.untimed = true;
+        self.gap.recovered_begins(obs.t_ms);
         self.observe(obs, out);
-        self.untimed = false;
+        self.gap.recovered_ends();
     }
 
     /// Takes one observation; appends what it caused to `out`. Never panics.
@@ -29,8 +24,7 @@ impl Machine {
         let t = obs.t_ms;
         self.catch_up(t, out);
         self.now = self.now.max(t);
-        self.last_recovered = self.untimed;
-        if !self.untimed {
+        if self.gap.observation_read() {
             // A hold begun on recovered observations lasts from the first live one.
             self.hold.timed_from(t);
         }
@@ -39,7 +33,8 @@ impl Machine {
         self.correct_due_surplus(t, out);
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
-        self.physical.name_after(self.game.position().board());
+        self.physical
+            .name_after(self.record.game().position().board());
         match &obs.kind {
             ObservationKind::Emptied(sq) => self.observe_emptied(self.map(*sq), t, out),
             ObservationKind::Placed(sq, piece) => {
@@ -74,7 +69,7 @@ impl Machine {
             && self.phase == Phase::Playing
         {
             self.on_lift(sq, piece, t, out);
-            self.gone_on_before_reply(sq, piece.color, t, out);
+            self.lift_after_move(sq, piece.color, t, out);
         }
         self.board_changed(t, out);
     }
@@ -94,12 +89,8 @@ impl Machine {
             self.on_place(sq, piece, t, out);
         }
         self.physical.place(sq, piece);
-        if self.phase == Phase::Playing
-            && self.config.identifies_pieces
-            && self.surplus.is_none()
-            && self.surplus_at(sq)
-        {
-            self.surplus = Some((sq, t, t.saturating_add(self.config.missed_update_ms)));
+        if self.phase == Phase::Playing {
+            self.watch_for_lost_lift(sq, t);
         }
         self.board_changed(t, out);
     }
@@ -120,7 +111,7 @@ impl Machine {
         }
         self.square_reports.changed_undated(changed);
         if changed.count() >= 2 {
-            self.outage = Some(t);
+            self.gap.outage_seen(t);
         }
         self.physical.replace(&board);
         self.board_changed(t, out);
@@ -161,19 +152,15 @@ impl Machine {
         self.now = self.now.max(now);
         self.correct_due_surplus(now, out);
         self.judge_overtaken_press(now, out);
-        if let Some(press) = self.pending_press
-            && now >= press.due
+        if let Some(press) = self.presses.waiting_falls_due(now)
+            && self.phase == Phase::Playing
+            && !self.gone_on_to_unseen_capture(press, now, false, out)
+            && !self.try_complete(press, out)
+            && self.is_for_next_move(press)
         {
-            self.pending_press = None;
-            if self.phase == Phase::Playing
-                && !self.gone_on_to_unseen_capture(press, now, false, out)
-                && !self.try_complete(press, out)
-                && self.is_for_next_move(press)
-            {
-                match self.wait_for_motion(press, now) {
-                    Some(due) => self.pending_press = Some(Press { due, ..press }),
-                    None => self.judge_press(press, out),
-                }
+            match self.wait_for_motion(press, now) {
+                Some(due) => self.presses.waits(Press { due, ..press }),
+                None => self.judge_press(press, out),
             }
         }
         self.completed_move_gone_on(now, out);
@@ -184,13 +171,10 @@ impl Machine {
         if self.phase == Phase::Playing {
             self.tell_held(now, false, out);
         }
-        if let Some((signal, at)) = self.pending_signal.clone()
-            && now >= at.saturating_add(SIGNAL_STANDS_MS)
+        if let Some((signal, at)) = self.ends.signal_stood(now)
+            && self.phase == Phase::Playing
         {
-            self.pending_signal = None;
-            if self.phase == Phase::Playing {
-                self.result_signal(signal, at, out);
-            }
+            self.result_signal(signal, at, out);
         }
         self.tell_still_differing(now, out);
         self.tell_kept_differing(now, out);
@@ -198,17 +182,12 @@ impl Machine {
 
     /// When [`Machine::advance`] next has something to decide, if anything is waiting.
     pub fn next_deadline(&self) -> Option<Millis> {
-        let press = self
-            .pending_press
-            .iter()
-            .chain(&self.overtaken_press)
-            .map(|p| p.due)
-            .filter(|&due| due != WHEN_RESTORED)
-            .min();
+        let press = self.presses.next_due();
         // A completion whose landing square was vacated again waits for the board, not the
         // clock.
         let settle = self
-            .completion
+            .presses
+            .completion()
             .filter(|c| {
                 !self.slide_may_continue(c.ply)
                     && !self.held_since_made(c.ply)
@@ -223,14 +202,11 @@ impl Machine {
         let surplus = self.surplus.map(|(_, _, due)| due);
         // An end whose move's landing square was vacated again waits for the board too.
         let end = self
-            .pending_end
-            .as_ref()
+            .ends
+            .pending()
             .filter(|p| self.landing_stands(p.ply))
             .map(|p| p.t_ms.saturating_add(self.config.end_confirm_ms));
-        let signal = self
-            .pending_signal
-            .as_ref()
-            .map(|(_, at)| at.saturating_add(SIGNAL_STANDS_MS));
+        let signal = self.ends.signal_due();
         [
             press,
             settle,
@@ -239,7 +215,7 @@ impl Machine {
             end,
             signal,
             self.hold_due(),
-            self.take_up_due,
+            self.gap.take_up_due(),
             self.still_differing_due(),
         ]
         .into_iter()
@@ -252,31 +228,23 @@ impl Machine {
             Phase::Ended => {
                 // The arbiter may still be moving the kings: the signal that stands counts,
                 // until the pieces leave the final position (the board is being cleared).
-                if self.signalled.is_some() && self.left_final_position() {
-                    self.signalled = None;
+                if self.ends.signalled().is_some() && self.left_final_position() {
+                    self.ends.board_cleared();
                 }
-                if let Some(before) = self.signalled
+                if let Some(before) = self.ends.signalled()
                     && let Some(signal) = ending::result_signal(self.physical.board())
                     && signal.result != before
                 {
-                    self.signalled = Some(signal.result);
+                    self.ends.ended_by_signal(signal.result);
                     self.finish(signal, t, out);
                 }
                 self.look_for_start(t, out);
             }
             Phase::Waiting => self.look_for_start(t, out),
             Phase::Playing => match ending::result_signal(self.physical.board()) {
-                Some(signal) => {
-                    if self
-                        .pending_signal
-                        .as_ref()
-                        .is_none_or(|(pending, _)| pending.result != signal.result)
-                    {
-                        self.pending_signal = Some((signal, t));
-                    }
-                }
+                Some(signal) => self.ends.signal_seen(signal, t),
                 None => {
-                    self.pending_signal = None;
+                    self.ends.signal_gone();
                     self.reconcile(t, out);
                 }
             },

@@ -21,11 +21,14 @@ impl Machine {
     /// it is: [`STILL_DIFFERING_MS`] after the last report.
     pub(super) fn still_differing_due(&self) -> Option<Millis> {
         let last_report = self.last_report();
-        let ending = self.pending_signal.is_some() || self.pending_end.is_some();
+        let ending = self.ends.signal_waiting() || self.ends.pending().is_some();
         (self.phase == Phase::Playing
             && !ending
             && self.still_told != Some(last_report)
-            && self.sensed().diff(self.game.position().board()).any())
+            && self
+                .sensed()
+                .diff(self.record.game().position().board())
+                .any())
         .then(|| last_report.saturating_add(STILL_DIFFERING_MS))
     }
 
@@ -43,8 +46,8 @@ impl Machine {
             return;
         };
         self.still_told = Some(self.last_report());
-        let d = self.sensed().diff(self.game.position().board());
-        let recorded = self.read_quiet_board(due, out);
+        let d = self.sensed().diff(self.record.game().position().board());
+        let recorded = self.quiet_board_read(due, out);
         let mut a = self.alert("8.5.3", None, due, Severity::Warning);
         a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
         let reading = if recorded.is_empty() {
@@ -82,7 +85,7 @@ impl Machine {
         {
             return;
         }
-        let game_board = self.game.position().board();
+        let game_board = self.record.game().position().board();
         let kings = game_board.kings() | self.physical.board().kings();
         let unread: Bitboard = self.sensed().diff(game_board) & !kings & !CENTRE;
         if unread.is_empty() {
@@ -99,7 +102,7 @@ impl Machine {
              and add any move made",
             t.saturating_sub(last_report) / 1000,
             a.squares.join(" "),
-            self.game.plies(),
+            self.record.game().plies(),
         );
         out.push(Event::Alert(a));
     }
@@ -121,8 +124,11 @@ impl Machine {
     /// start, but a player may hold a piece for a while; a minute of it is an alert, told
     /// once until the board matches the game again, on every kind of board.
     pub(super) fn tell_kept_differing(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let differs =
-            self.phase == Phase::Playing && self.sensed().diff(self.game.position().board()).any();
+        let differs = self.phase == Phase::Playing
+            && self
+                .sensed()
+                .diff(self.record.game().position().board())
+                .any();
         if !differs {
             self.differing_since = None;
             return;
@@ -132,7 +138,7 @@ impl Machine {
             return;
         };
         self.differing_since = Some((since.0, true));
-        let d = self.sensed().diff(self.game.position().board());
+        let d = self.sensed().diff(self.record.game().position().board());
         let mut a = self.alert("8.5.3", None, due, Severity::Warning);
         a.squares = d.into_iter().map(|sq| sq.to_string()).collect();
         a.message = format!(
@@ -142,7 +148,7 @@ impl Machine {
              reconstruct the missing moves (8.5.3)",
             a.squares.join(" "),
             STILL_DIFFERING_MS / 1000,
-            self.game.plies(),
+            self.record.game().plies(),
         );
         out.push(Event::Alert(a));
     }
@@ -174,14 +180,18 @@ impl Machine {
     /// kind than the game can have: the lift from its landing square is not reported yet
     /// (a slide reported place before lift), so the move may still be going on.
     pub(super) fn slide_reported_ahead(&self, ply: usize) -> bool {
-        let Some(played) = ply.checked_sub(1).and_then(|i| self.game.moves().get(i)) else {
+        let Some(played) = ply
+            .checked_sub(1)
+            .and_then(|i| self.record.game().moves().get(i))
+        else {
             return false;
         };
         let (Some(from), to) = (played.mv.from(), played.mv.to()) else {
             return false;
         };
         self.surplus.is_some_and(|(sq, _, _)| {
-            self.physical.board().piece_at(sq) == self.game.positions()[ply].board().piece_at(to)
+            self.physical.board().piece_at(sq)
+                == self.record.game().positions()[ply].board().piece_at(to)
                 && shakmaty::attacks::between(from, sq).contains(to)
         })
     }
@@ -193,7 +203,7 @@ impl Machine {
             return false;
         };
         let sensed = self.physical.board().by_piece(piece).count();
-        let most = self.game.positions()[self.settled..]
+        let most = self.record.game().positions()[self.record.settled()..]
             .iter()
             .map(|pos| pos.board().by_piece(piece).count())
             .max()

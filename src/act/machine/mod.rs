@@ -9,6 +9,7 @@ mod dead_position;
 mod doubt;
 mod doubt_alerts;
 mod exchanges;
+mod game_record;
 mod gap_doubts;
 mod gaps;
 mod gone_on;
@@ -16,7 +17,9 @@ mod hands;
 mod hold;
 mod illegal_moves;
 mod input;
+mod link_gap;
 mod lost_updates;
+mod open_doubts;
 mod pending_end;
 mod press;
 mod press_judgment;
@@ -36,24 +39,24 @@ mod touches;
 mod unseen_landing;
 
 pub use config::MachineConfig;
-pub use dead_position::AnalysisRequest;
-pub use gaps::TAKE_UP_QUIET_MS;
+pub use link_gap::TAKE_UP_QUIET_MS;
+pub use pending_end::AnalysisRequest;
 
 use shakmaty::{Bitboard, Board, Color, Position, Rank, Square};
 
-use crate::act::ending::Ending;
 use crate::act::physical::PhysicalBoard;
 use crate::act::search::{Sensed, squares_of};
 use crate::act::start::StartRules;
-use crate::act::{Alert, AlertRef, Event, Severity};
+use crate::act::{Alert, Event, Severity};
 use crate::board::{ColorName, Millis, Observation};
 use crate::rules::Game;
 use clock_state::ClockState;
-use doubt::Doubt;
+use game_record::GameRecord;
 use hold::Hold;
-use pending_end::PendingEnd;
-use press::{Completion, Press};
-use reading::Reading;
+use link_gap::LinkGap;
+use open_doubts::OpenDoubts;
+use pending_end::Ends;
+use press::Presses;
 use sense::Sense;
 use square_reports::SquareReports;
 use touches::Touches;
@@ -71,6 +74,13 @@ pub enum Phase {
 
 /// The act-of-moving machine (FIDE Articles 4 and 7). Deterministic: feed it observations,
 /// collect events.
+///
+/// Most of its state is in typed parts, each changed only through its own methods (what
+/// happens to it: a move recorded, a press taken to be judged, a gap read again), each
+/// type's doc naming the files that call them: the record ([`GameRecord`]), the board's
+/// reports ([`SquareReports`], [`Touches`]), the hold ([`Hold`]), the open doubts and
+/// choices ([`OpenDoubts`]), the clock and its presses ([`ClockState`], [`Presses`]), the
+/// ends waiting ([`Ends`]) and what the recorder did not see ([`LinkGap`]).
 #[derive(Debug, Clone)]
 pub struct Machine {
     config: MachineConfig,
@@ -83,143 +93,44 @@ pub struct Machine {
     /// The board was found turned round (7.2.2): squares are mapped.
     rotated: bool,
     phase: Phase,
-    /// The game as recorded.
-    game: Game,
+    /// The game as recorded, and what was said of its moves.
+    record: GameRecord,
     chess960: bool,
-    /// Plies made final: no later observation revises them (only a re-reading may).
-    settled: usize,
-    /// Plies up to which a clock press completed the moves (6.2.1).
-    completed: usize,
-    /// For each position of the game, when its player got the move: the move's arrival or,
-    /// later, its press.
-    turn_start: Vec<Millis>,
-    /// For each position of the game, when the move that reached it was read.
-    reached_at: Vec<Millis>,
     /// When the board reported each square.
     square_reports: SquareReports,
     /// The lifts and placements the board reported.
     touches: Touches,
     /// The squares the game is held on while nothing explains the board (7.4, 7.6).
     hold: Hold,
-    /// The doubt last raised about the open moves: raised once, cleared when the board is
-    /// read without one.
-    doubt: Option<Doubt>,
-    /// The captures presses left undecided on a board that senses only occupancy, while the
-    /// board's later reports may still show which were made.
-    capture_choices: Vec<capture_choice::CaptureChoice>,
-    /// A completed illegal move (7.5.1) whose position has not been restored yet, while
-    /// the game is held on it; true once a press made on the unrestored board was told.
-    unrestored: Option<bool>,
+    /// The open doubts and choices.
+    doubts: OpenDoubts,
     /// What the clock showed: presses, times, the running side.
     clock: ClockState,
-    /// A press waiting to be judged or to complete its move.
-    pending_press: Option<Press>,
-    /// The time of a press by the player not to move, made while nothing of his was left to
-    /// complete and the opponent's press waited for the board: his reply's, if both moves
-    /// are read together ([`Machine::complete_reply_pressed_early`]).
-    reply_pressed_early: Option<Millis>,
-    /// A press by the side to move that the opponent's press overtook while it waited for
-    /// the board to come to rest; judged, before the opponent's, when that one falls due.
-    overtaken_press: Option<Press>,
-    /// What the board read as at a pending press by the side to move, and the plies the
-    /// game had then: moves the press ended, should the board be changed again before the
-    /// press is judged (a knocked piece, the reply begun).
-    press_reading: Option<(usize, Reading)>,
-    /// The ply recorded with a queen for a pawn left on the last rank at the press (7.5.2),
-    /// and that press's time: a piece put there later replaces the queen, without a second
-    /// penalty.
-    unexchanged: Option<(usize, Millis)>,
-    /// The 7.5.5 proposals standing (each a completed illegal move of its player), with the
-    /// number of recorded moves each rests on.
-    penalties: Vec<(Color, usize)>,
-    /// The alerts about how recorded moves were made (touch-move findings): a revision that
-    /// withdraws a move withdraws what was said of it.
-    move_alerts: Vec<AlertRef>,
-    /// The ply from which the last reading adopted with a doubt of a displaced piece was
-    /// reconstructed: a board dump that contradicts those moves revises them (8.5.3).
-    reconstructed_from: Option<usize>,
-    /// A move a press completed, within its grace period.
-    completion: Option<Completion>,
-    /// Touch-move findings (ply, mover) the opponent may still claim: the right lapses
-    /// once the opponent touches a piece (4.8).
-    open_claims: Vec<(u32, Color)>,
+    /// The presses waiting on the board, and a move a press completed.
+    presses: Presses,
     /// The squares of the wrong set-up last told (7.2.1): told again only when they change.
     wrong_setup: Vec<Square>,
-    /// A reply complete sooner than a hand answers (7.4), not pressed for yet: its 7.4
-    /// alert is told with the next move or revision, and dropped when its mover presses for it
-    /// first (a piece knocked over is never pressed for).
-    quick_reply: Option<recording::QuickReply>,
-    /// The last quick reply (its ply and move) while its mover has not pressed for it: a
-    /// reading may withdraw it from before the move it answered
-    /// ([`Machine::knocked_reply_reading`]).
-    unpressed_reply: Option<(usize, shakmaty::Move)>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
+    /// The ends waiting: an automatic end, a result signal, analyses.
+    ends: Ends,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
     surplus: Option<(Square, Millis, Millis)>,
-    /// An automatic end waiting for its move to stand.
-    pending_end: Option<PendingEnd>,
-    /// Positions waiting for the shell's dead-position analysis, oldest first.
-    analysis_requests: Vec<AnalysisRequest>,
-    /// A result signal on the board and when it was made: it ends the game once it has
-    /// stood [`SIGNAL_STANDS_MS`](start_and_end::SIGNAL_STANDS_MS) (a knocked king can land
-    /// beside the other for a moment).
-    pending_signal: Option<(Ending, Millis)>,
-    /// When a board dump last found two or more squares changed: updates were lost.
-    outage: Option<Millis>,
     /// The last observation was a lift: a piece is in the air.
     lifted_last: bool,
     /// The last move whose reply the board showed legal only had it gone further along
     /// its line: told once.
     longer_last_told: Option<usize>,
     /// The time of the last report after which the board, differing from the game, was
-    /// told to have stood unchanged (see [`lost_updates::STILL_DIFFERING_MS`]).
+    /// told to have stood unchanged (see `STILL_DIFFERING_MS`, `lost_updates.rs`).
     still_told: Option<Millis>,
     /// Since when the board has differed from the game without a break, and whether that
-    /// was told (see [`lost_updates::STILL_DIFFERING_MS`]).
+    /// was told (see `STILL_DIFFERING_MS`, `lost_updates.rs`).
     differing_since: Option<(Millis, bool)>,
-    /// The result of the result signal that ended the game: the arbiter may still be
-    /// moving the kings, and the signal that stands counts.
-    signalled: Option<&'static str>,
-    /// When the link to the board last came back after being down
-    /// ([`Machine::link_restored`]), and the plies recorded then: the board may show moves
-    /// nobody saw after them.
-    link_gap: Option<(Millis, usize)>,
-    /// Since the link last came back, the game rests on a reading of what the board showed
-    /// once read again, until a move made after it is read alone
-    /// ([`Machine::link_restored`]): till then a press on a board the game does not explain
-    /// is an 8.5.3 doubt, not an illegal move.
-    unconfirmed_gap: Option<gap_doubts::UnconfirmedGap>,
-    /// The game was taken up from the board's position after a gap
-    /// ([`GapAccount::Reanchored`](crate::act::GapAccount::Reanchored)) with a guessed side to
-    /// move, and no move has been made since: the clock or the first move may correct it.
-    anchor_unsure: bool,
-    /// The game was taken up from the board's position after a gap: until its first move
-    /// is read, the position is a guess (the side to move, an en passant right), and a press
-    /// on a board it does not explain is no illegal move of a player.
-    taken_up: bool,
-    /// After a gap, the board no short sequence of moves explains is taken up as the game's
-    /// position at this time, unless it changed or a reading explained it meanwhile: a
-    /// board read mid-move (a capture's piece in the hand) is not a position.
-    take_up_due: Option<Millis>,
-    /// The last gap reading the clock asked for in vain (plies recorded, side to move, the
-    /// board's occupied squares): not searched again until one of them changes.
-    gap_parity_tried: Option<(usize, Color, Bitboard)>,
-    /// The observation being read was recovered from the board's memory after a gap: its
-    /// time is an estimate.
-    untimed: bool,
-    /// The times the recovered observations of the last gap were given (first, last): what
-    /// happened then has no real timing, and no judgment rests on it.
-    untimed_span: Option<(Millis, Millis)>,
-    /// The last observation was a recovered one.
-    last_recovered: bool,
     /// The latest time the machine has seen.
     now: Millis,
-    /// The 8.5.3 alerts that named the orders of moves read across a gap, while those moves
-    /// may still be read again: a new reading of them withdraws the alert.
-    gap_alerts: Vec<gaps::GapAlert>,
-    /// Gap alerts the reading being adopted showed wrong: the next alert withdraws them.
-    gap_alerts_wrong: Vec<AlertRef>,
+    /// What the recorder did not see: a gap in the link, recovered observations.
+    gap: LinkGap,
 }
 
 impl Machine {
@@ -241,55 +152,24 @@ impl Machine {
             config,
             rotated: false,
             phase: Phase::Waiting,
-            game: Game::standard(),
+            record: GameRecord::new(Game::standard(), 0),
             chess960: false,
-            settled: 0,
-            completed: 0,
-            turn_start: vec![0],
-            reached_at: vec![0],
             square_reports: SquareReports::new(),
             touches: Touches::new(),
             hold: Hold::new(),
-            doubt: None,
-            capture_choices: Vec::new(),
-            unrestored: None,
+            doubts: OpenDoubts::new(),
             clock: ClockState::new(),
-            pending_press: None,
-            reply_pressed_early: None,
-            overtaken_press: None,
-            press_reading: None,
-            unexchanged: None,
-            penalties: Vec::new(),
-            move_alerts: Vec::new(),
-            reconstructed_from: None,
-            completion: None,
-            open_claims: Vec::new(),
+            presses: Presses::new(),
             wrong_setup: Vec::new(),
-            quick_reply: None,
-            unpressed_reply: None,
             two_hands_ply: None,
+            ends: Ends::new(),
             surplus: None,
-            pending_end: None,
-            analysis_requests: Vec::new(),
-            pending_signal: None,
-            outage: None,
             lifted_last: false,
             still_told: None,
             differing_since: None,
             longer_last_told: None,
-            signalled: None,
-            link_gap: None,
-            unconfirmed_gap: None,
-            anchor_unsure: false,
-            taken_up: false,
-            take_up_due: None,
-            gap_parity_tried: None,
-            untimed: false,
-            untimed_span: None,
-            last_recovered: false,
             now: 0,
-            gap_alerts: Vec::new(),
-            gap_alerts_wrong: Vec::new(),
+            gap: LinkGap::new(),
         }
     }
 
@@ -310,12 +190,12 @@ impl Machine {
 
     /// The recorded game so far (the standard start before any game began).
     pub fn game(&self) -> &Game {
-        &self.game
+        self.record.game()
     }
 
     /// Plies recorded in the current game.
     pub fn ply(&self) -> u32 {
-        ply_number(self.game.plies())
+        ply_number(self.record.game().plies())
     }
 
     /// The board as sensed, in game coordinates.
@@ -346,7 +226,8 @@ impl Machine {
     /// Completed illegal moves of a player in this game (7.5.5).
     pub fn illegal_moves(&self, color: Color) -> u32 {
         let count = self
-            .penalties
+            .record
+            .penalties()
             .iter()
             .filter(|&&(by, _)| by == color)
             .count();
@@ -356,10 +237,7 @@ impl Machine {
     /// True when something at `t` rests on estimated times: the observation being read, or
     /// one the last gap's recovery gave that time.
     fn untimed_at(&self, t: Millis) -> bool {
-        self.untimed
-            || self
-                .untimed_span
-                .is_some_and(|(first, last)| (first..=last).contains(&t))
+        self.gap.untimed_at(t)
     }
 
     /// The board reported `sq` at `t`.
@@ -375,7 +253,7 @@ impl Machine {
         Sensed {
             board: self.physical.board(),
             identifies: self.config.identifies_pieces,
-            placed: self.capture_evidence(self.game.plies()),
+            placed: self.capture_evidence(self.record.game().plies()),
         }
     }
 
@@ -384,11 +262,8 @@ impl Machine {
     /// placed on since `k` was reached, and no earlier than a scan before the first lift of
     /// a piece still off its square (the capturing piece left its square before it
     /// arrived): a piece put back where it stood before the move began captured nothing.
-    fn capture_evidence(&self, k: usize) -> Bitboard {
+    fn captures_reported(&self, k: usize) -> Bitboard {
         let placed = self.physical.placed();
-        if self.config.identifies_pieces {
-            return placed;
-        }
         let since = self.reports_since(k);
         let empty = !self.physical.board().occupied();
         let reported = |sq: Square| self.square_reports.last(sq).filter(|&t| t >= since);
@@ -398,14 +273,15 @@ impl Machine {
         // showed that move only later, but for the move's own squares: their report may be
         // the move itself.
         let reported_since = || self.squares_reported_after(since);
-        let placed = if k < self.game.plies() {
+        let placed = if k < self.record.game().plies() {
             placed | (reported_since() & !empty)
         } else if self
-            .reached_at
+            .record
+            .reached_at()
             .get(k)
             .is_some_and(|&reached| since < reached)
         {
-            let last_move = self.game.moves()[k - 1].mv;
+            let last_move = self.record.game().moves()[k - 1].mv;
             placed | (reported_since() & !empty & !squares_of(last_move))
         } else {
             placed
@@ -435,12 +311,12 @@ impl Machine {
     /// that reports a move late lets it be read only after the press, and what the board
     /// reported after the press (the reply's capture begun) belongs to the reply.
     fn reports_since(&self, k: usize) -> Millis {
-        let reached = self.reached_at.get(k).copied().unwrap_or(0);
-        if k == 0 || k != self.game.plies() || self.completed < k {
+        let reached = self.record.reached_at().get(k).copied().unwrap_or(0);
+        if k == 0 || k != self.record.game().plies() || self.record.completed() < k {
             return reached;
         }
-        let mover = !self.game.position().turn();
-        let before = self.reached_at.get(k - 1).copied().unwrap_or(0);
+        let mover = !self.record.game().position().turn();
+        let before = self.record.reached_at().get(k - 1).copied().unwrap_or(0);
         self.clock
             .pressed_at(mover)
             .filter(|&p| p > before && p < reached)
@@ -450,7 +326,7 @@ impl Machine {
     /// The squares on which pawns that stood on their seventh rank in position `k` and whose
     /// squares are `empty` now could promote.
     fn promotion_squares(&self, k: usize, empty: Bitboard) -> Bitboard {
-        let Some(position) = self.game.positions().get(k) else {
+        let Some(position) = self.record.game().positions().get(k) else {
             return Bitboard::EMPTY;
         };
         let board = position.board();
@@ -471,7 +347,7 @@ impl Machine {
         Alert {
             article: article.to_string(),
             side: side.map(ColorName::from),
-            ply: ply_number(self.game.plies() + 1),
+            ply: ply_number(self.record.game().plies() + 1),
             t_ms: t,
             evidence_ms: Vec::new(),
             squares: Vec::new(),

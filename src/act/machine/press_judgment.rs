@@ -18,16 +18,16 @@ impl Machine {
     /// pieces knocked over (7.4), a lost update (8.5.3) or a completed illegal move (7.5.1).
     pub(super) fn judge_press(&mut self, press: Press, out: &mut Vec<Event>) {
         let (by, t) = (press.by, press.t_ms);
-        if self.phase != Phase::Playing || self.game.position().turn() != by {
+        if self.phase != Phase::Playing || self.record.game().position().turn() != by {
             return;
         }
         if self.adopt_pressed_moves(by, t, out) {
             return;
         }
-        let current = self.game.position().clone();
+        let current = self.record.game().position().clone();
         let at_press = press
             .promotion
-            .filter(|&(plies, _)| plies == self.game.plies())
+            .filter(|&(plies, _)| plies == self.record.game().plies())
             .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
@@ -38,7 +38,7 @@ impl Machine {
         {
             self.adopt(from, &moves, t, out);
             self.raise_doubt(doubt, t, out);
-            let n = self.game.plies();
+            let n = self.record.game().plies();
             self.complete(by, t, n, out);
         } else if let Some(first) = press.awaited {
             // The board is still one an earlier press of this player waits for: that press
@@ -59,7 +59,7 @@ impl Machine {
             if !self.press_without_move_after_gap(by, t, out) {
                 self.press_without_move(by, t, out);
             }
-        } else if let Some(m) = self.move_with_reply_begun(t, &s, &current) {
+        } else if let Some(m) = self.move_shown_with_reply_begun(t, &s, &current) {
             if self.adopt_at_press(by, m, t, out) {
                 self.judge_answer_in_turn(by, t);
             }
@@ -72,9 +72,9 @@ impl Machine {
         } else if let Some(alert) = self.surplus_at_press(by, t) {
             out.push(Event::Alert(alert));
             self.await_board(by, t, d, out);
-        } else if let Some(told) = self.unrestored {
+        } else if let Some(told) = self.doubts.unrestored() {
             if !told {
-                self.unrestored = Some(true);
+                self.doubts.play_on_unrestored_told();
                 out.push(Event::Alert(self.play_on_unrestored(by, t, d)));
             }
             self.set_held_now(Some(d), t, out);
@@ -94,14 +94,14 @@ impl Machine {
     /// its grace period is over, and not before now (the machine never asks to be woken in
     /// the past).
     pub(super) fn judge_answer_in_turn(&mut self, by: Color, t: Millis) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         if let Some(answer) = self.clock.pressed_at(!by).filter(|&p| p > t)
-            && self.pending_press.is_none()
+            && self.presses.waiting().is_none()
         {
-            self.pending_press = Some(Press {
+            self.presses.waits(Press {
                 by: !by,
                 t_ms: answer,
-                ply: if self.game.position().turn() == by {
+                ply: if self.record.game().position().turn() == by {
                     n
                 } else {
                     n + 1
@@ -127,11 +127,13 @@ impl Machine {
     /// these: a square that changed and changed back is not. A landing the board reported
     /// later than a landing before the press would be ([`Machine::landing_reported_by`]) is
     /// a later move's, not this one's.
-    fn move_with_reply_begun(&self, t: Millis, s: &Sensed<'_>, current: &Chess) -> Option<Move> {
-        if s.identifies {
-            return None;
-        }
-        let read = self.reached_at.last().copied().unwrap_or(0);
+    pub(super) fn move_with_reply_begun(
+        &self,
+        t: Millis,
+        s: &Sensed<'_>,
+        current: &Chess,
+    ) -> Option<Move> {
+        let read = self.record.reached_at().last().copied().unwrap_or(0);
         let reported = self.squares_reported_after(read);
         let begun_after = t.saturating_sub(self.scan_order_slack());
         let answered = self.clock.pressed_at(!current.turn()).filter(|&p| p > t);
@@ -177,15 +179,15 @@ impl Machine {
         pressed_by: Option<Color>,
         out: &mut Vec<Event>,
     ) -> bool {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         self.adopt(n, &[m], t, out);
-        if self.phase != Phase::Playing || self.game.plies() != n + 1 {
+        if self.phase != Phase::Playing || self.record.game().plies() != n + 1 {
             return false;
         }
         if let Some(by) = pressed_by {
             self.complete(by, t, n + 1, out);
         }
-        let d = self.sensed().diff(self.game.position().board());
+        let d = self.sensed().diff(self.record.game().position().board());
         self.set_held(d.any().then_some(d), t, out);
         true
     }
@@ -195,10 +197,14 @@ impl Machine {
     /// updates may have come after the press), then the board at the press. Returns true
     /// when moves were adopted and the press completed the presser's latest move.
     fn adopt_pressed_moves(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) -> bool {
-        let at_press = self.press_reading.take().and_then(|(plies, reading)| {
-            let still_open = matches!(reading, Reading::Adopt { from, .. } if from >= self.settled);
-            (plies == self.game.plies() && still_open).then_some(reading)
-        });
+        let at_press = self
+            .presses
+            .reading_at_press_taken()
+            .and_then(|(plies, reading)| {
+                let still_open =
+                    matches!(reading, Reading::Adopt { from, .. } if from >= self.record.settled());
+                (plies == self.record.game().plies() && still_open).then_some(reading)
+            });
         let reading = match self.read(true) {
             Reading::Unexplained { .. } => at_press,
             reading => Some(reading),
@@ -210,7 +216,9 @@ impl Machine {
             return false;
         };
         let reread_choice = matches!(doubt, Some(Doubt::CaptureReread { .. }));
-        if (from < self.settled && !reread_choice) || moves.is_empty() || self.pending_end.is_some()
+        if (from < self.record.settled() && !reread_choice)
+            || moves.is_empty()
+            || self.ends.pending().is_some()
         {
             return false;
         }
@@ -233,19 +241,19 @@ impl Machine {
         self.adopt(from, moves, t, out);
         match doubt {
             Some(doubt) => self.raise_doubt(doubt, t, out),
-            None => self.doubt = None,
+            None => self.doubts.read_without_doubt(),
         }
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         if let Some(by) = pressed_by
             && self.phase == Phase::Playing
             && let Some(k) = (n.saturating_sub(1)..=n)
                 .rev()
-                .find(|&k| k > 0 && self.game.positions()[k - 1].turn() == by)
-            && k > self.completed
+                .find(|&k| k > 0 && self.record.game().positions()[k - 1].turn() == by)
+            && k > self.record.completed()
         {
             self.complete(by, t, k, out);
         }
-        let d = self.sensed().diff(self.game.position().board());
+        let d = self.sensed().diff(self.record.game().position().board());
         self.set_held(d.any().then_some(d), t, out);
     }
 
@@ -371,13 +379,14 @@ impl Machine {
     /// exactly one such reading agrees with the reports, and its moves overlap in time less
     /// than the recorded ones did; with a warning.
     pub(super) fn reread_for_press(&self, s: &Sensed<'_>) -> Option<(usize, Vec<Move>, Doubt)> {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let oldest = self
-            .completed
+            .record
+            .completed()
             .saturating_sub(REREAD_PLIES)
             .max(n.saturating_sub(3));
         (oldest..n).rev().find_map(|k| {
-            let start = &self.game.positions()[k];
+            let start = &self.record.game().positions()[k];
             let plies = n - k + 1;
             let reports = self.reports(k);
             let Explanation::Unique(seq) = s.sequences_within(start, plies..=plies, &reports)

@@ -14,10 +14,9 @@ impl Machine {
     /// Judges a press the opponent's press overtook, once due; the opponent's press then
     /// stands for the opponent's last move in the game as read.
     pub(super) fn judge_overtaken_press(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let Some(press) = self.overtaken_press.filter(|p| now >= p.due) else {
+        let Some(press) = self.presses.overtaken_falls_due(now) else {
             return;
         };
-        self.overtaken_press = None;
         if self.phase != Phase::Playing
             || self.gone_on_to_unseen_capture(press, now, true, out)
             || self.try_complete(press, out)
@@ -25,21 +24,18 @@ impl Machine {
         {
             return;
         }
-        self.press_reading = None;
+        self.presses.reading_at_press_forgotten();
         self.judge_press(press, out);
-        let n = self.game.plies();
-        if let Some(reply) = self.pending_press.as_mut()
-            && reply.due != WHEN_RESTORED
-            && n > 0
-            && self.game.positions()[n - 1].turn() == reply.by
-        {
-            reply.ply = n;
-        }
+        let n = self.record.game().plies();
+        let positions = self.record.game().positions();
+        self.presses
+            .waiting_for_ply(n, |reply| n > 0 && positions[n - 1].turn() == reply.by);
     }
 
     /// True when `press` is by the side to move, for the move not yet on the board.
     pub(super) fn is_for_next_move(&self, press: Press) -> bool {
-        press.ply == self.game.plies() + 1 && self.game.position().turn() == press.by
+        press.ply == self.record.game().plies() + 1
+            && self.record.game().position().turn() == press.by
     }
 
     /// When to judge `press` again instead of now: a hand still moving pieces (often the
@@ -54,7 +50,7 @@ impl Machine {
                 Reading::Unexplained { in_progress: true }
             ) || !self
                 .sensed()
-                .arrival_unseen(self.game.position())
+                .arrival_unseen(self.record.game().position())
                 .is_empty()
         };
         // A piece the board shows one too many of is looked into before the press is
@@ -80,19 +76,19 @@ impl Machine {
     /// both are read together and that move completed: the press completes the reply when it
     /// came after the board reported the reply's piece lifted.
     pub(super) fn complete_reply_pressed_early(&mut self, out: &mut Vec<Event>) {
-        let Some(pressed) = self.reply_pressed_early else {
+        let Some(pressed) = self.presses.reply_pressed_early() else {
             return;
         };
-        let n = self.game.plies();
-        if n != self.completed + 1 || n < 2 {
+        let n = self.record.game().plies();
+        if n != self.record.completed() + 1 || n < 2 {
             return;
         }
-        self.reply_pressed_early = None;
-        if self.doubt.as_ref().is_some_and(Doubt::keeps_moves_open) {
+        self.presses.reply_press_judged();
+        if self.doubts.doubt().is_some_and(Doubt::keeps_moves_open) {
             return;
         }
-        let mover = self.game.positions()[n - 1].turn();
-        let lifted = self.lift_reported_at(self.game.moves()[n - 1].mv);
+        let mover = self.record.game().positions()[n - 1].turn();
+        let lifted = self.lift_reported_at(self.record.game().moves()[n - 1].mv);
         if self.clock.pressed_at(mover) == Some(pressed) && lifted.is_some_and(|l| l <= pressed) {
             self.complete(mover, pressed, n, out);
         }
@@ -102,10 +98,10 @@ impl Machine {
     pub(super) fn try_complete(&mut self, press: Press, out: &mut Vec<Event>) -> bool {
         let ply = self.pressed_for(press);
         let by_presser = ply >= 1
-            && ply <= self.game.plies()
-            && self.game.positions()[ply - 1].turn() == press.by;
+            && ply <= self.record.game().plies()
+            && self.record.game().positions()[ply - 1].turn() == press.by;
         if by_presser
-            && ply > self.completed
+            && ply > self.record.completed()
             && (self.landing_stands(ply) || self.carried_on_beside_reply(ply, press.t_ms, out))
         {
             self.complete(press.by, press.t_ms, ply, out);
@@ -122,21 +118,19 @@ impl Machine {
     /// a board that names pieces, which reports every landing within a scan: on one that
     /// senses only occupancy a capture's landing is never reported, and when its move was
     /// read says nothing of when it was made.
-    fn pressed_for(&self, press: Press) -> usize {
+    pub(super) fn pressed_for_landing_shown(&self, press: Press) -> usize {
         let ply = press.ply;
-        if !self.config.identifies_pieces {
-            return ply;
-        }
         let delay = self
             .config
             .scan_period_ms
             .saturating_add(self.config.report_lag_ms);
         let shown_after = self
-            .reached_at
+            .record
+            .reached_at()
             .get(ply)
             .is_some_and(|&t| t > press.t_ms.saturating_add(delay));
         match ply.checked_sub(2) {
-            Some(open) if open > self.completed && shown_after => open,
+            Some(open) if open > self.record.completed() && shown_after => open,
             _ => ply,
         }
     }
@@ -176,7 +170,7 @@ impl Machine {
     fn shows_capture_unseen(&self) -> bool {
         !self
             .sensed()
-            .captures_landed_unseen(self.game.position())
+            .captures_landed_unseen(self.record.game().position())
             .is_empty()
     }
 
@@ -205,23 +199,26 @@ impl Machine {
         let last_press = self.clock.last_press();
         self.overtake_waiting_press(by, t, out);
         self.clock.pressed(by, t);
-        self.press_reading = None;
+        self.presses.reading_at_press_forgotten();
         if self.phase != Phase::Playing {
             return;
         }
         self.take_up_at_press(by, t, out);
-        let n = self.game.plies();
-        let to_move = self.game.position().turn();
-        let board_is_game = self.sensed().diff(self.game.position().board()).is_empty();
+        let n = self.record.game().plies();
+        let to_move = self.record.game().position().turn();
+        let board_is_game = self
+            .sensed()
+            .diff(self.record.game().position().board())
+            .is_empty();
         if by != to_move {
             self.press_after_own_move(by, t, board_is_game, out);
         } else if n == 0 && last_press.is_none() && board_is_game {
             // The clock started with the wrong lever: nothing was played yet.
-        } else if last_press == Some(by) && self.completed == n && n > 0 {
+        } else if last_press == Some(by) && self.record.completed() == n && n > 0 {
             // A repeated press of the same lever.
         } else if n >= 2
-            && self.completed < n - 1
-            && self.game.positions()[n - 2].turn() == by
+            && self.record.completed() < n - 1
+            && self.record.game().positions()[n - 2].turn() == by
             && (board_is_game || self.reply_begun_before(by, t))
         {
             // A late press for the presser's previous move, made after the opponent had
@@ -237,7 +234,7 @@ impl Machine {
     /// The waiting press is overtaken, and both moves read once the reply's last updates had
     /// their time.
     fn overtake_waiting_press(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
-        let Some(press) = self.pending_press else {
+        let Some(press) = self.presses.waiting() else {
             return;
         };
         if self.phase != Phase::Playing
@@ -248,7 +245,6 @@ impl Machine {
         {
             return;
         }
-        self.pending_press = None;
         // A landing the presser made before his press has been reported by now: when the
         // board shows only a capture it cannot show, the press is judged before the
         // reply's reports come, so that they are not read as his landing.
@@ -258,7 +254,7 @@ impl Machine {
         } else {
             t.saturating_add(self.config.press_grace_ms)
         };
-        self.overtaken_press = Some(Press { due, ..press });
+        self.presses.waiting_overtaken(due);
         if judge_now {
             self.judge_overtaken_press(t, out);
         }
@@ -273,17 +269,18 @@ impl Machine {
         board_is_game: bool,
         out: &mut Vec<Event>,
     ) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let to_move = !by;
-        if n == self.completed
+        if n == self.record.completed()
             && self
-                .pending_press
+                .presses
+                .waiting()
                 .is_some_and(|p| p.by == to_move && self.is_for_next_move(p))
         {
             // The reply pressed for before the move it answers was read: kept for the
             // reply, should both be read together.
-            self.reply_pressed_early = Some(t);
-        } else if n > 0 && n > self.completed {
+            self.presses.reply_pressed_before_read(t);
+        } else if n > 0 && n > self.record.completed() {
             if board_is_game {
                 let ply = self.pressed_ply(by, n);
                 self.complete(by, t, ply, out);
@@ -292,25 +289,26 @@ impl Machine {
             } else {
                 // The board may report the last placement after the press. A press of
                 // the side to move still waiting is judged in its turn, not dropped.
-                if let Some(waiting) = self.pending_press.filter(|&p| {
-                    p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
-                }) && self.overtaken_press.is_none()
-                {
-                    self.overtaken_press = Some(Press {
-                        due: waiting
-                            .due
-                            .max(t.saturating_add(self.config.press_grace_ms)),
+                let due = t.saturating_add(self.config.press_grace_ms);
+                let judged_first = self
+                    .presses
+                    .waiting()
+                    .filter(|&p| {
+                        p.by == to_move && p.due != WHEN_RESTORED && self.is_for_next_move(p)
+                    })
+                    .map(|waiting| Press {
+                        due: waiting.due.max(due),
                         ..waiting
                     });
-                }
-                self.pending_press = Some(Press {
+                let press = Press {
                     by,
                     t_ms: t,
                     ply: n,
-                    due: t.saturating_add(self.config.press_grace_ms),
+                    due,
                     promotion: None,
                     awaited: None,
-                });
+                };
+                self.presses.waits_after(press, judged_first);
             }
         }
     }
@@ -318,37 +316,34 @@ impl Machine {
     /// A press by `by`, to move, for a move not read yet: judged after the grace period,
     /// since the move's board updates may still come.
     fn press_for_move_unread(&mut self, by: Color, t: Millis) {
-        let n = self.game.plies();
-        self.press_reading = match self.read(true) {
-            reading @ Reading::Adopt { doubt: None, .. } => Some((n, reading)),
+        let n = self.record.game().plies();
+        let reading = match self.read(true) {
+            reading @ Reading::Adopt { doubt: None, .. } => Some(reading),
             _ => None,
         };
+        self.presses.read_at_press(n, reading);
         let promotion = self
             .sensed()
-            .unfinished_promotion(self.game.position())
+            .unfinished_promotion(self.record.game().position())
             .map(|m| (n, m));
-        let awaited = self
-            .pending_press
+        let waiting = self.presses.waiting();
+        let awaited = waiting
             .filter(|p| p.by == by && p.due == WHEN_RESTORED && p.ply == n + 1)
             .map(|p| p.t_ms);
         // The opponent's press for his move, still waiting for the board, is judged
         // before this one: his piece may have gone on to a capture the board cannot show.
-        if let Some(own) = self
-            .pending_press
-            .filter(|p| p.by != by && p.ply == n && p.due != WHEN_RESTORED)
-            && n > self.completed
-            && self.overtaken_press.is_none()
-        {
-            self.overtaken_press = Some(own);
-        }
-        self.pending_press = Some(Press {
+        let judged_first = waiting.filter(|p| {
+            p.by != by && p.ply == n && p.due != WHEN_RESTORED && n > self.record.completed()
+        });
+        let press = Press {
             by,
             t_ms: t,
             ply: n + 1,
             due: t.saturating_add(self.config.press_grace_ms),
             promotion,
             awaited,
-        });
+        };
+        self.presses.waits_after(press, judged_first);
     }
 
     /// The ply a press by `by`, whose move `n` is the last recorded, completes: `n`, unless
@@ -357,9 +352,10 @@ impl Machine {
     /// made late after the opponent had replied (6.2.1.2); the move read after the reply
     /// came sooner than a hand answers and may be a displaced piece, so it stays open.
     pub(super) fn pressed_ply(&self, by: Color, n: usize) -> usize {
-        let overlapping = matches!(self.doubt, Some(Doubt::Overlapping { .. }));
-        let earlier_open = n >= 3 && self.completed + 2 < n && self.settled + 2 < n;
-        if overlapping && earlier_open && self.game.positions()[n - 3].turn() == by {
+        let overlapping = matches!(self.doubts.doubt(), Some(Doubt::Overlapping { .. }));
+        let earlier_open =
+            n >= 3 && self.record.completed() + 2 < n && self.record.settled() + 2 < n;
+        if overlapping && earlier_open && self.record.game().positions()[n - 3].turn() == by {
             n - 2
         } else {
             n
@@ -370,10 +366,11 @@ impl Machine {
     /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
     /// his move before the reply, not for a new one.
     pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let (Some(&made), Some(&replied)) = (
-            n.checked_sub(1).and_then(|k| self.reached_at.get(k)),
-            self.reached_at.get(n),
+            n.checked_sub(1)
+                .and_then(|k| self.record.reached_at().get(k)),
+            self.record.reached_at().get(n),
         ) else {
             return false;
         };
@@ -398,10 +395,10 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.set_held_now(Some(differing), t, out);
-        self.pending_press = Some(Press {
+        self.presses.waits(Press {
             by,
             t_ms: t,
-            ply: self.game.plies() + 1,
+            ply: self.record.game().plies() + 1,
             due: WHEN_RESTORED,
             promotion: None,
             awaited: None,

@@ -37,14 +37,14 @@ impl Machine {
     /// and set back (7.4), and that one move the game. Three moves and one leave the same
     /// squares occupied; a hand does not answer that fast, and the answer was not pressed.
     pub(super) fn knocked_reply_set_back(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let n = self.game.plies();
-        let (reply, _) = self.unpressed_reply.filter(|&(ply, _)| ply == n)?;
+        let n = self.record.game().plies();
+        let (reply, _) = self.doubts.unpressed_reply().filter(|&(ply, _)| ply == n)?;
         let k = reply.checked_sub(2)?;
-        if k < self.settled || self.quick_reply.is_none() {
+        if k < self.record.settled() || self.doubts.quick_reply().is_none() {
             return None;
         }
-        let lifted = self.game.moves()[k].mv.from();
-        let (m, doubt) = choose(&s.single_moves(&self.game.positions()[k]))?;
+        let lifted = self.record.game().moves()[k].mv.from();
+        let (m, doubt) = choose(&s.single_moves(&self.record.game().positions()[k]))?;
         (doubt.is_none() && m.from() == lifted).then(|| Reading::Adopt {
             from: k,
             moves: vec![m],
@@ -55,7 +55,7 @@ impl Machine {
     /// [`Machine::read`] among the moves not yet final.
     pub(super) fn read_within(&self, pressed: bool) -> Reading {
         let s = self.sensed();
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let n = positions.len() - 1;
         let current = &positions[n];
         if s.diff(current.board()).is_empty() {
@@ -75,10 +75,10 @@ impl Machine {
         {
             return reading;
         }
-        let revisable = self.settled..n;
+        let revisable = self.record.settled()..n;
         let in_progress = s.in_progress(current)
             || revisable.clone().any(|k| s.in_progress(&positions[k]))
-            || (self.settled..=n).any(|k| s.in_progress_after_one(&positions[k]));
+            || (self.record.settled()..=n).any(|k| s.in_progress_after_one(&positions[k]));
         // A lift completes no sequence of moves: a piece just lifted is in the air, not
         // captured on a square nobody saw it reach.
         if (in_progress || self.lifted_last) && !pressed {
@@ -89,7 +89,7 @@ impl Machine {
                 && let Some(
                     Doubt::UnseenArrival { moves: doubted, .. }
                     | Doubt::StoodUnseen { moves: doubted, .. },
-                ) = &self.doubt
+                ) = self.doubts.doubt()
                 && let Some(reading) = self.shortest_reconstruction(&s)
                 && let Reading::Adopt { from, moves, doubt } = &reading
                 && *from + doubted.len() == n
@@ -137,7 +137,7 @@ impl Machine {
     /// in the air. Not when the moves are doubted (a piece never shown where they need it):
     /// a hand may then still be on its way.
     fn moves_folded_in_frames(&self, s: &Sensed<'_>) -> Option<Reading> {
-        if !(self.config.whole_frames && self.config.identifies_pieces) || self.lifted_last {
+        if !(self.config.whole_frames && self.names_pieces()) || self.lifted_last {
             return None;
         }
         let reading = self.shortest_reconstruction(s)?;
@@ -149,7 +149,7 @@ impl Machine {
         else {
             return None;
         };
-        let start = &self.game.positions()[*from];
+        let start = &self.record.game().positions()[*from];
         let reports = self.reports(*from);
         // The frame that reached the start reported its last arrival, no move of these.
         let unexplained = reports
@@ -162,10 +162,10 @@ impl Machine {
     /// A revision: the board is back at a position whose move no press made final, or one
     /// move from there explains it (a slide that continued, a rook-first castling).
     fn revision(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let n = positions.len() - 1;
         let current = &positions[n];
-        for k in (self.settled..n).rev() {
+        for k in (self.record.settled()..n).rev() {
             let pos = &positions[k];
             let back_here = s.diff(pos.board()).is_empty();
             let single = choose(&self.evidence_from(s, k).single_moves(pos));
@@ -195,7 +195,7 @@ impl Machine {
             if back_here && let Some(again) = self.reconstruction_cut_short(s, k) {
                 return Some(again);
             }
-            let kept = k - self.settled + usize::from(!back_here);
+            let kept = k - self.record.settled() + usize::from(!back_here);
             if let Some(shorter) = self.fewer_moves_before(s, k, kept) {
                 return Some(shorter);
             }
@@ -236,10 +236,11 @@ impl Machine {
     /// and the same moves in another order can leave the same squares filled.
     fn reconstruction_cut_short(&self, s: &Sensed<'_>, k: usize) -> Option<Reading> {
         let from = self
-            .reconstructed_from
-            .filter(|&from| from >= self.settled && from + 2 <= k)?;
+            .doubts
+            .reconstructed_from()
+            .filter(|&from| from >= self.record.settled() && from + 2 <= k)?;
         let depth = k - from;
-        let start = &self.game.positions()[from];
+        let start = &self.record.game().positions()[from];
         let Explanation::Unique(moves) =
             s.sequences_within(start, depth..=depth, &self.reports(from))
         else {
@@ -254,10 +255,11 @@ impl Machine {
     /// capturer's lift.
     fn last_move_made(&self, k: usize) -> bool {
         let stood = self
-            .reached_at
+            .record
+            .reached_at()
             .get(k + 1)
             .map(|&t| self.now.saturating_sub(t));
-        k < self.completed
+        k < self.record.completed()
             || stood.is_some_and(|ms| ms > self.config.moved_on_ms)
             || self.capture_seen_landing(k)
     }
@@ -269,7 +271,7 @@ impl Machine {
     /// may correct, unless the piece was put down later than its player's press by more
     /// than the board takes to report a landing.
     pub(super) fn reply_lands_after(&self, k: usize, s: &Sensed<'_>) -> bool {
-        let current = self.game.position();
+        let current = self.record.game().position();
         let put = s.board.occupied() & !current.board().occupied();
         (!self.capture_unevidenced(k) || self.put_after_landing_overdue(k, put))
             && put.any()
@@ -279,8 +281,8 @@ impl Machine {
     /// True when every square of `put` was reported after the press of the player who moved
     /// from position `k`, later than a landing made before that press is reported.
     fn put_after_landing_overdue(&self, k: usize, put: Bitboard) -> bool {
-        let mover = self.game.positions()[k].turn();
-        let began = self.reached_at.get(k).copied().unwrap_or(0);
+        let mover = self.record.game().positions()[k].turn();
+        let began = self.record.reached_at().get(k).copied().unwrap_or(0);
         self.clock
             .pressed_at(mover)
             .filter(|&p| p >= began)
@@ -293,7 +295,7 @@ impl Machine {
     /// that senses only occupancy, a touched pawn reads as the capture of it). Not while play
     /// is held: the end of the hold is told anyway.
     pub(super) fn pressed_move_replaced(&self, k: usize, moves: &[Move]) -> Option<Doubt> {
-        let recorded = self.game.moves().get(k)?.mv;
+        let recorded = self.record.game().moves().get(k)?.mv;
         let first = *moves.first()?;
         let went_on = first.from() == recorded.from()
             && first.role() == recorded.role()
@@ -301,13 +303,16 @@ impl Machine {
                 shakmaty::attacks::between(from, first.to()).contains(recorded.to())
             });
         let told = self.hold.is_held();
-        (k < self.completed && first != recorded && !went_on && !first.is_castle() && !told).then(
-            || Doubt::Reread {
+        (k < self.record.completed()
+            && first != recorded
+            && !went_on
+            && !first.is_castle()
+            && !told)
+            .then(|| Doubt::Reread {
                 from: k,
                 withdrawn: self.moves_since(k),
                 moves: moves.to_vec(),
-            },
-        )
+            })
     }
 
     /// `s` with the evidence of captures a reading from position `k` has
@@ -323,11 +328,11 @@ impl Machine {
     /// exactly one of them is followed by a legal move that leaves the board as it now is,
     /// that sequence and the move are the game.
     pub(super) fn resolve_doubt(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let Some(Doubt::Sequences { from, seqs, .. }) = &self.doubt else {
+        let Some(Doubt::Sequences { from, seqs, .. }) = self.doubts.doubt() else {
             return None;
         };
-        let positions = self.game.positions();
-        if *from < self.settled || *from >= positions.len() {
+        let positions = self.record.game().positions();
+        if *from < self.record.settled() || *from >= positions.len() {
             return None;
         }
         let mut explaining = Vec::new();

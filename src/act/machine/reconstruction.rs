@@ -4,11 +4,8 @@
 use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, attacks};
 
 use super::Machine;
-use super::capture_choice::likeliest_capture_sequence;
 use super::doubt::{Doubt, squares_of_all};
-use super::reading::{
-    Reading, Timing, choose, common_prefix, most_reports_explained, queen_promotions,
-};
+use super::reading::{Reading, Timing, choose, common_prefix, most_reports_explained};
 use crate::act::search::{Explanation, Reports, Sensed, mover_at, rank_orders, squares_of};
 use crate::board::Millis;
 
@@ -20,13 +17,16 @@ impl Machine {
     /// sequence of moves, with the unseen arrival doubted.
     pub(super) fn held_piece_stood_unseen(&self, s: &Sensed<'_>) -> Option<Reading> {
         self.hold.squares()?;
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         // A capture read at a press with nothing shown on its square, and the reply after
         // it, may have been that piece put down elsewhere and the reply (both show the same).
         let capture_not_shown = n.checked_sub(2).filter(|&k| {
-            k + super::REREAD_PLIES >= self.settled
-                && self.game.moves()[k].mv.is_capture()
-                && self.reports(k).time(self.game.moves()[k].mv.to()).is_none()
+            k + super::REREAD_PLIES >= self.record.settled()
+                && self.record.game().moves()[k].mv.is_capture()
+                && self
+                    .reports(k)
+                    .time(self.record.game().moves()[k].mv.to())
+                    .is_none()
         });
         std::iter::once(n)
             .chain(capture_not_shown)
@@ -36,16 +36,15 @@ impl Machine {
     /// [`Machine::held_piece_stood_unseen`] for the moves from position `k` on.
     fn piece_stood_unseen_from(&self, k: usize, s: &Sensed<'_>) -> Option<Reading> {
         let n = k;
-        let start = &self.game.positions()[n];
+        let start = &self.record.game().positions()[n];
         let reports = self.reports(n);
         let depth = self.reconstruction_depth(n);
         // A board that sends whole frames, with no clock pressed in the game, times neither
         // the stay nor the reply: both come in one frame, and a voting board (Certabo,
         // `protocols` 2.2) shows no stay shorter than its vote. Where the piece stood is then
         // not known either: the likeliest is read, the others named (8.5.3).
-        let untimed = self.config.whole_frames
-            && self.config.identifies_pieces
-            && self.clock.presses() == [None, None];
+        let untimed =
+            self.config.whole_frames && self.names_pieces() && self.clock.presses() == [None, None];
         let (seq, others) = match s.sequences_with_unseen_stay(start, depth, &reports) {
             Explanation::Unique(seq) => (seq, Vec::new()),
             Explanation::Ambiguous(seqs) if untimed => {
@@ -88,7 +87,7 @@ impl Machine {
         if !(unreported && moved_on && (answered_after || untimed)) {
             return None;
         }
-        if n < self.game.plies() {
+        if n < self.record.game().plies() {
             let withdrawn = self.moves_since(n);
             return (seq.first() != withdrawn.first()).then(|| Reading::reread(n, withdrawn, seq));
         }
@@ -117,16 +116,15 @@ impl Machine {
     /// still open, and a different reply to it may explain the board with every arrival
     /// seen. That one sequence, when the reports pick it, is read instead.
     pub(super) fn every_report_a_step(&self, s: &Sensed<'_>, m: Move) -> Option<Reading> {
-        let n = self.game.plies();
-        if self.config.identifies_pieces
-            || !m.is_capture()
+        let n = self.record.game().plies();
+        if !m.is_capture()
             || n == 0
-            || n - 1 < self.settled.saturating_sub(super::REREAD_PLIES)
+            || n - 1 < self.record.settled().saturating_sub(super::REREAD_PLIES)
         {
             return None;
         }
         let k = n - 1;
-        let start = &self.game.positions()[k];
+        let start = &self.record.game().positions()[k];
         let reports = self.reports(k);
         let Explanation::Unique(seq) = s.sequences_within(start, 2..=2, &reports) else {
             return None;
@@ -140,7 +138,7 @@ impl Machine {
         {
             return None;
         }
-        if k < self.settled {
+        if k < self.record.settled() {
             // A press made the last move final on the board as it was reported then.
             return Some(Reading::reread(k, withdrawn, seq));
         }
@@ -152,7 +150,7 @@ impl Machine {
     /// oldest revisable position; on a tie the recorded moves are kept. Sequences that
     /// several move orders explain are adopted up to their common part, with a doubt.
     pub(super) fn shortest_reconstruction(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let positions = self.game.positions();
+        let positions = self.record.game().positions();
         let mut best: Option<(usize, Reading, Timing)> = None;
         let (starts, gap_start) = self.reconstruction_starts();
         let seen_before_gap = |k: usize| gap_start.is_some_and(|g| k < g);
@@ -160,7 +158,7 @@ impl Machine {
             if seen_before_gap(k) && best.is_some() {
                 break;
             }
-            let kept = k - self.settled;
+            let kept = k - self.record.settled();
             let limit = best.as_ref().map_or(usize::MAX, |(total, ..)| total - 1);
             let depth = self.reconstruction_depth(k).min(limit.saturating_sub(kept));
             if depth < 2 {
@@ -211,7 +209,7 @@ impl Machine {
             return false;
         };
         self.config.whole_frames
-            && self.config.identifies_pieces
+            && self.names_pieces()
             && seqs
                 .iter()
                 .all(|seq| seq.len() == first.len() && first.iter().all(|m| seq.contains(m)))
@@ -225,11 +223,11 @@ impl Machine {
     /// were seen made, in their order: they are read again only when nothing from the
     /// gap's start on explains the board.
     fn reconstruction_starts(&self) -> (Vec<usize>, Option<usize>) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let gap_start = self.gap_start();
         let starts: Vec<usize> = gap_start
             .into_iter()
-            .chain(std::iter::once(n).chain((self.settled..n).rev()))
+            .chain(std::iter::once(n).chain((self.record.settled()..n).rev()))
             .enumerate()
             .filter(|&(i, k)| i == 0 || Some(k) != gap_start)
             .map(|(_, k)| k)
@@ -250,7 +248,7 @@ impl Machine {
         reports: &Reports<'_>,
         longer: Option<&Timing>,
     ) -> Option<(usize, Reading, Timing)> {
-        let start = &self.game.positions()[k];
+        let start = &self.record.game().positions()[k];
         Some(match explanation {
             Explanation::None => return None,
             Explanation::Unique(seq) => {
@@ -265,12 +263,7 @@ impl Machine {
                 )
             }
             Explanation::Ambiguous(seqs) => {
-                let likeliest = (!self.config.identifies_pieces)
-                    .then(|| {
-                        let arrived = k.checked_sub(1).map(|i| self.game.moves()[i].mv.to());
-                        likeliest_capture_sequence(start, arrived, &seqs)
-                    })
-                    .flatten();
+                let likeliest = self.capture_told_apart(k, start, &seqs);
                 let (len, moves, doubt) = match likeliest {
                     Some((moves, others)) => (
                         moves.len(),
@@ -345,7 +338,7 @@ impl Machine {
         overlap: Millis,
         reports: &Reports<'_>,
     ) -> Reading {
-        let start = &self.game.positions()[k];
+        let start = &self.record.game().positions()[k];
         let unseen = reports.unseen_arrivals(start, &seq);
         let out_of_order = || reports.begun_out_of_order(start, &seq);
         let doubt = if overlap > 0 || self.begun_before_press(start, &seq, reports) {
@@ -369,12 +362,12 @@ impl Machine {
             })
         } else {
             let queened = seq.iter().any(|m| m.promotion() == Some(Role::Queen));
-            (!self.config.identifies_pieces && queened)
+            (queened && self.promoted_piece_guessed())
                 .then_some(Doubt::PromotionPiece)
                 // The first move takes a pawn that has just stepped: it may have gone on two
                 // squares and been taken en passant unseen, as when read alone.
                 .or_else(|| {
-                    (k == self.game.plies())
+                    (k == self.record.game().plies())
                         .then(|| self.unsampled_double_step(seq[0]))
                         .flatten()
                 })
@@ -400,10 +393,7 @@ impl Machine {
     /// has not reported since the moves began (at most the arrival that began them, before
     /// the capturing piece was reported lifted), and that no later move of `seq` changes:
     /// nothing shows that it landed there.
-    pub(super) fn capture_not_shown(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
-        if self.config.identifies_pieces {
-            return None;
-        }
+    pub(super) fn capture_unreported(&self, seq: &[Move], reports: &Reports<'_>) -> Option<Move> {
         seq.iter().enumerate().find_map(|(i, &m)| {
             let Move::Normal {
                 from,
@@ -435,10 +425,12 @@ impl Machine {
     /// pressed the clock since: a hand that answers does not start within one scan of the
     /// move it answers, before its press, but a knocked piece moves with the hand that
     /// knocks it, and the board shows a knocked piece as a move.
-    fn begun_before_press(&self, start: &Chess, seq: &[Move], reports: &Reports<'_>) -> bool {
-        if self.config.identifies_pieces {
-            return false;
-        }
+    pub(super) fn begun_with_an_arrival(
+        &self,
+        start: &Chess,
+        seq: &[Move],
+        reports: &Reports<'_>,
+    ) -> bool {
         reports
             .begun_at_an_arrival(start, seq)
             .is_some_and(|(i, arrived)| {
@@ -458,9 +450,9 @@ impl Machine {
         k: usize,
         kept: usize,
     ) -> Option<Reading> {
-        let positions = self.game.positions();
-        (self.settled..k).find_map(|j| {
-            let depth = kept.checked_sub(j - self.settled + 1)?;
+        let positions = self.record.game().positions();
+        (self.record.settled()..k).find_map(|j| {
+            let depth = kept.checked_sub(j - self.record.settled() + 1)?;
             if depth == 0 {
                 return None;
             }
@@ -499,33 +491,29 @@ impl Machine {
             (Some(seq), None) if seqs.iter().any(|q| q.iter().any(|m| m.is_promotion())) => {
                 Explanation::Unique(seq.clone())
             }
-            _ if !self.config.identifies_pieces => match queen_promotions(&seqs) {
-                Some(seq) => Explanation::Unique(seq),
-                None => Explanation::Ambiguous(seqs),
-            },
-            _ => Explanation::Ambiguous(seqs),
+            _ => self.promotions_unnamed(seqs),
         }
     }
 
     /// The moves recorded from position `k` on.
     pub(super) fn moves_since(&self, k: usize) -> Vec<Move> {
-        self.game.moves()[k..].iter().map(|p| p.mv).collect()
+        self.record.game().moves()[k..]
+            .iter()
+            .map(|p| p.mv)
+            .collect()
     }
 
     /// The board's reports that belong to moves made from position `k` on.
     pub(super) fn reports(&self, k: usize) -> Reports<'_> {
-        let since = self.reached_at.get(k).copied().unwrap_or(0);
+        let since = self.record.reached_at().get(k).copied().unwrap_or(0);
         Reports {
             times: self.square_reports.last_times(),
             previous: self.square_reports.before_times(),
             undated: self.square_reports.undated(),
             since,
             slack: self.config.report_reorder_ms,
-            outage: self.outage.is_some_and(|o| o >= since),
-            placed: self
-                .config
-                .identifies_pieces
-                .then_some(self.touches.placements()),
+            outage: self.gap.outage_since(since),
+            placed: self.placements_named(),
             whole_frames: self.config.whole_frames,
             pressed: self.clock.presses(),
         }

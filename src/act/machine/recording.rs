@@ -2,25 +2,12 @@
 
 use shakmaty::{Color, Move, Position};
 
+use super::open_doubts::QuickReply;
 use super::reading::Reading;
 use super::{Machine, color_word, ply_number};
 use crate::act::touch::{self, Lift};
 use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
-
-/// A reply recorded sooner after the move before it than a hand answers, waiting for its
-/// mover's press.
-#[derive(Debug, Clone)]
-pub(super) struct QuickReply {
-    /// The reply's ply (1-based).
-    ply: usize,
-    /// Who made it.
-    mover: Color,
-    /// The square its piece came from.
-    from: Option<shakmaty::Square>,
-    /// The 7.4 alert told unless the mover presses for it first.
-    alert: crate::act::Alert,
-}
 
 impl Machine {
     /// Records one move: touch-move judgement, the move event, the end of the game.
@@ -36,10 +23,10 @@ impl Machine {
         touches_before: Millis,
         out: &mut Vec<Event>,
     ) {
-        let n = self.game.plies();
-        let before = self.game.position().clone();
+        let n = self.record.game().plies();
+        let before = self.record.game().position().clone();
         let mover = before.turn();
-        let since = self.turn_start.get(n).copied().unwrap_or(0);
+        let since = self.record.turn_start().get(n).copied().unwrap_or(0);
         // The opponent's own pieces count only from his press (he may still adjust them).
         let had_move = self.had_move(n).unwrap_or(0);
         let turn_lifts: Vec<Lift> = self
@@ -58,10 +45,10 @@ impl Machine {
             .collect();
         let finding = touch::judge(&before, m, &turn_lifts);
         // A move after a quick reply its mover did not press for: the reply stands unconfirmed.
-        if self.quick_reply.as_ref().is_some_and(|q| q.ply <= n) {
+        if self.doubts.quick_reply().is_some_and(|q| q.ply <= n) {
             self.tell_quick_reply(out);
         }
-        let Ok(played) = self.game.play(m) else {
+        let Some(played) = self.record.move_recorded(m) else {
             return;
         };
         let ply = ply_number(n + 1);
@@ -71,21 +58,22 @@ impl Machine {
             san: played.san.clone(),
             t_ms: t,
             side: mover.into(),
-            fen: self.game.fen(),
+            fen: self.record.game().fen(),
         });
         if let Some(alert) = self.quick_reply(n, t) {
             self.tell_quick_reply(out);
-            self.quick_reply = Some(QuickReply {
+            let reply = QuickReply {
                 ply: n + 1,
                 mover,
                 from: m.from(),
                 alert,
-            });
-            self.unpressed_reply = Some((n + 1, m));
+            };
+            self.doubts.quick_reply_recorded(reply, m);
         }
         // A move read again unchanged at its ply keeps what was said of it, once.
         let told = |article: &str| {
-            self.move_alerts
+            self.record
+                .move_alerts()
                 .iter()
                 .any(|r| r.ply == ply && r.article == article)
         };
@@ -95,15 +83,13 @@ impl Machine {
             a.evidence_ms = f.evidence_ms;
             a.squares = f.squares.iter().map(ToString::to_string).collect();
             a.message = f.message;
-            self.move_alerts.push(a.reference());
+            self.record.finding_told(a.reference(), ply, mover);
             out.push(Event::Alert(a));
-            self.open_claims.push((ply, mover));
         }
-        self.turn_start.push(t);
-        self.reached_at.push(t);
+        self.record.move_timed(t);
         self.physical.clear_placed();
         let window = n + 1 - self.config.revisable_plies.min(n + 1);
-        self.settle(window.max(self.settled));
+        self.settle(window.max(self.record.settled()));
         self.look_for_end(n + 1, t);
     }
 
@@ -111,7 +97,7 @@ impl Machine {
     /// than a hand can answer (the two-hands threshold): the hand that made the move before
     /// may have knocked a piece over, read as this reply.
     pub(super) fn quick_reply(&self, n: usize, t: Millis) -> Option<Alert> {
-        let previous = self.reached_at.get(n).copied().filter(|_| n > 0)?;
+        let previous = self.record.reached_at().get(n).copied().filter(|_| n > 0)?;
         let ms = t.saturating_sub(previous);
         // Moves read together from one observation (a reconstruction) carry no timing.
         // Moves read across a gap have estimated times: nothing rests on them.
@@ -123,8 +109,8 @@ impl Machine {
         {
             return None;
         }
-        let played = self.game.moves().get(n)?;
-        let side = self.game.positions()[n].turn();
+        let played = self.record.game().moves().get(n)?;
+        let side = self.record.game().positions()[n].turn();
         let mut a = self.alert("7.4", Some(side), t, Severity::Warning);
         a.ply = ply_number(n + 1);
         a.evidence_ms = vec![previous, t];
@@ -144,7 +130,7 @@ impl Machine {
     /// Tells the quick reply waiting for its mover's press: a move was made after it, it was
     /// read as something else, or the game ends, without that press.
     pub(super) fn tell_quick_reply(&mut self, out: &mut Vec<Event>) {
-        if let Some(q) = self.quick_reply.take() {
+        if let Some(q) = self.doubts.quick_reply_taken() {
             out.push(Event::Alert(q.alert));
         }
     }
@@ -158,37 +144,26 @@ impl Machine {
         moves: &[Move],
         out: &mut Vec<Event>,
     ) {
-        let Some(q) = self.quick_reply.as_ref().filter(|q| q.ply > keep) else {
+        let Some(q) = self.doubts.quick_reply().filter(|q| q.ply > keep) else {
             return;
         };
         let same_piece = moves
             .get(q.ply - 1 - keep)
             .is_some_and(|m| m.from().is_some() && m.from() == q.from);
         if same_piece {
-            self.quick_reply = None;
+            self.doubts.quick_reply_dropped();
         } else {
             self.tell_quick_reply(out);
         }
-        if self.unpressed_reply.is_some_and(|(ply, _)| ply > keep) {
-            self.unpressed_reply = None;
-        }
+        self.doubts.replies_withdrawn_after(keep);
     }
 
     /// `by` pressed for ply `ply` before the board changed again: a quick reply there was
     /// the presser's own move, made at once (a premove), not a piece knocked over.
     pub(super) fn quick_reply_pressed(&mut self, by: Color, ply: usize) {
-        if self
-            .quick_reply
-            .as_ref()
-            .is_some_and(|q| q.ply == ply && q.mover == by)
-        {
-            self.quick_reply = None;
-        }
-        if self.unpressed_reply.is_some_and(|(reply, _)| {
-            ply >= reply && self.game.positions().get(reply - 1).map(|p| p.turn()) == Some(by)
-        }) {
-            self.unpressed_reply = None;
-        }
+        let positions = self.record.game().positions();
+        self.doubts
+            .reply_pressed(by, ply, |reply| positions.get(reply - 1).map(|p| p.turn()));
     }
 
     /// A reading that withdraws a quick reply nobody pressed for, read from before the move
@@ -197,18 +172,18 @@ impl Machine {
     /// that made it, which then went on (the piece put back shows it). Only until the
     /// answering player's next move.
     pub(super) fn knocked_reply_reading(&self, pressed: bool) -> Option<Reading> {
-        let (reply, m) = self.unpressed_reply?;
+        let (reply, m) = self.doubts.unpressed_reply()?;
         let answered = reply.checked_sub(2)?;
-        let plies = self.game.plies();
-        if answered >= self.settled
+        let plies = self.record.game().plies();
+        if answered >= self.record.settled()
             || reply + 1 < plies
-            || self.game.moves().get(reply - 1).map(|p| p.mv) != Some(m)
+            || self.record.game().moves().get(reply - 1).map(|p| p.mv) != Some(m)
         {
             return None;
         }
         let mut wider = self.clone();
-        wider.settled = answered;
-        wider.unpressed_reply = None;
+        wider.record.open_from(answered);
+        wider.doubts.unpressed_reply_set_aside();
         match wider.read_within(pressed) {
             Reading::Adopt { from, moves, doubt }
                 if from < reply && moves.get(reply - 1 - from) != Some(&m) =>
@@ -222,9 +197,10 @@ impl Machine {
     /// When the player to move after ply `n` got the move: once that move was made (1.3),
     /// before its press.
     pub(super) fn had_move(&self, n: usize) -> Option<Millis> {
-        let pressed = *self.turn_start.get(n)?;
+        let pressed = *self.record.turn_start().get(n)?;
         Some(
-            self.reached_at
+            self.record
+                .reached_at()
                 .get(n)
                 .map_or(pressed, |&made| made.min(pressed)),
         )

@@ -23,26 +23,26 @@ impl Machine {
     /// With `with_replies`, the longer move may be followed by moves made meanwhile (once
     /// play is held); without, it must explain the board alone.
     pub(super) fn moved_on(&self, s: &Sensed<'_>, with_replies: bool) -> Option<Reading> {
-        let n = self.game.plies();
-        if n == 0 || n > self.settled || (with_replies && !self.hold.is_held()) {
+        let n = self.record.game().plies();
+        if n == 0 || n > self.record.settled() || (with_replies && !self.hold.is_held()) {
             return None;
         }
         // The final move stands when a reply being made may explain the board.
         if !with_replies && self.reply_lands_after(n - 1, s) {
             return None;
         }
-        let made = self.reached_at.get(n).copied().unwrap_or(0);
+        let made = self.record.reached_at().get(n).copied().unwrap_or(0);
         let doubted = self.doubted_since();
         if doubted > made.saturating_add(self.config.moved_on_ms) {
             return None;
         }
-        let first = self.game.moves()[n - 1].mv;
+        let first = self.record.game().moves()[n - 1].mv;
         let instead = |m: &Move| {
             let carried_on =
                 m.from() == first.from() && m.role() == first.role() && m.to() != first.to();
             carried_on || matches!(*m, Move::Castle { rook, .. } if first.from() == Some(rook))
         };
-        let before = &self.game.positions()[n - 1];
+        let before = &self.record.game().positions()[n - 1];
         // The longer move alone, or followed by the moves made meanwhile.
         let moves = match s.single_moves(before)[..] {
             [(m, _)] => instead(&m).then(|| vec![m])?,
@@ -84,17 +84,17 @@ impl Machine {
     /// this within [`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms) of the first
     /// pause and no other pair of moves explains it.
     pub(super) fn both_moved_on(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let from = n.checked_sub(2)?;
-        if from < self.settled.saturating_sub(REREAD_PLIES) {
+        if from < self.record.settled().saturating_sub(REREAD_PLIES) {
             return None;
         }
-        let paused = self.reached_at.get(from + 1).copied()?;
+        let paused = self.record.reached_at().get(from + 1).copied()?;
         let doubted = self.doubted_since();
         if doubted > paused.saturating_add(self.config.moved_on_ms) {
             return None;
         }
-        let start = &self.game.positions()[from];
+        let start = &self.record.game().positions()[from];
         let Explanation::Unique(moves) = s.sequences_within(start, 2..=2, &self.reports(from))
         else {
             return None;
@@ -104,12 +104,14 @@ impl Machine {
         // answered: its piece going on later is a move of its own.
         let replied_to_pressed = withdrawn.get(1).and_then(|reply| {
             let pressed = self
-                .turn_start
+                .record
+                .turn_start()
                 .get(from + 1)
                 .copied()
                 .filter(|&p| p > paused)?;
-            let mover = self.game.positions()[from].turn();
-            let began = self.first_lift(reply.from()?, !mover, *self.reached_at.get(from)?)?;
+            let mover = self.record.game().positions()[from].turn();
+            let began =
+                self.first_lift(reply.from()?, !mover, *self.record.reached_at().get(from)?)?;
             Some(pressed < began)
         });
         if replied_to_pressed == Some(true) {
@@ -130,9 +132,11 @@ impl Machine {
     /// made them final on the board as it was then reported; a slow scan can report the end of a
     /// slide, or a castling's king, after the press.
     pub(super) fn reread_final_moves(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let n = self.game.plies();
-        let positions = self.game.positions();
-        for k in (self.settled.saturating_sub(REREAD_PLIES)..self.settled.min(n)).rev() {
+        let n = self.record.game().plies();
+        let positions = self.record.game().positions();
+        for k in
+            (self.record.settled().saturating_sub(REREAD_PLIES)..self.record.settled().min(n)).rev()
+        {
             let reports = self.reports(k);
             let moves = match &s.single_moves(&positions[k])[..] {
                 [(m, _)] => vec![*m],
@@ -145,7 +149,7 @@ impl Machine {
                 }
                 _ => continue,
             };
-            let recorded = self.game.moves()[k].mv;
+            let recorded = self.record.game().moves()[k].mv;
             if moves.first() == Some(&recorded) {
                 continue;
             }
@@ -161,7 +165,7 @@ impl Machine {
             }
             // The board must have shown the other move within a scan of the recorded one:
             // later, the recorded move stood and what followed is a new irregularity.
-            let arrived = self.reached_at.get(k + 1).copied().unwrap_or(0);
+            let arrived = self.record.reached_at().get(k + 1).copied().unwrap_or(0);
             let shown = (crate::act::search::squares_of(moves[0])
                 & !crate::act::search::squares_of(recorded))
             .into_iter()
@@ -171,7 +175,7 @@ impl Machine {
             // pieces says a sensor report was lost: those moves are read again, whenever.
             let other_squares = crate::act::search::squares_of(moves[0])
                 & !crate::act::search::squares_of(recorded);
-            let dump_contradicts = self.reconstructed_from == Some(k)
+            let dump_contradicts = self.doubts.reconstructed_from() == Some(k)
                 && other_squares.any()
                 && (other_squares & self.square_reports.undated()) == other_squares;
             if !dump_contradicts
@@ -220,7 +224,7 @@ impl Machine {
         if !self.held_past_a_pause() {
             return None;
         }
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let oldest = n
             .saturating_sub(HELD_REREAD_PLIES)
             .max(self.gap_start().map_or(0, |g| g + 1));
@@ -228,7 +232,7 @@ impl Machine {
             let back = n - k;
             let depths = back.max(2)..=back + 2;
             let Explanation::Unique(moves) =
-                s.sequences_within(&self.game.positions()[k], depths, &self.reports(k))
+                s.sequences_within(&self.record.game().positions()[k], depths, &self.reports(k))
             else {
                 return None;
             };
@@ -242,12 +246,12 @@ impl Machine {
     /// step taken unseen).
     pub(super) fn one_move_from(&self, k: usize, m: Move, doubt: Option<Doubt>) -> Reading {
         if doubt.is_none() {
-            if k == self.game.plies()
+            if k == self.record.game().plies()
                 && let Some(reading) = self.double_step_shown(m)
             {
                 return reading;
             }
-            if k == self.game.plies()
+            if k == self.record.game().plies()
                 && let Some(unsampled) = self.unsampled_double_step(m)
             {
                 return Reading::Adopt {
@@ -280,7 +284,7 @@ impl Machine {
     /// the arbiter told of the doubt can still judge): the game from the promotion is read
     /// again with a knight, if every move since stays legal.
     pub(super) fn knight_promotion_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let moves = self.game.moves();
+        let moves = self.record.game().moves();
         let n = moves.len();
         let from = (n.saturating_sub(PROMOTION_SHOWN_PLIES)..n)
             .rev()
@@ -309,7 +313,7 @@ impl Machine {
             to: square,
             promotion: Some(Role::Knight),
         };
-        let mut pos = self.game.positions()[from].clone();
+        let mut pos = self.record.game().positions()[from].clone();
         let mut read = Vec::with_capacity(since.len() + 2);
         for m in std::iter::once(knight).chain(since.iter().map(|p| p.mv)) {
             if !pos.is_legal(m) {
@@ -339,15 +343,15 @@ impl Machine {
     /// scans), and the board shows the same either way. Read as that capture; a pressed one
     /// is read again with the arbiter told.
     pub(super) fn capture_landing_shown(&self, s: &Sensed<'_>) -> Option<Reading> {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let k = n.checked_sub(1)?;
-        if self.lifted_last || k < self.settled || !self.capture_unevidenced(k) {
+        if self.lifted_last || k < self.record.settled() || !self.capture_unevidenced(k) {
             return None;
         }
-        let recorded = self.game.moves()[k].mv;
+        let recorded = self.record.game().moves()[k].mv;
         let [(shown, _)] = self
             .evidence_from(s, k)
-            .single_moves(&self.game.positions()[k])[..]
+            .single_moves(&self.record.game().positions()[k])[..]
         else {
             return None;
         };
@@ -361,23 +365,21 @@ impl Machine {
     /// On a board that senses only occupancy, true when the recorded move `k` is a capture
     /// whose square the board never reported after position `k` was reached: a reading the
     /// board's later reports may still correct.
-    pub(super) fn capture_unevidenced(&self, k: usize) -> bool {
-        let Some(recorded) = self.game.moves().get(k).map(|p| p.mv) else {
+    pub(super) fn capture_unreported_at(&self, k: usize) -> bool {
+        let Some(recorded) = self.record.game().moves().get(k).map(|p| p.mv) else {
             return false;
         };
-        !self.config.identifies_pieces
-            && recorded.capture().is_some()
-            && !self.capture_evidence(k).contains(recorded.to())
+        recorded.capture().is_some() && !self.capture_evidence(k).contains(recorded.to())
     }
 
     /// True when the recorded move `k` is a capture whose square the board reported after
     /// it reported the capturer lifted: the capturer was seen landing.
     pub(super) fn capture_seen_landing(&self, k: usize) -> bool {
-        let Some(m) = self.game.moves().get(k).map(|p| p.mv) else {
+        let Some(m) = self.record.game().moves().get(k).map(|p| p.mv) else {
             return false;
         };
-        let since = self.reached_at.get(k).copied().unwrap_or(0);
-        let mover = self.game.positions()[k].turn();
+        let since = self.record.reached_at().get(k).copied().unwrap_or(0);
+        let mover = self.record.game().positions()[k].turn();
         let lifted = m
             .from()
             .and_then(|from| self.first_lift(from, mover, since));
@@ -397,27 +399,23 @@ impl Machine {
     /// already made final is read again, and the arbiter told.
     pub(super) fn double_step_shown(&self, capture: Move) -> Option<Reading> {
         let (step, double, en_passant) = self.step_or_double(capture)?;
-        let n = self.game.plies();
-        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let n = self.record.game().plies();
+        let arrived = self.record.reached_at().get(n).copied().unwrap_or(0);
         let pawn = Piece {
-            color: self.game.positions()[n - 1].turn(),
+            color: self.record.game().positions()[n - 1].turn(),
             role: Role::Pawn,
         };
-        if self.config.identifies_pieces && !self.named_on(double.to(), pawn, arrived) {
+        if !self.double_step_named(double.to(), pawn, arrived) {
             return None;
         }
         let square = double.to();
         let capturer_lifted = capture
             .from()
-            .and_then(|from| self.first_lift(from, self.game.position().turn(), arrived))
+            .and_then(|from| self.first_lift(from, self.record.game().position().turn(), arrived))
             .unwrap_or(Millis::MAX);
         // The square's last report emptied it; the one before put the pawn there.
         let filled = self.square_reports.before(square).filter(|&t| t >= arrived);
-        let latest = if self.config.identifies_pieces {
-            capturer_lifted
-        } else {
-            capturer_lifted.saturating_add(self.scan_order_slack())
-        };
+        let latest = self.reported_before_lift(capturer_lifted);
         let shown = filled.is_some_and(|t| t <= latest)
             && self
                 .square_reports
@@ -427,7 +425,7 @@ impl Machine {
             return None;
         }
         let moves = vec![double, en_passant];
-        let doubt = if n - 1 < self.settled {
+        let doubt = if n - 1 < self.record.settled() {
             Some(Doubt::Reread {
                 from: n - 1,
                 withdrawn: vec![step],
@@ -452,8 +450,8 @@ impl Machine {
     /// step off its start rank, reached: that step, the double step it could have been, and
     /// the capture en passant that would then have taken it.
     pub(super) fn step_or_double(&self, capture: Move) -> Option<(Move, Move, Move)> {
-        let n = self.game.plies();
-        let step = self.game.moves().last()?.mv;
+        let n = self.record.game().plies();
+        let step = self.record.game().moves().last()?.mv;
         let Move::Normal {
             role: Role::Pawn,
             from: start,
@@ -474,7 +472,7 @@ impl Machine {
         else {
             return None;
         };
-        let before = &self.game.positions()[n - 1];
+        let before = &self.record.game().positions()[n - 1];
         let double = before.legal_moves().into_iter().find(|m| {
             m.role() == Role::Pawn
                 && m.from() == Some(start)
@@ -499,16 +497,16 @@ impl Machine {
     /// pawn left within one scan of arriving or before its player pressed, the arbiter is
     /// told.
     pub(super) fn unsampled_double_step(&self, capture: Move) -> Option<Doubt> {
-        let n = self.game.plies();
-        if n == 0 || n - 1 < self.settled {
+        let n = self.record.game().plies();
+        if n == 0 || n - 1 < self.record.settled() {
             return None;
         }
         let (step, double, en_passant) = self.step_or_double(capture)?;
         let (Some(capturer), stop) = (en_passant.from(), en_passant.to()) else {
             return None;
         };
-        let before = &self.game.positions()[n - 1];
-        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let before = &self.record.game().positions()[n - 1];
+        let arrived = self.record.reached_at().get(n).copied().unwrap_or(0);
         let left = self.stepped_pawn_left(stop, capturer, before.turn(), arrived)?;
         Some(Doubt::Unsampled {
             step,
@@ -550,9 +548,7 @@ impl Machine {
                 }
                 Some(left)
             }
-            // On a board that senses only occupancy the capture shows no change there: the
-            // capturer's lift is the last the pawn can be known to have stood.
-            None if !self.config.identifies_pieces => capturer_lifted
+            None if self.capture_shows_no_change() => capturer_lifted
                 .filter(|&lifted| lifted.saturating_sub(arrived) <= self.config.report_reorder_ms),
             // The square went straight from the pawn to the capturer: every sample between
             // showed the pawn, so it left within a scan of the capturer's arrival, and only

@@ -17,14 +17,14 @@ impl Machine {
     /// long, so it was released there and moved again (4.7), or knocked on. Recorded as the longer
     /// move with a warning.
     pub(super) fn carried_on_after_standing(&self, k: usize, m: Move) -> Option<Doubt> {
-        let recorded = self.game.moves().get(k)?.mv;
+        let recorded = self.record.game().moves().get(k)?.mv;
         let carried_on = recorded.from() == m.from()
             && recorded.role() == m.role()
             && recorded.to() != m.to()
             && !recorded.is_castle()
             // A king waiting on its way for the rook is castling king first (4.4.1).
             && !m.is_castle();
-        let arrived = self.reached_at.get(k + 1).copied()?;
+        let arrived = self.record.reached_at().get(k + 1).copied()?;
         let stood = self.now.saturating_sub(arrived);
         (carried_on && stood > self.config.moved_on_ms).then_some(Doubt::MovedOn {
             first: recorded,
@@ -47,7 +47,7 @@ impl Machine {
         // Once the opponent pressed for the reply, the clock says it is the player's turn:
         // a move now is a move. A move no press confirmed stays open to this reading even
         // when later moves settled it.
-        if k < 2 || (k - 2 < self.settled && self.completed > k - 2) {
+        if k < 2 || (k - 2 < self.record.settled() && self.record.completed() > k - 2) {
             return None;
         }
         // Moves read across a gap in the link have no times of their own: how long a piece
@@ -56,12 +56,12 @@ impl Machine {
             return None;
         }
         let (first, slide) = self.carried_on_line(k, next)?;
-        let arrived = self.reached_at.get(k - 1).copied().unwrap_or(0);
+        let arrived = self.record.reached_at().get(k - 1).copied().unwrap_or(0);
         let stood = self.now.saturating_sub(arrived);
         // A press for the reply, even one still waiting for the board, makes it the player's
         // turn: a move now is a move.
-        let mover = self.game.positions()[k - 2].turn();
-        let replied = self.reached_at.get(k).copied().unwrap_or(0);
+        let mover = self.record.game().positions()[k - 2].turn();
+        let replied = self.record.reached_at().get(k).copied().unwrap_or(0);
         // The piece went on when the board first showed it leaving or arriving; a press
         // reported after that came too late to make it a new move.
         let went_on = [next.from(), Some(next.to())]
@@ -87,11 +87,11 @@ impl Machine {
         if reply_pressed || turn_came_round || stood > self.config.moved_on_ms {
             return None;
         }
-        let mut pos = self.game.positions()[k - 2].clone();
+        let mut pos = self.record.game().positions()[k - 2].clone();
         pos.play_unchecked(slide);
-        let reply = self.game.moves()[k - 1].mv;
+        let reply = self.record.game().moves()[k - 1].mv;
         pos.play_unchecked(reply);
-        let mut expected = self.game.positions()[k].clone();
+        let mut expected = self.record.game().positions()[k].clone();
         expected.play_unchecked(next);
         if pos.board() != expected.board() {
             return None;
@@ -102,7 +102,7 @@ impl Machine {
         } else {
             // A press by the player for this move before the piece went on says he had let
             // go of it, even when the board reported the piece's arrival after the press.
-            let began = self.reached_at.get(k - 2).copied().unwrap_or(0);
+            let began = self.record.reached_at().get(k - 2).copied().unwrap_or(0);
             let pressed = self.clock.pressed_at(mover).is_some_and(|p| p > began);
             // Seen going on only after the reply was complete, it may as well be a second
             // move made at once: the same board either way.
@@ -124,8 +124,8 @@ impl Machine {
     /// the press). Both moves stay recorded, with a doubt.
     pub(super) fn gone_on_at_once(&self, k: usize, next: Move) -> Option<Doubt> {
         let (first, _) = self.carried_on_line(k, next)?;
-        let mover = self.game.positions()[k].turn();
-        let replied = self.reached_at.get(k).copied()?;
+        let mover = self.record.game().positions()[k].turn();
+        let replied = self.record.reached_at().get(k).copied()?;
         let began = self.first_lift(first.to(), mover, replied)?;
         let ms = began - replied;
         // A move also complete that soon gets the quick-reply warning instead.
@@ -142,10 +142,12 @@ impl Machine {
     /// ([`Machine::slide_ended_after_press`]): then the longer move and the reply.
     pub(super) fn slide_end_after_press(&self, reading: Reading) -> Reading {
         match &reading {
-            Reading::Adopt { from, moves, .. } if *from == self.game.plies() => match moves[..] {
-                [reply, next] => self.slide_ended_after_press(reply, next).unwrap_or(reading),
-                _ => reading,
-            },
+            Reading::Adopt { from, moves, .. } if *from == self.record.game().plies() => {
+                match moves[..] {
+                    [reply, next] => self.slide_ended_after_press(reply, next).unwrap_or(reading),
+                    _ => reading,
+                }
+            }
             _ => reading,
         }
     }
@@ -157,11 +159,11 @@ impl Machine {
     /// the reply is being made. Read as the longer move and the reply, with the arbiter told
     /// (the press came before the board showed the last square).
     fn slide_ended_after_press(&self, reply: Move, next: Move) -> Option<Reading> {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let k = n.checked_sub(1)?;
         let (first, longer) = self.carried_on_past(k, reply, next)?;
-        let mover = self.game.positions()[k].turn();
-        let arrived = self.reached_at.get(n).copied().unwrap_or(0);
+        let mover = self.record.game().positions()[k].turn();
+        let arrived = self.record.reached_at().get(n).copied().unwrap_or(0);
         let pressed = self.clock.pressed_at(mover).filter(|&p| p >= arrived)?;
         let went_on = [first.to(), next.to()]
             .into_iter()
@@ -174,10 +176,10 @@ impl Machine {
         {
             return None;
         }
-        let mut pos = self.game.positions()[k].clone();
+        let mut pos = self.record.game().positions()[k].clone();
         pos.play_unchecked(longer);
         pos.play_unchecked(reply);
-        let mut expected = self.game.position().clone();
+        let mut expected = self.record.game().position().clone();
         expected.play_unchecked(reply);
         expected.play_unchecked(next);
         (pos.board() == expected.board()).then(|| Reading::Adopt {
@@ -196,14 +198,14 @@ impl Machine {
     /// after it.
     pub(super) fn carried_on_line(&self, k: usize, next: Move) -> Option<(Move, Move)> {
         let j = k.checked_sub(2)?;
-        self.carried_on_past(j, self.game.moves().get(j + 1)?.mv, next)
+        self.carried_on_past(j, self.record.game().moves().get(j + 1)?.mv, next)
     }
 
     /// When `next` carries the piece of the recorded move `j` (a plain move) on along the
     /// same line after the opponent's `reply`: that move, and the one longer move to where
     /// `next` ends, if it was legal and `reply` legal after it.
     fn carried_on_past(&self, j: usize, reply: Move, next: Move) -> Option<(Move, Move)> {
-        let first = self.game.moves().get(j)?.mv;
+        let first = self.record.game().moves().get(j)?.mv;
         let Move::Normal {
             role,
             from,
@@ -220,7 +222,7 @@ impl Machine {
         if !carries_on {
             return None;
         }
-        let mut pos = self.game.positions()[j].clone();
+        let mut pos = self.record.game().positions()[j].clone();
         let longer = pos
             .legal_moves()
             .into_iter()
@@ -235,12 +237,12 @@ impl Machine {
     /// is never reported, and where it stopped the board cannot tell; the reply's press would
     /// otherwise make it an illegal move, told only then. Once for each last move.
     pub(super) fn reply_fits_a_longer_last_move(&mut self, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
-        if n == 0 || n <= self.settled || self.longer_last_told == Some(n) {
+        let n = self.record.game().plies();
+        if n == 0 || n <= self.record.settled() || self.longer_last_told == Some(n) {
             return;
         }
-        let last = self.game.moves()[n - 1].mv;
-        let before = &self.game.positions()[n - 1];
+        let last = self.record.game().moves()[n - 1].mv;
+        let before = &self.record.game().positions()[n - 1];
         let Some(from) = last.from() else {
             return;
         };
@@ -262,8 +264,8 @@ impl Machine {
         if longer_moves.is_empty() {
             return;
         }
-        let legal_now = self.game.position().legal_moves();
-        let differing = s.diff(self.game.position().board());
+        let legal_now = self.record.game().position().legal_moves();
+        let differing = s.diff(self.record.game().position().board());
         let mut stops = Bitboard::EMPTY;
         let mut reply_san = None;
         for longer in longer_moves {

@@ -3,6 +3,7 @@
 use shakmaty::{Bitboard, Board, Move, Position, Role};
 
 use super::doubt::{Doubt, square_names};
+use super::game_record::GameRecord;
 use super::gaps::numbered_san;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
@@ -15,8 +16,6 @@ use crate::board::Millis;
 /// Longest time between the two kings' placements of one result signal: a king move to
 /// the centre made longer before the signal was a move of the game.
 pub(super) const SIGNAL_GAP_MS: Millis = 3_000;
-/// How long both kings must stand on the centre squares before the signal ends the game.
-pub(super) const SIGNAL_STANDS_MS: Millis = 1_000;
 
 /// What the game's pieces gone from the centre under a result signal may be.
 const CENTRE_CLEARED: &str = "taken off to make room for the kings, or moved or \
@@ -60,19 +59,19 @@ impl Machine {
     /// [`MachineConfig::end_confirm_ms`](super::MachineConfig::end_confirm_ms). A move that was
     /// revised meanwhile (the piece slid on) takes its end with it.
     pub(super) fn confirm_end(&mut self, now: Millis, out: &mut Vec<Event>) {
-        let Some(pending) = self.pending_end.clone() else {
+        let Some(pending) = self.ends.pending().cloned() else {
             return;
         };
-        if self.phase != Phase::Playing || self.game.plies() != pending.ply {
-            self.pending_end = None;
+        if self.phase != Phase::Playing || self.record.game().plies() != pending.ply {
+            self.ends.end_dropped();
             return;
         }
         // A press confirms once its grace period is over: the board may still report the
         // piece going on past the square that ended the game.
-        let confirmed = self.settled >= pending.ply
+        let confirmed = self.record.settled() >= pending.ply
             || now >= pending.t_ms.saturating_add(self.config.end_confirm_ms);
         if confirmed && self.landing_stands(pending.ply) {
-            self.pending_end = None;
+            self.ends.end_dropped();
             self.finish(pending.end, pending.t_ms, out);
         }
     }
@@ -110,16 +109,14 @@ impl Machine {
             physical,
             rotated,
             phase: Phase::Playing,
-            game: start.game,
+            record: GameRecord::new(start.game, t),
             chess960: start.chess960,
-            turn_start: vec![t],
-            reached_at: vec![t],
             ..fresh
         };
         self.physical.clear_placed();
         out.push(Event::GameStart {
             t_ms: t,
-            fen: self.game.fen(),
+            fen: self.record.game().fen(),
             chess960: self.chess960,
             rotated: self.rotated,
         });
@@ -133,8 +130,7 @@ impl Machine {
             t_ms: t,
         });
         self.phase = Phase::Ended;
-        self.pending_press = None;
-        self.overtaken_press = None;
+        self.presses.game_ended();
         self.hold.end();
     }
 
@@ -142,21 +138,21 @@ impl Machine {
     /// position (pieces taken off the centre squares to make room for the kings aside): the
     /// board is being cleared, and the signal can no longer be corrected.
     pub(super) fn left_final_position(&self) -> bool {
-        let final_board = self.game.position().board();
+        let final_board = self.record.game().position().board();
         let sensed = self.physical.board();
         let kings_and_room = final_board.kings() | sensed.kings() | ending::CENTRE;
         !(self.sensed().diff(final_board) & !kings_and_room).is_empty()
     }
 
     pub(super) fn result_signal(&mut self, signal: Ending, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let mut keep = n;
         // A king move to the centre that no press confirmed and that came just before the
         // other king completed the signal was the first half of the signal, not a move.
-        while keep > self.settled.max(self.completed) {
-            let m = self.game.moves()[keep - 1].mv;
+        while keep > self.record.settled().max(self.record.completed()) {
+            let m = self.record.game().moves()[keep - 1].mv;
             let king_to_centre = matches!(m, Move::Normal { role: Role::King, to, .. } if ending::CENTRE.contains(to));
-            let made = self.reached_at.get(keep).copied().unwrap_or(0);
+            let made = self.record.reached_at().get(keep).copied().unwrap_or(0);
             if !king_to_centre || t.saturating_sub(made) > SIGNAL_GAP_MS {
                 break;
             }
@@ -166,7 +162,7 @@ impl Machine {
             // A move whose press was forgotten looks the same: the arbiter decides.
             let mut a = self.alert("8.1", None, t, Severity::Warning);
             a.ply = ply_number(keep + 1);
-            a.squares = self.game.moves()[keep..]
+            a.squares = self.record.game().moves()[keep..]
                 .iter()
                 .map(|p| p.mv.to().to_string())
                 .collect();
@@ -174,7 +170,7 @@ impl Machine {
                 "the king move{} {} just before the result signal {} taken as part of the \
                  signal, not as a move; if it was played, the arbiter adds it to the record",
                 if n - keep == 1 { "" } else { "s" },
-                self.game.moves()[keep..]
+                self.record.game().moves()[keep..]
                     .iter()
                     .map(|p| p.san.as_str())
                     .collect::<Vec<_>>()
@@ -185,7 +181,7 @@ impl Machine {
             self.adopt(keep, &[], t, out);
         }
         self.moves_behind_signal(t, out);
-        self.signalled = Some(signal.result);
+        self.ends.ended_by_signal(signal.result);
         self.finish(signal, t, out);
     }
 
@@ -199,13 +195,13 @@ impl Machine {
     /// game's pieces gone from the centre squares the kings took (taken off to make room, or
     /// moved or captured unseen: the board cannot tell).
     fn moves_behind_signal(&mut self, t: Millis, out: &mut Vec<Event>) {
-        let n = self.game.plies();
-        let game_board = self.game.position().board().clone();
+        let n = self.record.game().plies();
+        let game_board = self.record.game().position().board().clone();
         let sensed = self.physical.board().clone();
         let on = SignalSquares::of(&sensed, &game_board, self.sensed().diff(&game_board));
         let across_gap = self.across_gap(n);
-        let since = self.reached_at.get(n).copied().unwrap_or(0);
-        let unseen = across_gap || self.outage.is_some_and(|o| o >= since);
+        let since = self.record.reached_at().get(n).copied().unwrap_or(0);
+        let unseen = across_gap || self.gap.outage_since(since);
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.ply = ply_number(n + 1);
         if on.behind.is_empty() {
@@ -241,7 +237,7 @@ impl Machine {
                 a.message = format!(
                     "the result signal came with moves the record lacked: {}, {KINGS_ASSUMED}; \
                      the arbiter should check them",
-                    numbered_san(self.game.position(), &moves)
+                    numbered_san(self.record.game().position(), &moves)
                 );
                 self.adopt(n, &moves, t, out);
             }
@@ -290,7 +286,7 @@ impl Machine {
         made_room: Bitboard,
         cleared: Bitboard,
     ) -> Explanation {
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let mut unsignalled = sensed.clone();
         for sq in sensed.kings() | made_room {
             unsignalled.discard_piece_at(sq);
@@ -307,7 +303,7 @@ impl Machine {
             identifies: self.config.identifies_pieces,
             placed: Bitboard::EMPTY,
         };
-        let start = self.game.position();
+        let start = self.record.game().position();
         match reading.single_moves(start)[..] {
             [(m, _)] => Explanation::Unique(vec![m]),
             _ => reading.sequences(start, self.reconstruction_depth(n), &self.reports(n)),

@@ -11,7 +11,8 @@ const PLACEMENTS_KEPT: usize = 256;
 
 /// The lifts and placements the board reported, as far back as a move may still be read
 /// again. Changed only through its methods: by each lift and placement as it is read
-/// (`hands.rs`), and when moves become final (`settling.rs`).
+/// (`hands.rs`; a piece a board names, `readers.rs`), and when moves become final
+/// (`settling.rs`).
 #[derive(Debug, Clone)]
 pub(super) struct Touches {
     /// Pieces lifted since the oldest move still open: the touches judged under 4.3 and 4.4.

@@ -102,7 +102,7 @@ impl Machine {
             UnseenLanding::Exchange(exchange) => {
                 if self.adopt_one(exchange.offer, t, pressed_by, out) {
                     self.read_reply(by, t, Some(exchange.retake), out);
-                    if self.game.plies() == exchange.ply + 2 {
+                    if self.record.game().plies() == exchange.ply + 2 {
                         self.raise_doubt(Doubt::ExchangeUnseen(exchange), t, out);
                     }
                 }
@@ -133,18 +133,19 @@ impl Machine {
     /// Returns the moves recorded, for the arbiter's alert; none when the board shows no
     /// such reading.
     pub(super) fn read_quiet_board(&mut self, t: Millis, out: &mut Vec<Event>) -> Vec<String> {
-        if self.config.identifies_pieces
-            || self.phase != Phase::Playing
-            || self.pending_press.is_some()
-            || self.pending_end.is_some()
+        if self.phase != Phase::Playing
+            || self.presses.waiting().is_some()
+            || self.ends.pending().is_some()
         {
             return Vec::new();
         }
-        let mut start = self.game.plies();
-        let by = self.game.position().turn();
-        let current = self.game.position().clone();
+        let mut start = self.record.game().plies();
+        let by = self.record.game().position().turn();
+        let current = self.record.game().position().clone();
         match self.read(true) {
-            Reading::Adopt { from, moves, doubt } if from >= self.settled && !moves.is_empty() => {
+            Reading::Adopt { from, moves, doubt }
+                if from >= self.record.settled() && !moves.is_empty() =>
+            {
                 start = from;
                 self.adopt_moves(from, &moves, doubt, t, None, out);
             }
@@ -154,7 +155,7 @@ impl Machine {
                 }
             }
         }
-        let moves = self.game.moves();
+        let moves = self.record.game().moves();
         moves[start.min(moves.len())..]
             .iter()
             .map(|played| played.san.clone())
@@ -169,12 +170,12 @@ impl Machine {
             self.judge_answer_in_turn(by, t);
             return;
         };
-        let n = self.game.plies();
+        let n = self.record.game().plies();
         let now = self.now;
         self.adopt(n, &[reply], now, out);
-        let d = self.sensed().diff(self.game.position().board());
+        let d = self.sensed().diff(self.record.game().position().board());
         self.set_held(d.any().then_some(d), now, out);
-        if self.game.plies() == n + 1 {
+        if self.record.game().plies() == n + 1 {
             self.judge_answer_in_turn(by, t);
         }
     }
@@ -212,7 +213,7 @@ impl Machine {
         current: &Chess,
     ) -> Option<UnseenLanding> {
         let fits = self.captures_before_reply(t, s, current);
-        let ply = self.game.plies();
+        let ply = self.record.game().plies();
         let exchanges = fits
             .iter()
             .filter_map(|&(capture, reply)| Exchange::instead_of(current, ply, capture, reply?))

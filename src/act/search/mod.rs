@@ -6,6 +6,7 @@
 //! agree with ([`Reports`]); in `moves_being_made`, a board that shows a move still on its
 //! way or finished with something left undone (an unexchanged pawn, knocked pieces).
 
+mod move_squares;
 mod moves_being_made;
 mod orders;
 mod reports;
@@ -13,10 +14,11 @@ mod sequences;
 #[cfg(test)]
 pub(in crate::act) mod tests;
 
+pub use move_squares::{ep_victim, mover_at, squares_of};
 pub use orders::rank_orders;
 pub use reports::Reports;
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position};
 
 use super::physical::board_diff;
 
@@ -109,32 +111,6 @@ pub(super) fn touches(m: Move, d: Bitboard) -> bool {
         Move::Castle { king, rook } => d.contains(king) || d.contains(rook),
         _ => m.from().is_some_and(|f| d.contains(f)),
     }
-}
-
-/// Who makes move `i` (0-based) of a sequence played from `start`.
-pub fn mover_at(start: &Chess, i: usize) -> Color {
-    if i.is_multiple_of(2) {
-        start.turn()
-    } else {
-        !start.turn()
-    }
-}
-
-/// The squares a move touches: origin, destination, en passant victim, castling squares.
-pub fn squares_of(m: Move) -> Bitboard {
-    match m {
-        Move::Normal { from, to, .. } => Bitboard::from(from) | Bitboard::from(to),
-        Move::EnPassant { from, to } => {
-            Bitboard::from(from) | Bitboard::from(to) | Bitboard::from(ep_victim(from, to))
-        }
-        Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
-        Move::Put { to, .. } => Bitboard::from(to),
-    }
-}
-
-/// The square of the pawn taken en passant.
-pub fn ep_victim(from: Square, to: Square) -> Square {
-    Square::from_coords(to.file(), from.rank())
 }
 
 /// The changed squares of a move, without playing it, when that is cheap to know.

@@ -3,7 +3,7 @@
 
 use shakmaty::{Bitboard, Chess, Color, Move, Piece, Position, Role, Square, attacks};
 
-use super::{mover_at, squares_of};
+use super::move_squares::{mover_at, squares_of};
 use crate::board::Millis;
 
 /// When the board reported each square's latest change: the evidence a reconstruction must

@@ -1,7 +1,7 @@
 use super::*;
 use crate::board::Millis;
 use shakmaty::uci::UciMove;
-use shakmaty::{Piece, Role};
+use shakmaty::{Piece, Role, Square};
 
 fn after(ucis: &[&str]) -> Chess {
     let mut pos = Chess::default();

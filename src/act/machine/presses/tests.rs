@@ -51,7 +51,10 @@ fn an_unfinished_promotion_ends_with_its_press() {
         ObservationKind::ClockPressed { by: Color::White },
     ));
     assert!(
-        machine.pending_press.is_some_and(|p| p.promotion.is_some()),
+        machine
+            .presses
+            .waiting()
+            .is_some_and(|p| p.promotion.is_some()),
         "the press keeps the pawn shown on b8"
     );
     events.extend(observe(
@@ -72,7 +75,7 @@ fn an_unfinished_promotion_ends_with_its_press() {
         "the promotion is recorded: {events:?}"
     );
     assert!(
-        machine.pending_press.is_none() && machine.overtaken_press.is_none(),
+        machine.presses.waiting().is_none() && machine.presses.overtaken().is_none(),
         "the press ended, and its promotion with it"
     );
     assert!(
@@ -128,7 +131,7 @@ fn a_late_press_with_the_next_piece_in_the_hand_completes_the_open_move() {
     let mut end = Vec::new();
     machine.advance(20_000, &mut end);
     events.extend(end);
-    assert_eq!(machine.game.plies(), 4, "{events:?}");
+    assert_eq!(machine.game().plies(), 4, "{events:?}");
     assert!(
         alert_articles(&events).is_empty(),
         "no alert for presses each made after a move: {events:?}"
