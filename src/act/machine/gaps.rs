@@ -14,7 +14,6 @@ use super::link_gap::{LinkGap, TAKE_UP_QUIET_MS};
 use super::reading::Reading;
 use super::{Machine, Phase, REREAD_PLIES, ply_number};
 use crate::act::search::{Explanation, Reports, rank_orders};
-use crate::act::start::Start;
 use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::Millis;
 use crate::rules::Game;
@@ -32,41 +31,6 @@ impl Machine {
     pub fn link_restored(&mut self, t: Millis) {
         self.gap.link_restored(t, self.record.game().plies());
         self.gap_unconfirmed(Some(self.record.game().plies()));
-    }
-
-    /// The link to the board was lost (or the host restarted) while no game had begun: the
-    /// round may start while it is down, and the board, once read again, show the game's
-    /// first moves with no start position seen (see [`Machine::begin_across_gap`]).
-    pub fn link_lost(&mut self) {
-        if self.phase == Phase::Waiting {
-            self.gap.link_restored(self.now, 0);
-        }
-    }
-
-    /// No start position stands, no game has begun, and the link was down meanwhile: a
-    /// game that began while it was down (the round started, 6.1) shows its first moves.
-    /// When a short sequence of legal moves from the start explains the board, the game
-    /// begins at the start with them read across the gap, as after any gap (marked when
-    /// their order is not certain); otherwise the machine goes on waiting.
-    pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
-        if self.phase != Phase::Waiting || !self.gap.was_down() {
-            return;
-        }
-        let start = Start {
-            game: self.starts.expected.clone().unwrap_or_else(Game::standard),
-            chess960: false,
-            rotated: false,
-        };
-        let mut begun = self.clone();
-        let mut events = Vec::new();
-        begun.begin(start, t, &mut events);
-        begun.link_restored(t);
-        begun.gap.outage_seen(t);
-        begun.reconcile(t, &mut events);
-        if begun.record.game().plies() > 0 {
-            *self = begun;
-            out.append(&mut events);
-        }
     }
 
     /// True when the link came back, and a board dump found squares changed, after the game

@@ -12,6 +12,7 @@ use crate::act::search::{Explanation, Sensed};
 use crate::act::start::{SetUp, Start};
 use crate::act::{Event, Severity};
 use crate::board::Millis;
+use crate::rules::Game;
 
 /// Longest time between the two kings' placements of one result signal: a king move to
 /// the centre made longer before the signal was a move of the game.
@@ -54,6 +55,41 @@ impl SignalSquares {
 }
 
 impl Machine {
+    /// The link to the board was lost (or the host restarted) while no game had begun: the
+    /// round may start while it is down, and the board, once read again, show the game's
+    /// first moves with no start position seen (see [`Machine::begin_across_gap`]).
+    pub fn link_lost(&mut self) {
+        if self.phase == Phase::Waiting {
+            self.gap.link_restored(self.now, 0);
+        }
+    }
+
+    /// No start position stands, no game has begun, and the link was down meanwhile: a
+    /// game that began while it was down (the round started, 6.1) shows its first moves.
+    /// When a short sequence of legal moves from the start explains the board, the game
+    /// begins at the start with them read across the gap, as after any gap (marked when
+    /// their order is not certain); otherwise the machine goes on waiting.
+    pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
+        if self.phase != Phase::Waiting || !self.gap.was_down() {
+            return;
+        }
+        let start = Start {
+            game: self.starts.expected.clone().unwrap_or_else(Game::standard),
+            chess960: false,
+            rotated: false,
+        };
+        let mut begun = self.clone();
+        let mut events = Vec::new();
+        begun.begin(start, t, &mut events);
+        begun.link_restored(t);
+        begun.gap.outage_seen(t);
+        begun.reconcile(t, &mut events);
+        if begun.record.game().plies() > 0 {
+            *self = begun;
+            out.append(&mut events);
+        }
+    }
+
     /// Ends the game at an automatic end once the move that reached it stands: made final by a
     /// press and its grace period, or its landing square kept for
     /// [`MachineConfig::end_confirm_ms`](super::MachineConfig::end_confirm_ms). A move that was
