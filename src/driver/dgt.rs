@@ -374,6 +374,9 @@ struct Session<'a> {
     held: Option<Vec<(u64, Vec<u8>)>>,
     last_rx: Instant,
     probed: bool,
+    /// The last clock reading the board forwarded showed a clock running: in an update mode
+    /// the board then forwards one at least every second, so silence means it lost its mode.
+    clock_running: bool,
     /// Whether a board dump arrived since the session began (the handshake waits for one).
     dumped: bool,
     /// Decides when to re-read the board; active once connected.
@@ -390,6 +393,7 @@ impl<'a> Session<'a> {
             held: Some(Vec::new()),
             last_rx: Instant::now(),
             probed: false,
+            clock_running: false,
             dumped: false,
             verifier: Verifier::new(VerifyConfig::off(), 0),
         }
@@ -437,11 +441,7 @@ impl<'a> Session<'a> {
                 _ => None,
             })
             .await?;
-        let mode = match self.link.config.update_mode {
-            UpdateMode::Nice => Command::SendUpdateNice,
-            UpdateMode::Full => Command::SendUpdate,
-            UpdateMode::BoardOnly => Command::SendUpdateBoard,
-        };
+        let mode = self.update_mode_command();
         let read_log = self.link.config.read_log
             && self.link.logless_handshakes < LOGLESS_HANDSHAKES_BEFORE_GIVING_UP;
         // One write, in this order: the board takes its log (if asked) and its dump at the same
@@ -665,9 +665,29 @@ impl<'a> Session<'a> {
         }
         if silent >= cfg.watchdog_probe_after && !self.probed {
             self.probed = true;
-            self.write(&Command::SendSerialNumber.encode()).await?;
+            let mut probe = Command::SendSerialNumber.encode();
+            // A running clock is forwarded at least every second in an update mode (protocol
+            // notes, the modes): silence after one is a board switched off and on while its
+            // port stayed open, back in IDLE mode, which answers the probe but reports nothing
+            // more. The update mode is asked for again, behind a dump, as at the handshake, so
+            // that what changed meanwhile is read from the dump. A Pegasus needs its key for
+            // that, which only a new handshake sends.
+            if self.clock_running && self.link.config.developer_key.is_none() {
+                probe.extend(Command::SendBoard.encode());
+                probe.extend(self.update_mode_command().encode());
+            }
+            self.write(&probe).await?;
         }
         Ok(())
+    }
+
+    /// The command that sets the board's update mode the link was configured with.
+    fn update_mode_command(&self) -> Command {
+        match self.link.config.update_mode {
+            UpdateMode::Nice => Command::SendUpdateNice,
+            UpdateMode::Full => Command::SendUpdate,
+            UpdateMode::BoardOnly => Command::SendUpdateBoard,
+        }
     }
 
     async fn next_input(&mut self, deadline: Instant) -> Input {
@@ -698,6 +718,11 @@ impl<'a> Session<'a> {
         self.probed = false;
         self.messages.clear();
         self.decoder.push(&data, &mut self.messages);
+        for message in &self.messages {
+            if let Message::Clock(ClockMessage::Times(times)) = message {
+                self.clock_running = times.status.running_side().is_some();
+            }
+        }
         self.dumped |= self
             .messages
             .iter()
