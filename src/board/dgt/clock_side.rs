@@ -8,9 +8,10 @@
 //! of the pieces lifted (a capture may lift the victim first, so a placement outweighs a
 //! lift). No single turn decides: a move reported after the press that ended its turn (a
 //! scan takes up to half a second on Bluetooth), or an opponent who replies before the
-//! press, puts a piece in the wrong turn. So a report within [`REPORT_SLACK_MS`] of a press
-//! counts for the turn the press ended when nothing was put down in that turn, and the side
-//! is the one most turns agree on, revised whenever later turns outvote the earlier ones.
+//! press, puts a piece in the wrong turn. So a piece touched within [`REPORT_SLACK_MS`] of a
+//! press counts for the turn the press ended when it is of the colour that turn's touches
+//! were of, and the side is the one most turns agree on, revised whenever later turns
+//! outvote the earlier ones.
 
 use shakmaty::Color;
 
@@ -39,15 +40,15 @@ impl Touches {
         self.first.get_or_insert(color);
     }
 
-    /// +1 when the touches are White's (more of White's, or as many and White's first), -1
-    /// when Black's, 0 when none.
-    fn white(&self) -> i32 {
-        let first = match self.first {
-            Some(Color::White) => 1,
-            Some(Color::Black) => -1,
-            None => 0,
-        };
-        (2 * self.white_minus_black + first).signum()
+    /// Whose the touches are: the colour of more of them, or of the first when as many of
+    /// each; `None` when there were none.
+    fn player(&self) -> Option<Color> {
+        let first = self.first?;
+        Some(match self.white_minus_black.signum() {
+            1 => Color::White,
+            -1 => Color::Black,
+            _ => first,
+        })
     }
 }
 
@@ -68,17 +69,19 @@ impl Turn {
         }
     }
 
+    /// The player the turn's touches say ran it: pieces put down decide, lifts only when
+    /// none was.
+    fn player(&self) -> Option<Color> {
+        self.placed.player().or(self.lifted.player())
+    }
+
     /// +1 when the turn says the left side is White's, -1 when it says it is Black's, 0 when
-    /// no piece was touched. Pieces put down decide; lifts only when none was.
+    /// no piece was touched.
     fn vote(&self) -> i32 {
-        let white = match self.placed.white() {
-            0 => self.lifted.white(),
-            w => w,
-        };
-        if self.side == ClockSide::Left {
-            white
-        } else {
-            -white
+        match self.player() {
+            None => 0,
+            Some(player) if (player == Color::White) == (self.side == ClockSide::Left) => 1,
+            Some(_) => -1,
         }
     }
 }
@@ -121,20 +124,15 @@ impl ClockSideEvidence {
         }
     }
 
-    /// A piece of `color` was put down (`placed`) or lifted at `t`.
+    /// A piece of `color` was put down (`placed`) or lifted at `t`. Shortly after a press it
+    /// counts for the turn the press ended when that turn's player is of its colour (his
+    /// move reported late), else for the turn now running (the reply).
     pub fn touched(&mut self, color: Color, placed: bool, t: Millis) {
         let late_for_ended = self.ended.is_some_and(|(turn, pressed)| {
-            t <= pressed.saturating_add(REPORT_SLACK_MS) && turn.placed.first.is_none()
+            t <= pressed.saturating_add(REPORT_SLACK_MS) && turn.player() == Some(color)
         });
-        let in_slack = self
-            .ended
-            .is_some_and(|(_, pressed)| t <= pressed.saturating_add(REPORT_SLACK_MS));
         let turn = if late_for_ended {
             self.ended.as_mut().map(|(turn, _)| turn)
-        } else if in_slack {
-            // Either the presser's piece reported late or the reply begun at once: neither
-            // is told apart, and the turn it would count for already has its vote.
-            None
         } else {
             self.running.as_mut()
         };
@@ -201,5 +199,28 @@ mod tests {
             e.runs(turns[(i as usize) % turns.len()].0, 2_000 * i);
         }
         assert_eq!(e.white_side(), Some(ClockSide::Right));
+    }
+
+    /// Quick play (`tests/recorder/cli.rs`, a reply begun 360 ms after each press): the
+    /// reply's pieces, touched within a report's delay of the press, are the reply's, not
+    /// the presser's move reported late.
+    #[test]
+    fn a_quick_reply_counts_for_the_turn_it_was_made_in() {
+        let mut e = ClockSideEvidence::default();
+        e.runs(ClockSide::Right, 0);
+        e.touched(Color::Black, false, 300);
+        e.touched(Color::Black, true, 360);
+        let turns = [
+            (ClockSide::Left, Color::White),
+            (ClockSide::Right, Color::Black),
+        ];
+        for (i, (side, color)) in (1..).zip(turns.into_iter().cycle().take(4)) {
+            let pressed = 480 * i;
+            e.runs(side, pressed);
+            e.touched(color, false, pressed + 360);
+            e.touched(color, true, pressed + 420);
+        }
+        assert_eq!(e.white_side(), Some(ClockSide::Left));
+        assert!(e.is_sure());
     }
 }
