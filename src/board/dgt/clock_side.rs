@@ -20,13 +20,13 @@ use crate::wire::dgt::ClockSide;
 
 /// How long after a press the board may still report a piece the presser put down before
 /// it: a Bluetooth board's scan (about 500 ms) with a margin for the line.
-pub const REPORT_SLACK_MS: Millis = 600;
+const REPORT_SLACK_MS: Millis = 600;
 
 /// How many more turns must agree than disagree before the side is taken as learned rather
 /// than guessed.
 const SURE_MARGIN: i32 = 2;
 
-/// The pieces of one colour touched one way (put down or lifted) in a turn.
+/// The pieces touched one way (put down or lifted) in a turn.
 #[derive(Debug, Clone, Copy, Default)]
 struct Touches {
     /// White's minus Black's.
