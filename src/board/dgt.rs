@@ -3,8 +3,11 @@
 //! [`DgtObserver`] keeps the 64 fields as the board reports them, maps them to game squares
 //! (detecting a board turned round), and maps the clock's left/right sides to White/Black.
 
+mod clock_side;
+
 use shakmaty::{Board, Color, Piece, Role};
 
+use self::clock_side::ClockSideEvidence;
 use crate::board::orientation::Orientation;
 use crate::board::{
     ClockReading, ColorName, MagicPiece, Millis, Observation, ObservationKind, Snapshot,
@@ -92,10 +95,10 @@ fn player_on(side: ClockSide, white: ClockSide) -> Color {
 ///
 /// Clock: the documents disagree on the status byte's turn bits, so they are not used. The
 /// running side comes from the running bit and the lever; while the pieces stand in a start
-/// position the running side is White's. Without a start position the side of the clock
-/// pressed after a piece of one colour was placed is taken to be that colour's; before
-/// either is known, the lever-high side is assumed White's at a start position and the left
-/// side otherwise.
+/// position the running side is White's. Without a start position the side is learned from
+/// the pieces each player touches while his side runs, over many presses and revised when
+/// later ones disagree (`dgt/clock_side.rs`); before any evidence, the lever-high side is assumed
+/// White's at a start position and the left side otherwise.
 #[derive(Debug, Clone)]
 pub struct DgtObserver {
     fields: [u8; 64],
@@ -104,9 +107,9 @@ pub struct DgtObserver {
     identifies_pieces: bool,
     at_start: bool,
     white_side: Option<ClockSide>,
+    learned_side: ClockSideEvidence,
     last_running: Option<ClockSide>,
     last_reading: Option<ClockReading>,
-    last_placed: Option<Color>,
 }
 
 impl Default for DgtObserver {
@@ -126,9 +129,9 @@ impl DgtObserver {
             identifies_pieces: true,
             at_start: false,
             white_side: None,
+            learned_side: ClockSideEvidence::default(),
             last_running: None,
             last_reading: None,
-            last_placed: None,
         }
     }
 
@@ -152,9 +155,16 @@ impl DgtObserver {
         self.orientation
     }
 
-    /// The clock side found (or set) to be White's, if known.
+    /// The clock side found (or set) to be White's, if known: set, seen running at a start
+    /// position, or pointed to by the pieces touched while each side ran.
     pub fn white_side(&self) -> Option<ClockSide> {
-        self.white_side
+        self.white_side.or(self.learned_side.white_side())
+    }
+
+    /// True when White's clock side is set, was seen at a start position, or clearly more
+    /// presses agree on it than not; false while it rests on a press or two, or on nothing.
+    pub fn white_side_sure(&self) -> bool {
+        self.white_side.is_some() || self.learned_side.is_sure()
     }
 
     /// Fixes White's clock side (e.g. from the arbiter's configuration).
@@ -167,7 +177,7 @@ impl DgtObserver {
     /// for another press.
     pub fn recovered_press(&mut self, halted: ClockSide) -> Color {
         self.last_running = Some(halted.opposite());
-        player_on(halted, self.white_side.unwrap_or(ClockSide::Left))
+        player_on(halted, self.white_side().unwrap_or(ClockSide::Left))
     }
 
     /// The pieces on the board now, in game coordinates.
@@ -189,7 +199,12 @@ impl DgtObserver {
                 if *slot == piece {
                     return;
                 }
-                *slot = piece;
+                let lifted = std::mem::replace(slot, piece);
+                if let Some(p) =
+                    piece_from_code(lifted).filter(|_| piece == 0 && self.identifies_pieces)
+                {
+                    self.learned_side.touched(p.color, false, t_ms);
+                }
                 let square = self.orientation.field_to_square(field);
                 let identity = piece_from_code(piece).filter(|_| self.identifies_pieces);
                 if let Some(magic) = MagicPiece::from_code(piece) {
@@ -197,14 +212,16 @@ impl DgtObserver {
                 } else if piece == 0 {
                     emit(ObservationKind::Emptied(square));
                 } else {
-                    self.last_placed = identity.map(|p| p.color);
+                    if let Some(p) = identity {
+                        self.learned_side.touched(p.color, true, t_ms);
+                    }
                     emit(ObservationKind::Placed(square, identity));
                 }
                 if self.after_board_change() {
                     emit(ObservationKind::Snapshot(self.snapshot()));
                 }
             }
-            Message::Clock(ClockMessage::Times(times)) => self.on_clock(times, &mut emit),
+            Message::Clock(ClockMessage::Times(times)) => self.on_clock(t_ms, times, &mut emit),
             _ => {}
         }
     }
@@ -231,7 +248,7 @@ impl DgtObserver {
     }
 
     fn color_of(&self, side: ClockSide, times: &ClockTimes) -> Color {
-        let white = self.white_side.unwrap_or(if self.at_start {
+        let white = self.white_side().unwrap_or(if self.at_start {
             times.status.lever_high_side()
         } else {
             ClockSide::Left
@@ -239,7 +256,12 @@ impl DgtObserver {
         player_on(side, white)
     }
 
-    fn on_clock(&mut self, times: &ClockTimes, emit: &mut impl FnMut(ObservationKind)) {
+    fn on_clock(
+        &mut self,
+        t_ms: Millis,
+        times: &ClockTimes,
+        emit: &mut impl FnMut(ObservationKind),
+    ) {
         if times.status.no_clock {
             return;
         }
@@ -247,12 +269,8 @@ impl DgtObserver {
         if let Some(now) = running {
             if self.at_start {
                 self.white_side = Some(now);
-            } else if self.white_side.is_none()
-                && let (Some(before), Some(mover)) = (self.last_running, self.last_placed)
-                && before != now
-            {
-                self.white_side = Some(if mover == Color::White { before } else { now });
             }
+            self.learned_side.runs(now, t_ms);
             if let Some(before) = self.last_running.filter(|&b| b != now) {
                 emit(ObservationKind::ClockPressed {
                     by: self.color_of(before, times),
@@ -279,5 +297,81 @@ impl DgtObserver {
             self.last_reading = Some(reading);
             emit(ObservationKind::ClockTimes(reading));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::dgt::{ClockStatus, SideTime};
+
+    /// A clock reading with the left or the right side running.
+    fn running(side: ClockSide) -> Message {
+        let status = if side == ClockSide::Left { 0x01 } else { 0x03 };
+        Message::Clock(ClockMessage::Times(ClockTimes {
+            left: SideTime::default(),
+            right: SideTime::default(),
+            status: ClockStatus::from_byte(status),
+        }))
+    }
+
+    fn field(field: u8, piece: u8) -> Message {
+        Message::FieldUpdate { field, piece }
+    }
+
+    fn presses(out: &[Observation]) -> Vec<Color> {
+        out.iter()
+            .filter_map(|o| match o.kind {
+                ObservationKind::ClockPressed { by } => Some(by),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Seed 1003: the clock is first seen after 1.e4, Black's side (the left) running;
+    /// Black lifts e7 and presses, and the board reports e5 75 ms after the press. The old
+    /// rule took the last piece put down before the first press (White's e4) as the
+    /// presser's and gave every press after it to the wrong player.
+    #[test]
+    fn a_move_reported_after_the_first_press_gives_the_press_to_its_player() {
+        let mut observer = DgtObserver::new();
+        let mut out = Vec::new();
+        let start = Message::BoardDump(fields_from_board(&Board::new(), Orientation::Normal));
+        observer.on_message(0, &start, &mut out);
+        observer.on_message(1_000, &field(52, 0), &mut out); // e2 lifted
+        observer.on_message(1_200, &field(36, 1), &mut out); // e4 put down
+        observer.on_message(1_500, &running(ClockSide::Left), &mut out);
+        observer.on_message(3_000, &field(12, 0), &mut out); // e7 lifted
+        observer.on_message(3_500, &running(ClockSide::Right), &mut out); // Black presses
+        observer.on_message(3_575, &field(28, 7), &mut out); // e5 reported late
+        observer.on_message(5_000, &field(62, 0), &mut out); // g1 lifted
+        observer.on_message(5_300, &field(45, 3), &mut out); // Nf3
+        observer.on_message(5_500, &running(ClockSide::Left), &mut out); // White presses
+        assert_eq!(presses(&out), [Color::Black, Color::White]);
+        assert_eq!(observer.white_side(), Some(ClockSide::Right));
+        assert!(observer.white_side_sure());
+    }
+
+    /// Seed 5101: White replies (Nf3) before Black presses for e5; the last piece put
+    /// down before the press is White's, yet the side that ran was Black's.
+    #[test]
+    fn a_reply_made_before_the_press_does_not_give_the_press_to_the_replier() {
+        let mut observer = DgtObserver::new();
+        let mut out = Vec::new();
+        let start = Message::BoardDump(fields_from_board(&Board::new(), Orientation::Normal));
+        observer.on_message(0, &start, &mut out);
+        observer.on_message(1_000, &field(52, 0), &mut out); // e2 lifted
+        observer.on_message(1_200, &field(36, 1), &mut out); // e4 put down
+        observer.on_message(1_500, &running(ClockSide::Right), &mut out);
+        observer.on_message(3_000, &field(12, 0), &mut out); // e7 lifted
+        observer.on_message(3_200, &field(28, 7), &mut out); // e5
+        observer.on_message(3_700, &field(62, 0), &mut out); // g1 lifted
+        observer.on_message(3_900, &field(45, 3), &mut out); // Nf3, before Black's press
+        observer.on_message(4_200, &running(ClockSide::Left), &mut out); // Black presses
+        assert_eq!(presses(&out), [Color::Black]);
+        assert!(
+            !observer.white_side_sure(),
+            "one press decides nothing for sure"
+        );
     }
 }

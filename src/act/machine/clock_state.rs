@@ -15,6 +15,10 @@ pub(super) struct ClockState {
     last_times: Option<(u64, u64)>,
     /// Whose clock the clock last showed running.
     running: Option<Color>,
+    /// The last press whose presser was only guessed: a clock that tells sides, not
+    /// colours, was not seen running at the start position and too few presses since agree
+    /// on which side is White's (`board::dgt::clock_side`).
+    guessed_press: Option<Millis>,
 }
 
 impl ClockState {
@@ -24,6 +28,7 @@ impl ClockState {
             pressed_at: [None; 2],
             last_times: None,
             running: None,
+            guessed_press: None,
         }
     }
 
@@ -72,5 +77,16 @@ impl ClockState {
     /// The clock shows `side`'s clock running.
     pub(super) fn runs(&mut self, side: Color) {
         self.running = Some(side);
+    }
+
+    /// Who pressed at `t` was only guessed.
+    pub(super) fn presser_guessed(&mut self, t: Millis) {
+        self.guessed_press = Some(self.guessed_press.map_or(t, |g| g.max(t)));
+    }
+
+    /// True when who pressed at `t` may have been guessed: it came no later than the last
+    /// press that was.
+    pub(super) fn presser_maybe_guessed(&self, t: Millis) -> bool {
+        self.guessed_press.is_some_and(|g| t <= g)
     }
 }

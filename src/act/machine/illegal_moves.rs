@@ -10,6 +10,20 @@ use crate::board::Millis;
 impl Machine {
     /// 7.5.3: the side to move pressed the clock without making a move.
     pub(super) fn press_without_move(&mut self, by: Color, t: Millis, out: &mut Vec<Event>) {
+        if self.clock.presser_maybe_guessed(t) {
+            let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+            a.evidence_ms = vec![t];
+            a.message = format!(
+                "{} seems to have pressed the clock without making a move, but the clock was \
+                 not seen running at the start position and too few presses yet tell which \
+                 of its sides is White's: the press may have been {}'s, for the move made. \
+                 No penalty is proposed; the arbiter should check who pressed",
+                color_word(by),
+                color_word(!by)
+            );
+            out.push(Event::Alert(a));
+            return;
+        }
         let mut a = self.alert("7.5.3", Some(by), t, Severity::Critical);
         a.evidence_ms = vec![t];
         a.message = format!(

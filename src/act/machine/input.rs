@@ -19,6 +19,15 @@ impl Machine {
         self.gap.recovered_ends();
     }
 
+    /// The press observed at `t` is only a guess at who pressed: the clock tells its sides,
+    /// not colours, and which side is White's is not yet known for sure (a DGT clock not
+    /// seen running at the start position). Call before observing the press. A press
+    /// without a move (7.5.3) is then no penalty but a warning (8.5.3): the press may have
+    /// been the other player's, for the move he made.
+    pub fn presser_guessed(&mut self, t: Millis) {
+        self.clock.presser_guessed(t);
+    }
+
     /// Takes one observation; appends what it caused to `out`. Never panics.
     pub fn observe(&mut self, obs: &Observation, out: &mut Vec<Event>) {
         let t = obs.t_ms;

@@ -366,6 +366,11 @@ impl BoardPipeline {
     fn take_pending_observations(&mut self, out: &mut Vec<Event>) {
         let mut observations = std::mem::take(&mut self.observations);
         for obs in &observations {
+            if matches!(obs.kind, ObservationKind::ClockPressed { .. })
+                && !self.observer.white_side_sure()
+            {
+                self.machine.presser_guessed(obs.t_ms);
+            }
             self.observe(obs, out);
             // After the machine: a reading that completes a move settles that move's time.
             // Once the game has ended (5.1, 5.2, 6.9), the clock is no part of it: the press

@@ -149,3 +149,40 @@ fn a_late_press_with_the_next_piece_in_the_hand_completes_the_open_move() {
         "each press completes the move its player made before it"
     );
 }
+
+/// A press without a move whose presser the clock only guessed (a DGT clock not seen
+/// running at the start position, its sides not yet learned) may have been the other
+/// player's, for his move: an 8.5.3 warning for the arbiter, no 7.5.3 penalty. The same
+/// press told for sure is a press without a move.
+#[test]
+fn a_press_without_a_move_by_a_guessed_presser_proposes_no_penalty() {
+    let articles = |guessed: bool| {
+        let mut machine = Machine::new(MachineConfig::default());
+        let snapshot = Snapshot {
+            board: Board::new(),
+            identifies_pieces: true,
+        };
+        let mut events = observe(&mut machine, 0, ObservationKind::Snapshot(snapshot));
+        let pawn = Some(Color::White.pawn());
+        events.extend(observe(
+            &mut machine,
+            1_000,
+            ObservationKind::Emptied(Square::E2),
+        ));
+        events.extend(observe(
+            &mut machine,
+            1_100,
+            ObservationKind::Placed(Square::E4, pawn),
+        ));
+        let press = |by| ObservationKind::ClockPressed { by };
+        events.extend(observe(&mut machine, 1_300, press(Color::White)));
+        if guessed {
+            machine.presser_guessed(3_000);
+        }
+        events.extend(observe(&mut machine, 3_000, press(Color::Black)));
+        machine.advance(20_000, &mut events);
+        alert_articles(&events)
+    };
+    assert_eq!(articles(false), ["7.5.3", "7.5.5"]);
+    assert_eq!(articles(true), ["8.5.3"]);
+}
