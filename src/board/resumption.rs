@@ -100,6 +100,12 @@ impl Resumption {
         self.link_lost = true;
     }
 
+    /// True from the moment the host's link lost its connection until the board's first
+    /// message on a new one: the board is not being read.
+    pub fn link_down(&self) -> bool {
+        self.link_lost
+    }
+
     /// Sorts message `m` received at `t_ms`; `playing` is true once a game began (before, a
     /// handshake is no reconnect). What can be told is appended to `out`.
     pub fn push(&mut self, t_ms: Millis, m: Message, playing: bool, out: &mut Vec<Resumed>) {

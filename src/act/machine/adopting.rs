@@ -246,13 +246,14 @@ impl Machine {
             .iter()
             .map(|p| p.uci.clone())
             .collect();
+        self.tell_reading_replaced(keep, replacing, t, out);
         out.push(Event::Revision {
             ply: ply_number(keep + 1),
             withdrawn,
             t_ms: t,
         });
         self.quick_reply_revised(keep, replacing, out);
-        let withdrawn = self.record.moves_withdrawn(keep, replacing);
+        let withdrawn = self.record.moves_withdrawn(keep, replacing, t);
         self.tell_move_alerts_withdrawn(keep, withdrawn, t, out);
         self.withdraw_penalties(keep, t, out);
         self.ends.moves_withdrawn_after(keep);

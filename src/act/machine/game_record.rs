@@ -36,6 +36,9 @@ pub(super) struct GameRecord {
     /// Touch-move findings (ply, mover) the opponent may still claim: the right lapses
     /// once the opponent touches a piece (4.8).
     open_claims: Vec<(u32, Color)>,
+    /// The last move withdrawn with nothing read in its place (the board back to the
+    /// position before it): when, the plies before it, the move.
+    taken_back: Option<(Millis, usize, Move)>,
 }
 
 impl GameRecord {
@@ -50,6 +53,7 @@ impl GameRecord {
             move_alerts: Vec::new(),
             penalties: Vec::new(),
             open_claims: Vec::new(),
+            taken_back: None,
         }
     }
 
@@ -110,11 +114,20 @@ impl GameRecord {
         self.open_claims.push((ply, mover));
     }
 
-    /// The moves after the first `keep` plies withdrawn by a revision that reads them again
-    /// as `replacing`: what was said of them is returned, to be withdrawn with them, but for
-    /// a move read again unchanged at its ply.
-    pub(super) fn moves_withdrawn(&mut self, keep: usize, replacing: &[Move]) -> Vec<AlertRef> {
+    /// The moves after the first `keep` plies withdrawn at `t` by a revision that reads them
+    /// again as `replacing`: what was said of them is returned, to be withdrawn with them, but
+    /// for a move read again unchanged at its ply.
+    pub(super) fn moves_withdrawn(
+        &mut self,
+        keep: usize,
+        replacing: &[Move],
+        t: Millis,
+    ) -> Vec<AlertRef> {
         let moves = self.game.moves();
+        self.taken_back = match (&moves[keep.min(moves.len())..], replacing) {
+            ([only], []) => Some((t, keep, only.mv)),
+            _ => None,
+        };
         let changed = |ply: usize| {
             let recorded = moves.get(ply - 1).map(|p| p.mv);
             recorded.is_none() || recorded != replacing.get(ply - 1 - keep).copied()
@@ -129,6 +142,14 @@ impl GameRecord {
         self.completed = self.completed.min(keep);
         self.open_claims.retain(|&(ply, _)| (ply as usize) <= keep);
         withdrawn
+    }
+
+    /// The last move, if it was withdrawn with nothing in its place and nothing has been
+    /// recorded since: when, and the move.
+    pub(super) fn last_taken_back(&self) -> Option<(Millis, Move)> {
+        self.taken_back
+            .filter(|&(_, plies, _)| plies == self.game.plies())
+            .map(|(t, _, mv)| (t, mv))
     }
 
     /// The first `plies` moves (at most those recorded) made final, the rest open.

@@ -183,7 +183,9 @@ impl Machine {
         if let Some((signal, at)) = self.ends.signal_stood(now)
             && self.phase == Phase::Playing
         {
+            let before = out.len();
             self.result_signal(signal, at, out);
+            self.tell_signal_doubts(before, at, out);
         }
         self.tell_still_differing(now, out);
         self.tell_kept_differing(now, out);

@@ -70,38 +70,71 @@ impl Machine {
         out.push(Event::Alert(a));
     }
 
-    /// The arbiter ended the game at `t` (a result from the scoresheets, an upheld claim)
-    /// while the board, unchanged for [`AT_REST_MS`], differs from the game on squares other
-    /// than the kings' and the centre's (where a result signal puts the kings and the pieces
-    /// it displaces): moves were made that the recorder did not read, or a piece was knocked
-    /// (8.5.3). The board will not be waited for any longer, so the arbiter is told at once,
-    /// not [`STILL_DIFFERING_MS`] after the last report: a result is never recorded silently
-    /// short of the game.
-    pub fn ended_by_arbiter(&mut self, t: Millis, out: &mut Vec<Event>) {
+    /// The arbiter ended the game at `t` (a result from the scoresheets, an upheld claim).
+    /// The board will not be waited for any longer, so what it cannot vouch for is told at
+    /// once, not [`STILL_DIFFERING_MS`] after the last report: a result is never recorded
+    /// silently short of the game (8.5.3). The board is `unread` when its link was lost and
+    /// nothing has come from it since: moves made meanwhile were never seen. Otherwise it
+    /// is told when it differs from the game on squares other than the kings' and the
+    /// centre's (where a result signal puts the kings and the pieces it displaces) and
+    /// stands as the players left it: unchanged for [`AT_REST_MS`], or read again after a
+    /// gap in its link since the last move (the differences are the gap's, however recent
+    /// the reading).
+    pub fn ended_by_arbiter(&mut self, t: Millis, unread: bool, out: &mut Vec<Event>) {
+        if self.phase != Phase::Playing {
+            return;
+        }
+        if unread {
+            self.tell_ended_unread(t, out);
+            return;
+        }
         let last_report = self.last_report();
-        if self.phase != Phase::Playing
-            || self.still_told == Some(last_report)
-            || t.saturating_sub(last_report) < AT_REST_MS
-        {
+        let plies = self.record.game().plies();
+        let reached = self.record.reached_at().get(plies).copied().unwrap_or(0);
+        let still_for = t.saturating_sub(last_report);
+        let rest = if still_for >= AT_REST_MS {
+            format!("unchanged for {} s", still_for / 1000)
+        } else if self.gap.across(plies, reached) {
+            "read again after its link was down".to_string()
+        } else {
+            return;
+        };
+        if self.still_told == Some(last_report) {
             return;
         }
         let game_board = self.record.game().position().board();
         let kings = game_board.kings() | self.physical.board().kings();
         let unread: Bitboard = self.sensed().diff(game_board) & !kings & !CENTRE;
         if unread.is_empty() {
+            if let Some(a) = self.centre_capture_unseen(t) {
+                self.still_told = Some(last_report);
+                out.push(Event::Alert(a));
+            }
             return;
         }
         self.still_told = Some(last_report);
         let mut a = self.alert("8.5.3", None, t, Severity::Warning);
         a.squares = unread.into_iter().map(|sq| sq.to_string()).collect();
         a.message = format!(
-            "the game was ended by the arbiter while the board, unchanged for {} s, differed \
-             from the game on {} (the kings and the centre squares of a result signal aside): \
-             moves may have been made that the recorder could not read, and nothing is \
-             recorded after ply {}; the arbiter should compare the record with the scoresheets \
-             and add any move made",
-            t.saturating_sub(last_report) / 1000,
+            "the game was ended by the arbiter while the board, {rest}, differed from the game \
+             on {} (the kings and the centre squares of a result signal aside): moves may have \
+             been made that the recorder could not read, and nothing is recorded after ply {}; \
+             the arbiter should compare the record with the scoresheets and add any move made",
             a.squares.join(" "),
+            plies,
+        );
+        out.push(Event::Alert(a));
+    }
+
+    /// 8.5.3: the arbiter ended the game while the board's link was down: it has not been
+    /// read since, and the moves made meanwhile, if any, are not recorded.
+    fn tell_ended_unread(&mut self, t: Millis, out: &mut Vec<Event>) {
+        let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+        a.message = format!(
+            "the game was ended by the arbiter while the board was not being read: its link \
+             was lost and nothing has come from it since, so any move made after the link was \
+             lost is missing, and nothing is recorded after ply {}; the arbiter should compare \
+             the record with the scoresheets and add any move made",
             self.record.game().plies(),
         );
         out.push(Event::Alert(a));

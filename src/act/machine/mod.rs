@@ -36,6 +36,7 @@ mod slides;
 mod square_reports;
 mod start_and_end;
 mod touches;
+mod uncertain_readings;
 mod unseen_landing;
 
 pub use config::MachineConfig;

@@ -10,7 +10,7 @@
 //! set-up): it is recorded beside the closed one, from the board's last set-up.
 
 use super::BoardPipeline;
-use crate::act::Event;
+use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
 use crate::clock::ClockState;
 use crate::rules::Game;
@@ -50,6 +50,10 @@ impl BoardPipeline {
         }
         match event {
             Event::GameStart { t_ms, .. } if self.has_game() => {
+                if let Some(alert) = self.closed_unread(t_ms) {
+                    self.take(&alert);
+                    out.push(alert);
+                }
                 out.push(self.closed_at(t_ms));
                 self.after = Some(AfterGame {
                     since_setup: vec![event],
@@ -64,6 +68,35 @@ impl BoardPipeline {
     /// replacing it.
     fn has_game(&self) -> bool {
         self.started && (!self.moves.is_empty() || self.ending.is_some())
+    }
+
+    /// 8.5.3: a game without a result closed at `t_ms` by a set-up the board showed when it
+    /// was read again after its link was down, nothing recorded since: the moves made
+    /// before the pieces were set up again were never seen, and the record may stop short
+    /// of the game.
+    fn closed_unread(&self, t_ms: Millis) -> Option<Event> {
+        if self.ending.is_some() || self.link_back_plies != Some(self.moves.len()) {
+            return None;
+        }
+        let plies = self.moves.len();
+        Some(Event::Alert(Alert {
+            article: "8.5.3".to_string(),
+            side: None,
+            ply: plies as u32 + 1,
+            t_ms,
+            evidence_ms: vec![t_ms],
+            squares: Vec::new(),
+            severity: Severity::Warning,
+            message: format!(
+                "the game was closed without a result by a new set-up, found when the board was \
+                 read again after its link was down: moves made after ply {plies} before the \
+                 pieces were set up again were not seen, and the arbiter should compare the \
+                 record with the scoresheets and add any move made"
+            ),
+            gap: None,
+            withdraws: Vec::new(),
+            before_game: false,
+        }))
     }
 
     /// The game is closed at `t_ms` by a new set-up: what the desk is told.

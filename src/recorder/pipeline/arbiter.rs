@@ -223,10 +223,12 @@ impl BoardPipeline {
     }
 
     /// Ends the game with the arbiter's `result`: it stands over any the board signals.
-    /// A board left showing moves the record lacks is told first (8.5.3).
+    /// A board left showing moves the record lacks, or not read since its link was lost, is
+    /// told first (8.5.3).
     fn end_by_arbiter(&mut self, t_ms: Millis, result: &str, reason: String, out: &mut Vec<Event>) {
+        let unread = self.resumption.link_down();
         self.run_machine(out, |machine, events| {
-            machine.ended_by_arbiter(t_ms, events)
+            machine.ended_by_arbiter(t_ms, unread, events)
         });
         self.ending = Some(Ending {
             result: result.to_string(),

@@ -93,6 +93,9 @@ pub struct BoardPipeline {
     starts: (Option<String>, bool),
     /// The board is read as one that senses occupancy only, whatever its kind.
     occupancy_only: bool,
+    /// The plies recorded when the link last came back after being down: a set-up the board
+    /// shows with none recorded since closes a game whose last moves nobody may have seen.
+    link_back_plies: Option<usize>,
 }
 
 /// The machine's configuration for games under `control`: its 7.5.5 proposals name the
@@ -141,6 +144,7 @@ impl BoardPipeline {
             after: None,
             starts: (None, false),
             occupancy_only: false,
+            link_back_plies: None,
         }
     }
 
@@ -308,6 +312,7 @@ impl BoardPipeline {
                 // The link was down, moves may have been made unseen: what the board shows
                 // once read again (its move log, its dump) tells them.
                 self.take_pending_observations(out);
+                self.link_back_plies = Some(self.moves.len());
                 self.machine.link_restored(t_ms);
                 self.board_log.forget_checkpoint();
             }

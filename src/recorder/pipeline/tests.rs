@@ -1082,10 +1082,9 @@ fn a_refused_logs_warning_names_the_board_and_the_arbiters_part() {
     }
 }
 
-/// Plays `moves` on a DGT board from 1 s on, a report every 900 ms, then lifts the pawn
-/// on a2 (field 48) at 20 s and sets the result 1-0 at `result_at`; returns the alerts the
-/// result brought.
-fn result_over_a_lifted_pawn(lift_a2: bool, result_at: Millis) -> (BoardPipeline, Vec<Event>) {
+/// A DGT board on which e4 e5 Nf3 Nc6 were played from 1 s on, a report every 900 ms, and
+/// the events so far.
+fn after_four_moves() -> (BoardPipeline, Vec<Event>) {
     let mut p = pipeline();
     let mut events = Vec::new();
     for (i, m) in lift_place_messages(&["e2e4", "e7e5", "g1f3", "b8c6"])
@@ -1094,6 +1093,14 @@ fn result_over_a_lifted_pawn(lift_a2: bool, result_at: Millis) -> (BoardPipeline
     {
         p.on_bytes(1000 + 900 * i as u64, m, &mut events);
     }
+    (p, events)
+}
+
+/// Plays [`after_four_moves`], then lifts the pawn
+/// on a2 (field 48) at 20 s and sets the result 1-0 at `result_at`; returns the alerts the
+/// result brought.
+fn result_over_a_lifted_pawn(lift_a2: bool, result_at: Millis) -> (BoardPipeline, Vec<Event>) {
+    let (mut p, mut events) = after_four_moves();
     if lift_a2 {
         let lift = Message::FieldUpdate {
             field: 48,
@@ -1102,17 +1109,9 @@ fn result_over_a_lifted_pawn(lift_a2: bool, result_at: Millis) -> (BoardPipeline
         p.on_bytes(20_000, &lift.encode(), &mut events);
     }
     p.tick(result_at - 500, &mut events);
-    let request = ArbiterRequest {
-        who: "Anna".into(),
-        board: 1,
-        action: ArbiterAction::SetResult {
-            result: "1-0".into(),
-            reason: "from the scoresheets".into(),
-        },
-        key: None,
-    };
     let mut at_result = Vec::new();
-    p.on_arbiter(result_at, &request, &mut at_result).unwrap();
+    p.on_arbiter(result_at, &result_from_scoresheets(), &mut at_result)
+        .unwrap();
     (p, at_result)
 }
 
@@ -1151,5 +1150,184 @@ fn a_result_entered_on_the_final_position_or_a_board_still_moving_adds_no_alert(
             "lift {lift_a2}, result at {result_at}: {events:?}"
         );
         assert!(events.iter().any(|e| matches!(e, Event::Result { .. })));
+    }
+}
+
+/// The arbiter's result request 1-0 "from the scoresheets".
+fn result_from_scoresheets() -> ArbiterRequest {
+    ArbiterRequest {
+        who: "Anna".into(),
+        board: 1,
+        action: ArbiterAction::SetResult {
+            result: "1-0".into(),
+            reason: "from the scoresheets".into(),
+        },
+        key: None,
+    }
+}
+
+/// The 8.5.3 warnings among `events`: (ply, squares).
+fn warnings_853(events: &[Event]) -> Vec<(u32, Vec<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) if a.article == "8.5.3" && a.severity != Severity::Info => {
+                Some((a.ply, a.squares.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Seeds 10020, 10494 and four more of `touchmove simulate`: a Pegasus board whose link was
+/// lost (the recorder restarted, the board unplugged) never answered the handshake in time
+/// again, and the arbiter's result closed a game recorded plies short without a word. A
+/// result entered while the board has not been read since its link was lost says so; once
+/// the board is heard again, the board at rest is what counts.
+#[test]
+fn a_result_entered_while_the_board_is_not_read_says_so() {
+    for heard_again in [false, true] {
+        let (mut p, mut events) = after_four_moves();
+        p.link_lost();
+        if heard_again {
+            let version = Message::Version { major: 1, minor: 2 }.encode();
+            p.on_bytes(20_000, &version, &mut events);
+            let dump = dump_after(&["e2e4", "e7e5", "g1f3", "b8c6"]);
+            p.on_bytes(20_100, &dump, &mut events);
+        }
+        p.tick(39_500, &mut events);
+        let mut at_result = Vec::new();
+        p.on_arbiter(40_000, &result_from_scoresheets(), &mut at_result)
+            .unwrap();
+        let warnings = warnings_853(&at_result);
+        if heard_again {
+            assert!(warnings.is_empty(), "{at_result:?}");
+        } else {
+            assert_eq!(warnings, [(5, Vec::new())], "{at_result:?}");
+        }
+        assert_eq!(recorded_uci(&p), ["e2e4", "e7e5", "g1f3", "b8c6"]);
+    }
+}
+
+/// Seed 10467 of `touchmove simulate`: a Sentio board unplugged while three captures were
+/// made on e3, read again showing them (and the result signal's kings), and the arbiter's
+/// result came 4 s after that reading. The board had not been unchanged for the 5 s that
+/// tell a board at rest, so nothing was said; but its differences are the gap's, not hands
+/// still moving, and are told. (Here the result comes before the board could be taken up
+/// as the game's position, which would be a mark of its own.)
+#[test]
+fn a_result_entered_just_after_a_gap_tells_what_the_board_read_again_shows() {
+    let (mut p, mut events) = after_four_moves();
+    let played = ["e2e4", "e7e5", "g1f3", "b8c6"];
+    p.link_lost();
+    let mut game = Game::standard();
+    for m in played {
+        game.play_uci(m).unwrap();
+    }
+    let mut board = game.position().board().clone();
+    board.discard_piece_at(shakmaty::Square::A2);
+    board.discard_piece_at(shakmaty::Square::H2);
+    let version = Message::Version { major: 1, minor: 2 }.encode();
+    p.on_bytes(30_000, &version, &mut events);
+    let dump = Message::BoardDump(fields_from_board(&board, Orientation::Normal)).encode();
+    p.on_bytes(30_100, &dump, &mut events);
+    p.tick(30_500, &mut events);
+    let mut at_result = Vec::new();
+    p.on_arbiter(30_600, &result_from_scoresheets(), &mut at_result)
+        .unwrap();
+    assert_eq!(
+        warnings_853(&at_result),
+        [(5, vec!["a2".to_string(), "h2".to_string()])],
+        "{at_result:?}"
+    );
+}
+
+/// Plays `moves` on an occupancy-only board, then lifts the pawn from e4 (its capture on
+/// d5, if it made one, unseen: victim off and pawn down between two scans) and puts the
+/// kings on the centre squares (Black's on `black_king_to`, White's on e4); the arbiter's
+/// result follows. Returns every event from the lift on.
+fn centre_pawn_lifted_for_the_signal(moves: &[&str], black_king_to: u8) -> Vec<Event> {
+    let control = TimeControl::parse("300+2").unwrap();
+    let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control)
+        .sensing_occupancy_only();
+    let mut events = Vec::new();
+    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+    p.on_bytes(10, &Message::BoardDump(start).encode(), &mut events);
+    for (i, m) in lift_place_messages(moves).iter().enumerate() {
+        p.on_bytes(1000 + 900 * i as u64, m, &mut events);
+    }
+    let mut after = Vec::new();
+    // Fields: e4 36, e8 4, e1 60.
+    for (t, field, piece) in [
+        (20_000, 36, 0),
+        (23_000, 4, 0),
+        (23_500, black_king_to, 1),
+        (24_000, 60, 0),
+        (24_500, 36, 1),
+    ] {
+        let update = Message::FieldUpdate { field, piece }.encode();
+        p.on_bytes(t, &update, &mut after);
+    }
+    p.tick(45_000, &mut after);
+    p.on_arbiter(46_000, &result_from_scoresheets(), &mut after)
+        .unwrap();
+    after
+}
+
+/// Seeds 11103 and 7036 of `touchmove simulate`: on a Pegasus the piece on a centre square
+/// made the game's last move, a capture whose victim was taken off and capturer put down
+/// between two scans, so that only its lift was reported; a king of the result signal then
+/// took its square, and the game ended a move short without a word. A piece of the side to
+/// move lifted from a centre square the kings took is an 8.5.3 warning when it had a
+/// capture to make; none when it had not.
+#[test]
+fn a_centre_piece_lifted_for_the_signal_that_could_have_captured_is_told() {
+    // e5: field 28; d5: field 27.
+    let could_capture = centre_pawn_lifted_for_the_signal(&["e2e4", "d7d5"], 28);
+    let warnings = warnings_853(&could_capture);
+    assert!(
+        warnings
+            .iter()
+            .any(|(ply, squares)| *ply == 3 && squares.iter().any(|s| s == "d5")),
+        "{could_capture:?}"
+    );
+    let no_capture = centre_pawn_lifted_for_the_signal(&["e2e4", "e7e5"], 27);
+    assert!(warnings_853(&no_capture).is_empty(), "{no_capture:?}");
+}
+
+/// Seed 10083 of `touchmove simulate`: a DGT board unplugged for half a minute while the
+/// game's last two moves were made and the pieces set up again; read again, it showed the
+/// set-up, which closed the game without a result and without a word. A game without a
+/// result closed by a set-up found when the board was read again, nothing recorded since,
+/// is an 8.5.3 warning; a game with its result is closed as before.
+#[test]
+fn a_game_closed_by_a_set_up_found_after_a_gap_says_its_last_moves_were_not_seen() {
+    for with_result in [false, true] {
+        let (mut p, mut events) = after_four_moves();
+        if with_result {
+            p.on_arbiter(8_000, &result_from_scoresheets(), &mut events)
+                .unwrap();
+        }
+        p.link_lost();
+        let mut after_gap = Vec::new();
+        let version = Message::Version { major: 1, minor: 2 }.encode();
+        p.on_bytes(40_000, &version, &mut after_gap);
+        p.on_bytes(40_100, &dump_after(&[]), &mut after_gap);
+        p.tick(45_000, &mut after_gap);
+        let closed = after_gap
+            .iter()
+            .position(|e| matches!(e, Event::GameClosed { .. }))
+            .unwrap_or_else(|| panic!("the set-up closes the game: {after_gap:?}"));
+        let warnings = warnings_853(&after_gap[..closed]);
+        if with_result {
+            assert!(warnings.is_empty(), "{after_gap:?}");
+        } else {
+            assert_eq!(warnings, [(5, Vec::new())], "{after_gap:?}");
+            assert!(
+                p.pgn().contains("8.5.3: the game was closed"),
+                "{}",
+                p.pgn()
+            );
+        }
     }
 }
