@@ -104,13 +104,21 @@ fn machine_config_for(control: &TimeControl) -> MachineConfig {
     }
 }
 
+/// `machine` reading a board the recorder has not seen before: its round may have started
+/// without the recorder (6.1; the recorder started, or started again on a new round, after
+/// it), and a board a short sequence of legal moves from the start shows a game begun unseen.
+fn unseen(mut machine: Machine) -> Machine {
+    machine.link_lost();
+    machine
+}
+
 impl BoardPipeline {
-    /// A board waiting for its start position.
+    /// A board waiting for its start position, not seen yet.
     pub fn new(tags: GameTags, control: TimeControl) -> BoardPipeline {
         BoardPipeline {
             tags,
             clock: ClockState::new(control.clone()),
-            machine: Machine::new(machine_config_for(&control)),
+            machine: unseen(Machine::new(machine_config_for(&control))),
             control,
             kind: BoardKind::Dgt,
             decoder: KindDecoder::new(BoardKind::Dgt),
@@ -174,7 +182,7 @@ impl BoardPipeline {
         } else {
             DgtObserver::occupancy_only()
         };
-        self.machine = Machine::new(self.machine_config());
+        self.machine = unseen(Machine::new(self.machine_config()));
         self
     }
 
@@ -189,7 +197,7 @@ impl BoardPipeline {
             self.observer.expect_setup(game.start().board().clone());
         }
         self.starts = (start_fen, chess960);
-        self.machine = Machine::new(self.machine_config());
+        self.machine = unseen(Machine::new(self.machine_config()));
         self
     }
 
@@ -199,7 +207,7 @@ impl BoardPipeline {
     pub fn sensing_occupancy_only(mut self) -> BoardPipeline {
         self.occupancy_only = true;
         self.observer = DgtObserver::occupancy_only();
-        self.machine = Machine::new(self.machine_config());
+        self.machine = unseen(Machine::new(self.machine_config()));
         self
     }
 

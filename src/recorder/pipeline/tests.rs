@@ -1153,3 +1153,85 @@ fn a_result_entered_on_the_final_position_or_a_board_still_moving_adds_no_alert(
         assert!(events.iter().any(|e| matches!(e, Event::Result { .. })));
     }
 }
+
+/// The round started before the recorder did (or before it started again on the new
+/// round): its first picture of the board shows 1.d4 d5 2.c4 already made, and 2...e6 is
+/// then made and pressed for. The old recorder waited for a start position it never saw and
+/// recorded nothing of the game (simulation seeds 500 and 409). The game begins at the start
+/// with the moves read across the gap, on every kind of board, with no penalty for what the
+/// recorder did not see.
+#[test]
+fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
+    use crate::act::GapAccount;
+    use crate::board::kind::BoardKind;
+    use crate::board::{Observation, Snapshot};
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in ["d4", "d5", "c4"] {
+            game.play_san(m).expect("legal");
+        }
+        let picture = Snapshot {
+            board: game.position().board().clone(),
+            identifies_pieces: true,
+        };
+        let picture = if kind.identifies_pieces() {
+            picture
+        } else {
+            picture.occupancy_only()
+        };
+        let pawn = kind.identifies_pieces().then_some(Piece {
+            color: Color::Black,
+            role: Role::Pawn,
+        });
+        let seen = [
+            (1_000, ObservationKind::Snapshot(picture)),
+            (3_000, ObservationKind::Emptied(Square::E7)),
+            (3_200, ObservationKind::Placed(Square::E6, pawn)),
+            (3_600, ObservationKind::ClockPressed { by: Color::Black }),
+        ];
+        let mut p = BoardPipeline::new(
+            GameTags::new(&EventConfig::default(), 1),
+            TimeControl::parse("5400+30").unwrap(),
+        )
+        .with_kind(kind);
+        let mut events = Vec::new();
+        for (t_ms, kind) in seen {
+            p.on_observation(&Observation { t_ms, kind }, &mut events);
+        }
+        p.tick(20_000, &mut events);
+        let recorded: Vec<String> = p.record().moves.iter().map(|m| m.uci.clone()).collect();
+        let played = ["d2d4", "d7d5", "c2c4"];
+        let order_told = events.iter().any(|e| {
+            matches!(e, Event::Alert(a) if a.article == "8.5.3"
+                && matches!(&a.gap, Some(GapAccount::Orders { others, .. })
+                    if others.iter().any(|o| *o == played)))
+        });
+        assert!(
+            recorded[..3] == played || order_told,
+            "{kind}: the moves before the first picture, in another order, untold: {events:?}"
+        );
+        let mut replayed = Game::standard();
+        for m in &recorded {
+            replayed.play_uci(m).expect("legal");
+        }
+        assert_eq!(recorded.len(), 4, "{kind}: {events:?}");
+        assert_eq!(recorded[3], "e7e6", "{kind}: {events:?}");
+        assert_eq!(
+            replayed.position().board(),
+            &{
+                game.play_san("e6").expect("legal");
+                game.position().board().clone()
+            },
+            "{kind}"
+        );
+        let penalties: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) if a.article.starts_with("7.5") => Some(a.article.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(penalties.is_empty(), "{kind}: {penalties:?}");
+    }
+}
