@@ -112,6 +112,10 @@ pub struct History {
     pub event_times: Vec<Millis>,
     /// The serial number of the board an "auto" entry took.
     pub serial: Option<String>,
+    /// The bytes the board sent in the round before, in order: a board that learns its
+    /// pieces from the start position (Certabo) knows them from there when the recorder
+    /// starts on a round whose game began before it could see one.
+    pub round_before: Vec<Vec<u8>>,
 }
 
 /// What replaying a step gave, in the order it happened live.
@@ -151,7 +155,7 @@ pub(crate) fn board_key(round: u32, board: u32) -> BoardKey {
     BoardKey::Pairing { round, board }
 }
 
-/// Splits the journal's entries by board of `round`.
+/// Splits the journal's entries by board of `round` (with the bytes of the round before).
 pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
     let mut boards: BTreeMap<u32, History> = BTreeMap::new();
     for entry in entries {
@@ -159,6 +163,13 @@ pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
         // migrated when opened): a decision in one round never touches another's game.
         let board = match &entry.board {
             Some(BoardKey::Pairing { round: r, board }) if *r == round => *board,
+            Some(BoardKey::Pairing { round: r, board }) if *r + 1 == round => {
+                if let Record::Bytes(bytes) = &entry.record {
+                    let history = boards.entry(*board).or_default();
+                    history.round_before.push(bytes.clone());
+                }
+                continue;
+            }
             _ => continue,
         };
         let history = boards.entry(board).or_default();

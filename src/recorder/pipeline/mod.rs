@@ -300,6 +300,22 @@ impl BoardPipeline {
         self.check_flag(obs.t_ms, out);
     }
 
+    /// A board that learns its pieces from the start position (Certabo) learns them from
+    /// `earlier`, the bytes it sent before (in the round before): a recorder started on a
+    /// round whose game began before it could see the start position reads the game all the
+    /// same. Nothing else of them is kept.
+    pub fn learn_pieces(&mut self, earlier: &[Vec<u8>]) {
+        if self.kind != BoardKind::Certabo || earlier.is_empty() {
+            return;
+        }
+        let mut ignored = Vec::new();
+        for bytes in earlier {
+            self.decoder.push(bytes, &mut ignored);
+            ignored.clear();
+        }
+        self.decoder.link_lost();
+    }
+
     /// The host's link lost its connection to the board, or the host restarted: what the
     /// next connection brings is part of the gap until the board has been read again (its
     /// move log, or its dump), however late the handshake's answer comes.

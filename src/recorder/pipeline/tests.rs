@@ -1235,3 +1235,62 @@ fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
         assert!(penalties.is_empty(), "{kind}: {penalties:?}");
     }
 }
+
+/// The recorder first reads the board ten plies into its game (1.e4 e5 2.Nf3 Nc6 3.Bb5 a6
+/// 4.Ba4 Nf6 5.O-O Be7), more than any short sequence from the start can explain, and the
+/// players go on (6.Re1 b5). Nothing can be recorded, but never in silence: a warning tells
+/// the arbiter that a game is being played that nothing records, on every kind of board.
+#[test]
+fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
+    use crate::board::kind::BoardKind;
+    use crate::board::{Observation, Snapshot};
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in [
+            "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
+        ] {
+            game.play_san(m).expect("legal");
+        }
+        let picture = Snapshot {
+            board: game.position().board().clone(),
+            identifies_pieces: true,
+        };
+        let picture = if kind.identifies_pieces() {
+            picture
+        } else {
+            picture.occupancy_only()
+        };
+        let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
+        let seen = [
+            (1_000, ObservationKind::Snapshot(picture)),
+            (3_000, ObservationKind::Emptied(Square::F1)),
+            (
+                3_200,
+                ObservationKind::Placed(Square::E1, piece(Color::White, Role::Rook)),
+            ),
+            (3_600, ObservationKind::ClockPressed { by: Color::White }),
+            (6_000, ObservationKind::Emptied(Square::B7)),
+            (
+                6_200,
+                ObservationKind::Placed(Square::B5, piece(Color::Black, Role::Pawn)),
+            ),
+            (6_600, ObservationKind::ClockPressed { by: Color::Black }),
+        ];
+        let mut p = BoardPipeline::new(
+            GameTags::new(&EventConfig::default(), 1),
+            TimeControl::parse("5400+30").unwrap(),
+        )
+        .with_kind(kind);
+        let mut events = Vec::new();
+        for (t_ms, kind) in seen {
+            p.on_observation(&Observation { t_ms, kind }, &mut events);
+        }
+        p.tick(20_000, &mut events);
+        assert!(p.record().moves.is_empty(), "{kind}: {events:?}");
+        let told = events
+            .iter()
+            .any(|e| matches!(e, Event::Alert(a) if a.severity != Severity::Info && a.before_game));
+        assert!(told, "{kind}: a game nothing records, untold: {events:?}");
+    }
+}
