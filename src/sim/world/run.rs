@@ -263,30 +263,20 @@ fn happenings(faults: &[Fault]) -> Vec<(Millis, Happening)> {
 }
 
 /// When the arbiter enters each game's result from the scoresheets, as a real arbiter does
-/// whatever the board showed: [`ARBITER_RESULT_AFTER_MS`] after the game, and no later than
-/// the last board of its round is done (before the recorder may be stopped between rounds).
-/// A board that senses only occupancy cannot show which king stands where: the result its
-/// players signalled reaches the record only this way.
+/// whatever the board showed: [`ARBITER_RESULT_AFTER_MS`] after the game. A board that senses
+/// only occupancy cannot show which king stands where: the result its players signalled
+/// reaches the record only this way.
 fn arbiter_results(boards: &[SimulatedBoard]) -> Vec<(Millis, Happening)> {
-    let games = || {
-        boards.iter().flat_map(|board| {
+    boards
+        .iter()
+        .flat_map(|board| {
             let first = (1, &board.plan, &board.played);
             let later = board.later.iter().map(|g| (g.round, &g.plan, &g.played));
             std::iter::once(first).chain(later)
         })
-    };
-    let mut round_done: BTreeMap<u32, Millis> = BTreeMap::new();
-    for (round, plan, played) in games() {
-        let done = plan.starts_ms + played.physical.last().map_or(0, |o| o.t_ms);
-        let at = round_done.entry(round).or_default();
-        *at = (*at).max(done);
-    }
-    games()
         .filter_map(|(round, plan, played)| {
             let result = played.expected_result.clone()?;
-            let over = plan.starts_ms + played.over_ms;
-            let done = round_done.get(&round).copied().unwrap_or(over).max(over);
-            let at = (over + ARBITER_RESULT_AFTER_MS).min(done);
+            let at = plan.starts_ms + played.over_ms + ARBITER_RESULT_AFTER_MS;
             Some((at, Happening::ArbiterResult(round, plan.number, result)))
         })
         .collect()
