@@ -1157,6 +1157,37 @@ fn a_result_entered_on_the_final_position_or_a_board_still_moving_adds_no_alert(
     }
 }
 
+/// A pipeline for a board of `kind` whose first picture shows `game`'s position (the
+/// recorder saw nothing before it), then `then`, and the events it gave.
+fn first_read_mid_game(
+    kind: crate::board::kind::BoardKind,
+    game: &Game,
+    then: Vec<(Millis, ObservationKind)>,
+) -> (BoardPipeline, Vec<Event>) {
+    use crate::board::{Observation, Snapshot};
+    let picture = Snapshot {
+        board: game.position().board().clone(),
+        identifies_pieces: true,
+    };
+    let picture = if kind.identifies_pieces() {
+        picture
+    } else {
+        picture.occupancy_only()
+    };
+    let mut p = BoardPipeline::new(
+        GameTags::new(&EventConfig::default(), 1),
+        TimeControl::parse("5400+30").unwrap(),
+    )
+    .with_kind(kind);
+    let mut events = Vec::new();
+    let seen = std::iter::once((1_000, ObservationKind::Snapshot(picture))).chain(then);
+    for (t_ms, kind) in seen {
+        p.on_observation(&Observation { t_ms, kind }, &mut events);
+    }
+    p.tick(20_000, &mut events);
+    (p, events)
+}
+
 /// The round started before the recorder did (or before it started again on the new
 /// round): its first picture of the board shows 1.d4 d5 2.c4 already made, and 2...e6 is
 /// then made and pressed for. The old recorder waited for a start position it never saw and
@@ -1167,42 +1198,25 @@ fn a_result_entered_on_the_final_position_or_a_board_still_moving_adds_no_alert(
 fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
     use crate::act::GapAccount;
     use crate::board::kind::BoardKind;
-    use crate::board::{Observation, Snapshot};
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
         let mut game = Game::standard();
         for m in ["d4", "d5", "c4"] {
             game.play_san(m).expect("legal");
         }
-        let picture = Snapshot {
-            board: game.position().board().clone(),
-            identifies_pieces: true,
-        };
-        let picture = if kind.identifies_pieces() {
-            picture
-        } else {
-            picture.occupancy_only()
-        };
         let pawn = kind.identifies_pieces().then_some(Piece {
             color: Color::Black,
             role: Role::Pawn,
         });
-        let seen = [
-            (1_000, ObservationKind::Snapshot(picture)),
-            (3_000, ObservationKind::Emptied(Square::E7)),
-            (3_200, ObservationKind::Placed(Square::E6, pawn)),
-            (3_600, ObservationKind::ClockPressed { by: Color::Black }),
-        ];
-        let mut p = BoardPipeline::new(
-            GameTags::new(&EventConfig::default(), 1),
-            TimeControl::parse("5400+30").unwrap(),
-        )
-        .with_kind(kind);
-        let mut events = Vec::new();
-        for (t_ms, kind) in seen {
-            p.on_observation(&Observation { t_ms, kind }, &mut events);
-        }
-        p.tick(20_000, &mut events);
+        let (p, events) = first_read_mid_game(
+            kind,
+            &game,
+            vec![
+                (3_000, ObservationKind::Emptied(Square::E7)),
+                (3_200, ObservationKind::Placed(Square::E6, pawn)),
+                (3_600, ObservationKind::ClockPressed { by: Color::Black }),
+            ],
+        );
         let recorded: Vec<String> = p.record().moves.iter().map(|m| m.uci.clone()).collect();
         let played = ["d2d4", "d7d5", "c2c4"];
         let order_told = events.iter().any(|e| {
@@ -1210,22 +1224,20 @@ fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
                 && matches!(&a.gap, Some(GapAccount::Orders { others, .. })
                     if others.iter().any(|o| *o == played)))
         });
+        assert_eq!(recorded.len(), 4, "{kind}: {events:?}");
         assert!(
             recorded[..3] == played || order_told,
             "{kind}: the moves before the first picture, in another order, untold: {events:?}"
         );
+        assert_eq!(recorded[3], "e7e6", "{kind}: {events:?}");
         let mut replayed = Game::standard();
         for m in &recorded {
             replayed.play_uci(m).expect("legal");
         }
-        assert_eq!(recorded.len(), 4, "{kind}: {events:?}");
-        assert_eq!(recorded[3], "e7e6", "{kind}: {events:?}");
+        game.play_san("e6").expect("legal");
         assert_eq!(
             replayed.position().board(),
-            &{
-                game.play_san("e6").expect("legal");
-                game.position().board().clone()
-            },
+            game.position().board(),
             "{kind}"
         );
         let penalties: Vec<&str> = events
@@ -1246,7 +1258,6 @@ fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
 #[test]
 fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
     use crate::board::kind::BoardKind;
-    use crate::board::{Observation, Snapshot};
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
         let mut game = Game::standard();
@@ -1255,41 +1266,25 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
         ] {
             game.play_san(m).expect("legal");
         }
-        let picture = Snapshot {
-            board: game.position().board().clone(),
-            identifies_pieces: true,
-        };
-        let picture = if kind.identifies_pieces() {
-            picture
-        } else {
-            picture.occupancy_only()
-        };
         let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
-        let seen = [
-            (1_000, ObservationKind::Snapshot(picture)),
-            (3_000, ObservationKind::Emptied(Square::F1)),
-            (
-                3_200,
-                ObservationKind::Placed(Square::E1, piece(Color::White, Role::Rook)),
-            ),
-            (3_600, ObservationKind::ClockPressed { by: Color::White }),
-            (6_000, ObservationKind::Emptied(Square::B7)),
-            (
-                6_200,
-                ObservationKind::Placed(Square::B5, piece(Color::Black, Role::Pawn)),
-            ),
-            (6_600, ObservationKind::ClockPressed { by: Color::Black }),
-        ];
-        let mut p = BoardPipeline::new(
-            GameTags::new(&EventConfig::default(), 1),
-            TimeControl::parse("5400+30").unwrap(),
-        )
-        .with_kind(kind);
-        let mut events = Vec::new();
-        for (t_ms, kind) in seen {
-            p.on_observation(&Observation { t_ms, kind }, &mut events);
-        }
-        p.tick(20_000, &mut events);
+        let (p, events) = first_read_mid_game(
+            kind,
+            &game,
+            vec![
+                (3_000, ObservationKind::Emptied(Square::F1)),
+                (
+                    3_200,
+                    ObservationKind::Placed(Square::E1, piece(Color::White, Role::Rook)),
+                ),
+                (3_600, ObservationKind::ClockPressed { by: Color::White }),
+                (6_000, ObservationKind::Emptied(Square::B7)),
+                (
+                    6_200,
+                    ObservationKind::Placed(Square::B5, piece(Color::Black, Role::Pawn)),
+                ),
+                (6_600, ObservationKind::ClockPressed { by: Color::Black }),
+            ],
+        );
         assert!(p.record().moves.is_empty(), "{kind}: {events:?}");
         let told = events
             .iter()
