@@ -281,7 +281,11 @@ pub fn journal_history(
             known()
         ));
     };
-    let entries = journal.board_entries(&key, 0).map_err(|e| e.to_string())?;
+    let mut entries = Vec::new();
+    let before = (round > 1).then(|| board_key(round - 1, board));
+    for key in before.iter().chain([&key]) {
+        entries.extend(journal.board_entries(key, 0).map_err(|e| e.to_string())?);
+    }
     match split(&entries, round).remove(&board) {
         Some(history) if !history.steps.is_empty() => Ok(((round, board), history)),
         _ => Err(format!(
@@ -314,6 +318,7 @@ pub fn replay_board(
         pipeline = pipeline.sensing_occupancy_only();
     }
     let mut pipeline = pipeline.with_start(options.start_fen.clone(), options.chess960);
+    pipeline.learn_pieces(&history.round_before);
     let mut events = Vec::new();
     let mut last = 0;
     for step in &history.steps {
