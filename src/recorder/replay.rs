@@ -112,6 +112,10 @@ pub struct History {
     pub event_times: Vec<Millis>,
     /// The serial number of the board an "auto" entry took.
     pub serial: Option<String>,
+    /// The bytes the board sent in the round before, in order: a board that learns its
+    /// pieces from the start position (Certabo) knows them from there when the recorder
+    /// starts on a round whose game began before it could see one.
+    pub round_before: Vec<Vec<u8>>,
 }
 
 /// What replaying a step gave, in the order it happened live.
@@ -151,7 +155,7 @@ pub(crate) fn board_key(round: u32, board: u32) -> BoardKey {
     BoardKey::Pairing { round, board }
 }
 
-/// Splits the journal's entries by board of `round`.
+/// Splits the journal's entries by board of `round` (with the bytes of the round before).
 pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
     let mut boards: BTreeMap<u32, History> = BTreeMap::new();
     for entry in entries {
@@ -159,6 +163,13 @@ pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
         // migrated when opened): a decision in one round never touches another's game.
         let board = match &entry.board {
             Some(BoardKey::Pairing { round: r, board }) if *r == round => *board,
+            Some(BoardKey::Pairing { round: r, board }) if *r + 1 == round => {
+                if let Record::Bytes(bytes) = &entry.record {
+                    let history = boards.entry(*board).or_default();
+                    history.round_before.push(bytes.clone());
+                }
+                continue;
+            }
             _ => continue,
         };
         let history = boards.entry(board).or_default();
@@ -270,7 +281,11 @@ pub fn journal_history(
             known()
         ));
     };
-    let entries = journal.board_entries(&key, 0).map_err(|e| e.to_string())?;
+    let mut entries = Vec::new();
+    let before = (round > 1).then(|| board_key(round - 1, board));
+    for key in before.iter().chain([&key]) {
+        entries.extend(journal.board_entries(key, 0).map_err(|e| e.to_string())?);
+    }
     match split(&entries, round).remove(&board) {
         Some(history) if !history.steps.is_empty() => Ok(((round, board), history)),
         _ => Err(format!(
@@ -303,6 +318,7 @@ pub fn replay_board(
         pipeline = pipeline.sensing_occupancy_only();
     }
     let mut pipeline = pipeline.with_start(options.start_fen.clone(), options.chess960);
+    pipeline.learn_pieces(&history.round_before);
     let mut events = Vec::new();
     let mut last = 0;
     for step in &history.steps {

@@ -106,9 +106,21 @@ async fn rebuild(
 ) -> Option<BoardTask> {
     let entries = {
         let journal = shared.journal.clone();
-        let key = replay::board_key(shared.config.round, board.number);
+        let round = shared.config.round;
+        let before = (round > 1).then(|| replay::board_key(round - 1, board.number));
+        let keys: Vec<_> = before
+            .into_iter()
+            .chain([replay::board_key(round, board.number)])
+            .collect();
         shared
-            .blocking(move || journal.lock().board_entries(&key, 0))
+            .blocking(move || {
+                let journal = journal.lock();
+                let mut entries = Vec::new();
+                for key in &keys {
+                    entries.extend(journal.board_entries(key, 0)?);
+                }
+                Ok::<_, crate::store::JournalError>(entries)
+            })
             .await
     };
     let history = match entries {

@@ -80,6 +80,9 @@ pub(super) struct LinkGap {
     untimed_span: Option<(Millis, Millis)>,
     /// The last observation was a recovered one.
     last_recovered: bool,
+    /// No game begun since the link came back: the squares of the first picture no short
+    /// sequence of moves from the start explained, and whether moves made on it were told.
+    unexplained_start: Option<(Bitboard, bool)>,
 }
 
 impl LinkGap {
@@ -98,6 +101,7 @@ impl LinkGap {
             untimed: false,
             untimed_span: None,
             last_recovered: false,
+            unexplained_start: None,
         }
     }
 
@@ -113,6 +117,23 @@ impl LinkGap {
     /// The link came back at `t` with `plies` recorded.
     pub(super) fn link_restored(&mut self, t: Millis, plies: usize) {
         self.restored = Some((t, plies));
+    }
+
+    /// No game begun since the link came back, a picture with pieces on `occupied` that no
+    /// short sequence of moves from the start explains: true the first time pieces have
+    /// been moved on the board since the first such picture (two squares it had empty
+    /// filled, no piece added), a game in progress the recorder cannot read from the start.
+    /// Pieces added (the board being set up) start the comparison again.
+    pub(super) fn moved_on_unexplained_board(&mut self, occupied: Bitboard) -> bool {
+        let (first, told) = self.unexplained_start.get_or_insert((occupied, false));
+        if occupied.count() > first.count() {
+            *first = occupied;
+        }
+        if *told || (occupied & !*first).count() < 2 {
+            return false;
+        }
+        *told = true;
+        true
     }
 
     /// True once the link has been down and came back (or was lost before a game began).

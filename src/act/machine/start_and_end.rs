@@ -64,11 +64,13 @@ impl Machine {
         }
     }
 
-    /// No start position stands, no game has begun, and the link was down meanwhile: a
-    /// game that began while it was down (the round started, 6.1) shows its first moves.
-    /// When a short sequence of legal moves from the start explains the board, the game
-    /// begins at the start with them read across the gap, as after any gap (marked when
-    /// their order is not certain); otherwise the machine goes on waiting.
+    /// No start position stands, no game has begun, and the link was down meanwhile (or the
+    /// recorder has not seen the board before): a game that began meanwhile (the round
+    /// started, 6.1) shows its first moves. When a short sequence of legal moves from the
+    /// start explains the board, the game begins at the start with them read across the
+    /// gap, as after any gap (marked when their order is not certain); otherwise the machine
+    /// goes on waiting, and once pieces are moved on such a board, a warning tells the
+    /// arbiter that a game may be in progress that nothing records.
     pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
         if self.phase != Phase::Waiting || !self.gap.was_down() {
             return;
@@ -87,6 +89,23 @@ impl Machine {
         if begun.record.game().plies() > 0 {
             *self = begun;
             out.append(&mut events);
+            return;
+        }
+        let occupied = self.physical.board().occupied();
+        if self.gap.moved_on_unexplained_board(occupied) {
+            let mut a = self.alert("8.5.3", None, t, Severity::Warning);
+            a.ply = 0;
+            a.before_game = true;
+            a.message = format!(
+                "no start position was seen since the recorder last read this board, and \
+                 pieces are moved on a board that no sequence of up to {} legal moves from the \
+                 start explains: a game begun meanwhile is not being recorded; the arbiter \
+                 should enter its moves from the scoresheets, or have the start position set up",
+                self.config
+                    .max_gap_plies
+                    .max(self.config.max_reconstruction_plies)
+            );
+            out.push(Event::Alert(a));
         }
     }
 

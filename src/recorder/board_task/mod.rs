@@ -501,6 +501,7 @@ fn rebuild(
     let unseen_from = shared
         .delayed
         .then(|| shared.session.now_ms().saturating_sub(delay));
+    pipeline.learn_pieces(&history.round_before);
     let (mut replayed, chunks, applied_keys) =
         replay_history(&mut pipeline, history, board.number, unseen_from);
     // Journalled when they were first made; a log asked for then is read in the next

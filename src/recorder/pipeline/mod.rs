@@ -107,13 +107,21 @@ fn machine_config_for(control: &TimeControl) -> MachineConfig {
     }
 }
 
+/// `machine` reading a board the recorder has not seen before: its round may have started
+/// without the recorder (6.1; the recorder started, or started again on a new round, after
+/// it), and a board a short sequence of legal moves from the start shows a game begun unseen.
+fn unseen(mut machine: Machine) -> Machine {
+    machine.link_lost();
+    machine
+}
+
 impl BoardPipeline {
-    /// A board waiting for its start position.
+    /// A board waiting for its start position, not seen yet.
     pub fn new(tags: GameTags, control: TimeControl) -> BoardPipeline {
         BoardPipeline {
             tags,
             clock: ClockState::new(control.clone()),
-            machine: Machine::new(machine_config_for(&control)),
+            machine: unseen(Machine::new(machine_config_for(&control))),
             control,
             kind: BoardKind::Dgt,
             decoder: KindDecoder::new(BoardKind::Dgt),
@@ -178,7 +186,7 @@ impl BoardPipeline {
         } else {
             DgtObserver::occupancy_only()
         };
-        self.machine = Machine::new(self.machine_config());
+        self.machine = unseen(Machine::new(self.machine_config()));
         self
     }
 
@@ -193,7 +201,7 @@ impl BoardPipeline {
             self.observer.expect_setup(game.start().board().clone());
         }
         self.starts = (start_fen, chess960);
-        self.machine = Machine::new(self.machine_config());
+        self.machine = unseen(Machine::new(self.machine_config()));
         self
     }
 
@@ -203,7 +211,7 @@ impl BoardPipeline {
     pub fn sensing_occupancy_only(mut self) -> BoardPipeline {
         self.occupancy_only = true;
         self.observer = DgtObserver::occupancy_only();
-        self.machine = Machine::new(self.machine_config());
+        self.machine = unseen(Machine::new(self.machine_config()));
         self
     }
 
@@ -294,6 +302,22 @@ impl BoardPipeline {
         self.observations.push(obs.clone());
         self.take_pending_observations(out);
         self.check_flag(obs.t_ms, out);
+    }
+
+    /// A board that learns its pieces from the start position (Certabo) learns them from
+    /// `earlier`, the bytes it sent before (in the round before): a recorder started on a
+    /// round whose game began before it could see the start position reads the game all the
+    /// same. Nothing else of them is kept.
+    pub fn learn_pieces(&mut self, earlier: &[Vec<u8>]) {
+        if self.kind != BoardKind::Certabo || earlier.is_empty() {
+            return;
+        }
+        let mut ignored = Vec::new();
+        for bytes in earlier {
+            self.decoder.push(bytes, &mut ignored);
+            ignored.clear();
+        }
+        self.decoder.link_lost();
     }
 
     /// The host's link lost its connection to the board, or the host restarted: what the

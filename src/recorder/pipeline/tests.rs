@@ -891,8 +891,9 @@ fn clock_times_after_a_take_up_are_those_of_the_moves_after_it() {
 /// A board's first move log takes ≈ 8 s to download at 9600 baud, and the field updates of
 /// moves made meanwhile come after it, before the board dump the handshake asks for: the log's
 /// picture of the board (it reaches back to the power-up) is what those updates change, so
-/// the game starts and its moves are recorded. Without that picture they would change a board
-/// nobody had seen, and the game, already under way at the dump, would never start.
+/// the game starts and its moves are recorded as made. Without that picture they change a
+/// board nobody had seen, and the game, already under way at the dump, is read from the start
+/// across a gap: the same moves, their order not observed.
 #[test]
 fn moves_made_while_the_first_log_downloads_are_recorded() {
     let (_, log) = start_with_its_log();
@@ -907,12 +908,14 @@ fn moves_made_while_the_first_log_downloads_are_recorded() {
             p.on_bytes(8_700 + 600 * i as u64, m, &mut events);
         }
         p.on_bytes(12_500, &dump_after(&played), &mut events);
-        recorded_uci(&p)
+        (recorded_uci(&p), p.pgn().contains(ORDER_NOT_OBSERVED))
     };
-    assert_eq!(run(true), played);
+    assert_eq!(run(true), (moves(&played), false));
+    let (read_across, order_marked) = run(false);
+    assert_eq!(read_across.len(), played.len(), "{read_across:?}");
     assert!(
-        run(false).is_empty(),
-        "without the log's picture nothing starts"
+        read_across == played || order_marked,
+        "without the log's picture, another order unmarked: {read_across:?}"
     );
 }
 
@@ -1329,5 +1332,141 @@ fn a_game_closed_by_a_set_up_found_after_a_gap_says_its_last_moves_were_not_seen
                 p.pgn()
             );
         }
+    }
+}
+
+/// A pipeline for a board of `kind` whose first picture shows `game`'s position (the
+/// recorder saw nothing before it), then `then`, and the events it gave.
+fn first_read_mid_game(
+    kind: crate::board::kind::BoardKind,
+    game: &Game,
+    then: Vec<(Millis, ObservationKind)>,
+) -> (BoardPipeline, Vec<Event>) {
+    use crate::board::{Observation, Snapshot};
+    let picture = Snapshot {
+        board: game.position().board().clone(),
+        identifies_pieces: true,
+    };
+    let picture = if kind.identifies_pieces() {
+        picture
+    } else {
+        picture.occupancy_only()
+    };
+    let mut p = BoardPipeline::new(
+        GameTags::new(&EventConfig::default(), 1),
+        TimeControl::parse("5400+30").unwrap(),
+    )
+    .with_kind(kind);
+    let mut events = Vec::new();
+    let seen = std::iter::once((1_000, ObservationKind::Snapshot(picture))).chain(then);
+    for (t_ms, kind) in seen {
+        p.on_observation(&Observation { t_ms, kind }, &mut events);
+    }
+    p.tick(20_000, &mut events);
+    (p, events)
+}
+
+/// The round started before the recorder did (or before it started again on the new
+/// round): its first picture of the board shows 1.d4 d5 2.c4 already made, and 2...e6 is
+/// then made and pressed for. The old recorder waited for a start position it never saw and
+/// recorded nothing of the game (simulation seeds 500 and 409). The game begins at the start
+/// with the moves read across the gap, on every kind of board, with no penalty for what the
+/// recorder did not see.
+#[test]
+fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
+    use crate::act::GapAccount;
+    use crate::board::kind::BoardKind;
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in ["d4", "d5", "c4"] {
+            game.play_san(m).expect("legal");
+        }
+        let pawn = kind.identifies_pieces().then_some(Piece {
+            color: Color::Black,
+            role: Role::Pawn,
+        });
+        let (p, events) = first_read_mid_game(
+            kind,
+            &game,
+            vec![
+                (3_000, ObservationKind::Emptied(Square::E7)),
+                (3_200, ObservationKind::Placed(Square::E6, pawn)),
+                (3_600, ObservationKind::ClockPressed { by: Color::Black }),
+            ],
+        );
+        let recorded: Vec<String> = p.record().moves.iter().map(|m| m.uci.clone()).collect();
+        let played = ["d2d4", "d7d5", "c2c4"];
+        let order_told = events.iter().any(|e| {
+            matches!(e, Event::Alert(a) if a.article == "8.5.3"
+                && matches!(&a.gap, Some(GapAccount::Orders { others, .. })
+                    if others.iter().any(|o| *o == played)))
+        });
+        assert_eq!(recorded.len(), 4, "{kind}: {events:?}");
+        assert!(
+            recorded[..3] == played || order_told,
+            "{kind}: the moves before the first picture, in another order, untold: {events:?}"
+        );
+        assert_eq!(recorded[3], "e7e6", "{kind}: {events:?}");
+        let mut replayed = Game::standard();
+        for m in &recorded {
+            replayed.play_uci(m).expect("legal");
+        }
+        game.play_san("e6").expect("legal");
+        assert_eq!(
+            replayed.position().board(),
+            game.position().board(),
+            "{kind}"
+        );
+        let penalties: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Alert(a) if a.article.starts_with("7.5") => Some(a.article.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(penalties.is_empty(), "{kind}: {penalties:?}");
+    }
+}
+
+/// The recorder first reads the board ten plies into its game (1.e4 e5 2.Nf3 Nc6 3.Bb5 a6
+/// 4.Ba4 Nf6 5.O-O Be7), more than any short sequence from the start can explain, and the
+/// players go on (6.Re1 b5). Nothing can be recorded, but never in silence: a warning tells
+/// the arbiter that a game is being played that nothing records, on every kind of board.
+#[test]
+fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
+    use crate::board::kind::BoardKind;
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in [
+            "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
+        ] {
+            game.play_san(m).expect("legal");
+        }
+        let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
+        let (p, events) = first_read_mid_game(
+            kind,
+            &game,
+            vec![
+                (3_000, ObservationKind::Emptied(Square::F1)),
+                (
+                    3_200,
+                    ObservationKind::Placed(Square::E1, piece(Color::White, Role::Rook)),
+                ),
+                (3_600, ObservationKind::ClockPressed { by: Color::White }),
+                (6_000, ObservationKind::Emptied(Square::B7)),
+                (
+                    6_200,
+                    ObservationKind::Placed(Square::B5, piece(Color::Black, Role::Pawn)),
+                ),
+                (6_600, ObservationKind::ClockPressed { by: Color::Black }),
+            ],
+        );
+        assert!(p.record().moves.is_empty(), "{kind}: {events:?}");
+        let told = events
+            .iter()
+            .any(|e| matches!(e, Event::Alert(a) if a.severity != Severity::Info && a.before_game));
+        assert!(told, "{kind}: a game nothing records, untold: {events:?}");
     }
 }

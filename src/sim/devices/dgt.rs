@@ -325,6 +325,12 @@ impl Firmware for DgtBoard {
             self.read_codes();
         }
     }
+
+    fn on_clock_set(&mut self, t_ms: Millis) {
+        if let Some(clock) = self.clock.as_mut() {
+            clock.reset(t_ms);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -107,6 +107,25 @@ impl Dgt3000 {
         })
     }
 
+    /// The clock set again at `t_ms` to its control, as before its first game: stopped,
+    /// each side's time full, White's lever up.
+    pub fn reset(&mut self, t_ms: Millis) {
+        let first = self.periods[0];
+        let start = first.base_ms + first.increment_ms;
+        *self = Dgt3000 {
+            periods: std::mem::take(&mut self.periods),
+            remaining: [start; 2],
+            since: t_ms,
+            running: None,
+            lever_up: self.white,
+            started: false,
+            flag: [false; 2],
+            moves: [0; 2],
+            period: [0; 2],
+            white: self.white,
+        };
+    }
+
     /// The side `color` sits on.
     pub fn side_of(&self, color: Color) -> Side {
         match color {

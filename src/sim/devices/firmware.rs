@@ -30,6 +30,8 @@ pub trait Firmware: Send {
     fn on_link(&mut self, _open: bool) {}
     /// The power went or came back at `t_ms` (the hardware already switched).
     fn on_power(&mut self, t_ms: Millis, on: bool);
+    /// The arbiter set the clock for a new round at `t_ms` (see [`Device::clock_set`]).
+    fn on_clock_set(&mut self, _t_ms: Millis) {}
 }
 
 /// Does everything due up to `t_ms`, in time order, and lets the line carry what leaves.
@@ -84,5 +86,10 @@ impl<F: Firmware> Device for F {
             self.hardware_mut().set_power(t_ms, on);
             self.on_power(t_ms, on);
         }
+    }
+
+    fn clock_set(&mut self, t_ms: Millis) {
+        advance(self, t_ms);
+        self.on_clock_set(t_ms);
     }
 }

@@ -75,6 +75,9 @@ pub trait Device: Send {
     /// mode, Pegasus key) is lost; the pieces stay where they are, and a DGT board's EEPROM
     /// move log (and a Millennium board's EEPROM registers) survive.
     fn power(&mut self, t_ms: Millis, on: bool);
+    /// The arbiter sets the board's clock for a new round at `t_ms`: stopped, each side's
+    /// time that of the control's start. Kinds without a clock have nothing to set.
+    fn clock_set(&mut self, _t_ms: Millis) {}
 }
 
 /// How often a Certabo reader misreads.

@@ -56,6 +56,10 @@ pub(super) struct SimulatedBoard {
     rng: ChaCha8Rng,
 }
 
+/// Why the simulated arbiter enters a result: the verdict tells the arbiter's results from
+/// those the recorder read on the board by it.
+pub const ARBITER_REASON: &str = "from the scoresheets";
+
 /// The options of a simulation's recorder writing into `out`: the Pegasus boards' key, each
 /// board's cable in place of its port, and no arbiter's socket (the simulated arbiter uses the
 /// handle; the runtime has no I/O driver).
@@ -258,6 +262,26 @@ fn happenings(faults: &[Fault]) -> Vec<(Millis, Happening)> {
     list
 }
 
+/// When the arbiter enters each game's result from the scoresheets, as a real arbiter does
+/// whatever the board showed: [`ARBITER_RESULT_AFTER_MS`] after the game. A board that senses
+/// only occupancy cannot show which king stands where: the result its players signalled
+/// reaches the record only this way.
+fn arbiter_results(boards: &[SimulatedBoard]) -> Vec<(Millis, Happening)> {
+    boards
+        .iter()
+        .flat_map(|board| {
+            let first = (1, &board.plan, &board.played);
+            let later = board.later.iter().map(|g| (g.round, &g.plan, &g.played));
+            std::iter::once(first).chain(later)
+        })
+        .filter_map(|(round, plan, played)| {
+            let result = played.expected_result.clone()?;
+            let at = plan.starts_ms + played.over_ms + ARBITER_RESULT_AFTER_MS;
+            Some((at, Happening::ArbiterResult(round, plan.number, result)))
+        })
+        .collect()
+}
+
 /// Where a run keeps its files.
 #[derive(Debug, Clone)]
 pub struct RunFolders {
@@ -321,19 +345,7 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
         .map(|(i, b)| (b.plan.number, i))
         .collect();
     let mut schedule = happenings(&scenario.faults);
-    // A board that senses only occupancy cannot show which king stands where: the result
-    // the players signalled with the kings reaches the record through the arbiter.
-    for board in boards.iter().filter(|b| !b.plan.kind.identifies_pieces()) {
-        let first = (1, &board.plan, &board.played);
-        let later = board.later.iter().map(|g| (g.round, &g.plan, &g.played));
-        for (round, plan, played) in std::iter::once(first).chain(later) {
-            if let Some(result) = &played.result_signal {
-                let at = plan.starts_ms + played.over_ms + ARBITER_RESULT_AFTER_MS;
-                let result = Happening::ArbiterResult(round, plan.number, result.clone());
-                schedule.push((at, result));
-            }
-        }
-    }
+    schedule.extend(arbiter_results(&boards));
     for round in &scenario.rounds {
         schedule.push((round.opens_ms, Happening::NextRound(round.number)));
     }
@@ -400,7 +412,7 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
                         board: n,
                         action: ArbiterAction::SetResult {
                             result: result.clone(),
-                            reason: "from the scoresheets".to_string(),
+                            reason: ARBITER_REASON.to_string(),
                         },
                         key: Some(if r == 1 {
                             format!("result-{n}")
@@ -453,6 +465,9 @@ pub fn play(scenario: &Scenario, folders: &RunFolders) -> Finished {
                     // the desk's "Start round N" does; a recorder that is down opens the new
                     // round when it starts again.
                     round = next;
+                    for board in &mut boards {
+                        board.device.clock_set(now);
+                    }
                     if let Some(r) = recorder.take() {
                         r.shut_down();
                         match start(now, round, &feed, &boards) {

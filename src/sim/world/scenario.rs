@@ -494,8 +494,9 @@ pub struct Kept {
     pub plies: Option<usize>,
 }
 
-/// How long after a game on a board that senses only occupancy the arbiter enters the
-/// result the players signalled (the board cannot show which king stands where).
+/// How long after a game the arbiter enters its result from the scoresheets (the players
+/// of a board that senses only occupancy wait for it before they set the pieces back: the
+/// board cannot show which king stands where).
 pub const ARBITER_RESULT_AFTER_MS: Millis = 20_000;
 
 /// When the games begin: the boards stand in the start position from the event's start, and

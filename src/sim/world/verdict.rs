@@ -7,7 +7,9 @@
 //!   board that senses only occupancy, a promotion recorded to another piece with its 4.6
 //!   alert counts as told;
 //! - no proposed penalty (an alert under 7.5) that the hands did not earn;
-//! - every game's result, and every game recorded once, with nothing after its end;
+//! - every game's result, and every game recorded once, with nothing after its end; the
+//!   arbiter enters every result from the scoresheets, and no result the recorder read on the
+//!   board by itself may differ from the game's;
 //! - at an event of several rounds, every round's games under their paired names, and every
 //!   result in the TRF that `touchmove results` writes from the files;
 //! - every published file whole, and the feed showing what the files show;
@@ -19,7 +21,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::rounds::{TRF_NAME, paired_names, results_in_trf, round_numbers};
-use super::run::Finished;
+use super::run::{ARBITER_REASON, Finished};
 use super::scenario::{PlayedGame, Scenario};
 use crate::act::{Alert, Event, GapAccount, Severity};
 use crate::board::kind::BoardKind;
@@ -269,6 +271,23 @@ fn judge_game(
                 format!(
                     "a penalty the hands did not earn, at ply {}: {}: {}",
                     alert.ply, alert.article, alert.message
+                ),
+            );
+        }
+    }
+    // The arbiter enters every result from the scoresheets: one the recorder read on the
+    // board by itself must still be the game's.
+    for event in events {
+        if let Event::Result { result, reason, .. } = event
+            && reason != ARBITER_REASON
+            && played.expected_result.as_ref().is_some_and(|r| r != result)
+        {
+            verdict.problem(
+                Some(number),
+                format!(
+                    "the recorder recorded the result {result} ({reason}) where the hands' game \
+                     ended {}",
+                    played.expected_result.as_deref().unwrap_or("*")
                 ),
             );
         }
