@@ -209,7 +209,7 @@ pub fn spawn_link(config: LinkConfig, epoch: Instant) -> (LinkHandle, mpsc::Rece
     let (req_tx, req_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::channel(1024);
     let config_backoff = (config.reconnect_initial, config.reconnect_max);
-    let link = Link {
+    let mut link = Link {
         pacer: ClockPacer::new(millis(config.clock_ack_timeout), config.clock_max_resends),
         config,
         epoch,
@@ -219,7 +219,9 @@ pub fn spawn_link(config: LinkConfig, epoch: Instant) -> (LinkHandle, mpsc::Rece
         backoff: Backoff::new(config_backoff.0, config_backoff.1),
         unreachable_since: None,
         logless_handshakes: 0,
+        reply_wait: Duration::ZERO,
     };
+    link.reply_wait = link.config.reply_timeout;
     tokio::spawn(link.run());
     (LinkHandle { requests: req_tx }, ev_rx)
 }
@@ -258,7 +260,13 @@ struct Link {
     unreachable_since: Option<Instant>,
     /// Handshakes in a row in which the board sent no move log.
     logless_handshakes: u32,
+    /// How long the handshake waits for each reply: the configured reply timeout, longer
+    /// for a board found to answer slowly (see [`Link::answered_late`]).
+    reply_wait: Duration,
 }
+
+/// The longest a handshake waits for one reply from a board that answers slowly.
+const LONGEST_REPLY_WAIT: Duration = Duration::from_secs(16);
 
 /// After this many handshakes in a row without a move log, the link stops asking for it: a
 /// board without the log would cost every reconnection the reply timeout.
@@ -352,6 +360,21 @@ impl Link {
         millis(self.epoch.elapsed())
     }
 
+    /// The board answered a request only after `answered_in`, or (`None`) not within the
+    /// handshake's wait: a board that answers late (a Bluetooth link, a busy adapter) is
+    /// waited for twice as long as it took, or twice as long as before, up to
+    /// [`LONGEST_REPLY_WAIT`]; with the configured timeout alone every handshake with it
+    /// would time out and the board would never be read again.
+    fn answered_late(&mut self, answered_in: Option<Duration>) {
+        let longer = answered_in.map_or(self.reply_wait, |took| took.max(self.reply_wait / 2));
+        self.reply_wait = (longer * 2).clamp(self.config.reply_timeout, LONGEST_REPLY_WAIT);
+    }
+
+    /// What a slow board adds to the silence the watchdog accepts.
+    fn slowness(&self) -> Duration {
+        self.reply_wait.saturating_sub(self.config.reply_timeout)
+    }
+
     async fn emit(&self, event: LinkEvent) -> Result<(), ()> {
         self.events.send(event).await.map_err(|_| ())
     }
@@ -411,7 +434,8 @@ impl<'a> Session<'a> {
     }
 
     async fn handshake(&mut self) -> Result<(), End> {
-        let timeout = self.link.config.reply_timeout;
+        let timeout = self.link.reply_wait;
+        let asked = Instant::now();
         let mut version = None;
         for _ in 0..self.link.config.handshake_attempts.max(1) {
             self.write(&Command::Reset.encode()).await?;
@@ -427,6 +451,7 @@ impl<'a> Session<'a> {
             }
         }
         let Some(version) = version else {
+            self.link.answered_late(None);
             return Err(End::NotDgt(format!(
                 "{}: no reply to the DGT version request within {:.1} s; this is not a DGT \
                  board, or the board is switched off. Check the port with `touchmove ports`",
@@ -434,6 +459,10 @@ impl<'a> Session<'a> {
                 timeout.as_secs_f64() * f64::from(self.link.config.handshake_attempts.max(1))
             )));
         };
+        if asked.elapsed() > timeout / 2 {
+            self.link.answered_late(Some(asked.elapsed()));
+        }
+        let timeout = self.link.reply_wait;
         self.write(&Command::SendSerialNumber.encode()).await?;
         let serial = self
             .wait_for(timeout, |m| match m {
@@ -471,6 +500,7 @@ impl<'a> Session<'a> {
                 .await?
                 .is_some();
         if !dumped {
+            self.link.answered_late(None);
             let why = if self.link.config.developer_key.is_some() {
                 " (a DGT Pegasus sends it only after the right developer key: check the \
                  pegasus_key DGT gave you)"
@@ -635,7 +665,7 @@ impl<'a> Session<'a> {
     fn next_deadline(&self) -> Instant {
         let cfg = &self.link.config;
         let watchdog = if self.probed {
-            self.last_rx + cfg.watchdog_timeout
+            self.last_rx + cfg.watchdog_timeout + self.link.slowness()
         } else {
             self.last_rx + cfg.watchdog_probe_after
         };
@@ -655,7 +685,7 @@ impl<'a> Session<'a> {
         self.verify_if_due(now).await?;
         let silent = self.last_rx.elapsed();
         let cfg = &self.link.config;
-        if silent >= cfg.watchdog_timeout {
+        if silent >= cfg.watchdog_timeout + self.link.slowness() {
             return Err(End::Lost(format!(
                 "{}: the board stopped answering (nothing received for {:.1} s, watchdog probe \
                  unanswered); check the board's cable and power",

@@ -5,6 +5,7 @@
 mod regressions;
 mod rounds;
 mod seeds;
+mod slow_answers;
 mod table;
 
 /// The commands of `fixtures/simulation/open.txt`: runs known to fail today (open bugs).
