@@ -128,8 +128,8 @@ pub enum Replayed<'a> {
 }
 
 /// Applies one step to `pipeline` as the live recorder did, handing `each` what it gave, in
-/// order: an arbiter action applied, as live, before the events it gave (those of the time
-/// passed up to it among them, see [`BoardPipeline::on_arbiter`]).
+/// order. Live, time passes up to an arbiter action before it is applied: what fell due (a
+/// press without a move, a result signal that stood) comes before it.
 pub fn replay_step<'a>(
     pipeline: &mut BoardPipeline,
     step: &'a Step,
@@ -139,6 +139,8 @@ pub fn replay_step<'a>(
     match step {
         Step::Bytes(t_ms, bytes) => pipeline.on_bytes(*t_ms, bytes, &mut events),
         Step::Arbiter(t_ms, request) => {
+            pipeline.tick(*t_ms, &mut events);
+            events.drain(..).for_each(|e| each(Replayed::Event(e)));
             if pipeline.on_arbiter(*t_ms, request, &mut events).is_ok() {
                 each(Replayed::Applied(request));
             }

@@ -15,9 +15,10 @@ impl BoardPipeline {
     /// Applies an arbiter action at `t_ms`. Time passes up to `t_ms` first, as a tick would:
     /// what fell due before the action (a result signal that stood, a press judged) comes
     /// before it, live and in a replay of the journal alike, however the recorder's ticks
-    /// fell. Events it causes (results, revised moves) are appended to `out`, after those of
-    /// the time passed. Returns a sentence for the arbiter, or why it was refused (nothing
-    /// but the time passed changed then).
+    /// fell (a caller that tells those events apart ticks first itself). Events it causes
+    /// (results, revised moves) are appended to `out`, after those of the time passed.
+    /// Returns a sentence for the arbiter, or why it was refused (nothing but the time
+    /// passed changed then).
     pub fn on_arbiter(
         &mut self,
         t_ms: Millis,
