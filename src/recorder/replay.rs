@@ -128,8 +128,8 @@ pub enum Replayed<'a> {
 }
 
 /// Applies one step to `pipeline` as the live recorder did, handing `each` what it gave, in
-/// order. Live, the clock ticks went on up to an arbiter action: what they judged (a press
-/// without a move, an illegal move's verdict) comes before it.
+/// order. Live, time passes up to an arbiter action before it is applied: what fell due (a
+/// press without a move, a result signal that stood) comes before it.
 pub fn replay_step<'a>(
     pipeline: &mut BoardPipeline,
     step: &'a Step,

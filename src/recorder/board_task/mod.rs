@@ -313,7 +313,15 @@ impl BoardTask {
     }
 
     async fn on_tick(&mut self) {
-        let t_ms = self.shared.session.now_ms();
+        self.pass_time(self.shared.session.now_ms()).await;
+        if self.files_behind_since.is_some() {
+            self.write_files(false);
+        }
+    }
+
+    /// Lets time pass up to `t_ms`: what fell due (a press judged, a result signal that
+    /// stood) is journalled and published.
+    async fn pass_time(&mut self, t_ms: Millis) {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         self.pipeline.tick(t_ms, &mut events);
@@ -327,9 +335,6 @@ impl BoardTask {
             self.files_changed(t_ms);
         }
         self.events = events;
-        if self.files_behind_since.is_some() {
-            self.write_files(false);
-        }
     }
 
     /// A chunk of bytes: through the pipeline, then the chunk and the events it caused are
@@ -399,6 +404,9 @@ impl BoardTask {
             ));
         }
         let t_ms = self.shared.session.now_ms();
+        // What fell due before the action is told before it, as a replay of the journal
+        // tells it: the action settles the alerts raised before it.
+        self.pass_time(t_ms).await;
         let entry = NewEntry {
             board: Some(self.key.clone()),
             t_ms,

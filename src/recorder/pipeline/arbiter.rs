@@ -12,15 +12,20 @@ use crate::record::arbiter::{ArbiterAction, ArbiterRequest, DrawClaim};
 use crate::rules::Game;
 
 impl BoardPipeline {
-    /// Applies an arbiter action at `t_ms`. Events it causes (results, revised moves) are
-    /// appended to `out`. Returns a sentence for the arbiter, or why it was refused (nothing
-    /// changed then).
+    /// Applies an arbiter action at `t_ms`. Time passes up to `t_ms` first, as a tick would:
+    /// what fell due before the action (a result signal that stood, a press judged) comes
+    /// before it, live and in a replay of the journal alike, however the recorder's ticks
+    /// fell (a caller that tells those events apart ticks first itself). Events it causes
+    /// (results, revised moves) are appended to `out`, after those of the time passed.
+    /// Returns a sentence for the arbiter, or why it was refused (nothing but the time
+    /// passed changed then).
     pub fn on_arbiter(
         &mut self,
         t_ms: Millis,
         request: &ArbiterRequest,
         out: &mut Vec<Event>,
     ) -> Result<String, String> {
+        self.tick(t_ms, out);
         // A re-reading from the board's log starts from before this action: it is no longer
         // possible (see `log_rereading`).
         self.board_log.forget_checkpoint();

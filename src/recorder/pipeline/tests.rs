@@ -1470,3 +1470,132 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
         assert!(told, "{kind}: a game nothing records, untold: {events:?}");
     }
 }
+
+/// What reaches a board's pipeline live: a chunk of bytes or an arbiter's request.
+enum LiveInput {
+    Bytes(Vec<u8>),
+    Arbiter(ArbiterRequest),
+}
+
+/// How often, and from when, the recorder's clock ticks a board's pipeline live.
+const LIVE_TICK_MS: Millis = 250;
+
+/// Runs `inputs` (by time) through a pipeline as the recorder's board task does: each at its
+/// time, the clock ticking every [`LIVE_TICK_MS`] from `phase` in between, on to `end`.
+/// Returns the pipeline, its events and the journal of the run.
+fn run_live(
+    inputs: &[(Millis, LiveInput)],
+    phase: Millis,
+    end: Millis,
+) -> (
+    BoardPipeline,
+    Vec<Event>,
+    Vec<crate::recorder::replay::Step>,
+) {
+    use crate::recorder::replay::Step;
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    let mut journal = Vec::new();
+    let mut next_tick = phase;
+    for (t, input) in inputs {
+        while next_tick < *t {
+            p.tick(next_tick, &mut events);
+            next_tick += LIVE_TICK_MS;
+        }
+        match input {
+            LiveInput::Bytes(bytes) => {
+                p.on_bytes(*t, bytes, &mut events);
+                journal.push(Step::Bytes(*t, bytes.clone()));
+            }
+            LiveInput::Arbiter(request) => {
+                journal.push(Step::Arbiter(*t, request.clone()));
+                let _ = p.on_arbiter(*t, request, &mut events);
+            }
+        }
+    }
+    while next_tick <= end {
+        p.tick(next_tick, &mut events);
+        next_tick += LIVE_TICK_MS;
+    }
+    (p, events, journal)
+}
+
+/// The pipeline a restarted recorder rebuilds from `journal` at `end`, and its events.
+fn rebuild_from(
+    journal: &[crate::recorder::replay::Step],
+    end: Millis,
+) -> (BoardPipeline, Vec<Event>) {
+    use crate::recorder::replay::{Replayed, replay_step};
+    let mut p = pipeline();
+    let mut events = Vec::new();
+    for step in journal {
+        replay_step(&mut p, step, &mut |replayed| {
+            if let Replayed::Event(event) = replayed {
+                events.push(event);
+            }
+        });
+    }
+    p.tick(end, &mut events);
+    (p, events)
+}
+
+/// [`after_four_moves`]' moves, the pawn on a2 knocked off its square if `knocked`, then
+/// the result signal (a draw: Black's king to d5, White's to d4, complete at 11.2 s), and
+/// the arbiter's result from the scoresheets at `result_at`.
+fn signal_then_result(knocked: bool, result_at: Millis) -> Vec<(Millis, LiveInput)> {
+    let mut inputs: Vec<(Millis, LiveInput)> =
+        lift_place_messages(&["e2e4", "e7e5", "g1f3", "b8c6"])
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| (1000 + 900 * i as Millis, LiveInput::Bytes(m)))
+            .collect();
+    // Fields: a2 48, e8 4, d5 27, e1 60, d4 35.
+    let mut updates = vec![
+        (10_000, 4, 0),
+        (10_400, 27, 11),
+        (10_800, 60, 0),
+        (11_200, 35, 5),
+    ];
+    if knocked {
+        updates.insert(0, (9_000, 48, 0));
+    }
+    for (t, field, piece) in updates {
+        let update = Message::FieldUpdate { field, piece }.encode();
+        inputs.push((t, LiveInput::Bytes(update)));
+    }
+    inputs.push((result_at, LiveInput::Arbiter(result_from_scoresheets())));
+    inputs.sort_by_key(|(t, _)| *t);
+    inputs
+}
+
+/// Seed 7112 of `touchmove simulate`, before its arbiter waited 20 s: the arbiter entered a
+/// game's result about 2 s after the players' result signal, and the game file rebuilt from
+/// the journal after a restart lacked the 8.5.3 alert "result signal stands" the live file
+/// had. Whenever the arbiter's result comes (before the signal is complete, while it waits
+/// to stand, once it stands), and whatever the phase of the recorder's ticks, the game
+/// rebuilt from the journal is the one recorded live, alerts included.
+#[test]
+fn a_result_entered_around_a_result_signal_is_rebuilt_as_recorded_live() {
+    let complete = 11_200;
+    for knocked in [true, false] {
+        for after in [-300i64, 0, 500, 900, 1_000, 1_100, 1_200, 2_000, 5_000] {
+            let result_at = (complete as i64 + after) as Millis;
+            for phase in (0..LIVE_TICK_MS).step_by(50) {
+                let end = result_at + 10_000;
+                let inputs = signal_then_result(knocked, result_at);
+                let (live, live_events, journal) = run_live(&inputs, phase, end);
+                let (rebuilt, rebuilt_events) = rebuild_from(&journal, end);
+                let case =
+                    format!("knocked {knocked}, result {after} ms after the signal, phase {phase}");
+                assert_eq!(rebuilt.pgn(), live.pgn(), "{case}");
+                assert_eq!(rebuilt_events, live_events, "{case}");
+                assert_eq!(live.result(), "1-0", "{case}: the arbiter's result stands");
+                // The signal stood before the result: the arbiter is told of the pawn off a2.
+                let told = live.pgn().contains("8.5.3: the result signal stands");
+                if after >= 1_000 || !knocked {
+                    assert_eq!(told, knocked, "{case}: {}", live.pgn());
+                }
+            }
+        }
+    }
+}
