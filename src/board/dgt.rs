@@ -328,19 +328,26 @@ mod tests {
             .collect()
     }
 
-    /// Seed 1003: the clock is first seen after 1.e4, Black's side (the left) running;
-    /// Black lifts e7 and presses, and the board reports e5 75 ms after the press. The old
-    /// rule took the last piece put down before the first press (White's e4) as the
-    /// presser's and gave every press after it to the wrong player.
-    #[test]
-    fn a_move_reported_after_the_first_press_gives_the_press_to_its_player() {
+    /// An observer that saw the start position, then 1.e4 and the clock first running on
+    /// `side` (not seen at the start), with what it emitted.
+    fn after_e4_with_clock_on(side: ClockSide) -> (DgtObserver, Vec<Observation>) {
         let mut observer = DgtObserver::new();
         let mut out = Vec::new();
         let start = Message::BoardDump(fields_from_board(&Board::new(), Orientation::Normal));
         observer.on_message(0, &start, &mut out);
         observer.on_message(1_000, &field(52, 0), &mut out); // e2 lifted
         observer.on_message(1_200, &field(36, 1), &mut out); // e4 put down
-        observer.on_message(1_500, &running(ClockSide::Left), &mut out);
+        observer.on_message(1_500, &running(side), &mut out);
+        (observer, out)
+    }
+
+    /// Seed 1003: the clock is first seen after 1.e4, Black's side (the left) running;
+    /// Black lifts e7 and presses, and the board reports e5 75 ms after the press. The old
+    /// rule took the last piece put down before the first press (White's e4) as the
+    /// presser's and gave every press after it to the wrong player.
+    #[test]
+    fn a_move_reported_after_the_first_press_gives_the_press_to_its_player() {
+        let (mut observer, mut out) = after_e4_with_clock_on(ClockSide::Left);
         observer.on_message(3_000, &field(12, 0), &mut out); // e7 lifted
         observer.on_message(3_500, &running(ClockSide::Right), &mut out); // Black presses
         observer.on_message(3_575, &field(28, 7), &mut out); // e5 reported late
@@ -356,13 +363,7 @@ mod tests {
     /// down before the press is White's, yet the side that ran was Black's.
     #[test]
     fn a_reply_made_before_the_press_does_not_give_the_press_to_the_replier() {
-        let mut observer = DgtObserver::new();
-        let mut out = Vec::new();
-        let start = Message::BoardDump(fields_from_board(&Board::new(), Orientation::Normal));
-        observer.on_message(0, &start, &mut out);
-        observer.on_message(1_000, &field(52, 0), &mut out); // e2 lifted
-        observer.on_message(1_200, &field(36, 1), &mut out); // e4 put down
-        observer.on_message(1_500, &running(ClockSide::Right), &mut out);
+        let (mut observer, mut out) = after_e4_with_clock_on(ClockSide::Right);
         observer.on_message(3_000, &field(12, 0), &mut out); // e7 lifted
         observer.on_message(3_200, &field(28, 7), &mut out); // e5
         observer.on_message(3_700, &field(62, 0), &mut out); // g1 lifted
