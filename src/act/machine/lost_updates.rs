@@ -326,11 +326,11 @@ impl Machine {
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::{Board, Color, Piece, Role, Square};
+    use shakmaty::{Color, Piece, Role, Square};
 
     use super::{Machine, STILL_DIFFERING_MS};
-    use crate::act::{Event, MachineConfig, Severity};
-    use crate::board::{Millis, Observation, ObservationKind, Snapshot};
+    use crate::act::{Event, Severity};
+    use crate::board::{Millis, Observation, ObservationKind};
 
     fn observe(machine: &mut Machine, t_ms: Millis, kind: ObservationKind, out: &mut Vec<Event>) {
         machine.observe(&Observation { t_ms, kind }, out);
@@ -356,21 +356,7 @@ mod tests {
     #[test]
     fn a_board_that_keeps_differing_while_played_on_is_told_within_a_minute() {
         for identifies_pieces in [true, false] {
-            let mut machine = Machine::new(MachineConfig {
-                identifies_pieces,
-                ..MachineConfig::default()
-            });
-            let mut events = Vec::new();
-            let snapshot = Snapshot {
-                board: Board::new(),
-                identifies_pieces,
-            };
-            observe(
-                &mut machine,
-                0,
-                ObservationKind::Snapshot(snapshot),
-                &mut events,
-            );
+            let (mut machine, mut events) = super::super::at_start(identifies_pieces);
             // Two pawns gone from the board, no move of either: the game is held on them.
             observe(
                 &mut machine,

@@ -376,6 +376,29 @@ fn color_word(c: Color) -> &'static str {
     }
 }
 
+/// A machine on a board that names its pieces or senses only occupancy, shown the start
+/// position at 0 ms, with what that caused: where the machine's unit tests begin.
+#[cfg(test)]
+fn at_start(identifies_pieces: bool) -> (Machine, Vec<Event>) {
+    let mut machine = Machine::new(crate::act::MachineConfig {
+        identifies_pieces,
+        ..crate::act::MachineConfig::default()
+    });
+    let mut events = Vec::new();
+    let snapshot = crate::board::Snapshot {
+        board: shakmaty::Board::new(),
+        identifies_pieces,
+    };
+    machine.observe(
+        &Observation {
+            t_ms: 0,
+            kind: crate::board::ObservationKind::Snapshot(snapshot),
+        },
+        &mut events,
+    );
+    (machine, events)
+}
+
 /// The articles of the alerts among `events`, in order: what the machine's unit tests check.
 #[cfg(test)]
 fn alert_articles(events: &[Event]) -> Vec<String> {

@@ -168,23 +168,8 @@ mod tests {
     /// A machine on a board that names its pieces or not, after the kings' knights and
     /// bishops came out and White castled, each move a lift and a placement 1 s apart.
     fn castled(identifies_pieces: bool) -> (Machine, Vec<Event>) {
-        let mut machine = Machine::new(MachineConfig {
-            identifies_pieces,
-            ..MachineConfig::default()
-        });
-        let mut events = Vec::new();
-        let snapshot = Snapshot {
-            board: Board::new(),
-            identifies_pieces,
-        };
+        let (mut machine, mut events) = super::super::at_start(identifies_pieces);
         let mut t = 0;
-        machine.observe(
-            &Observation {
-                t_ms: t,
-                kind: ObservationKind::Snapshot(snapshot),
-            },
-            &mut events,
-        );
         let mut board = Board::new();
         let steps = [
             "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "h1f1",
