@@ -98,8 +98,9 @@ pub enum Step {
     Bytes(Millis, Vec<u8>),
     /// An arbiter action applied.
     Arbiter(Millis, ArbiterRequest),
-    /// The link lost its connection (or the recorder restarted).
-    LinkLost,
+    /// The link lost its connection (or the recorder restarted), at that time. Live, time
+    /// passed up to it first: what fell due before it was decided on a board still linked.
+    LinkLost(Millis),
 }
 
 /// A board's journalled history.
@@ -128,8 +129,8 @@ pub enum Replayed<'a> {
 }
 
 /// Applies one step to `pipeline` as the live recorder did, handing `each` what it gave, in
-/// order. Live, time passes up to an arbiter action before it is applied: what fell due (a
-/// press without a move, a result signal that stood) comes before it.
+/// order. Live, time passes up to an arbiter action or a link lost before it is applied:
+/// what fell due (a press without a move, a result signal that stood) comes before it.
 pub fn replay_step<'a>(
     pipeline: &mut BoardPipeline,
     step: &'a Step,
@@ -145,7 +146,10 @@ pub fn replay_step<'a>(
                 each(Replayed::Applied(request));
             }
         }
-        Step::LinkLost => pipeline.link_lost(),
+        Step::LinkLost(t_ms) => {
+            pipeline.tick(*t_ms, &mut events);
+            pipeline.link_lost();
+        }
     }
     events.into_iter().for_each(|e| each(Replayed::Event(e)));
 }
@@ -183,7 +187,7 @@ pub(crate) fn split(entries: &[Entry], round: u32) -> BTreeMap<u32, History> {
                 history.serial = value.as_str().map(str::to_string);
             }
             Record::Metadata { key, .. } if key == LINK_LOST => {
-                history.steps.push(Step::LinkLost);
+                history.steps.push(Step::LinkLost(entry.t_ms));
             }
             Record::Boundary(_) | Record::Metadata { .. } => {}
         }

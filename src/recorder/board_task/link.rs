@@ -294,10 +294,14 @@ impl BoardTask {
         if std::mem::replace(&mut self.connection_lost, true) {
             return;
         }
+        // What fell due before the loss is decided on the board still linked, and journalled
+        // before it: a replay passes time up to the loss too.
+        let t_ms = self.shared.session.now_ms();
+        self.pass_time(t_ms).await;
         self.pipeline.link_lost();
         let entry = NewEntry {
             board: Some(self.key.clone()),
-            t_ms: self.shared.session.now_ms(),
+            t_ms,
             record: Record::Metadata {
                 key: LINK_LOST.to_string(),
                 value: serde_json::Value::String(why.to_string()),

@@ -60,13 +60,8 @@ pub(super) fn replay_history(
     // The time of the last step whose events no text shows yet.
     let mut text_due: Option<Millis> = None;
     for step in &history.steps {
-        let t_ms = match step {
-            Step::Bytes(t_ms, _) | Step::Arbiter(t_ms, _) => *t_ms,
-            Step::LinkLost => {
-                pipeline.link_lost();
-                continue;
-            }
-        };
+        let (Step::Bytes(t_ms, _) | Step::Arbiter(t_ms, _) | Step::LinkLost(t_ms)) = step;
+        let t_ms = *t_ms;
         if let Some(at) = text_due.filter(|_| !seen(t_ms)) {
             rebuilt.push(Rebuilt::text(pipeline, board, at));
             text_due = None;

@@ -274,6 +274,13 @@ impl BoardPipeline {
 
     /// Feeds bytes received at `t_ms`; the events they cause are appended to `out`.
     pub fn on_bytes(&mut self, t_ms: Millis, bytes: &[u8], out: &mut Vec<Event>) {
+        // Time passes up to the chunk before it is read, as the recorder's ticks let it pass
+        // live: what fell due before it is decided on the game as it stood, before what the
+        // chunk brings (the link back, a message that is no observation) changes it, whether
+        // ticks came between or not (a replay of the journal has none).
+        if !self.resumption.holding() {
+            self.run_machine(out, |machine, events| machine.catch_up(t_ms, events));
+        }
         self.messages.clear();
         self.decoder.push(bytes, &mut self.messages);
         let messages = std::mem::take(&mut self.messages);

@@ -1471,10 +1471,16 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
     }
 }
 
-/// What reaches a board's pipeline live: a chunk of bytes or an arbiter's request.
+/// What reaches a board's pipeline live: a chunk of bytes or an arbiter's request; or the
+/// recorder killed, and started again.
 enum LiveInput {
     Bytes(Vec<u8>),
     Arbiter(ArbiterRequest),
+    /// Nothing runs (no tick) until the recorder starts again.
+    Killed,
+    /// The recorder started again: its pipeline rebuilt from the journal, time let pass up to
+    /// now and the link to the board lost, as `BoardTask::resume` does.
+    Restarted,
 }
 
 /// How often, and from when, the recorder's clock ticks a board's pipeline live.
@@ -1482,8 +1488,9 @@ const LIVE_TICK_MS: Millis = 250;
 
 /// Runs `inputs` (by time) through a pipeline as the recorder's board task does: each at its
 /// time, the clock ticking every [`LIVE_TICK_MS`] from `phase` in between, on to `end`.
-/// Returns the pipeline, its events and the journal of the run.
+/// Returns the pipeline (`new` at first), its events and the journal of the run.
 fn run_live(
+    new: fn() -> BoardPipeline,
     inputs: &[(Millis, LiveInput)],
     phase: Millis,
     end: Millis,
@@ -1493,16 +1500,25 @@ fn run_live(
     Vec<crate::recorder::replay::Step>,
 ) {
     use crate::recorder::replay::Step;
-    let mut p = pipeline();
+    let mut p = new();
     let mut events = Vec::new();
     let mut journal = Vec::new();
     let mut next_tick = phase;
+    let mut running = true;
     for (t, input) in inputs {
-        while next_tick < *t {
+        while running && next_tick < *t {
             p.tick(next_tick, &mut events);
             next_tick += LIVE_TICK_MS;
         }
         match input {
+            LiveInput::Killed => running = false,
+            LiveInput::Restarted => {
+                (p, events) = rebuild_from(new, &journal, *t);
+                p.link_lost();
+                journal.push(Step::LinkLost(*t));
+                running = true;
+                next_tick = t + phase;
+            }
             LiveInput::Bytes(bytes) => {
                 p.on_bytes(*t, bytes, &mut events);
                 journal.push(Step::Bytes(*t, bytes.clone()));
@@ -1520,13 +1536,15 @@ fn run_live(
     (p, events, journal)
 }
 
-/// The pipeline a restarted recorder rebuilds from `journal` at `end`, and its events.
+/// The pipeline (`new` at first) a restarted recorder rebuilds from `journal` at `end`, and
+/// its events.
 fn rebuild_from(
+    new: fn() -> BoardPipeline,
     journal: &[crate::recorder::replay::Step],
     end: Millis,
 ) -> (BoardPipeline, Vec<Event>) {
     use crate::recorder::replay::{Replayed, replay_step};
-    let mut p = pipeline();
+    let mut p = new();
     let mut events = Vec::new();
     for step in journal {
         replay_step(&mut p, step, &mut |replayed| {
@@ -1583,8 +1601,8 @@ fn a_result_entered_around_a_result_signal_is_rebuilt_as_recorded_live() {
             for phase in (0..LIVE_TICK_MS).step_by(50) {
                 let end = result_at + 10_000;
                 let inputs = signal_then_result(knocked, result_at);
-                let (live, live_events, journal) = run_live(&inputs, phase, end);
-                let (rebuilt, rebuilt_events) = rebuild_from(&journal, end);
+                let (live, live_events, journal) = run_live(pipeline, &inputs, phase, end);
+                let (rebuilt, rebuilt_events) = rebuild_from(pipeline, &journal, end);
                 let case =
                     format!("knocked {knocked}, result {after} ms after the signal, phase {phase}");
                 assert_eq!(rebuilt.pgn(), live.pgn(), "{case}");
@@ -1596,6 +1614,64 @@ fn a_result_entered_around_a_result_signal_is_rebuilt_as_recorded_live() {
                     assert_eq!(told, knocked, "{case}: {}", live.pgn());
                 }
             }
+        }
+    }
+}
+
+/// A board that senses only occupancy (a DGT board read as a Pegasus is), 90 minutes and
+/// 30 s a move, shown the start position at 10 ms.
+fn occupancy_pipeline() -> BoardPipeline {
+    let control = TimeControl::parse("5400+30").unwrap();
+    let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 1), control)
+        .sensing_occupancy_only();
+    let start = fields_from_board(&shakmaty::Board::new(), Orientation::Normal);
+    p.on_bytes(10, &Message::BoardDump(start).encode(), &mut Vec::new());
+    p
+}
+
+/// Seed 20021 of `touchmove simulate`: on a Pegasus, 5.Bxf6 Nxf6 were made with neither
+/// landing shown (f6 stayed filled), the board said nothing for a minute but its serial
+/// number, the recorder was killed, and 6.Ne4 was made while it was down. Live, the restarted
+/// recorder let the minute pass before it lost the link and read 5.Bxf6 then; the replay of
+/// the journal let it pass only at the board's picture after the link came back, read the
+/// three moves together, and wrote another file. Whatever the recorder's ticks, and whether
+/// bytes that are no observation came between, the rebuilt game is the one recorded live.
+#[test]
+fn a_minute_that_passed_before_a_restart_is_rebuilt_as_recorded_live() {
+    let played = [
+        "d2d4", "g8f6", "c2c4", "e7e6", "b1c3", "d7d5", "c1g5", "b8d7", "g5f6", "d7f6", "c3e4",
+    ];
+    let (killed, restarted) = (100_000, 112_876);
+    for serial_pings in [true, false] {
+        let mut inputs: Vec<(Millis, LiveInput)> = lift_place_messages(&played[..8])
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| (1000 + 900 * i as Millis, LiveInput::Bytes(m)))
+            .collect();
+        // Lifts from g5 (field 30) and d7 (field 11), the captures on f6 unseen.
+        for (t, field) in [(20_000, 30), (20_300, 11)] {
+            let lift = Message::FieldUpdate { field, piece: 0 }.encode();
+            inputs.push((t, LiveInput::Bytes(lift)));
+        }
+        if serial_pings {
+            let serial = Message::SerialNumber("01025".into()).encode();
+            for t in (21_009..killed).step_by(1_009) {
+                inputs.push((t, LiveInput::Bytes(serial.clone())));
+            }
+        }
+        inputs.push((killed, LiveInput::Killed));
+        inputs.push((restarted, LiveInput::Restarted));
+        let version = Message::Version { major: 1, minor: 0 }.encode();
+        inputs.push((restarted + 6, LiveInput::Bytes(version)));
+        inputs.push((restarted + 227, LiveInput::Bytes(dump_after(&played))));
+        let end = restarted + 20_000;
+        for phase in (0..LIVE_TICK_MS).step_by(50) {
+            let (live, live_events, journal) = run_live(occupancy_pipeline, &inputs, phase, end);
+            let (rebuilt, rebuilt_events) = rebuild_from(occupancy_pipeline, &journal, end);
+            let case = format!("serial pings {serial_pings}, phase {phase}");
+            assert_eq!(rebuilt.pgn(), live.pgn(), "{case}");
+            assert_eq!(rebuilt_events, live_events, "{case}");
+            assert_eq!(recorded_uci(&live), played, "{case}");
         }
     }
 }
