@@ -3,7 +3,7 @@
 //! One file for one concept, the journal's table and the queries on it: the schema, the
 //! appends and the reads must agree, and are read together.
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -359,7 +359,7 @@ impl Journal {
         }
         let rows: Vec<Row<'_>> = encoded
             .iter()
-            .map(|(board, t_ms, kind, data)| (*board, *t_ms, *kind, data.as_slice()))
+            .map(|(board, t_ms, kind, data)| (*board, *t_ms, *kind, data.as_ref()))
             .collect();
         self.commit_rows(&rows)
     }
@@ -777,10 +777,22 @@ impl Journal {
         if self.conn.is_autocommit() {
             run_cached(&self.conn, "BEGIN IMMEDIATE").map_err(fail)?;
         }
-        run_cached(&self.conn, "SAVEPOINT append").map_err(fail)?;
+        // One row of a known board is one statement, all or none by itself.
+        let alone = match rows {
+            [(board, ..)] => board.is_none_or(|key| self.boards.contains_key(key)),
+            _ => false,
+        };
+        if !alone {
+            run_cached(&self.conn, "SAVEPOINT append").map_err(fail)?;
+        }
         let mut added = HashMap::new();
-        let inserted = insert_rows(&self.conn, &self.boards, &mut added, session, rows)
-            .and_then(|seqs| run_cached(&self.conn, "RELEASE append").map(|()| seqs));
+        let inserted =
+            insert_rows(&self.conn, &self.boards, &mut added, session, rows).and_then(|seqs| {
+                if !alone {
+                    run_cached(&self.conn, "RELEASE append")?;
+                }
+                Ok(seqs)
+            });
         match inserted {
             Ok(seqs) => {
                 self.boards.extend(added);
@@ -789,8 +801,10 @@ impl Journal {
             }
             Err(e) => {
                 // Undoes these rows only: the appends before them were answered, and stay.
-                let _ = run_cached(&self.conn, "ROLLBACK TO append");
-                let _ = run_cached(&self.conn, "RELEASE append");
+                if !alone {
+                    let _ = run_cached(&self.conn, "ROLLBACK TO append");
+                    let _ = run_cached(&self.conn, "RELEASE append");
+                }
                 if self.conn.is_autocommit() && self.uncommitted > 0 {
                     // SQLite ended the whole transaction (out of memory, an I/O error).
                     tracing::error!(
@@ -815,18 +829,20 @@ impl Journal {
         Ok(())
     }
 
-    fn encode(&self, record: &Record) -> Result<(Kind, Vec<u8>), JournalError> {
+    /// The kind and stored bytes of `record`; bytes received are stored as they are.
+    fn encode<'r>(&self, record: &'r Record) -> Result<(Kind, Cow<'r, [u8]>), JournalError> {
+        let json = |value: Vec<u8>| Cow::Owned(value);
         Ok(match record {
-            Record::Bytes(bytes) => (Kind::Bytes, bytes.clone()),
-            Record::Event(event) => (Kind::Event, self.to_json(event)?),
-            Record::Arbiter(request) => (Kind::Arbiter, self.to_json(request)?),
-            Record::Boundary(boundary) => (Kind::Boundary, self.to_json(boundary)?),
+            Record::Bytes(bytes) => (Kind::Bytes, Cow::Borrowed(bytes.as_slice())),
+            Record::Event(event) => (Kind::Event, json(self.to_json(event)?)),
+            Record::Arbiter(request) => (Kind::Arbiter, json(self.to_json(request)?)),
+            Record::Boundary(boundary) => (Kind::Boundary, json(self.to_json(boundary)?)),
             Record::Metadata { key, value } => (
                 Kind::Metadata,
-                self.to_json(&MetadataJson {
+                json(self.to_json(&MetadataJson {
                     key: key.clone(),
                     value: value.clone(),
-                })?,
+                })?),
             ),
         })
     }
