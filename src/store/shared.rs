@@ -197,20 +197,18 @@ impl SharedJournal {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
+        let Some(queue) = &self.queue else {
+            let committed = commit_on_caller_thread(&mut self.lock(), entries, &self.stats);
+            self.committed
+                .send_modify(|groups| *groups = groups.wrapping_add(1));
+            // Counts against the task's budget as waiting for the writer's answer does, so
+            // that the task yields to the others where it would have.
+            tokio::task::consume_budget().await;
+            return committed;
+        };
         let (reply, answer) = oneshot::channel();
-        let pending = Pending { entries, reply };
-        match &self.queue {
-            Some(queue) => {
-                if let Err(unsent) = queue.send(pending) {
-                    return Err((self.stopped(), unsent.0.entries));
-                }
-            }
-            None => commit_group(
-                &mut self.lock(),
-                vec![pending],
-                &self.stats,
-                &self.committed,
-            ),
+        if let Err(unsent) = queue.send(Pending { entries, reply }) {
+            return Err((self.stopped(), unsent.0.entries));
         }
         answer.await.map_err(|_| (self.stopped(), Vec::new()))?
     }
@@ -256,6 +254,25 @@ fn write_groups(
         }
         let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
         commit_group(&mut journal, group, stats, signal);
+    }
+}
+
+/// Commits one caller's `entries` on its own thread, as [`commit_group`] commits a group of
+/// one, without the answer's channel.
+fn commit_on_caller_thread(
+    journal: &mut Journal,
+    entries: Vec<NewEntry>,
+    stats: &Stats,
+) -> Result<Vec<u64>, Refused> {
+    match journal.append_all(&entries) {
+        Ok(seqs) => {
+            stats.commits.fetch_add(1, Ordering::Relaxed);
+            stats
+                .entries
+                .fetch_add(seqs.len() as u64, Ordering::Relaxed);
+            Ok(seqs)
+        }
+        Err(error) => Err((error, entries)),
     }
 }
 

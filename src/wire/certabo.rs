@@ -117,43 +117,80 @@ impl Decoder {
 
     /// Feeds `bytes`, appending each frame (or the reason one was dropped) to `out`.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Result<Frame, FrameError>>) {
-        for &b in bytes {
-            match b {
-                b':' => {
-                    let cut = self.frame.len();
-                    if cut > 0 && !self.dropping {
-                        self.frame.push(b);
-                        self.fail(cut, "a new frame began before this one ended", out);
-                    }
-                    self.skipped += cut as u64;
-                    self.frame.clear();
-                    self.frame.push(b':');
-                    self.dropping = false;
-                }
-                _ if self.frame.is_empty() => self.skipped += 1,
-                b'\r' => {
-                    if !self.dropping {
-                        match parse(&self.frame) {
-                            Ok(Some(frame)) => {
-                                self.frames += 1;
-                                out.push(Ok(frame));
-                            }
-                            Ok(None) => {}
-                            Err((offset, what)) => self.fail(offset, what, out),
-                        }
-                    }
-                    if self.dropping {
-                        self.skipped += self.frame.len() as u64;
-                    }
-                    self.frame.clear();
-                }
-                _ if self.dropping => self.skipped += 1,
-                _ if self.frame.len() >= MAX_FRAME_BYTES => {
-                    self.frame.push(b);
-                    self.fail(MAX_FRAME_BYTES, "the frame is longer than 320 numbers", out);
-                }
-                _ => self.frame.push(b),
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            // The run of bytes up to the next one that may start or end a frame is taken in
+            // one go: a Certabo frame is a thousand bytes, and a stream of them the recorder's
+            // busiest input.
+            let ordinary = if self.frame.is_empty() {
+                rest.iter().position(|&b| b == b':')
+            } else {
+                rest.iter().position(|&b| b == b':' || b == b'\r')
             }
+            .unwrap_or(rest.len());
+            let (run, next) = rest.split_at(ordinary);
+            self.take_run(run, out);
+            let Some((&b, after)) = next.split_first() else {
+                break;
+            };
+            self.take_byte(b, out);
+            rest = after;
+        }
+    }
+
+    /// Takes bytes that are neither `:` nor `\r` (nor, between frames, `:`) as
+    /// [`take_byte`](Self::take_byte) would one by one.
+    fn take_run(&mut self, run: &[u8], out: &mut Vec<Result<Frame, FrameError>>) {
+        if self.frame.is_empty() || self.dropping {
+            self.skipped += run.len() as u64;
+            return;
+        }
+        let room = MAX_FRAME_BYTES - self.frame.len().min(MAX_FRAME_BYTES);
+        if run.len() <= room {
+            self.frame.extend_from_slice(run);
+            return;
+        }
+        self.frame.extend_from_slice(&run[..room]);
+        self.take_byte(run[room], out);
+        self.skipped += (run.len() - room - 1) as u64;
+    }
+
+    fn take_byte(&mut self, b: u8, out: &mut Vec<Result<Frame, FrameError>>) {
+        match b {
+            b':' => {
+                let cut = self.frame.len();
+                if cut > 0 && !self.dropping {
+                    self.frame.push(b);
+                    self.fail(cut, "a new frame began before this one ended", out);
+                }
+                self.skipped += cut as u64;
+                self.frame.clear();
+                self.frame.push(b':');
+                self.dropping = false;
+            }
+            _ if self.frame.is_empty() => self.skipped += 1,
+            b'\r' => {
+                if !self.dropping {
+                    match parse(&self.frame) {
+                        Ok(Some(frame)) => {
+                            self.frames += 1;
+                            out.push(Ok(frame));
+                        }
+                        Ok(None) => {}
+                        Err((offset, what)) => self.fail(offset, what, out),
+                    }
+                }
+                if self.dropping {
+                    self.skipped += self.frame.len() as u64;
+                }
+                self.frame.clear();
+            }
+            _ if self.dropping => self.skipped += 1,
+            _ if self.frame.len() >= MAX_FRAME_BYTES => {
+                self.frame.push(b);
+                self.fail(MAX_FRAME_BYTES, "the frame is longer than 320 numbers", out);
+            }
+            _ => self.frame.push(b),
         }
     }
 
@@ -191,14 +228,16 @@ impl Decoder {
 
 /// Reads a frame's text (from its `:`): `None` when it holds no numbers (an LED marker).
 fn parse(frame: &[u8]) -> Result<Option<Frame>, (usize, &'static str)> {
-    let mut numbers: Vec<u8> = Vec::with_capacity(320);
+    let mut numbers = [0u8; 320];
+    let mut count = 0;
     let mut current: Option<(u16, usize)> = None;
     let mut end_number = |current: &mut Option<(u16, usize)>| -> Result<(), (usize, &'static str)> {
         if let Some((value, start)) = current.take() {
-            if numbers.len() == 320 {
+            if count == numbers.len() {
                 return Err((start, "a frame has at most 320 numbers"));
             }
-            numbers.push(u8::try_from(value).map_err(|_| (start, "a number above 255"))?);
+            numbers[count] = u8::try_from(value).map_err(|_| (start, "a number above 255"))?;
+            count += 1;
         }
         Ok(())
     };
@@ -214,9 +253,13 @@ fn parse(frame: &[u8]) -> Result<Option<Frame>, (usize, &'static str)> {
         }
     }
     end_number(&mut current)?;
-    match numbers.len() {
+    match count {
         0 => Ok(None),
-        8 => Ok(Some(Frame::Occupancy(numbers.try_into().unwrap_or([0; 8])))),
+        8 => {
+            let mut ranks = [0; 8];
+            ranks.copy_from_slice(&numbers[..8]);
+            Ok(Some(Frame::Occupancy(ranks)))
+        }
         320 => {
             let mut tags = Box::new([NO_TAG; 64]);
             for (tag, chunk) in tags.iter_mut().zip(numbers.chunks(5)) {
@@ -271,17 +314,27 @@ impl TagVoter {
     /// Takes one frame and returns the ids agreed on now. Every empty reading counts as
     /// [`NO_TAG`], so that noise on an empty square does not outvote it.
     pub fn push(&mut self, tags: &[TagId; 64]) -> &[TagId; 64] {
-        if self.history.len() == self.depth {
-            self.history.pop_front();
-        }
-        let mut frame = Box::new(*tags);
-        for id in frame.iter_mut() {
-            if is_empty(id) {
-                *id = NO_TAG;
-            }
+        let oldest = if self.history.len() == self.depth {
+            self.history.pop_front()
+        } else {
+            None
+        };
+        let mut frame = oldest.unwrap_or_else(|| Box::new([NO_TAG; 64]));
+        for (slot, id) in frame.iter_mut().zip(tags) {
+            *slot = if is_empty(id) { NO_TAG } else { *id };
         }
         self.history.push_back(frame);
         for square in 0..64 {
+            let first = self.history.front().map_or(NO_TAG, |f| f[square]);
+            if self.history.iter().all(|f| f[square] == first) {
+                // The usual case, a square that reads alike in every frame.
+                self.agreed[square] = if self.history.len() * 2 > self.depth {
+                    first
+                } else {
+                    NO_TAG
+                };
+                continue;
+            }
             let mut best: Option<(TagId, usize)> = None;
             for frame in &self.history {
                 let id = frame[square];
@@ -368,7 +421,10 @@ impl Calibration {
     pub fn pieces(&self, tags: &[TagId; 64]) -> [Option<Piece>; 64] {
         let mut pieces = [None; 64];
         for (slot, id) in pieces.iter_mut().zip(tags) {
-            *slot = self.piece(id);
+            // No empty reading is ever learnt (`learn_start`): not looked up.
+            if !is_empty(id) {
+                *slot = self.piece(id);
+            }
         }
         pieces
     }

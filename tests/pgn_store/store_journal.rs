@@ -355,3 +355,57 @@ fn a_simulations_journal_writes_its_file_directly_and_reopens_with_its_write_ahe
     let times: Vec<u64> = read.bytes(&a).unwrap().iter().map(|c| c.t_ms).collect();
     assert_eq!(times, (0..=50).collect::<Vec<u64>>());
 }
+
+/// A simulation's journal keeps its appends in one open transaction: they read back at once,
+/// and a journal dropped without being closed (the simulation's `kill -9`) has them on disk,
+/// past the transaction's bound and with new boards and batches among them.
+#[test]
+fn a_simulations_journal_dropped_unclosed_keeps_every_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("event.journal");
+    let (a, b) = (board(1, 1), board(1, 2));
+    let mut expected = Vec::new();
+    {
+        let mut j = Journal::open(&path).unwrap();
+        j.without_disk_syncs().unwrap();
+        for t in 0..2_500u64 {
+            let byte = (t % 251) as u8;
+            if t % 100 == 7 {
+                let batch = [
+                    NewEntry {
+                        board: Some(b.clone()),
+                        t_ms: t,
+                        record: Record::Bytes(vec![byte]),
+                    },
+                    NewEntry {
+                        board: Some(b.clone()),
+                        t_ms: t,
+                        record: Record::Event(sample_event(t as u32)),
+                    },
+                ];
+                j.append_all(&batch).unwrap();
+                expected.push((b.clone(), t));
+            } else {
+                j.append_bytes(&a, t, &[byte]).unwrap();
+                expected.push((a.clone(), t));
+            }
+        }
+        assert_eq!(
+            j.last_seq().unwrap(),
+            2_525,
+            "an append not read back at once"
+        );
+    }
+    let read = Journal::open_read_only(&path).unwrap();
+    let mut got = Vec::new();
+    for key in [&a, &b] {
+        for chunk in read.bytes(key).unwrap() {
+            assert_eq!(chunk.value, vec![(chunk.t_ms % 251) as u8]);
+            got.push((chunk.seq, (key.clone(), chunk.t_ms)));
+        }
+    }
+    got.sort();
+    let got: Vec<(BoardKey, u64)> = got.into_iter().map(|(_, entry)| entry).collect();
+    assert_eq!(got, expected, "appends lost or reordered when dropped");
+    assert_eq!(read.events(&b).unwrap().len(), 25);
+}

@@ -162,6 +162,29 @@ proptest! {
         prop_assert_eq!(decoded, frames);
     }
 
+    /// Runs of ordinary bytes are taken in one go: any bytes (frames cut short, too long,
+    /// damaged, between frames) read the same in one chunk as byte by byte, errors and
+    /// skipped bytes included.
+    #[test]
+    fn certabo_bytes_read_alike_whole_and_byte_by_byte(
+        pieces in prop::collection::vec(prop_oneof![
+            600 => prop::sample::select(b"0123456789 ".to_vec()),
+            4 => prop::sample::select(b"\r\nLDx".to_vec()),
+            1 => Just(b':'),
+        ], 0..6000),
+    ) {
+        let mut whole = certabo::Decoder::new();
+        let mut at_once = Vec::new();
+        whole.push(&pieces, &mut at_once);
+        let mut bytewise = certabo::Decoder::new();
+        let mut one_by_one = Vec::new();
+        for b in &pieces {
+            bytewise.push(std::slice::from_ref(b), &mut one_by_one);
+        }
+        prop_assert_eq!(at_once, one_by_one);
+        prop_assert_eq!(whole.skipped_bytes(), bytewise.skipped_bytes());
+    }
+
     #[test]
     fn chessnut_messages_round_trip_in_any_chunks(
         messages in prop::collection::vec(chessnut_message(), 1..8),
