@@ -42,6 +42,14 @@ impl Machine {
         self.correct_due_surplus(t, out);
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
+        if !matches!(
+            obs.kind,
+            ObservationKind::Emptied(_)
+                | ObservationKind::Placed(..)
+                | ObservationKind::ClockTimes(_)
+        ) {
+            self.tell_close_lifts(None, t, out);
+        }
         self.physical
             .name_after(self.record.game().position().board());
         match &obs.kind {
