@@ -84,7 +84,6 @@ impl Machine {
         t: Millis,
         out: &mut Vec<Event>,
     ) {
-        self.tell_close_lifts(Some((sq, piece)), t, out);
         if let Some(piece) = piece {
             self.note_placement(sq, piece, t);
         }

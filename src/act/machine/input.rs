@@ -102,6 +102,7 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.seen(sq, t);
+        self.tell_close_lifts(Some((sq, piece)), t, out);
         if self.phase == Phase::Playing {
             self.on_place(sq, piece, t, out);
         }

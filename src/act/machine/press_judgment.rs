@@ -321,12 +321,12 @@ impl Machine {
     }
 
     /// 8.5.3, when the board at the press differs from the game only by pieces gone from
-    /// `gone`, more than one move being made leaves, and nothing stands where the game has
-    /// nothing or another piece: the board shows no piece moved where no legal move takes
-    /// it, so no illegal move (7.5.1). Pieces in the players' hands and pieces put down on
-    /// squares the board has not reported since (a square sampled before a piece came and
-    /// after it left, a lost report) leave the same board. The press completes its move once
-    /// the board shows it.
+    /// `gone` (and no move of the presser's, made or being made, explains it): nothing
+    /// stands where the game has nothing or another piece, so the board shows no piece moved
+    /// where no legal move takes it, and no illegal move (7.5.1). Pieces in the players'
+    /// hands and pieces put down on squares the board has not reported since (a square
+    /// sampled before a piece came and after it left, a lost report) leave the same board.
+    /// The press completes its move once the board shows it.
     fn landings_unseen_at_press(&self, by: Color, t: Millis, gone: Bitboard) -> Alert {
         let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
         a.evidence_ms = vec![t];
