@@ -349,3 +349,85 @@ fn a_sliding_piece_leaving_a_square_is_no_second_hand() {
     );
     assert_eq!(proposed(&events), Vec::<String>::new());
 }
+
+/// 15...Nxd5 on a Millennium board (a scan of 41 ms) played in a time scramble, the knight
+/// lifted first: the board reports f6 emptied, d5 emptied one frame later and the knight on d5
+/// one frame after that. The two lifts are closer than the two-hands threshold, but the knight
+/// itself went from f6 to d5 in 82 ms: a hand covered those squares that fast, so the lifts
+/// show nothing of a second hand (7.5.4), and no penalty is proposed, though the arbiter is
+/// told (simulation `--table-cell millennium,blitz,none,realistic`, plies 30 and 67).
+#[test]
+fn a_capture_carried_quicker_than_the_threshold_is_no_evidence_of_two_hands() {
+    use shakmaty::Square;
+    let events = nxd5_on_a_millennium_board([Square::F6, Square::D5], 41_803);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Move { uci, .. } if uci == "f6d5")),
+        "{events:?}"
+    );
+    assert_eq!(proposed(&events), Vec::<String>::new());
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Alert(a)
+            if a.article == "7.5.4" && a.severity == Severity::Info)),
+        "{events:?}"
+    );
+}
+
+/// The same capture made with two hands: the pawn on d5 taken off and the knight on f6
+/// lifted a frame later, the knight put down on d5 a quarter of a second after its lift.
+/// Nothing shows a hand covering f6 and d5 in less than the threshold: the 7.5.4 penalty is
+/// still proposed.
+#[test]
+fn lifts_closer_than_the_carry_still_propose_two_hands() {
+    use shakmaty::Square;
+    let events = nxd5_on_a_millennium_board([Square::D5, Square::F6], 42_012);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Move { uci, .. } if uci == "f6d5")),
+        "{events:?}"
+    );
+    let proposed = proposed(&events);
+    assert!(
+        proposed.len() == 1 && proposed[0].starts_with("7.5.4"),
+        "{proposed:?}"
+    );
+}
+
+/// 15...Nxd5 in `r1bq1rk1/5pb1/1p1p1np1/1N1Pp2p/1p2P2P/5P2/PP1QN1P1/1K1R1B1R b` on a
+/// Millennium board: `lifted` emptied one frame apart from 41 721 ms on, the knight put down
+/// on d5 at `landed`.
+fn nxd5_on_a_millennium_board(lifted: [shakmaty::Square; 2], landed: u64) -> Vec<Event> {
+    use shakmaty::{Color, Square};
+    use touchmove::board::kind::BoardKind;
+    use touchmove::board::{Observation, ObservationKind, Snapshot};
+    let fen = "r1bq1rk1/5pb1/1p1p1np1/1N1Pp2p/1p2P2P/5P2/PP1QN1P1/1K1R1B1R b - - 1 15";
+    let game = touchmove::rules::Game::from_fen(fen, false).expect("a FEN");
+    let seen = |t_ms, kind| Observation { t_ms, kind };
+    let observations = [
+        seen(
+            0,
+            ObservationKind::Snapshot(Snapshot {
+                board: shakmaty::Position::board(game.position()).clone(),
+                identifies_pieces: true,
+            }),
+        ),
+        seen(41_721, ObservationKind::Emptied(lifted[0])),
+        seen(41_762, ObservationKind::Emptied(lifted[1])),
+        seen(
+            landed,
+            ObservationKind::Placed(Square::D5, Some(Color::Black.knight())),
+        ),
+        seen(45_000, ObservationKind::Emptied(Square::E4)),
+        seen(
+            45_400,
+            ObservationKind::Placed(Square::D5, Some(Color::White.pawn())),
+        ),
+    ];
+    let config = MachineConfig {
+        start_fen: Some(fen.to_string()),
+        ..MachineConfig::default().on_board(BoardKind::Millennium)
+    };
+    Machine::run(config, &observations)
+}

@@ -5,8 +5,20 @@ use shakmaty::{Bitboard, Color, Move, Piece, Position, Square};
 use super::{Machine, color_word};
 use crate::act::physical::InFlight;
 use crate::act::touch::Lift;
-use crate::act::{Event, Severity};
+use crate::act::{Alert, Event, Severity};
 use crate::board::Millis;
+
+/// Two far-apart lifts of one move close enough to show two hands (7.5.4), the alert for them
+/// kept until the board shows where a piece of theirs was put down: a piece lifted on one of
+/// the two squares and put down on the other sooner than the threshold shows a hand covering
+/// the two squares that fast, so the time between the lifts shows nothing of a second hand.
+#[derive(Debug, Clone)]
+pub(super) struct CloseLifts {
+    /// The alert, as it would be told at once.
+    alert: Alert,
+    /// The two pieces in flight: the one lifted first and the one lifted second.
+    lifts: [InFlight; 2],
+}
 
 /// Two squares two or more files or ranks apart (one hand cannot serve both at once).
 pub(super) fn far(a: Square, b: Square) -> bool {
@@ -45,8 +57,22 @@ impl Machine {
                     && self.one_move_could_involve(f.from, sq)
             })
             .copied();
-        if let Some(other) = partner {
-            self.two_hands(other.from, other.t_ms, sq, t, "lifted", out);
+        if let Some(other) = partner
+            && let Some(alert) = self.two_hands(other.from, other.t_ms, sq, t, "lifted")
+        {
+            if alert.severity == Severity::Warning {
+                let second = InFlight {
+                    from: sq,
+                    piece,
+                    t_ms: t,
+                };
+                self.close_lifts = Some(CloseLifts {
+                    alert,
+                    lifts: [other, second],
+                });
+            } else {
+                out.push(Event::Alert(alert));
+            }
         }
         self.touches.lifted(Lift { sq, piece, t_ms: t });
     }
@@ -65,8 +91,9 @@ impl Machine {
             && t.saturating_sub(when) <= self.config.two_hands_threshold_ms
             && far(other, sq)
             && self.one_move_could_involve(other, sq)
+            && let Some(alert) = self.two_hands(other, when, sq, t, "placed")
         {
-            self.two_hands(other, when, sq, t, "placed", out);
+            out.push(Event::Alert(alert));
         }
         self.touches.placed(sq, t);
     }
@@ -109,19 +136,21 @@ impl Machine {
         })
     }
 
-    pub(super) fn two_hands(
+    /// The alert for two far-apart actions of one move at `ta` and `tb` (7.5.4), once a ply:
+    /// a warning when the board's reports show them closer than one hand manages, else
+    /// information.
+    fn two_hands(
         &mut self,
         a: Square,
         ta: Millis,
         b: Square,
         tb: Millis,
         verb: &str,
-        out: &mut Vec<Event>,
-    ) {
+    ) -> Option<Alert> {
         let ply = self.ply() + 1;
         // Recovered observations' times are estimates: they show nothing of the hands.
         if self.two_hands_ply == Some(ply) || self.untimed_at(ta) || self.untimed_at(tb) {
-            return;
+            return None;
         }
         self.two_hands_ply = Some(ply);
         let side = self.record.game().position().turn();
@@ -155,6 +184,45 @@ impl Machine {
                 self.config.scan_period_ms
             )
         };
+        Some(alert)
+    }
+
+    /// Tells the two-hands alert kept for two close lifts ([`CloseLifts`]), at the first
+    /// observation after them that is not a lift: `placed`, a piece put down (with its name,
+    /// on a board that names pieces), or anything else (`None`). A piece lifted on one of the
+    /// two squares put down on the other within the threshold of its lift was carried
+    /// between them faster than the threshold allows one hand: the board then shows a hand
+    /// covering the two squares that fast, and the lifts are no evidence of a second one.
+    pub(super) fn tell_close_lifts(
+        &mut self,
+        placed: Option<(Square, Option<Piece>)>,
+        t: Millis,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(CloseLifts { mut alert, lifts }) = self.close_lifts.take() else {
+            return;
+        };
+        let carried = placed.and_then(|(sq, piece)| {
+            let lifted = lifts.iter().find(|l| l.from != sq)?;
+            let onto_other = lifts.iter().any(|l| l.from == sq);
+            let same = piece.is_none_or(|p| p == lifted.piece);
+            (onto_other && same).then(|| (lifted.from, sq, t.saturating_sub(lifted.t_ms)))
+        });
+        if let Some((from, to, ms)) = carried
+            && ms < self.config.two_hands_threshold_ms
+        {
+            alert.severity = Severity::Info;
+            alert.evidence_ms.push(t);
+            alert.message = format!(
+                "pieces lifted on {} and {} were reported {} ms apart, but the piece lifted on \
+                 {from} was put down on {to} {ms} ms after it left: a hand covered the two \
+                 squares that fast, so the time between the lifts cannot tell two hands (7.5.4) \
+                 from one",
+                lifts[0].from,
+                lifts[1].from,
+                lifts[1].t_ms.saturating_sub(lifts[0].t_ms)
+            );
+        }
         out.push(Event::Alert(alert));
     }
 

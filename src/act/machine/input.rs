@@ -42,6 +42,14 @@ impl Machine {
         self.correct_due_surplus(t, out);
         self.settle_completion(t);
         self.lifted_last = matches!(obs.kind, ObservationKind::Emptied(_));
+        if !matches!(
+            obs.kind,
+            ObservationKind::Emptied(_)
+                | ObservationKind::Placed(..)
+                | ObservationKind::ClockTimes(_)
+        ) {
+            self.tell_close_lifts(None, t, out);
+        }
         self.physical
             .name_after(self.record.game().position().board());
         match &obs.kind {
@@ -94,6 +102,7 @@ impl Machine {
         out: &mut Vec<Event>,
     ) {
         self.seen(sq, t);
+        self.tell_close_lifts(Some((sq, piece)), t, out);
         if self.phase == Phase::Playing {
             self.on_place(sq, piece, t, out);
         }

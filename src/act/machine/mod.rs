@@ -113,6 +113,8 @@ pub struct Machine {
     wrong_setup: Vec<Square>,
     /// The ply a suspected 7.5.4 was raised for: once a ply.
     two_hands_ply: Option<u32>,
+    /// Two close lifts whose 7.5.4 alert waits for where their pieces are put down.
+    close_lifts: Option<hands::CloseLifts>,
     /// The ends waiting: an automatic end, a result signal, analyses.
     ends: Ends,
     /// A surplus piece: its square, when it was placed, when to look for its lost lift.
@@ -163,6 +165,7 @@ impl Machine {
             presses: Presses::new(),
             wrong_setup: Vec::new(),
             two_hands_ply: None,
+            close_lifts: None,
             ends: Ends::new(),
             surplus: None,
             lifted_last: false,

@@ -31,6 +31,7 @@ impl Machine {
             .map(|(_, m)| m);
         let s = self.sensed();
         let d = s.diff(current.board());
+        let only_gone = (d & s.board.occupied()).is_empty();
         if let Some(m) = s.unfinished_promotion(&current).or(at_press) {
             self.promotion_at_press(by, m, t, out);
         } else if d.is_empty()
@@ -85,7 +86,12 @@ impl Machine {
                 self.judge_answer_in_turn(by, t);
             }
         } else if !self.take_up_again_at_press(by, t, out) && !self.press_after_gap(by, t, d, out) {
-            self.completed_illegal_move(by, t, d, out);
+            if only_gone {
+                out.push(Event::Alert(self.landings_unseen_at_press(by, t, d)));
+                self.await_board(by, t, d, out);
+            } else {
+                self.completed_illegal_move(by, t, d, out);
+            }
         }
     }
 
@@ -312,6 +318,29 @@ impl Machine {
             a.squares.join(" or ")
         );
         Some(a)
+    }
+
+    /// 8.5.3, when the board at the press differs from the game only by pieces gone from
+    /// `gone` (and no move of the presser's, made or being made, explains it): nothing
+    /// stands where the game has nothing or another piece, so the board shows no piece moved
+    /// where no legal move takes it, and no illegal move (7.5.1). Pieces in the players'
+    /// hands and pieces put down on squares the board has not reported since (a square
+    /// sampled before a piece came and after it left, a lost report) leave the same board.
+    /// The press completes its move once the board shows it.
+    fn landings_unseen_at_press(&self, by: Color, t: Millis, gone: Bitboard) -> Alert {
+        let mut a = self.alert("8.5.3", Some(by), t, Severity::Warning);
+        a.evidence_ms = vec![t];
+        a.squares = gone.into_iter().map(|sq| sq.to_string()).collect();
+        a.message = format!(
+            "{} pressed the clock, but the board shows pieces gone from {} and none put down \
+             where it differs from the game: where they went was not reported (pieces still in \
+             hand, or landings the board's scan missed), so this is not judged as an illegal \
+             move. The arbiter should check the board; the press completes the move once the \
+             board shows it",
+            color_word(by),
+            a.squares.join(" ")
+        );
+        a
     }
 
     /// 8.5.3, when the board shows a piece one too many at the press whose square, were it

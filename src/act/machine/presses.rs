@@ -1,6 +1,6 @@
 //! Clock presses: which move a press completes, and when it is judged.
 
-use shakmaty::{Bitboard, Color, Move, Position};
+use shakmaty::{Bitboard, Color, Move, Position, Square};
 
 use super::doubt::Doubt;
 use super::press::{PRESS_WAITS_FOR_MOTION, Press, WHEN_RESTORED};
@@ -364,7 +364,10 @@ impl Machine {
 
     /// True when the opponent of `by` lifted a piece for the reply recorded last before `t`,
     /// and `by` has lifted nothing since that reply arrived: a press by `by` at `t` is for
-    /// his move before the reply, not for a new one.
+    /// his move before the reply, not for a new one. On a board that names pieces, a piece
+    /// of `by`'s that the reply's piece could have captured instead (the reply still open,
+    /// its piece going on to take it) may be lifted by the opponent's hand, not his: it does
+    /// not show him moving again.
     pub(super) fn reply_begun_before(&self, by: Color, t: Millis) -> bool {
         let n = self.record.game().plies();
         let (Some(&made), Some(&replied)) = (
@@ -381,7 +384,21 @@ impl Machine {
             .lifts()
             .iter()
             .any(|l| lifted(&l, !by, made) && l.t_ms < t);
-        let moving_again = self.touches.lifts().iter().any(|l| lifted(&l, by, replied));
+        let taken_by_reply = |sq: Square| {
+            if !self.names_pieces() {
+                return false;
+            }
+            let reply = self.record.game().moves()[n - 1].mv;
+            self.record.game().positions()[n - 1]
+                .legal_moves()
+                .into_iter()
+                .any(|m| m.from() == reply.from() && m.is_capture() && m.to() == sq)
+        };
+        let moving_again = self
+            .touches
+            .lifts()
+            .iter()
+            .any(|l| lifted(&l, by, replied) && !taken_by_reply(l.sq));
         began && !moving_again
     }
 
