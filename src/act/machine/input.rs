@@ -33,6 +33,7 @@ impl Machine {
         let t = obs.t_ms;
         self.catch_up(t, out);
         self.now = self.now.max(t);
+        self.gap.observed();
         if self.gap.observation_read() {
             // A hold begun on recovered observations lasts from the first live one.
             self.hold.timed_from(t);

@@ -111,7 +111,7 @@ fn machine_config_for(control: &TimeControl) -> MachineConfig {
 /// without the recorder (6.1; the recorder started, or started again on a new round, after
 /// it), and a board a short sequence of legal moves from the start shows a game begun unseen.
 fn unseen(mut machine: Machine) -> Machine {
-    machine.link_lost();
+    machine.not_read_before();
     machine
 }
 

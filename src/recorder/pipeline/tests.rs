@@ -1370,14 +1370,19 @@ fn first_read_mid_game(
 /// round): its first picture of the board shows 1.d4 d5 2.c4 already made, and 2...e6 is
 /// then made and pressed for. The old recorder waited for a start position it never saw and
 /// recorded nothing of the game (simulation seeds 500 and 409). The game begins at the start
-/// with the moves read across the gap, on every kind of board, with no penalty for what the
-/// recorder did not see.
+/// with the moves read across the gap, on every kind of board that names its pieces, with no
+/// penalty for what the recorder did not see. (A board that senses occupancy only is not
+/// read so: a finished game being set back looks like a short opening by occupancy alone;
+/// it is told after a minute of moves, `a_game_too_far_along_…`.)
 #[test]
 fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
     use crate::act::GapAccount;
     use crate::board::kind::BoardKind;
     use shakmaty::{Color, Piece, Role, Square};
-    for kind in BoardKind::ALL {
+    for kind in BoardKind::ALL
+        .into_iter()
+        .filter(|kind| kind.identifies_pieces())
+    {
         let mut game = Game::standard();
         for m in ["d4", "d5", "c4"] {
             game.play_san(m).expect("legal");
@@ -1461,13 +1466,122 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
                     ObservationKind::Placed(Square::B5, piece(Color::Black, Role::Pawn)),
                 ),
                 (6_600, ObservationKind::ClockPressed { by: Color::Black }),
+                (66_000, ObservationKind::Emptied(Square::F3)),
+                (
+                    66_200,
+                    ObservationKind::Placed(Square::G5, piece(Color::White, Role::Knight)),
+                ),
+                (66_600, ObservationKind::ClockPressed { by: Color::White }),
             ],
         );
         assert!(p.record().moves.is_empty(), "{kind}: {events:?}");
+        let told_before = |before: Millis| {
+            events.iter().any(|e| {
+                matches!(e, Event::Alert(a)
+                    if a.severity != Severity::Info && a.before_game && a.t_ms < before)
+            })
+        };
+        assert!(
+            !told_before(60_000),
+            "{kind}: told before a minute of moves: {events:?}"
+        );
         let told = events
             .iter()
             .any(|e| matches!(e, Event::Alert(a) if a.severity != Severity::Info && a.before_game));
         assert!(told, "{kind}: a game nothing records, untold: {events:?}");
+    }
+}
+
+/// A recorder started on a board that still shows a finished game's position, which is then
+/// set back to the start (pieces moved home, the captured ones put back): no game was in
+/// progress, and the arbiter is told nothing; the game that follows is recorded.
+#[test]
+fn a_board_set_back_to_the_start_after_the_recorder_first_read_it_is_no_game_in_progress() {
+    use crate::board::kind::BoardKind;
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in [
+            "e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5", "d4", "Nf6", "Nf3", "Bf5",
+        ] {
+            game.play_san(m).expect("legal");
+        }
+        let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
+        let home = |t: Millis, from: Square, to: Square, color, role| {
+            [
+                (t, ObservationKind::Emptied(from)),
+                (t + 300, ObservationKind::Placed(to, piece(color, role))),
+            ]
+        };
+        let mut reset = Vec::new();
+        reset.extend(home(
+            3_000,
+            Square::F5,
+            Square::C8,
+            Color::Black,
+            Role::Bishop,
+        ));
+        reset.extend(home(
+            5_000,
+            Square::F6,
+            Square::G8,
+            Color::Black,
+            Role::Knight,
+        ));
+        reset.extend(home(
+            7_000,
+            Square::A5,
+            Square::D8,
+            Color::Black,
+            Role::Queen,
+        ));
+        reset.extend(home(
+            9_000,
+            Square::F3,
+            Square::G1,
+            Color::White,
+            Role::Knight,
+        ));
+        reset.extend(home(
+            11_000,
+            Square::C3,
+            Square::B1,
+            Color::White,
+            Role::Knight,
+        ));
+        reset.extend(home(
+            13_000,
+            Square::D4,
+            Square::D2,
+            Color::White,
+            Role::Pawn,
+        ));
+        reset.push((
+            15_000,
+            ObservationKind::Placed(Square::E2, piece(Color::White, Role::Pawn)),
+        ));
+        reset.push((
+            17_000,
+            ObservationKind::Placed(Square::D7, piece(Color::Black, Role::Pawn)),
+        ));
+        reset.extend(home(
+            80_000,
+            Square::E2,
+            Square::E4,
+            Color::White,
+            Role::Pawn,
+        ));
+        reset.push((81_000, ObservationKind::ClockPressed { by: Color::White }));
+        let (p, events) = first_read_mid_game(kind, &game, reset);
+        let warned = events
+            .iter()
+            .any(|e| matches!(e, Event::Alert(a) if a.severity != Severity::Info));
+        assert!(!warned, "{kind}: a board set back told: {events:?}");
+        assert_eq!(
+            p.record().moves.len(),
+            1,
+            "{kind}: 1.e4 recorded: {events:?}"
+        );
     }
 }
 
