@@ -33,7 +33,6 @@ impl Machine {
         let t = obs.t_ms;
         self.catch_up(t, out);
         self.now = self.now.max(t);
-        self.gap.observed();
         if self.gap.observation_read() {
             // A hold begun on recovered observations lasts from the first live one.
             self.hold.timed_from(t);
@@ -124,6 +123,7 @@ impl Machine {
             self.gap.outage_seen(t);
         }
         self.physical.replace(&board);
+        self.gap.pictured(self.physical.board().occupied());
         self.board_changed(t, out);
     }
 

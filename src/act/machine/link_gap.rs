@@ -86,8 +86,9 @@ pub(super) struct LinkGap {
     /// The recorder had not read the board before this gap (it started, or started again
     /// on a new round, with the board as it found it).
     never_read: bool,
-    /// Something was observed of the board since this machine was made.
-    observed: bool,
+    /// The squares occupied in the first whole picture of the board (its dump) the recorder
+    /// read, when it had not read the board before.
+    first_picture: Option<Bitboard>,
 }
 
 /// How long pieces may be moved on a board no short sequence from the start explains before
@@ -125,7 +126,7 @@ impl LinkGap {
             last_recovered: false,
             unexplained_start: None,
             never_read: false,
-            observed: false,
+            first_picture: None,
         }
     }
 
@@ -177,23 +178,35 @@ impl LinkGap {
         self.link_restored(t, 0);
     }
 
-    /// Something was observed of the board.
-    pub(super) fn observed(&mut self) {
-        self.observed = true;
+    /// A whole picture of the board (its dump) showed pieces on `occupied`: the first one,
+    /// when the recorder had not read the board before, is the board as it found it.
+    pub(super) fn pictured(&mut self, occupied: Bitboard) {
+        if self.never_read && self.first_picture.is_none() {
+            self.first_picture = Some(occupied);
+        }
     }
 
     /// The link was lost at `t` with nothing recorded: once the board was read, what it
     /// shows next is an ordinary gap.
     pub(super) fn lost_before_game(&mut self, t: Millis) {
-        if self.observed {
+        if self.first_picture.is_some() {
             self.never_read = false;
         }
         self.link_restored(t, 0);
     }
 
-    /// True when the recorder had not read the board before this gap.
-    pub(super) fn never_read(&self) -> bool {
-        self.never_read
+    /// A game may be begun at the start across the gap on a board with pieces on
+    /// `occupied`, when a short sequence of moves explains it. After the link was lost, on
+    /// any board. Across the recorder's first read, only on the board as it was first read,
+    /// or with at most two pieces put down on it since (a move in the hand then): a game's
+    /// moves take it further from the start, so a board that such a sequence explains only
+    /// after pieces were taken off squares of the first picture is being set back to the
+    /// start (a finished game's pieces going home), not played.
+    pub(super) fn may_begin_across(&self, occupied: Bitboard) -> bool {
+        match self.first_picture.filter(|_| self.never_read) {
+            Some(first) => (first & !occupied).is_empty() && (occupied & !first).count() <= 2,
+            None => true,
+        }
     }
 
     /// True once the link has been down and came back (or was lost before a game began).

@@ -80,14 +80,15 @@ impl Machine {
     /// goes on waiting, and once pieces are moved on such a board, a warning tells the
     /// arbiter that a game may be in progress that nothing records.
     ///
-    /// A board that senses only occupancy, read for the first time, is not begun across the
-    /// gap: a finished game's pieces being set back to the start pass through positions
-    /// that short legal sequences explain by occupancy alone.
+    /// Across the recorder's first read, only the board as first read is begun so (see
+    /// `LinkGap::may_begin_across`): a
+    /// finished game's pieces being set back to the start pass through positions that short
+    /// legal sequences explain, by occupancy alone on boards that do not tell pieces apart.
     pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
         if self.phase != Phase::Waiting || !self.gap.was_down() {
             return;
         }
-        if self.config.identifies_pieces || !self.gap.never_read() {
+        if self.gap.may_begin_across(self.physical.board().occupied()) {
             self.begin_if_explained(t, out);
         }
         if self.phase == Phase::Waiting {
