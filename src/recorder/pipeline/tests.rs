@@ -1540,6 +1540,64 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
     }
 }
 
+/// The recorder came up too late to read the round's game (ten plies along: told), and the
+/// arbiter entered its result from the scoresheets; the players then set the pieces up for a
+/// post-mortem and play 1.e4. The board's file holds the one game, with the arbiter's
+/// result: the post-mortem is after the game, not a second game of the round (simulation
+/// seed 654, whose file held the post-mortem beside the arbiter's result).
+#[test]
+fn a_post_mortem_after_the_arbiters_result_for_a_game_never_seen_begun_is_no_game() {
+    use crate::board::kind::BoardKind;
+    use crate::board::{Observation, Snapshot};
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in [
+            "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
+        ] {
+            game.play_san(m).expect("legal");
+        }
+        let (mut p, mut events) = first_read_mid_game(kind, &game, Vec::new());
+        let request = ArbiterRequest {
+            who: "Anna".into(),
+            board: 1,
+            action: ArbiterAction::SetResult {
+                result: "1/2-1/2".into(),
+                reason: "from the scoresheets".into(),
+            },
+            key: None,
+        };
+        p.on_arbiter(30_000, &request, &mut events)
+            .expect("result entered");
+        let start = Snapshot {
+            board: shakmaty::Board::new(),
+            identifies_pieces: true,
+        };
+        let start = if kind.identifies_pieces() {
+            start
+        } else {
+            start.occupancy_only()
+        };
+        let pawn = kind.identifies_pieces().then_some(Piece {
+            color: Color::White,
+            role: Role::Pawn,
+        });
+        for (t_ms, kind) in [
+            (40_000, ObservationKind::Snapshot(start)),
+            (42_000, ObservationKind::Emptied(Square::E2)),
+            (42_200, ObservationKind::Placed(Square::E4, pawn)),
+            (42_600, ObservationKind::ClockPressed { by: Color::White }),
+        ] {
+            p.on_observation(&Observation { t_ms, kind }, &mut events);
+        }
+        p.tick(50_000, &mut events);
+        let pgn = p.board_pgn();
+        assert_eq!(pgn.matches("[Event ").count(), 1, "{kind}: {pgn}");
+        assert_eq!(p.record().result, "1/2-1/2", "{kind}: {pgn}");
+        assert!(p.record().moves.is_empty(), "{kind}: {pgn}");
+    }
+}
+
 /// A recorder started on a board that still shows a finished game's position, which is then
 /// set back to the start (pieces moved home, the captured ones put back): no game was in
 /// progress, and the arbiter is told nothing; the game that follows is recorded.
