@@ -77,13 +77,13 @@ impl Machine {
     /// started, 6.1) shows its first moves. When a short sequence of legal moves from the
     /// start explains the board, the game begins at the start with them read across the
     /// gap, as after any gap (marked when their order is not certain); otherwise the machine
-    /// goes on waiting, and once pieces are moved on such a board, a warning tells the
-    /// arbiter that a game may be in progress that nothing records.
+    /// goes on waiting, and once pieces have been moved on such a board for a minute, a
+    /// warning tells the arbiter that a game may be in progress that nothing records.
     ///
     /// Across the recorder's first read, only the board as first read is begun so (see
-    /// `LinkGap::may_begin_across`): a
-    /// finished game's pieces being set back to the start pass through positions that short
-    /// legal sequences explain, by occupancy alone on boards that do not tell pieces apart.
+    /// `LinkGap::may_begin_across`): a finished game's pieces being set back to the start
+    /// pass through positions that short legal sequences explain, by occupancy alone on
+    /// boards that do not tell pieces apart.
     pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
         if self.phase != Phase::Waiting || !self.gap.was_down() {
             return;

@@ -8,8 +8,8 @@ use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
 
 /// The comment of a game the recorder never saw begin (no start position, no move read)
-/// whose result the arbiter entered: none of its moves is in the file, and how long it
-/// lasted is on the scoresheets, not here.
+/// whose result the arbiter entered, a forfeit aside: none of its moves is in the file, and
+/// how long it lasted is on the scoresheets, not here.
 pub const NOT_SEEN_BEGUN: &str = "the recorder did not see this game begin: none of its \
                                   moves is recorded; they are on the scoresheets";
 
@@ -165,7 +165,12 @@ impl BoardPipeline {
             }
         }
         let mut initial_comments = Vec::new();
-        if !self.started && self.ending.is_some() {
+        if !self.started
+            && self
+                .ending
+                .as_ref()
+                .is_some_and(|e| !e.reason.to_ascii_lowercase().contains("forfeit"))
+        {
             initial_comments.push(NOT_SEEN_BEGUN.to_string());
         }
         if let Some(before) = &self.before_gap {
