@@ -1335,6 +1335,23 @@ fn a_game_closed_by_a_set_up_found_after_a_gap_says_its_last_moves_were_not_seen
     }
 }
 
+/// A whole picture of `board` as a board of `kind` sends it (occupancy only on a board that
+/// does not tell pieces apart).
+fn picture_on(
+    kind: crate::board::kind::BoardKind,
+    board: &shakmaty::Board,
+) -> crate::board::Snapshot {
+    let picture = crate::board::Snapshot {
+        board: board.clone(),
+        identifies_pieces: true,
+    };
+    if kind.identifies_pieces() {
+        picture
+    } else {
+        picture.occupancy_only()
+    }
+}
+
 /// A pipeline for a board of `kind` whose first picture shows `game`'s position (the
 /// recorder saw nothing before it), then `then`, and the events it gave.
 fn first_read_mid_game(
@@ -1342,16 +1359,8 @@ fn first_read_mid_game(
     game: &Game,
     then: Vec<(Millis, ObservationKind)>,
 ) -> (BoardPipeline, Vec<Event>) {
-    use crate::board::{Observation, Snapshot};
-    let picture = Snapshot {
-        board: game.position().board().clone(),
-        identifies_pieces: true,
-    };
-    let picture = if kind.identifies_pieces() {
-        picture
-    } else {
-        picture.occupancy_only()
-    };
+    use crate::board::Observation;
+    let picture = picture_on(kind, game.position().board());
     let mut p = BoardPipeline::new(
         GameTags::new(&EventConfig::default(), 1),
         TimeControl::parse("5400+30").unwrap(),
@@ -1438,8 +1447,8 @@ fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
 /// read bound what is begun; a game under way when the recorder comes back loses nothing.
 #[test]
 fn a_game_begun_while_the_recorder_was_down_after_it_read_the_board_is_recorded() {
+    use crate::board::Observation;
     use crate::board::kind::BoardKind;
-    use crate::board::{Observation, Snapshot};
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
         let mut finished = Game::standard();
@@ -1454,15 +1463,7 @@ fn a_game_begun_while_the_recorder_was_down_after_it_read_the_board_is_recorded(
         for m in ["d4", "d5", "c4"] {
             game.play_san(m).expect("legal");
         }
-        let picture = Snapshot {
-            board: game.position().board().clone(),
-            identifies_pieces: true,
-        };
-        let picture = if kind.identifies_pieces() {
-            picture
-        } else {
-            picture.occupancy_only()
-        };
+        let picture = picture_on(kind, game.position().board());
         let pawn = kind.identifies_pieces().then_some(Piece {
             color: Color::Black,
             role: Role::Pawn,
@@ -1547,8 +1548,8 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
 /// seed 654, whose file held the post-mortem beside the arbiter's result).
 #[test]
 fn a_post_mortem_after_the_arbiters_result_for_a_game_never_seen_begun_is_no_game() {
+    use crate::board::Observation;
     use crate::board::kind::BoardKind;
-    use crate::board::{Observation, Snapshot};
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
         let mut game = Game::standard();
@@ -1569,15 +1570,7 @@ fn a_post_mortem_after_the_arbiters_result_for_a_game_never_seen_begun_is_no_gam
         };
         p.on_arbiter(30_000, &request, &mut events)
             .expect("result entered");
-        let start = Snapshot {
-            board: shakmaty::Board::new(),
-            identifies_pieces: true,
-        };
-        let start = if kind.identifies_pieces() {
-            start
-        } else {
-            start.occupancy_only()
-        };
+        let start = picture_on(kind, &shakmaty::Board::new());
         let pawn = kind.identifies_pieces().then_some(Piece {
             color: Color::White,
             role: Role::Pawn,
