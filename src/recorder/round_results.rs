@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::pipeline::{MOVES_BEFORE_GAP, NOT_SEEN_BEGUN};
 use crate::event::trf::{Trf, TrfGame, TrfRound, result_codes};
 use crate::record::GameRecord;
 use crate::record::pgn::read_games_bytes;
@@ -133,13 +134,24 @@ impl Matching<'_> {
             self.name(g.white),
             self.name(g.black)
         );
-        let Some((w, b)) = result_codes(&game.result, is_forfeit(game), game.moves.len() < 2)
-        else {
+        let (short, whole, forfeit) = (
+            game.moves.len() < 2,
+            recorded_from_start(game),
+            is_forfeit(game),
+        );
+        let Some((w, b)) = result_codes(&game.result, forfeit, short && whole) else {
             self.out.notes.push(format!(
                 "{players} has no result yet; its columns are left as they are"
             ));
             return;
         };
+        if short && !whole && !forfeit {
+            self.out.notes.push(format!(
+                "{players}: its file does not hold the game from its start; its result is \
+                 written as a played game's (write W, D or L by hand if it lasted less than \
+                 one move)"
+            ));
+        }
         if g.codes.0 != ' ' && g.codes != (w, b) {
             self.out.notes.push(format!(
                 "{players}: the file has {} {}, the recorded game says {w} {b}; {}",
@@ -172,6 +184,17 @@ fn is_forfeit(game: &GameRecord) -> bool {
     tag(game, "Termination") == "rules infraction" && comments.contains("forfeit")
 }
 
+/// The file holds the game from its start: how many moves it has is how long the game
+/// lasted. A game the recorder never saw begin, or one that goes on from the board's
+/// position after a gap, lasted longer than its moves in the file say: the letters of a
+/// game of less than one move (not rated) are not for it, its result is a played one.
+fn recorded_from_start(game: &GameRecord) -> bool {
+    !game.initial_comments.iter().any(|c| {
+        let text = c.split_whitespace().collect::<Vec<_>>().join(" ");
+        text.starts_with(NOT_SEEN_BEGUN) || text.starts_with(MOVES_BEFORE_GAP)
+    })
+}
+
 /// Names that differ only in spaces and case are one name.
 fn same_name(a: &str, b: &str) -> bool {
     let norm = |s: &str| -> String {
@@ -185,4 +208,99 @@ fn same_name(a: &str, b: &str) -> bool {
 
 fn tag<'a>(game: &'a GameRecord, name: &str) -> &'a str {
     game.tag(name).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::TimeControl;
+    use crate::event::EventConfig;
+    use crate::record::arbiter::{ArbiterAction, ArbiterRequest};
+    use crate::record::pgn::write_game;
+    use crate::recorder::pipeline::{BoardPipeline, GameTags};
+
+    /// Board 3 of round 3 of the fixture: players 9 (White) and 8 (Black).
+    const WHITE: &str = "Björk, Ingrid";
+    const BLACK: &str = "Núñez, Iñaki";
+
+    /// The codes `touchmove results` gives players 9 and 8 for `game` as board 3's file.
+    fn codes_of(game: &GameRecord) -> (Option<char>, Option<char>) {
+        let trf_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trf/accents-utf8.trf");
+        let trf = Trf::load(&trf_path, None).expect("fixture readable");
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let round_dir = dir.path().join("round-3");
+        std::fs::create_dir_all(&round_dir).expect("round folder");
+        std::fs::write(round_dir.join("game-3.pgn"), write_game(game)).expect("game file");
+        let results = collect(&trf, 3, dir.path(), false).expect("round read");
+        assert!(results.problems.is_empty(), "{:?}", results.problems);
+        (
+            results.codes.get(&9).copied(),
+            results.codes.get(&8).copied(),
+        )
+    }
+
+    fn with_players(mut game: GameRecord) -> GameRecord {
+        for (name, value) in &mut game.tags {
+            match name.as_str() {
+                "White" => *value = WHITE.to_string(),
+                "Black" => *value = BLACK.to_string(),
+                "Round" => *value = "3.3".to_string(),
+                _ => {}
+            }
+        }
+        game
+    }
+
+    /// The recorder never saw the game begin (it came up too late, and told the arbiter), and
+    /// the arbiter entered the draw from the scoresheets: a played draw (`=`), not the `D` of
+    /// a game that lasted less than one move (simulation seed 500).
+    #[test]
+    fn a_result_the_arbiter_entered_for_a_game_never_seen_begun_is_a_played_result() {
+        let control = TimeControl::parse("5400+30").expect("time control");
+        let mut p = BoardPipeline::new(GameTags::new(&EventConfig::default(), 3), control);
+        let request = ArbiterRequest {
+            who: "Anna".into(),
+            board: 3,
+            action: ArbiterAction::SetResult {
+                result: "1/2-1/2".into(),
+                reason: "from the scoresheets".into(),
+            },
+            key: None,
+        };
+        p.on_arbiter(3_600_000, &request, &mut Vec::new())
+            .expect("result entered");
+        assert_eq!(codes_of(&with_players(p.record())), (Some('='), Some('=')));
+    }
+
+    /// A game that goes on from the board's position after a gap, with no move since and the
+    /// arbiter's draw: played (`=`), as the moves before the gap show (simulation seed 409).
+    #[test]
+    fn a_game_taken_up_from_the_board_with_no_move_since_is_a_played_result() {
+        let pgn = format!(
+            "[Event \"Test\"]\n[Round \"3.3\"]\n[White \"{WHITE}\"]\n[Black \"{BLACK}\"]\n\
+             [Result \"1/2-1/2\"]\n[SetUp \"1\"]\n\
+             [FEN \"rnbqkbnr/pppp1ppp/4p3/8/3PP3/8/PPP2PPP/RN1QKBNR b KQkq - 0 1\"]\n\n\
+             {{moves before the gap: 1.e4; the moves made while the link was down were not \
+             observed and no legal sequence explains the board, so the game goes on from the \
+             board's position}} {{1/2-1/2 from the scoresheets}} 1/2-1/2\n"
+        );
+        let game = crate::record::pgn::read_games(&pgn)
+            .expect("game file")
+            .remove(0);
+        assert_eq!(codes_of(&game), (Some('='), Some('=')));
+    }
+
+    /// A game recorded from its start that ended before a move each still gets the letters of
+    /// a game of less than one move.
+    #[test]
+    fn a_game_recorded_from_its_start_with_one_move_gets_the_unplayed_letters() {
+        let pgn = format!(
+            "[Event \"Test\"]\n[Round \"3.3\"]\n[White \"{WHITE}\"]\n[Black \"{BLACK}\"]\n\
+             [Result \"1-0\"]\n\n1. e4 {{1-0 Black lost on time}} 1-0\n"
+        );
+        let game = crate::record::pgn::read_games(&pgn)
+            .expect("game file")
+            .remove(0);
+        assert_eq!(codes_of(&game), (Some('W'), Some('L')));
+    }
 }

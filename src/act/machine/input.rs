@@ -132,6 +132,7 @@ impl Machine {
             self.gap.outage_seen(t);
         }
         self.physical.replace(&board);
+        self.gap.pictured(self.physical.board().occupied());
         self.board_changed(t, out);
     }
 

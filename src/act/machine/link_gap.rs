@@ -80,9 +80,32 @@ pub(super) struct LinkGap {
     untimed_span: Option<(Millis, Millis)>,
     /// The last observation was a recovered one.
     last_recovered: bool,
-    /// No game begun since the link came back: the squares of the first picture no short
-    /// sequence of moves from the start explained, and whether moves made on it were told.
-    unexplained_start: Option<(Bitboard, bool)>,
+    /// No game begun since the link came back: the first picture no short sequence of moves
+    /// from the start explains ([`UnexplainedBoard`]).
+    unexplained_start: Option<UnexplainedBoard>,
+    /// The recorder had not read the board before this gap (it started, or started again
+    /// on a new round, with the board as it found it).
+    never_read: bool,
+    /// The squares occupied in the first whole picture of the board (its dump) the recorder
+    /// read, when it had not read the board before.
+    first_picture: Option<Bitboard>,
+}
+
+/// How long pieces may be moved on a board no short sequence from the start explains before
+/// the arbiter is told that a game may be in progress unrecorded: a board being set back to
+/// the start position (pieces moved home, the captured ones put back) takes less.
+const STILL_PLAYED_MS: Millis = 60_000;
+
+/// A board that showed, at the first picture after the link came back, a position no short
+/// sequence of moves from the start explains.
+#[derive(Debug, Clone)]
+struct UnexplainedBoard {
+    /// The squares occupied then (or when pieces were last added).
+    first: Bitboard,
+    /// When pieces were first moved on it since.
+    moved_at: Option<Millis>,
+    /// Whether the arbiter was told.
+    told: bool,
 }
 
 impl LinkGap {
@@ -102,6 +125,8 @@ impl LinkGap {
             untimed_span: None,
             last_recovered: false,
             unexplained_start: None,
+            never_read: false,
+            first_picture: None,
         }
     }
 
@@ -119,21 +144,69 @@ impl LinkGap {
         self.restored = Some((t, plies));
     }
 
-    /// No game begun since the link came back, a picture with pieces on `occupied` that no
-    /// short sequence of moves from the start explains: true the first time pieces have
-    /// been moved on the board since the first such picture (two squares it had empty
-    /// filled, no piece added), a game in progress the recorder cannot read from the start.
-    /// Pieces added (the board being set up) start the comparison again.
-    pub(super) fn moved_on_unexplained_board(&mut self, occupied: Bitboard) -> bool {
-        let (first, told) = self.unexplained_start.get_or_insert((occupied, false));
-        if occupied.count() > first.count() {
-            *first = occupied;
+    /// No game begun since the link came back, a picture with pieces on `occupied` at `t`
+    /// that no short sequence of moves from the start explains: true once, when pieces have
+    /// gone on being moved on the board (two squares it had empty filled, no piece added) for
+    /// [`STILL_PLAYED_MS`] without a start position: a game in progress the recorder cannot
+    /// read from the start. Pieces added (the board being set up) start the comparison
+    /// again, and a board set back to the start position within the minute is no game.
+    pub(super) fn moved_on_unexplained_board(&mut self, occupied: Bitboard, t: Millis) -> bool {
+        let board = self.unexplained_start.get_or_insert(UnexplainedBoard {
+            first: occupied,
+            moved_at: None,
+            told: false,
+        });
+        if occupied.count() > board.first.count() {
+            board.first = occupied;
+            board.moved_at = None;
         }
-        if *told || (occupied & !*first).count() < 2 {
+        if board.told {
             return false;
         }
-        *told = true;
-        true
+        if board.moved_at.is_none() && (occupied & !board.first).count() >= 2 {
+            board.moved_at = Some(t);
+        }
+        board.told = board
+            .moved_at
+            .is_some_and(|moved| t.saturating_sub(moved) >= STILL_PLAYED_MS);
+        board.told
+    }
+
+    /// The recorder has not read the board before: what it shows first is a gap.
+    pub(super) fn never_read_before(&mut self, t: Millis) {
+        self.never_read = true;
+        self.link_restored(t, 0);
+    }
+
+    /// A whole picture of the board (its dump) showed pieces on `occupied`: the first one,
+    /// when the recorder had not read the board before, is the board as it found it.
+    pub(super) fn pictured(&mut self, occupied: Bitboard) {
+        if self.never_read && self.first_picture.is_none() {
+            self.first_picture = Some(occupied);
+        }
+    }
+
+    /// The link was lost at `t` with nothing recorded: once the board was read, what it
+    /// shows next is an ordinary gap.
+    pub(super) fn lost_before_game(&mut self, t: Millis) {
+        if self.first_picture.is_some() {
+            self.never_read = false;
+        }
+        self.link_restored(t, 0);
+    }
+
+    /// A game may be begun at the start across the gap on a board with pieces on
+    /// `occupied`, when a short sequence of moves explains it. After the link was lost, on
+    /// any board. Across the recorder's first read, only on the board as it was first read,
+    /// or with at most two pieces put down on it since (a move in the hand then): a game's
+    /// moves take it further from the start, so a board that such a sequence explains only
+    /// after pieces were taken off squares of the first picture is being set back to the
+    /// start (a finished game's pieces going home), not played.
+    pub(super) fn may_begin_across(&self, occupied: Bitboard) -> bool {
+        match self.first_picture.filter(|_| self.never_read) {
+            Some(first) => (first & !occupied).is_empty() && (occupied & !first).count() <= 2,
+            None => true,
+        }
     }
 
     /// True once the link has been down and came back (or was lost before a game began).

@@ -60,7 +60,15 @@ impl Machine {
     /// first moves with no start position seen (see [`Machine::begin_across_gap`]).
     pub fn link_lost(&mut self) {
         if self.phase == Phase::Waiting {
-            self.gap.link_restored(self.now, 0);
+            self.gap.lost_before_game(self.now);
+        }
+    }
+
+    /// The recorder has not read the board before (it started, or started again on a new
+    /// round, 6.1): the board may show a game begun without it, read as across a gap.
+    pub fn not_read_before(&mut self) {
+        if self.phase == Phase::Waiting {
+            self.gap.never_read_before(self.now);
         }
     }
 
@@ -69,12 +77,28 @@ impl Machine {
     /// started, 6.1) shows its first moves. When a short sequence of legal moves from the
     /// start explains the board, the game begins at the start with them read across the
     /// gap, as after any gap (marked when their order is not certain); otherwise the machine
-    /// goes on waiting, and once pieces are moved on such a board, a warning tells the
-    /// arbiter that a game may be in progress that nothing records.
+    /// goes on waiting, and once pieces have been moved on such a board for a minute, a
+    /// warning tells the arbiter that a game may be in progress that nothing records.
+    ///
+    /// Across the recorder's first read, only the board as first read is begun so (see
+    /// `LinkGap::may_begin_across`): a finished game's pieces being set back to the start
+    /// pass through positions that short legal sequences explain, by occupancy alone on
+    /// boards that do not tell pieces apart.
     pub(super) fn begin_across_gap(&mut self, t: Millis, out: &mut Vec<Event>) {
         if self.phase != Phase::Waiting || !self.gap.was_down() {
             return;
         }
+        if self.gap.may_begin_across(self.physical.board().occupied()) {
+            self.begin_if_explained(t, out);
+        }
+        if self.phase == Phase::Waiting {
+            self.tell_game_unrecorded(t, out);
+        }
+    }
+
+    /// Begins the game at the start with the moves that explain the board read across the
+    /// gap, when a short sequence of legal moves does.
+    fn begin_if_explained(&mut self, t: Millis, out: &mut Vec<Event>) {
         let start = Start {
             game: self.starts.expected.clone().unwrap_or_else(Game::standard),
             chess960: false,
@@ -89,22 +113,22 @@ impl Machine {
         if begun.record.game().plies() > 0 {
             *self = begun;
             out.append(&mut events);
-            return;
         }
+    }
+
+    /// 8.5.3 before the game: pieces have been moved for a minute on a board that no short
+    /// sequence from the start explains, a game in progress that nothing records.
+    fn tell_game_unrecorded(&mut self, t: Millis, out: &mut Vec<Event>) {
         let occupied = self.physical.board().occupied();
-        if self.gap.moved_on_unexplained_board(occupied) {
+        if self.gap.moved_on_unexplained_board(occupied, t) {
             let mut a = self.alert("8.5.3", None, t, Severity::Warning);
             a.ply = 0;
             a.before_game = true;
-            a.message = format!(
-                "no start position was seen since the recorder last read this board, and \
-                 pieces are moved on a board that no sequence of up to {} legal moves from the \
-                 start explains: a game begun meanwhile is not being recorded; the arbiter \
-                 should enter its moves from the scoresheets, or have the start position set up",
-                self.config
-                    .max_gap_plies
-                    .max(self.config.max_reconstruction_plies)
-            );
+            a.message = "no start position was seen since the recorder last read this board, and \
+                 pieces have been moved for a minute on a board it could not read as a game \
+                 begun from one: a game begun meanwhile is not being recorded; the arbiter \
+                 should enter its moves from the scoresheets, or have the start position set up"
+                .to_string();
             out.push(Event::Alert(a));
         }
     }

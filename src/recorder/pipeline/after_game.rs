@@ -64,10 +64,12 @@ impl BoardPipeline {
         }
     }
 
-    /// A game was started and has moves or a result: a new set-up closes it rather than
-    /// replacing it.
+    /// The game has moves or a result: a new set-up closes it rather than replacing it. A
+    /// result the arbiter entered for a game the recorder never saw begin (it came up too
+    /// late to read it, and said so) ends the board's game too: the start position shown
+    /// after it is a post-mortem or the next round's set-up, not a game of this round.
     fn has_game(&self) -> bool {
-        self.started && (!self.moves.is_empty() || self.ending.is_some())
+        !self.moves.is_empty() || self.ending.is_some()
     }
 
     /// 8.5.3: a game without a result closed at `t_ms` by a set-up the board showed when it

@@ -7,6 +7,12 @@ use crate::event::{EventConfig, Player};
 use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
 
+/// The comment of a game the recorder never saw begin (no start position, no move read)
+/// whose result the arbiter entered, a forfeit aside: none of its moves is in the file, and
+/// how long it lasted is on the scoresheets, not here.
+pub const NOT_SEEN_BEGUN: &str = "the recorder did not see this game begin: none of its \
+                                  moves is recorded; they are on the scoresheets";
+
 /// The tags that identify a board's game for its lifetime (lichess matches games on them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameTags {
@@ -159,6 +165,14 @@ impl BoardPipeline {
             }
         }
         let mut initial_comments = Vec::new();
+        if !self.started
+            && self
+                .ending
+                .as_ref()
+                .is_some_and(|e| !e.reason.to_ascii_lowercase().contains("forfeit"))
+        {
+            initial_comments.push(NOT_SEEN_BEGUN.to_string());
+        }
         if let Some(before) = &self.before_gap {
             initial_comments.push(before.comment());
         }

@@ -16,6 +16,10 @@ use crate::rules::Game;
 /// The comment that marks a span of moves whose order was not observed.
 pub const ORDER_NOT_OBSERVED: &str = "order not observed";
 
+/// How the comment of a game file that goes on from the board's position after a gap
+/// begins: the moves before the gap follow, the ones made during it are not in the file.
+pub const MOVES_BEFORE_GAP: &str = "moves before the gap";
+
 /// Moves made during a gap, recorded in the likeliest order, until the arbiter settles it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct OrderSpan {
@@ -59,7 +63,7 @@ impl BeforeGap {
             .start_fen
             .as_deref()
             .map_or(String::new(), |fen| format!(" from {fen}"));
-        let mut text = format!("moves before the gap{start}: {}", self.line());
+        let mut text = format!("{MOVES_BEFORE_GAP}{start}: {}", self.line());
         for line in &self.later {
             text.push_str(&format!("; then, between later gaps: {line}"));
         }

@@ -33,9 +33,9 @@ pub use after_game::RESTART_PLIES;
 use board_log::BoardLog;
 pub use board_log::LogReport;
 use game_record::Ending;
-pub use game_record::GameTags;
-pub use gaps::ORDER_NOT_OBSERVED;
+pub use game_record::{GameTags, NOT_SEEN_BEGUN};
 use gaps::{BeforeGap, OrderSpan};
+pub use gaps::{MOVES_BEFORE_GAP, ORDER_NOT_OBSERVED};
 
 /// One board's game in the making.
 #[derive(Debug, Clone)]
@@ -111,7 +111,7 @@ fn machine_config_for(control: &TimeControl) -> MachineConfig {
 /// without the recorder (6.1; the recorder started, or started again on a new round, after
 /// it), and a board a short sequence of legal moves from the start shows a game begun unseen.
 fn unseen(mut machine: Machine) -> Machine {
-    machine.link_lost();
+    machine.not_read_before();
     machine
 }
 

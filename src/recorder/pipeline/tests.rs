@@ -1335,6 +1335,23 @@ fn a_game_closed_by_a_set_up_found_after_a_gap_says_its_last_moves_were_not_seen
     }
 }
 
+/// A whole picture of `board` as a board of `kind` sends it (occupancy only on a board that
+/// does not tell pieces apart).
+fn picture_on(
+    kind: crate::board::kind::BoardKind,
+    board: &shakmaty::Board,
+) -> crate::board::Snapshot {
+    let picture = crate::board::Snapshot {
+        board: board.clone(),
+        identifies_pieces: true,
+    };
+    if kind.identifies_pieces() {
+        picture
+    } else {
+        picture.occupancy_only()
+    }
+}
+
 /// A pipeline for a board of `kind` whose first picture shows `game`'s position (the
 /// recorder saw nothing before it), then `then`, and the events it gave.
 fn first_read_mid_game(
@@ -1342,16 +1359,8 @@ fn first_read_mid_game(
     game: &Game,
     then: Vec<(Millis, ObservationKind)>,
 ) -> (BoardPipeline, Vec<Event>) {
-    use crate::board::{Observation, Snapshot};
-    let picture = Snapshot {
-        board: game.position().board().clone(),
-        identifies_pieces: true,
-    };
-    let picture = if kind.identifies_pieces() {
-        picture
-    } else {
-        picture.occupancy_only()
-    };
+    use crate::board::Observation;
+    let picture = picture_on(kind, game.position().board());
     let mut p = BoardPipeline::new(
         GameTags::new(&EventConfig::default(), 1),
         TimeControl::parse("5400+30").unwrap(),
@@ -1370,8 +1379,9 @@ fn first_read_mid_game(
 /// round): its first picture of the board shows 1.d4 d5 2.c4 already made, and 2...e6 is
 /// then made and pressed for. The old recorder waited for a start position it never saw and
 /// recorded nothing of the game (simulation seeds 500 and 409). The game begins at the start
-/// with the moves read across the gap, on every kind of board, with no penalty for what the
-/// recorder did not see.
+/// with the moves read across the gap, on every kind of board (on a Pegasus, which senses
+/// occupancy only, too: simulation seed 600, whose game was lost when such boards were not
+/// read so), with no penalty for what the recorder did not see.
 #[test]
 fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
     use crate::act::GapAccount;
@@ -1429,6 +1439,50 @@ fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
     }
 }
 
+/// The recorder read the board while it still showed the last round's finished game, and
+/// was killed; meanwhile the board was set up and the round's game began. Started again, it
+/// reads 1.d4 d5 2.c4 across the gap of its restart (the journal holds what it read before,
+/// so this is no first read), and 2...e6 is then made and pressed for: the game is recorded
+/// from the start, on every kind of board. Only across a first read does the board as first
+/// read bound what is begun; a game under way when the recorder comes back loses nothing.
+#[test]
+fn a_game_begun_while_the_recorder_was_down_after_it_read_the_board_is_recorded() {
+    use crate::board::Observation;
+    use crate::board::kind::BoardKind;
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut finished = Game::standard();
+        for m in [
+            "e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5", "d4", "Nf6", "Nf3", "Bf5",
+        ] {
+            finished.play_san(m).expect("legal");
+        }
+        let (mut p, mut events) = first_read_mid_game(kind, &finished, Vec::new());
+        p.link_lost();
+        let mut game = Game::standard();
+        for m in ["d4", "d5", "c4"] {
+            game.play_san(m).expect("legal");
+        }
+        let picture = picture_on(kind, game.position().board());
+        let pawn = kind.identifies_pieces().then_some(Piece {
+            color: Color::Black,
+            role: Role::Pawn,
+        });
+        for (t_ms, kind) in [
+            (90_000, ObservationKind::Snapshot(picture)),
+            (92_000, ObservationKind::Emptied(Square::E7)),
+            (92_200, ObservationKind::Placed(Square::E6, pawn)),
+            (92_600, ObservationKind::ClockPressed { by: Color::Black }),
+        ] {
+            p.on_observation(&Observation { t_ms, kind }, &mut events);
+        }
+        p.tick(100_000, &mut events);
+        let recorded: Vec<String> = p.record().moves.iter().map(|m| m.uci.clone()).collect();
+        assert_eq!(recorded.len(), 4, "{kind}: {events:?}");
+        assert_eq!(recorded[3], "e7e6", "{kind}: {events:?}");
+    }
+}
+
 /// The recorder first reads the board ten plies into its game (1.e4 e5 2.Nf3 Nc6 3.Bb5 a6
 /// 4.Ba4 Nf6 5.O-O Be7), more than any short sequence from the start can explain, and the
 /// players go on (6.Re1 b5). Nothing can be recorded, but never in silence: a warning tells
@@ -1461,13 +1515,172 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
                     ObservationKind::Placed(Square::B5, piece(Color::Black, Role::Pawn)),
                 ),
                 (6_600, ObservationKind::ClockPressed { by: Color::Black }),
+                (66_000, ObservationKind::Emptied(Square::F3)),
+                (
+                    66_200,
+                    ObservationKind::Placed(Square::G5, piece(Color::White, Role::Knight)),
+                ),
+                (66_600, ObservationKind::ClockPressed { by: Color::White }),
             ],
         );
         assert!(p.record().moves.is_empty(), "{kind}: {events:?}");
+        let told_before = |before: Millis| {
+            events.iter().any(|e| {
+                matches!(e, Event::Alert(a)
+                    if a.severity != Severity::Info && a.before_game && a.t_ms < before)
+            })
+        };
+        assert!(
+            !told_before(60_000),
+            "{kind}: told before a minute of moves: {events:?}"
+        );
         let told = events
             .iter()
             .any(|e| matches!(e, Event::Alert(a) if a.severity != Severity::Info && a.before_game));
         assert!(told, "{kind}: a game nothing records, untold: {events:?}");
+    }
+}
+
+/// The recorder came up too late to read the round's game (ten plies along: told), and the
+/// arbiter entered its result from the scoresheets; the players then set the pieces up for a
+/// post-mortem and play 1.e4. The board's file holds the one game, with the arbiter's
+/// result: the post-mortem is after the game, not a second game of the round (simulation
+/// seed 654, whose file held the post-mortem beside the arbiter's result).
+#[test]
+fn a_post_mortem_after_the_arbiters_result_for_a_game_never_seen_begun_is_no_game() {
+    use crate::board::Observation;
+    use crate::board::kind::BoardKind;
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in [
+            "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
+        ] {
+            game.play_san(m).expect("legal");
+        }
+        let (mut p, mut events) = first_read_mid_game(kind, &game, Vec::new());
+        let request = ArbiterRequest {
+            who: "Anna".into(),
+            board: 1,
+            action: ArbiterAction::SetResult {
+                result: "1/2-1/2".into(),
+                reason: "from the scoresheets".into(),
+            },
+            key: None,
+        };
+        p.on_arbiter(30_000, &request, &mut events)
+            .expect("result entered");
+        let start = picture_on(kind, &shakmaty::Board::new());
+        let pawn = kind.identifies_pieces().then_some(Piece {
+            color: Color::White,
+            role: Role::Pawn,
+        });
+        for (t_ms, kind) in [
+            (40_000, ObservationKind::Snapshot(start)),
+            (42_000, ObservationKind::Emptied(Square::E2)),
+            (42_200, ObservationKind::Placed(Square::E4, pawn)),
+            (42_600, ObservationKind::ClockPressed { by: Color::White }),
+        ] {
+            p.on_observation(&Observation { t_ms, kind }, &mut events);
+        }
+        p.tick(50_000, &mut events);
+        let pgn = p.board_pgn();
+        assert_eq!(pgn.matches("[Event ").count(), 1, "{kind}: {pgn}");
+        assert_eq!(p.record().result, "1/2-1/2", "{kind}: {pgn}");
+        assert!(p.record().moves.is_empty(), "{kind}: {pgn}");
+    }
+}
+
+/// A recorder started on a board that still shows a finished game's position, which is then
+/// set back to the start (pieces moved home, the captured ones put back): no game was in
+/// progress, and the arbiter is told nothing; the game that follows is recorded.
+#[test]
+fn a_board_set_back_to_the_start_after_the_recorder_first_read_it_is_no_game_in_progress() {
+    use crate::board::kind::BoardKind;
+    use shakmaty::{Color, Piece, Role, Square};
+    for kind in BoardKind::ALL {
+        let mut game = Game::standard();
+        for m in [
+            "e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5", "d4", "Nf6", "Nf3", "Bf5",
+        ] {
+            game.play_san(m).expect("legal");
+        }
+        let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
+        let home = |t: Millis, from: Square, to: Square, color, role| {
+            [
+                (t, ObservationKind::Emptied(from)),
+                (t + 300, ObservationKind::Placed(to, piece(color, role))),
+            ]
+        };
+        let mut reset = Vec::new();
+        reset.extend(home(
+            3_000,
+            Square::F5,
+            Square::C8,
+            Color::Black,
+            Role::Bishop,
+        ));
+        reset.extend(home(
+            5_000,
+            Square::F6,
+            Square::G8,
+            Color::Black,
+            Role::Knight,
+        ));
+        reset.extend(home(
+            7_000,
+            Square::A5,
+            Square::D8,
+            Color::Black,
+            Role::Queen,
+        ));
+        reset.extend(home(
+            9_000,
+            Square::F3,
+            Square::G1,
+            Color::White,
+            Role::Knight,
+        ));
+        reset.extend(home(
+            11_000,
+            Square::C3,
+            Square::B1,
+            Color::White,
+            Role::Knight,
+        ));
+        reset.extend(home(
+            13_000,
+            Square::D4,
+            Square::D2,
+            Color::White,
+            Role::Pawn,
+        ));
+        reset.push((
+            15_000,
+            ObservationKind::Placed(Square::E2, piece(Color::White, Role::Pawn)),
+        ));
+        reset.push((
+            17_000,
+            ObservationKind::Placed(Square::D7, piece(Color::Black, Role::Pawn)),
+        ));
+        reset.extend(home(
+            80_000,
+            Square::E2,
+            Square::E4,
+            Color::White,
+            Role::Pawn,
+        ));
+        reset.push((81_000, ObservationKind::ClockPressed { by: Color::White }));
+        let (p, events) = first_read_mid_game(kind, &game, reset);
+        let warned = events
+            .iter()
+            .any(|e| matches!(e, Event::Alert(a) if a.severity != Severity::Info));
+        assert!(!warned, "{kind}: a board set back told: {events:?}");
+        assert_eq!(
+            p.record().moves.len(),
+            1,
+            "{kind}: 1.e4 recorded: {events:?}"
+        );
     }
 }
 
