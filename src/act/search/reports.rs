@@ -144,11 +144,19 @@ impl Reports<'_> {
                 carried.push(Carried {
                     ply: i,
                     arrived: final_time(to).filter(|&a| !self.victims_arrival(m, a, left)),
+                    arrived_by: self.named_by_dump(to).filter(|_| !later.contains(to)),
                     left,
                 });
             }
         }
         carried
+    }
+
+    /// On a board that names pieces, when a board dump, the square's latest report, found
+    /// `sq` changed: the piece it named there had arrived by then, whenever it did.
+    fn named_by_dump(&self, sq: Square) -> Option<Millis> {
+        self.placed?;
+        self.time(sq).filter(|_| self.undated.contains(sq))
     }
 
     /// On a board that names pieces, when `piece` was first named on a square between
@@ -167,12 +175,14 @@ impl Reports<'_> {
     /// squares: the sum over every piece seen arriving for good and every square seen
     /// vacated for good by the same piece or an earlier move, of how much earlier the arrival
     /// was reported than the departure. `None` when one such inversion exceeds the slack:
-    /// that order of moves cannot have happened.
+    /// that order of moves cannot have happened. A piece a board dump named on its square
+    /// arrived by the dump: a departure reported later than that by more than the slack
+    /// came after it.
     pub fn inversion(&self, start: &Chess, seq: &[Move]) -> Option<Millis> {
         let carried = self.carried(start, seq);
         let mut total: Millis = 0;
         for (a, arrival) in carried.iter().enumerate() {
-            let Some(arrived) = arrival.arrived else {
+            let Some(arrived) = arrival.arrived.or(arrival.arrived_by) else {
                 continue;
             };
             for (d, departure) in carried.iter().enumerate() {
@@ -413,6 +423,9 @@ impl Reports<'_> {
 struct Carried {
     ply: usize,
     arrived: Option<Millis>,
+    /// On a board that names pieces, the time of the dump that found the piece arrived
+    /// ([`Reports::named_by_dump`]): it arrived then or earlier.
+    arrived_by: Option<Millis>,
     left: Option<Millis>,
 }
 

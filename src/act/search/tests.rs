@@ -293,6 +293,35 @@ fn a_change_a_board_dump_found_does_not_date_the_move() {
     assert_eq!(dumped.inversion(&start, &seq), Some(0));
 }
 
+#[test]
+fn a_piece_a_board_dump_named_arrived_by_the_dump() {
+    // Across a gap, a dump at 1000 named White's knight on f3 (g1 empty); ...e5 was seen
+    // made at 5000-5200, after the dump. The knight's move came before it, not after.
+    let start = Chess::default();
+    let t = times(&[
+        (Square::G1, 1000),
+        (Square::F3, 1000),
+        (Square::E7, 5000),
+        (Square::E5, 5200),
+    ]);
+    let placed = [(Square::F3, Piece::from_char('N').unwrap(), 1000)];
+    let named = Reports {
+        undated: Bitboard::from(Square::G1) | Bitboard::from(Square::F3),
+        placed: Some(&placed),
+        ..reported(&t, &t)
+    };
+    let before = moves_from(&start, &["g1f3", "e7e5"]);
+    let after = moves_from(&start, &["b1c3", "e7e5", "g1f3"]);
+    assert_eq!(named.inversion(&start, &before), Some(0));
+    assert_eq!(named.inversion(&start, &after), None);
+    // An occupancy board's dump names no piece: it dates nothing.
+    let occupancy = Reports {
+        placed: None,
+        ..named
+    };
+    assert_eq!(occupancy.inversion(&start, &after), Some(0));
+}
+
 fn after_moves(ucis: &[&str]) -> Vec<Move> {
     moves_from(&Chess::default(), ucis)
 }
