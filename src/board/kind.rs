@@ -5,6 +5,7 @@
 //! [`SnapshotAdapter`](super::snapshot::SnapshotAdapter). A frame a decoder could not read
 //! is counted and kept for the log ([`KindDecoder::take_errors`]); it never stops the board.
 
+use crate::board::Millis;
 use crate::board::snapshot::SnapshotAdapter;
 use crate::wire::dgt::{self, Message};
 use crate::wire::frame_error::FrameError;
@@ -35,7 +36,14 @@ pub struct KindDecoder {
     errors: Vec<FrameError>,
     error_count: u64,
     frames: u64,
+    /// Since when pieces are moved unread ([`KindDecoder::pieces_unread_due`]), and whether
+    /// the arbiter was told.
+    unread_since: Option<(Millis, bool)>,
 }
+
+/// How long pieces are moved on a board that cannot read them before the arbiter is told:
+/// long enough for an arbiter setting the pieces up to finish.
+pub const PIECES_UNREAD_ALERT_MS: Millis = 30_000;
 
 /// Frame errors kept for the log between two [`KindDecoder::take_errors`].
 const ERRORS_KEPT: usize = 16;
@@ -66,6 +74,7 @@ impl KindDecoder {
             errors: Vec::new(),
             error_count: 0,
             frames: 0,
+            unread_since: None,
         }
     }
 
@@ -214,6 +223,26 @@ impl KindDecoder {
     /// Frames dropped so far.
     pub fn error_count(&self) -> u64 {
         self.error_count
+    }
+
+    /// On a board that names its pieces by tags it learns (Certabo), pieces moved for
+    /// [`PIECES_UNREAD_ALERT_MS`] up to `t_ms` while it cannot read them: why, once for each
+    /// such stretch, for the arbiter. `None` otherwise, and on every other board.
+    pub fn pieces_unread_due(&mut self, t_ms: Millis) -> Option<certabo::PiecesUnread> {
+        let unread = match &self.inner {
+            Inner::Certabo(_, reader) => reader.pieces_unread(),
+            _ => None,
+        };
+        let Some(unread) = unread else {
+            self.unread_since = None;
+            return None;
+        };
+        let (since, told) = self.unread_since.get_or_insert((t_ms, false));
+        if *told || t_ms < since.saturating_add(PIECES_UNREAD_ALERT_MS) {
+            return None;
+        }
+        *told = true;
+        Some(unread)
     }
 }
 
@@ -375,5 +404,153 @@ mod tests {
         assert_eq!((fields[52], fields[36]), (0, white_pawn));
         assert_eq!(fields[62], 0);
         assert_eq!(fields[28], code_from_piece(Role::Pawn.of(Color::Black)));
+    }
+
+    /// A Certabo frame as protocols 2.2 has it: `:`, the 5-byte tag id read on each square
+    /// (a8, b8 … h1) as decimal numbers each followed by a space, CR LF.
+    fn certabo_text(tags: &[certabo::TagId; 64]) -> Vec<u8> {
+        let mut text = String::from(":");
+        for n in tags.iter().flatten() {
+            text += &format!("{n} ");
+        }
+        text += "\r\n";
+        text.into_bytes()
+    }
+
+    /// The start position with a tag shaped as real ones (`3 0 84 x y`) on each piece, and
+    /// `king` on e8 (DGT field 4).
+    fn start_tags(king: certabo::TagId) -> [certabo::TagId; 64] {
+        let mut tags = [certabo::NO_TAG; 64];
+        for field in (0..16).chain(48..64) {
+            tags[field] = [3, 0, 84, 17, field as u8 + 1];
+        }
+        tags[4] = king;
+        tags
+    }
+
+    /// `tags` with the readers' noise of frame `n` on two empty squares: ids that come and
+    /// go, one with three zero bytes.
+    fn with_noise(tags: &[certabo::TagId; 64], n: usize) -> [certabo::TagId; 64] {
+        let mut noisy = *tags;
+        for (field, id) in [
+            (16 + n % 16, [118, 144, 181, 62, n as u8]),
+            (32 + n % 16, [n as u8 + 1, 0, 0, 0, 9]),
+        ] {
+            if noisy[field] == certabo::NO_TAG {
+                noisy[field] = id;
+            }
+        }
+        noisy
+    }
+
+    /// A king whose tag is `3 0 85 0 0`: Certabo's own rule (more than two zero bytes is an
+    /// empty square) would read e8 empty in every frame, refuse every start position, and
+    /// leave the board unread for good. The start position is read with the king on e8, and
+    /// then 1.d4.
+    #[test]
+    fn a_tag_with_three_zero_bytes_is_a_piece_and_the_start_position_is_learnt() {
+        let start = start_tags([3, 0, 85, 0, 0]);
+        let mut decoder = KindDecoder::new(BoardKind::Certabo);
+        let mut out = Vec::new();
+        for n in 0..3 {
+            decoder.push(&certabo_text(&with_noise(&start, n)), &mut out);
+        }
+        let [Message::BoardDump(fields)] = &out[..] else {
+            panic!("the start position read: {out:?}");
+        };
+        assert_eq!(fields[4], code_from_piece(Role::King.of(Color::Black)));
+        // 1.d4: d2 (field 51) to d4 (field 35).
+        let mut played = start;
+        played[35] = played[51];
+        played[51] = certabo::NO_TAG;
+        out.clear();
+        for n in 3..6 {
+            decoder.push(&certabo_text(&with_noise(&played, n)), &mut out);
+        }
+        let pawn = code_from_piece(Role::Pawn.of(Color::White));
+        for update in [(51, 0), (35, pawn)] {
+            let (field, piece) = update;
+            assert!(
+                out.contains(&Message::FieldUpdate { field, piece }),
+                "{update:?} in {out:?}"
+            );
+        }
+        assert_eq!(decoder.pieces_unread_due(60_000), None);
+    }
+
+    /// The frames of a board read every 300 ms from `from_ms` to `to_ms` showing `tags`, each
+    /// pushed to `decoder`: the times at which the arbiter is to be told the pieces are not
+    /// read, and the messages decoded.
+    fn stream(
+        decoder: &mut KindDecoder,
+        tags: &[certabo::TagId; 64],
+        (from_ms, to_ms): (Millis, Millis),
+        told: &mut Vec<(Millis, String)>,
+    ) -> Vec<Message> {
+        let mut out = Vec::new();
+        for t in (from_ms..to_ms).step_by(300) {
+            decoder.push(&certabo_text(&with_noise(tags, t as usize / 300)), &mut out);
+            if let Some(unread) = decoder.pieces_unread_due(t) {
+                told.push((t, unread.to_string()));
+            }
+        }
+        out
+    }
+
+    /// A king whose tag does not read (e8 reads zeros): no start position can be learnt, so
+    /// nothing on the board is read. The spare queens taken off and 1.d4 played, the arbiter
+    /// is told once, within a minute, naming e8 and what to do.
+    #[test]
+    fn pieces_moved_on_a_board_that_cannot_learn_them_are_told_within_a_minute() {
+        let mut start = start_tags(certabo::NO_TAG);
+        let mut decoder = KindDecoder::new(BoardKind::Certabo);
+        let mut told = Vec::new();
+        let mut with_spares = start;
+        with_spares[19] = [3, 0, 84, 18, 1];
+        with_spares[43] = [3, 0, 84, 18, 2];
+        let mut out = stream(&mut decoder, &with_spares, (0, 6_300), &mut told);
+        out.extend(stream(&mut decoder, &start, (6_300, 19_200), &mut told));
+        start[35] = start[51];
+        start[51] = certabo::NO_TAG;
+        out.extend(stream(&mut decoder, &start, (19_200, 120_000), &mut told));
+        assert_eq!(out, [], "nothing on the board can be read");
+        let [(t_ms, message)] = &told[..] else {
+            panic!("told once: {told:?}");
+        };
+        assert!(*t_ms <= 6_300 + 60_000, "{t_ms}");
+        assert!(message.contains("no tag was read on e8"), "{message}");
+        assert!(message.contains("set up on it again"), "{message}");
+    }
+
+    /// An arbiter setting the pieces up one a second, and putting one back straight halfway:
+    /// the start position, once whole, is learnt, and the board is read; nobody is told of
+    /// pieces moved unread.
+    #[test]
+    fn a_slow_set_up_is_no_board_moved_unread() {
+        let start = start_tags([3, 0, 84, 99, 99]);
+        let mut decoder = KindDecoder::new(BoardKind::Certabo);
+        let mut told = Vec::new();
+        let mut shown = [certabo::NO_TAG; 64];
+        let mut out = Vec::new();
+        let mut t = 0;
+        let mut show = |shown: &[certabo::TagId; 64], for_ms: Millis| {
+            out.extend(stream(&mut decoder, shown, (t, t + for_ms), &mut told));
+            t += for_ms;
+        };
+        for (i, field) in (48..64).chain(0..16).enumerate() {
+            shown[field] = start[field];
+            show(&shown, 1_500);
+            if i == 20 {
+                let mut lifted = shown;
+                lifted[50] = certabo::NO_TAG;
+                show(&lifted, 1_500);
+            }
+        }
+        show(&shown, 60_000);
+        assert_eq!(told, []);
+        assert!(
+            matches!(out.first(), Some(Message::BoardDump(fields)) if fields[4] != 0),
+            "{out:?}"
+        );
     }
 }

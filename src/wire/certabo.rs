@@ -3,11 +3,11 @@
 //!
 //! Over USB the board sends, continuously, ASCII frames from `:` to `\r\n` of
 //! space-separated decimal numbers. A Certabo frame has 320: 64 squares × a 5-byte RFID tag
-//! id, squares a8, b8 … h8, a7 … h1 (the DGT field numbering); a square whose id has more
-//! than two zero bytes is empty. A Sentio frame has 8: one bitmask per rank from rank 8,
-//! most significant bit the a-file. The board wraps a frame's text with bare `\n` anywhere,
-//! even inside a number, and may follow it with an `L` or `D` (its LED hardware): both are
-//! read through. The host lights squares with 8 bytes, byte 0 rank 8, bit 0 the a-file.
+//! id, squares a8, b8 … h8, a7 … h1 (the DGT field numbering); an empty square reads zeros.
+//! A Sentio frame has 8: one bitmask per rank from rank 8, most significant bit the a-file.
+//! The board wraps a frame's text with bare `\n` anywhere, even inside a number, and may
+//! follow it with an `L` or `D` (its LED hardware): both are read through. The host lights
+//! squares with 8 bytes, byte 0 rank 8, bit 0 the a-file.
 //!
 //! Tag ids say nothing by themselves: [`Calibration`] learns which id is which piece from
 //! the start position (with spare queens on d3 and d6), and [`TagVoter`] takes each square's
@@ -74,9 +74,12 @@ impl Frame {
     }
 }
 
-/// An id with more than two zero bytes reads as an empty square.
+/// An empty square reads all zeros. (Certabo's own software takes any id with more than two
+/// zero bytes for an empty square, but real tags carry zero bytes too, `3 0 85 0 16` among
+/// them, and a tag such as `3 0 85 0 0` read that way would leave its piece unread for good;
+/// the readers' noise on empty squares, which does carry an id, is voted away instead.)
 pub fn is_empty(id: &TagId) -> bool {
-    id.iter().filter(|&&b| b == 0).count() > 2
+    *id == NO_TAG
 }
 
 /// The LED bytes that light the DGT fields `fields` (0 = a8).
@@ -311,8 +314,7 @@ impl TagVoter {
         self.history.len() * 2 > self.depth
     }
 
-    /// Takes one frame and returns the ids agreed on now. Every empty reading counts as
-    /// [`NO_TAG`], so that noise on an empty square does not outvote it.
+    /// Takes one frame and returns the ids agreed on now.
     pub fn push(&mut self, tags: &[TagId; 64]) -> &[TagId; 64] {
         let oldest = if self.history.len() == self.depth {
             self.history.pop_front()
@@ -320,9 +322,7 @@ impl TagVoter {
             None
         };
         let mut frame = oldest.unwrap_or_else(|| Box::new([NO_TAG; 64]));
-        for (slot, id) in frame.iter_mut().zip(tags) {
-            *slot = if is_empty(id) { NO_TAG } else { *id };
-        }
+        *frame = *tags;
         self.history.push_back(frame);
         for square in 0..64 {
             let first = self.history.front().map_or(NO_TAG, |f| f[square]);
@@ -362,6 +362,43 @@ pub struct Calibration {
 pub const SPARE_QUEEN_FIELDS: [(u8, shakmaty::Color); 2] =
     [(19, shakmaty::Color::Black), (43, shakmaty::Color::White)];
 
+/// Why a picture of the start position taught the pieces nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartRefused {
+    /// These start squares read no tag: their pieces are missing or their tags do not read.
+    NoTag(Vec<Square>),
+    /// Two squares read the same tag.
+    SameTag(Square, Square),
+    /// The tag on this square was learnt as another piece.
+    KnownAsOther(Square, Piece),
+}
+
+impl std::fmt::Display for StartRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartRefused::NoTag(squares) => {
+                let names: Vec<String> = squares.iter().map(Square::to_string).collect();
+                write!(f, "no tag was read on {}", names.join(", "))
+            }
+            StartRefused::SameTag(a, b) => write!(f, "{a} and {b} read the same tag"),
+            StartRefused::KnownAsOther(square, piece) => write!(
+                f,
+                "the tag on {square} was learnt earlier as a {} {}",
+                piece.color,
+                format!("{:?}", piece.role).to_lowercase()
+            ),
+        }
+    }
+}
+
+/// The square of DGT field `field` (0 = a8).
+fn field_square(field: u8) -> Square {
+    Square::from_coords(
+        File::new(u32::from(field % 8)),
+        Rank::new(u32::from(7 - field / 8)),
+    )
+}
+
 impl Calibration {
     /// No id known.
     pub fn new() -> Calibration {
@@ -388,29 +425,45 @@ impl Calibration {
     /// piece. Spare queens on d6 (Black) and d3 (White) are learnt with them. Returns the
     /// number of ids learnt (0 when `tags` is no start position).
     pub fn learn_start(&mut self, tags: &[TagId; 64]) -> usize {
+        self.start_ids(tags).map_or(0, |learnt| self.learn(learnt))
+    }
+
+    /// The ids of `tags` and their pieces when they stand in the start position (see
+    /// [`Calibration::learn_start`]), or why they do not.
+    fn start_ids(&self, tags: &[TagId; 64]) -> Result<Vec<(TagId, Piece)>, StartRefused> {
         let start = Board::new();
-        let mut learnt: Vec<(TagId, Piece)> = Vec::new();
+        let mut learnt: Vec<(TagId, Piece, Square)> = Vec::new();
+        let mut untagged = Vec::new();
         for (field, id) in (0u8..).zip(tags) {
-            let square = Square::from_coords(
-                File::new(u32::from(field % 8)),
-                Rank::new(u32::from(7 - field / 8)),
-            );
-            let expected = start.piece_at(square);
+            let square = field_square(field);
             let spare = SPARE_QUEEN_FIELDS
                 .iter()
                 .find(|(f, _)| *f == field)
                 .map(|(_, color)| Role::Queen.of(*color));
-            let Some(piece) = expected.or(spare.filter(|_| !is_empty(id))) else {
+            let Some(piece) = start.piece_at(square).or(spare.filter(|_| !is_empty(id))) else {
                 continue;
             };
-            if is_empty(id) || learnt.iter().any(|(seen, _)| seen == id) {
-                return 0;
+            if is_empty(id) {
+                untagged.push(square);
+            } else if let Some((_, _, first)) = learnt.iter().find(|(seen, ..)| seen == id) {
+                return Err(StartRefused::SameTag(*first, square));
+            } else if let Some(known) = self.piece(id).filter(|known| *known != piece) {
+                return Err(StartRefused::KnownAsOther(square, known));
+            } else {
+                learnt.push((*id, piece, square));
             }
-            if self.pieces.get(id).is_some_and(|known| *known != piece) {
-                return 0;
-            }
-            learnt.push((*id, piece));
         }
+        if !untagged.is_empty() {
+            return Err(StartRefused::NoTag(untagged));
+        }
+        Ok(learnt
+            .into_iter()
+            .map(|(id, piece, _)| (id, piece))
+            .collect())
+    }
+
+    /// Adds `learnt` and returns the number of ids new among them.
+    fn learn(&mut self, learnt: Vec<(TagId, Piece)>) -> usize {
         let before = self.pieces.len();
         self.pieces.extend(learnt);
         self.pieces.len() - before
@@ -431,21 +484,39 @@ impl Calibration {
 }
 
 /// A Certabo board's frames read as pieces: voted, calibrated from the first start position
-/// and again whenever a start position shows ids not known yet (new pieces).
+/// and again whenever a start position shows ids not known yet (new pieces). While no start
+/// position taught it the pieces, it watches for pieces being moved all the same, so that
+/// the arbiter can be told ([`TagReader::pieces_unread`]).
 #[derive(Debug, Clone)]
 pub struct TagReader {
     voter: TagVoter,
     calibration: Calibration,
+    /// Before calibration: the fields that read an id in the last agreed picture.
+    occupied: u64,
+    /// Before calibration: a piece was lifted from a board set with pieces.
+    moved_uncalibrated: bool,
+    /// Before calibration: why the last picture nearly in the start position taught nothing.
+    refused: Option<StartRefused>,
 }
 
 /// Frames a square's reading is voted over.
 pub const VOTE_DEPTH: usize = 3;
+
+/// A lift counts as a piece moved once this many squares read ids: setting the pieces up
+/// only puts them down.
+const PIECES_FOR_PLAY: u32 = 16;
+
+/// The DGT fields of the start position's pieces: ranks 8, 7, 2 and 1.
+const START_FIELDS: u64 = 0xFFFF_0000_0000_FFFF;
 
 impl Default for TagReader {
     fn default() -> Self {
         TagReader {
             voter: TagVoter::new(VOTE_DEPTH),
             calibration: Calibration::new(),
+            occupied: 0,
+            moved_uncalibrated: false,
+            refused: None,
         }
     }
 }
@@ -463,8 +534,41 @@ impl TagReader {
         if !self.voter.can_agree() {
             return None;
         }
-        self.calibration.learn_start(&agreed);
+        match self.calibration.start_ids(&agreed) {
+            Ok(learnt) => {
+                self.calibration.learn(learnt);
+            }
+            Err(why) if self.calibration.is_empty() => self.watch_uncalibrated(&agreed, why),
+            Err(_) => {}
+        }
         (!self.calibration.is_empty()).then(|| self.calibration.pieces(&agreed))
+    }
+
+    /// Notes, before calibration, a piece lifted and a start position refused.
+    fn watch_uncalibrated(&mut self, agreed: &[TagId; 64], why: StartRefused) {
+        let occupied = (0..64)
+            .filter(|&f| !is_empty(&agreed[f]))
+            .fold(0u64, |set, f| set | 1 << f);
+        if self.occupied & !occupied != 0 && self.occupied.count_ones() >= PIECES_FOR_PLAY {
+            self.moved_uncalibrated = true;
+        }
+        self.occupied = occupied;
+        let spares = SPARE_QUEEN_FIELDS
+            .iter()
+            .fold(0u64, |set, (f, _)| set | 1 << f);
+        let nearly_start = occupied & !(START_FIELDS | spares) == 0
+            && (START_FIELDS & !occupied).count_ones() <= 4;
+        if nearly_start {
+            self.refused = Some(why);
+        }
+    }
+
+    /// Pieces are moved on the board but cannot be read: no start position taught their tags
+    /// (and why the last one shown did not), or `None`.
+    pub fn pieces_unread(&self) -> Option<PiecesUnread> {
+        (self.calibration.is_empty() && self.moved_uncalibrated).then(|| PiecesUnread {
+            refused: self.refused.clone(),
+        })
     }
 
     /// The link to the board was lost (or the host restarted): the frames from before do
@@ -472,11 +576,49 @@ impl TagReader {
     /// the pieces stays.
     pub fn restart(&mut self) {
         self.voter.restart();
+        self.occupied = 0;
     }
 
     /// What is known of the ids.
     pub fn calibration(&self) -> &Calibration {
         &self.calibration
+    }
+}
+
+/// A Certabo board on which pieces are moved while no start position taught it their tags:
+/// nothing it shows can be read. Displayed, it says so and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PiecesUnread {
+    /// Why the last picture nearly in the start position taught nothing, if one was shown.
+    pub refused: Option<StartRefused>,
+}
+
+impl std::fmt::Display for PiecesUnread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pieces are moved on the board but cannot be read, so nothing is recorded: a \
+             Certabo board tells its pieces apart by the tags it learns from the start \
+             position, and it has not shown one it could learn from"
+        )?;
+        if let Some(why) = &self.refused {
+            write!(f, " (when it was nearly set up, {why})")?;
+        }
+        write!(
+            f,
+            "; have the start position set up on it again, all 32 pieces on their squares"
+        )?;
+        if matches!(self.refused, Some(StartRefused::NoTag(_))) {
+            write!(
+                f,
+                ", and if a square is named again with its piece on it, replace that piece: \
+                 its tag does not read"
+            )?;
+        }
+        write!(
+            f,
+            "; a game played meanwhile must be entered from the scoresheets"
+        )
     }
 }
 

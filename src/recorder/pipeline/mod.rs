@@ -26,6 +26,7 @@ use crate::board::{Millis, Observation, ObservationKind};
 use crate::clock::{ClockState, TimeControl};
 use crate::record::{GameRecord, RecordedMove};
 use crate::rules::Game;
+use crate::wire::certabo::PiecesUnread;
 use crate::wire::dgt::Message;
 
 use after_game::AfterGame;
@@ -295,11 +296,32 @@ impl BoardPipeline {
             }
         }
         self.messages = messages;
+        if let Some(unread) = self.decoder.pieces_unread_due(t_ms) {
+            out.push(self.pieces_unread_alert(t_ms, &unread));
+        }
         self.take_pending_observations(out);
         if !self.resumption.holding() {
             self.check_flag(t_ms, out);
         }
         self.checkpoint_if_verified(t_ms);
+    }
+
+    /// 8.5.3: pieces are moved on a board whose pieces cannot be read, so no game on it is
+    /// recorded: which board, why, and what to do.
+    fn pieces_unread_alert(&self, t_ms: Millis, unread: &PiecesUnread) -> Event {
+        Event::Alert(crate::act::Alert {
+            article: "8.5.3".to_string(),
+            side: None,
+            ply: 0,
+            t_ms,
+            evidence_ms: vec![t_ms],
+            squares: Vec::new(),
+            severity: Severity::Warning,
+            message: format!("{}: {unread}", self.board_name()),
+            gap: None,
+            withdraws: Vec::new(),
+            before_game: true,
+        })
     }
 
     /// Takes one observation of a board whose reports are already read (a simulation's, in

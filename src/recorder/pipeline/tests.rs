@@ -1888,3 +1888,60 @@ fn a_minute_that_passed_before_a_restart_is_rebuilt_as_recorded_live() {
         }
     }
 }
+
+/// A Certabo board whose black king's tag does not read (e8 reads zeros in every frame): no
+/// start position can teach it the pieces, and 1.d4 is played on it unread. Within a minute
+/// the desk has one 8.5.3 warning naming the board, e8, and the set-up to do again (seed
+/// 20788 of the simulation, whose king's tag `3 0 85 0 0` read as an empty square, found a
+/// board recorded empty without a word).
+#[test]
+fn pieces_moved_on_a_certabo_board_that_learnt_no_tags_are_a_warning_within_a_minute() {
+    use crate::board::kind::BoardKind;
+    // Protocols 2.2: `:`, the tag id read on each square (a8 … h1), CR LF.
+    let frame = |tags: &[[u8; 5]; 64]| {
+        let mut text = String::from(":");
+        for n in tags.iter().flatten() {
+            text += &format!("{n} ");
+        }
+        text += "\r\n";
+        text.into_bytes()
+    };
+    let mut tags = [[0u8; 5]; 64];
+    for field in (0..16).chain(48..64) {
+        tags[field] = [3, 0, 84, 40, field as u8 + 1];
+    }
+    tags[4] = [0; 5];
+    let mut p = BoardPipeline::new(
+        GameTags::new(&EventConfig::default(), 1),
+        TimeControl::parse("5400+30").unwrap(),
+    )
+    .with_kind(BoardKind::Certabo);
+    let mut events = Vec::new();
+    for t_ms in (0..120_000).step_by(300) {
+        if t_ms == 19_200 {
+            // 1.d4: d2 (DGT field 51) to d4 (field 35).
+            tags[35] = tags[51];
+            tags[51] = [0; 5];
+        }
+        p.on_bytes(t_ms, &frame(&tags), &mut events);
+    }
+    let warnings: Vec<&crate::act::Alert> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alert(a) if a.severity == Severity::Warning => Some(a),
+            _ => None,
+        })
+        .collect();
+    let [warning] = &warnings[..] else {
+        panic!("one warning: {events:?}");
+    };
+    assert_eq!(warning.article, "8.5.3");
+    assert!(warning.t_ms <= 19_200 + 60_000, "{}", warning.t_ms);
+    for named in ["board 1", "no tag was read on e8", "start position set up"] {
+        assert!(
+            warning.message.contains(named),
+            "{named}: {}",
+            warning.message
+        );
+    }
+}
