@@ -4,6 +4,7 @@ use shakmaty::{Bitboard, Move, Position, Role, Square};
 
 use super::doubt::{Doubt, squares_of_all};
 use super::press::WHEN_RESTORED;
+use super::read_board::replaced_pieces_told;
 use super::reading::Reading;
 use super::{Machine, Phase, ply_number};
 use crate::act::ending::{self};
@@ -132,7 +133,16 @@ impl Machine {
         }
         let settled_before = self.record.settled();
         let across_gap = self.across_gap(from);
+        // A reading with no doubt of its own that replaces a move already made is told, and
+        // read as it is: the doubt changes nothing else. A piece the touches of the moves
+        // read name already (knocked, read as a move, put back) is told there, once.
+        let released = doubt
+            .is_none()
+            .then(|| self.released_move_replaced(from, moves))
+            .flatten();
+        let told_before = out.len();
         self.adopt(from, moves, t, out);
+        let released = released.filter(|d| !replaced_pieces_told(d, &out[told_before..]));
         // A reading of moves made final may record fewer of them.
         self.record.open_from(self.record.game().plies());
         // Moves read from a doubtful reconstruction stay open together until the
@@ -148,7 +158,7 @@ impl Machine {
             self.record.open_from(from.min(settled_before));
         }
         let undecided = matches!(doubt, Some(Doubt::Sequences { .. }));
-        match doubt {
+        match doubt.or(released) {
             Some(doubt) => self.raise_doubt(doubt, t, out),
             None => self.doubts.read_without_doubt(),
         }

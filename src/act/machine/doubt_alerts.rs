@@ -336,7 +336,7 @@ impl Machine {
         a
     }
 
-    /// 8.5.3: moves already confirmed were read again as other moves, the only reading
+    /// 8.5.3: moves already made were read again as other moves, the only reading
     /// that explains what the board reported since (a late or lost update).
     pub(super) fn reread_alert(
         &self,
@@ -349,7 +349,7 @@ impl Machine {
         a.ply = ply_number(from + 1);
         a.squares = square_names(squares_of_all(withdrawn.iter().chain(moves)));
         a.message = format!(
-            "the moves {} from ply {}, already confirmed, were read again as {}: only that \
+            "the moves {} from ply {}, already made, were read again as {}: only that \
              explains what the board reported since (a late or lost update, or a piece \
              touched meanwhile); the arbiter should check",
             self.uci_line(withdrawn),

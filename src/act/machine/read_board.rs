@@ -7,7 +7,26 @@ use shakmaty::{Bitboard, Move, Position};
 use super::Machine;
 use super::doubt::Doubt;
 use super::reading::{Reading, choose};
+use crate::act::Event;
 use crate::act::search::{Explanation, Sensed};
+
+/// True when `told`, what the reading that raised `doubt` told as it was adopted, says of
+/// every piece whose move the doubt withdraws ([`Machine::released_move_replaced`]) that it
+/// was touched first and could have moved (4.3.1): a piece knocked, read as a move and put
+/// back has that alert at the ply it was read at, and is not told again.
+pub(super) fn replaced_pieces_told(doubt: &Doubt, told: &[Event]) -> bool {
+    let Doubt::Reread { withdrawn, .. } = doubt else {
+        return false;
+    };
+    withdrawn.iter().all(|w| {
+        w.from().is_some_and(|sq| {
+            told.iter().any(|e| {
+                matches!(e, Event::Alert(a)
+                    if a.article == "4.3.1" && a.squares.first() == Some(&sq.to_string()))
+            })
+        })
+    })
+}
 
 impl Machine {
     /// What explains the board: the game as it is, one more move, a revision of moves not
@@ -315,6 +334,55 @@ impl Machine {
             })
     }
 
+    /// A doubt when `moves`, read from position `k`, put other moves in the place of a
+    /// recorded move whose piece the board showed standing on its square longer than a paused
+    /// slide stands ([`MachineConfig::moved_on_ms`](super::MachineConfig::moved_on_ms)):
+    /// released there, the move was made (4.7), whether or not its player pressed the clock,
+    /// and only the arbiter can say it was another (8.5.3). Not when the moves put there
+    /// begin with a castling, whose rook or king first is told on its own (4.4.2).
+    pub(super) fn released_move_replaced(&self, k: usize, moves: &[Move]) -> Option<Doubt> {
+        if k >= self.record.game().plies() {
+            return None;
+        }
+        let withdrawn = self.moves_since(k);
+        let kept = withdrawn
+            .iter()
+            .zip(moves)
+            .take_while(|(w, m)| w == m)
+            .count();
+        let replacing = moves.get(kept).is_some_and(|m| !m.is_castle());
+        let released = (kept..withdrawn.len()).any(|i| self.stood_released(k + i));
+        (replacing && released).then(|| Doubt::Reread {
+            from: k + kept,
+            withdrawn: withdrawn[kept..].to_vec(),
+            moves: moves[kept..].to_vec(),
+        })
+    }
+
+    /// True when the piece of the recorded move from position `k` stood on its square, as
+    /// the board reported it, longer than a paused slide stands: from when the move was read
+    /// to the board's next report of that square, or to now.
+    fn stood_released(&self, k: usize) -> bool {
+        let (Some(played), Some(&read)) = (
+            self.record.game().moves().get(k),
+            self.record.reached_at().get(k + 1),
+        ) else {
+            return false;
+        };
+        let mover = self.record.game().positions()[k].turn();
+        let to = match played.mv.castling_side() {
+            Some(side) => side.king_to(mover),
+            None => played.mv.to(),
+        };
+        let left = [self.square_reports.before(to), self.square_reports.last(to)]
+            .into_iter()
+            .flatten()
+            .filter(|&t| t > read)
+            .min()
+            .unwrap_or(self.now);
+        left.saturating_sub(read) > self.config.moved_on_ms
+    }
+
     /// `s` with the evidence of captures a reading from position `k` has
     /// ([`Machine::capture_evidence`]).
     pub(super) fn evidence_from<'a>(&self, s: &Sensed<'a>, k: usize) -> Sensed<'a> {
@@ -360,3 +428,6 @@ impl Machine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
