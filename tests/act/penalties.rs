@@ -165,6 +165,13 @@ fn played_by_hand(moves: &[&str], t: &mut u64) -> Vec<touchmove::board::Observat
     out
 }
 
+/// True when `events` record the move `uci`.
+fn recorded(events: &[Event], uci: &str) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, Event::Move { uci: played, .. } if played == uci))
+}
+
 /// The 7.5 alerts among `events` that propose a penalty (not told as information).
 fn proposed(events: &[Event]) -> Vec<String> {
     events
@@ -341,12 +348,7 @@ fn a_sliding_piece_leaving_a_square_is_no_second_hand() {
         ..MachineConfig::default().on_board(BoardKind::Millennium)
     };
     let events = Machine::run(config, &observations);
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::Move { uci, .. } if uci == "b1b8")),
-        "{events:?}"
-    );
+    assert!(recorded(&events, "b1b8"), "{events:?}");
     assert_eq!(proposed(&events), Vec::<String>::new());
 }
 
@@ -360,12 +362,7 @@ fn a_sliding_piece_leaving_a_square_is_no_second_hand() {
 fn a_capture_carried_quicker_than_the_threshold_is_no_evidence_of_two_hands() {
     use shakmaty::Square;
     let events = nxd5_on_a_millennium_board([Square::F6, Square::D5], 41_803);
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::Move { uci, .. } if uci == "f6d5")),
-        "{events:?}"
-    );
+    assert!(recorded(&events, "f6d5"), "{events:?}");
     assert_eq!(proposed(&events), Vec::<String>::new());
     assert!(
         events.iter().any(|e| matches!(e, Event::Alert(a)
@@ -382,12 +379,7 @@ fn a_capture_carried_quicker_than_the_threshold_is_no_evidence_of_two_hands() {
 fn lifts_closer_than_the_carry_still_propose_two_hands() {
     use shakmaty::Square;
     let events = nxd5_on_a_millennium_board([Square::D5, Square::F6], 42_012);
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::Move { uci, .. } if uci == "f6d5")),
-        "{events:?}"
-    );
+    assert!(recorded(&events, "f6d5"), "{events:?}");
     let proposed = proposed(&events);
     assert!(
         proposed.len() == 1 && proposed[0].starts_with("7.5.4"),

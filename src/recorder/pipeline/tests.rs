@@ -1113,7 +1113,7 @@ fn result_over_a_lifted_pawn(lift_a2: bool, result_at: Millis) -> (BoardPipeline
     }
     p.tick(result_at - 500, &mut events);
     let mut at_result = Vec::new();
-    p.on_arbiter(result_at, &result_from_scoresheets(), &mut at_result)
+    p.on_arbiter(result_at, &result_from_scoresheets("1-0"), &mut at_result)
         .unwrap();
     (p, at_result)
 }
@@ -1156,13 +1156,22 @@ fn a_result_entered_on_the_final_position_or_a_board_still_moving_adds_no_alert(
     }
 }
 
-/// The arbiter's result request 1-0 "from the scoresheets".
-fn result_from_scoresheets() -> ArbiterRequest {
+/// The game after `sans`, played from the start.
+fn after_sans(sans: &[&str]) -> Game {
+    let mut game = Game::standard();
+    for m in sans {
+        game.play_san(m).expect("legal");
+    }
+    game
+}
+
+/// The arbiter's result request `result` "from the scoresheets".
+fn result_from_scoresheets(result: &str) -> ArbiterRequest {
     ArbiterRequest {
         who: "Anna".into(),
         board: 1,
         action: ArbiterAction::SetResult {
-            result: "1-0".into(),
+            result: result.into(),
             reason: "from the scoresheets".into(),
         },
         key: None,
@@ -1200,7 +1209,7 @@ fn a_result_entered_while_the_board_is_not_read_says_so() {
         }
         p.tick(39_500, &mut events);
         let mut at_result = Vec::new();
-        p.on_arbiter(40_000, &result_from_scoresheets(), &mut at_result)
+        p.on_arbiter(40_000, &result_from_scoresheets("1-0"), &mut at_result)
             .unwrap();
         let warnings = warnings_853(&at_result);
         if heard_again {
@@ -1236,7 +1245,7 @@ fn a_result_entered_just_after_a_gap_tells_what_the_board_read_again_shows() {
     p.on_bytes(30_100, &dump, &mut events);
     p.tick(30_500, &mut events);
     let mut at_result = Vec::new();
-    p.on_arbiter(30_600, &result_from_scoresheets(), &mut at_result)
+    p.on_arbiter(30_600, &result_from_scoresheets("1-0"), &mut at_result)
         .unwrap();
     assert_eq!(
         warnings_853(&at_result),
@@ -1272,7 +1281,7 @@ fn centre_pawn_lifted_for_the_signal(moves: &[&str], black_king_to: u8) -> Vec<E
         p.on_bytes(t, &update, &mut after);
     }
     p.tick(45_000, &mut after);
-    p.on_arbiter(46_000, &result_from_scoresheets(), &mut after)
+    p.on_arbiter(46_000, &result_from_scoresheets("1-0"), &mut after)
         .unwrap();
     after
 }
@@ -1308,7 +1317,7 @@ fn a_game_closed_by_a_set_up_found_after_a_gap_says_its_last_moves_were_not_seen
     for with_result in [false, true] {
         let (mut p, mut events) = after_four_moves();
         if with_result {
-            p.on_arbiter(8_000, &result_from_scoresheets(), &mut events)
+            p.on_arbiter(8_000, &result_from_scoresheets("1-0"), &mut events)
                 .unwrap();
         }
         p.link_lost();
@@ -1388,10 +1397,7 @@ fn a_game_begun_before_the_recorder_first_read_the_board_is_recorded() {
     use crate::board::kind::BoardKind;
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
-        let mut game = Game::standard();
-        for m in ["d4", "d5", "c4"] {
-            game.play_san(m).expect("legal");
-        }
+        let mut game = after_sans(&["d4", "d5", "c4"]);
         let pawn = kind.identifies_pieces().then_some(Piece {
             color: Color::Black,
             role: Role::Pawn,
@@ -1451,18 +1457,12 @@ fn a_game_begun_while_the_recorder_was_down_after_it_read_the_board_is_recorded(
     use crate::board::kind::BoardKind;
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
-        let mut finished = Game::standard();
-        for m in [
+        let finished = after_sans(&[
             "e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5", "d4", "Nf6", "Nf3", "Bf5",
-        ] {
-            finished.play_san(m).expect("legal");
-        }
+        ]);
         let (mut p, mut events) = first_read_mid_game(kind, &finished, Vec::new());
         p.link_lost();
-        let mut game = Game::standard();
-        for m in ["d4", "d5", "c4"] {
-            game.play_san(m).expect("legal");
-        }
+        let game = after_sans(&["d4", "d5", "c4"]);
         let picture = picture_on(kind, game.position().board());
         let pawn = kind.identifies_pieces().then_some(Piece {
             color: Color::Black,
@@ -1492,12 +1492,9 @@ fn a_game_too_far_along_when_the_recorder_first_read_the_board_is_told() {
     use crate::board::kind::BoardKind;
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
-        let mut game = Game::standard();
-        for m in [
+        let game = after_sans(&[
             "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
-        ] {
-            game.play_san(m).expect("legal");
-        }
+        ]);
         let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
         let (p, events) = first_read_mid_game(
             kind,
@@ -1552,23 +1549,11 @@ fn a_post_mortem_after_the_arbiters_result_for_a_game_never_seen_begun_is_no_gam
     use crate::board::kind::BoardKind;
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
-        let mut game = Game::standard();
-        for m in [
+        let game = after_sans(&[
             "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
-        ] {
-            game.play_san(m).expect("legal");
-        }
+        ]);
         let (mut p, mut events) = first_read_mid_game(kind, &game, Vec::new());
-        let request = ArbiterRequest {
-            who: "Anna".into(),
-            board: 1,
-            action: ArbiterAction::SetResult {
-                result: "1/2-1/2".into(),
-                reason: "from the scoresheets".into(),
-            },
-            key: None,
-        };
-        p.on_arbiter(30_000, &request, &mut events)
+        p.on_arbiter(30_000, &result_from_scoresheets("1/2-1/2"), &mut events)
             .expect("result entered");
         let start = picture_on(kind, &shakmaty::Board::new());
         let pawn = kind.identifies_pieces().then_some(Piece {
@@ -1599,12 +1584,9 @@ fn a_board_set_back_to_the_start_after_the_recorder_first_read_it_is_no_game_in_
     use crate::board::kind::BoardKind;
     use shakmaty::{Color, Piece, Role, Square};
     for kind in BoardKind::ALL {
-        let mut game = Game::standard();
-        for m in [
+        let game = after_sans(&[
             "e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5", "d4", "Nf6", "Nf3", "Bf5",
-        ] {
-            game.play_san(m).expect("legal");
-        }
+        ]);
         let piece = |color, role| kind.identifies_pieces().then_some(Piece { color, role });
         let home = |t: Millis, from: Square, to: Square, color, role| {
             [
@@ -1794,7 +1776,10 @@ fn signal_then_result(knocked: bool, result_at: Millis) -> Vec<(Millis, LiveInpu
         let update = Message::FieldUpdate { field, piece }.encode();
         inputs.push((t, LiveInput::Bytes(update)));
     }
-    inputs.push((result_at, LiveInput::Arbiter(result_from_scoresheets())));
+    inputs.push((
+        result_at,
+        LiveInput::Arbiter(result_from_scoresheets("1-0")),
+    ));
     inputs.sort_by_key(|(t, _)| *t);
     inputs
 }
