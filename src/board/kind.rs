@@ -406,15 +406,9 @@ mod tests {
         assert_eq!(fields[28], code_from_piece(Role::Pawn.of(Color::Black)));
     }
 
-    /// A Certabo frame as protocols 2.2 has it: `:`, the 5-byte tag id read on each square
-    /// (a8, b8 … h1) as decimal numbers each followed by a space, CR LF.
+    /// A Certabo frame's bytes, as the board sends them (protocols 2.2).
     fn certabo_text(tags: &[certabo::TagId; 64]) -> Vec<u8> {
-        let mut text = String::from(":");
-        for n in tags.iter().flatten() {
-            text += &format!("{n} ");
-        }
-        text += "\r\n";
-        text.into_bytes()
+        certabo::Frame::Tags(Box::new(*tags)).encode()
     }
 
     /// The start position with a tag shaped as real ones (`3 0 84 x y`) on each piece, and

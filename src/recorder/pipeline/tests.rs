@@ -1882,15 +1882,7 @@ fn a_minute_that_passed_before_a_restart_is_rebuilt_as_recorded_live() {
 #[test]
 fn pieces_moved_on_a_certabo_board_that_learnt_no_tags_are_a_warning_within_a_minute() {
     use crate::board::kind::BoardKind;
-    // Protocols 2.2: `:`, the tag id read on each square (a8 … h1), CR LF.
-    let frame = |tags: &[[u8; 5]; 64]| {
-        let mut text = String::from(":");
-        for n in tags.iter().flatten() {
-            text += &format!("{n} ");
-        }
-        text += "\r\n";
-        text.into_bytes()
-    };
+    let frame = |tags: &[[u8; 5]; 64]| crate::wire::certabo::Frame::Tags(Box::new(*tags)).encode();
     let mut tags = [[0u8; 5]; 64];
     for field in (0..16).chain(48..64) {
         tags[field] = [3, 0, 84, 40, field as u8 + 1];
